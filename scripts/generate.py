@@ -1,0 +1,51 @@
+"""Regenerate the checked-in Python code for the contract.
+
+Runs the pinned grpcio-tools protoc over proto/agentmsg/v1/*.proto (with
+mypy-protobuf stubs) and over buf/validate/validate.proto, which the generated
+modules import. Writes into src/ so that proto package = Python package:
+agentmsg.v1 lands in src/agentmsg/v1 and imports cleanly with no patching.
+gRPC stubs are generated only for files that declare a service.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PROTO = ROOT / "proto"
+SRC = ROOT / "src"
+OURS = "agentmsg/v1"
+VALIDATE = "buf/validate/validate.proto"
+SERVICE = re.compile(r"^service\s+\w+", re.MULTILINE)
+
+
+BIN = Path(sys.executable).parent
+PLUGINS = [f"--plugin=protoc-gen-{name}={BIN / f'protoc-gen-{name}'}" for name in ("mypy", "mypy_grpc")]
+
+
+def protoc(*args: str) -> None:
+    cmd = [sys.executable, "-m", "grpc_tools.protoc", f"-I{PROTO}", *PLUGINS, *args]
+    subprocess.run(cmd, check=True, cwd=ROOT)
+
+
+def main() -> None:
+    if not (PROTO / VALIDATE).exists():
+        sys.exit(f"proto/{VALIDATE} is missing: run scripts/fetch_validate_proto.py (make deps)")
+    out = SRC / OURS
+    for stale in [*out.glob("*_pb2*.py"), *out.glob("*_pb2*.pyi")]:
+        stale.unlink()
+    protos = sorted(p.relative_to(PROTO).as_posix() for p in (PROTO / OURS).glob("*.proto"))
+    protoc(f"--python_out={SRC}", f"--mypy_out={SRC}", *protos)
+    services = [p for p in protos if SERVICE.search((PROTO / p).read_text(encoding="utf-8"))]
+    if services:
+        protoc(f"--grpc_python_out={SRC}", f"--mypy_grpc_out={SRC}", *services)
+    protoc(f"--python_out={SRC}", VALIDATE)
+    for package in (out, SRC / "buf", SRC / "buf" / "validate"):
+        (package / "__init__.py").touch()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""agentmsg: the schema-first message contract for LLM agents.
+
+The model is defined once in ``proto/agentmsg/v1/*.proto``; the generated
+code lives in :mod:`agentmsg.v1`; this package wraps it in typed classes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agentmsg import _validation
+from agentmsg._wrapper import ProtoWrapper
+from agentmsg.content import (
+    AudioContent,
+    Content,
+    ContentBase,
+    DocumentContent,
+    ImageContent,
+    ImageDetail,
+    RedactedThinkingContent,
+    TextContent,
+    ThinkingContent,
+    ToolCallContent,
+    ToolKind,
+    ToolResultContent,
+    UnknownContent,
+    content_from_proto,
+)
+from agentmsg.errors import (
+    AgentMsgError,
+    DecodeError,
+    MediaError,
+    ToolArgumentsError,
+    ValidationError,
+    Violation,
+)
+from agentmsg.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BaseMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    Conversation,
+    CustomMessage,
+    LLMMessage,
+    Provenance,
+    Role,
+    SessionMessage,
+    StopReason,
+    SystemMessage,
+    ToolMessage,
+    UnknownMessage,
+    UserMessage,
+    message_from_proto,
+)
+from agentmsg.tools import ToolDefinition
+from agentmsg.usage import Usage, UsageCost
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "AgentMessage",
+    "AgentMsgError",
+    "AssistantMessage",
+    "AudioContent",
+    "BaseMessage",
+    "BranchSummaryMessage",
+    "CompactionSummaryMessage",
+    "Content",
+    "ContentBase",
+    "Conversation",
+    "CustomMessage",
+    "DecodeError",
+    "DocumentContent",
+    "ImageContent",
+    "ImageDetail",
+    "LLMMessage",
+    "MediaError",
+    "Provenance",
+    "ProtoWrapper",
+    "RedactedThinkingContent",
+    "Role",
+    "SessionMessage",
+    "StopReason",
+    "SystemMessage",
+    "TextContent",
+    "ThinkingContent",
+    "ToolArgumentsError",
+    "ToolCallContent",
+    "ToolDefinition",
+    "ToolKind",
+    "ToolMessage",
+    "ToolResultContent",
+    "UnknownContent",
+    "UnknownMessage",
+    "Usage",
+    "UsageCost",
+    "UserMessage",
+    "ValidationError",
+    "Violation",
+    "__version__",
+    "content_from_proto",
+    "message_from_proto",
+    "validate",
+    "violations",
+]
+
+
+def violations(value: Any) -> list[Violation]:
+    """Every contract rule ``value`` breaks (empty when valid).
+
+    ``value`` is a wrapper, a generated ``agentmsg.v1`` message, or an iterable
+    of those (paths are then prefixed with ``[i]``).
+    """
+    if isinstance(value, ProtoWrapper):
+        return _validation.violations_of(value.pb)
+    if hasattr(value, "DESCRIPTOR") and hasattr(value, "SerializeToString"):
+        return _validation.violations_of(value)
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"cannot validate a {type(value).__name__}: pass a message, a content block or a list of them")
+    found: list[Violation] = []
+    for i, item in enumerate(value):
+        for v in violations(item):
+            found.append(Violation(f"[{i}].{v.field}" if v.field else f"[{i}]", v.rule_id, v.message))
+    return found
+
+
+def validate(value: Any) -> None:
+    """Check ``value`` against the contract's rules (the protovalidate rules in the proto).
+
+    Raises :class:`ValidationError` listing every violation: field path, rule
+    id, message.
+    """
+    found = violations(value)
+    if found:
+        raise ValidationError(found, type(value).__name__)

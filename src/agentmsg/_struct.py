@@ -1,0 +1,99 @@
+"""JSON values in ``google.protobuf.Struct`` / ``Value`` fields (app-only metadata).
+
+Protobuf stores JSON numbers as doubles. Reading back, a whole number within
+±2**53 becomes an ``int`` again, so ``{"n": 1}`` round-trips as ``{"n": 1}``;
+larger integers lose precision, as in any JSON number a JavaScript peer reads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from google.protobuf import struct_pb2
+
+from agentmsg.errors import ValidationError
+
+_EXACT = 2**53
+
+
+def _restore(value: Any) -> Any:
+    if isinstance(value, float):
+        if value.is_integer() and -_EXACT <= value <= _EXACT:
+            return int(value)
+        return value
+    if isinstance(value, dict):
+        return {key: _restore(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_restore(item) for item in value]
+    return value
+
+
+def _plain(value: Any, field: str) -> Any:
+    """Check that ``value`` is JSON data and return it with tuples made lists."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValidationError.single(field, "json", "NaN and infinity are not JSON numbers")
+        return value
+    if isinstance(value, Mapping):
+        out = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValidationError.single(field, "json", f"object keys must be strings, got {type(key).__name__}")
+            out[key] = _plain(item, f"{field}.{key}")
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_plain(item, f"{field}[{i}]") for i, item in enumerate(value)]
+    raise ValidationError.single(field, "json", f"{type(value).__name__} is not a JSON value")
+
+
+def fill_struct(target: struct_pb2.Struct, value: Mapping[str, Any] | None, field: str) -> None:
+    """Write a JSON object into a Struct field."""
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        raise ValidationError.single(field, "type", f"expected a JSON object (dict), got {type(value).__name__}")
+    target.update(_plain(value, field))
+
+
+def fill_value(target: struct_pb2.Value, value: Any, field: str) -> None:
+    """Write any JSON value into a Value field."""
+    plain = _plain(value, field)
+    if plain is None:
+        target.null_value = struct_pb2.NULL_VALUE
+    elif isinstance(plain, bool):
+        target.bool_value = plain
+    elif isinstance(plain, (int, float)):
+        target.number_value = plain
+    elif isinstance(plain, str):
+        target.string_value = plain
+    elif isinstance(plain, dict):
+        target.struct_value.update(plain)
+    else:
+        target.list_value.extend(plain)
+
+
+def struct_to_dict(struct: struct_pb2.Struct) -> dict[str, Any]:
+    """A Struct as a plain dict (whole numbers as int)."""
+    result: dict[str, Any] = _restore({key: _value_of(item) for key, item in struct.fields.items()})
+    return result
+
+
+def value_to_python(value: struct_pb2.Value) -> Any:
+    """A Value as plain Python (whole numbers as int); an unset Value is None."""
+    return _restore(_value_of(value))
+
+
+def _value_of(value: struct_pb2.Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind is None or kind == "null_value":
+        return None
+    if kind == "struct_value":
+        return {key: _value_of(item) for key, item in value.struct_value.fields.items()}
+    if kind == "list_value":
+        return [_value_of(item) for item in value.list_value.values]
+    return getattr(value, kind)

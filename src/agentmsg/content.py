@@ -1,0 +1,828 @@
+"""Content blocks: the ``agentmsg.v1.Content`` oneof as a closed union of classes.
+
+Each class wraps one ``agentmsg.v1.Content`` whose ``kind`` arm is set, so a
+block is a zero-copy view of the wire message. The classes work with
+``match``::
+
+    match block:
+        case TextContent(text):
+            ...
+        case ToolCallContent(id, name, arguments):
+            ...
+
+A block whose arm this version does not know (from a newer peer) is an
+:class:`UnknownContent`: kept and re-encoded unchanged, never dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import mimetypes
+import re
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias
+
+from agentmsg import _media, _struct, _validation
+from agentmsg._wrapper import ProtoWrapper
+from agentmsg.errors import DecodeError, MediaError, ToolArgumentsError, ValidationError
+from agentmsg.v1 import content_pb2
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+__all__ = [
+    "AudioContent",
+    "Content",
+    "DocumentContent",
+    "ImageContent",
+    "ImageDetail",
+    "RedactedThinkingContent",
+    "TextContent",
+    "ThinkingContent",
+    "ToolCallContent",
+    "ToolKind",
+    "ToolResultContent",
+    "UnknownContent",
+    "content_from_proto",
+]
+
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+class ImageDetail(StrEnum):
+    """How closely a model should look at an image (``agentmsg.v1.ImageDetail``)."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    AUTO = "auto"
+
+
+class ToolKind(StrEnum):
+    """What a tool does (``agentmsg.v1.ToolKind``); ``UNKNOWN`` is the unspecified value."""
+
+    READ = "read"
+    EDIT = "edit"
+    WRITE = "write"
+    EXECUTE = "execute"
+    WEB = "web"
+    CRON = "cron"
+    AGENT = "agent"
+    WORKFLOW = "workflow"
+    PLAN = "plan"
+    AUTOMATION = "automation"
+    MCP = "mcp"
+    UNKNOWN = "unknown"
+
+
+_DETAIL_TO_PB = {
+    ImageDetail.LOW: content_pb2.IMAGE_DETAIL_LOW,
+    ImageDetail.MEDIUM: content_pb2.IMAGE_DETAIL_MEDIUM,
+    ImageDetail.HIGH: content_pb2.IMAGE_DETAIL_HIGH,
+    ImageDetail.AUTO: content_pb2.IMAGE_DETAIL_AUTO,
+}
+_DETAIL_FROM_PB = {number: detail for detail, number in _DETAIL_TO_PB.items()}
+_KIND_TO_PB = {kind: content_pb2.ToolKind.Value(f"TOOL_KIND_{kind.name}") for kind in ToolKind if kind is not ToolKind.UNKNOWN}
+_KIND_TO_PB[ToolKind.UNKNOWN] = content_pb2.TOOL_KIND_UNSPECIFIED
+_KIND_FROM_PB = {number: kind for kind, number in _KIND_TO_PB.items()}
+
+
+def _expect(value: Any, types: type | tuple[type, ...], field: str) -> None:
+    if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
+        names = " or ".join(t.__name__ for t in _as_tuple(types))
+        raise ValidationError.single(field, "type", f"expected {names}, got {type(value).__name__}")
+
+
+def _as_tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def _enum(enum_type: type[StrEnum], value: Any, field: str) -> Any:
+    try:
+        return enum_type(value)
+    except ValueError:
+        allowed = ", ".join(member.value for member in enum_type)
+        raise ValidationError.single(field, "enum", f"{value!r} is not one of: {allowed}") from None
+
+
+def detail_to_pb(detail: ImageDetail | str | None) -> int:
+    if detail is None:
+        return content_pb2.IMAGE_DETAIL_UNSPECIFIED
+    return _DETAIL_TO_PB[_enum(ImageDetail, detail, "detail")]
+
+
+def kind_to_pb(kind: ToolKind | str | None) -> int:
+    if kind is None:
+        return content_pb2.TOOL_KIND_UNSPECIFIED
+    return _KIND_TO_PB[_enum(ToolKind, kind, "kind")]
+
+
+def kind_from_pb(number: int) -> ToolKind:
+    # An unknown number (a newer peer's kind) reads as UNKNOWN; the pb keeps it.
+    return _KIND_FROM_PB.get(number, ToolKind.UNKNOWN)
+
+
+class ContentBase(ProtoWrapper[content_pb2.Content]):
+    """Base of the content classes: a view of one ``agentmsg.v1.Content``."""
+
+    __slots__ = ()
+    _PB = content_pb2.Content
+    _ARM: ClassVar[str | None] = None
+    _BY_ARM: ClassVar[dict[str, type[ContentBase]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls._ARM is not None:
+            ContentBase._BY_ARM[cls._ARM] = cls
+
+    @property
+    def type(self) -> str | None:
+        """The block kind, the oneof arm's name (``"text"``, ``"tool_call"``...); None when unknown."""
+        return self._ARM
+
+    @classmethod
+    def from_proto(cls, pb: content_pb2.Content, *, validate: bool = False) -> Self:
+        """Wrap a generated ``Content`` as the class of its arm (no copy)."""
+        if not isinstance(pb, content_pb2.Content):
+            raise TypeError(f"{cls.__name__}.from_proto expects agentmsg.v1.Content, got {type(pb).__name__}")
+        block = content_from_proto(pb)
+        if not isinstance(block, cls):
+            raise DecodeError(f"expected {cls.__name__}, got {type(block).__name__}")
+        if validate:
+            _validation.check(pb)
+        return block
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seed-1 dict form of this block (see :mod:`agentmsg.dict_form`)."""
+        from agentmsg import dict_form
+
+        return dict_form.content_to_dict(self)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """Build a block from its seed-1 dict form."""
+        from agentmsg import dict_form
+
+        block = dict_form.content_from_dict(data)
+        if not isinstance(block, cls):
+            raise ValidationError.single("type", "type", f"expected a {cls.__name__} dict, got {type(block).__name__}")
+        return block
+
+
+def content_from_proto(pb: content_pb2.Content) -> Content:
+    """Wrap a generated ``Content`` in the class of its arm (no copy)."""
+    cls = ContentBase._BY_ARM.get(pb.WhichOneof("kind") or "", UnknownContent)
+    return cls._wrap(pb)  # type: ignore[return-value]
+
+
+class TextContent(ContentBase):
+    """Plain text: the ``text`` arm (``agentmsg.v1.TextContent``)."""
+
+    __slots__ = ()
+    __match_args__ = ("content", "signature")
+    _ARM = "text"
+
+    def __init__(self, content: str = "", *, signature: str = "") -> None:
+        _expect(content, str, "content")
+        _expect(signature, str, "signature")
+        self._pb = content_pb2.Content(text=content_pb2.TextContent(text=content, signature=signature))
+
+    @property
+    def content(self) -> str:
+        """The text."""
+        return self._pb.text.text
+
+    @property
+    def signature(self) -> str:
+        """Opaque provider signature on the text (Gemini), or ``""``."""
+        return self._pb.text.signature
+
+
+class _MediaContent(ContentBase):
+    """Shared reading of the ``source`` oneof of image, audio and document blocks."""
+
+    __slots__ = ()
+
+    def _arm_pb(self) -> Any:
+        return getattr(self._pb, self._ARM or "")
+
+    @property
+    def data(self) -> bytes | None:
+        """The inline bytes, or None when the source is a URL or a file id."""
+        arm = self._arm_pb()
+        return arm.data if arm.WhichOneof("source") == "data" else None
+
+    @property
+    def url(self) -> str | None:
+        """The URL, or None when the source is not a URL."""
+        arm = self._arm_pb()
+        return arm.url if arm.WhichOneof("source") == "url" else None
+
+    @property
+    def file_id(self) -> str | None:
+        """The provider file id, or None when the source is not a file id."""
+        arm = self._arm_pb()
+        return arm.file_id if arm.WhichOneof("source") == "file_id" else None
+
+    @property
+    def media_type(self) -> str:
+        """The MIME type, or ``""`` when unknown (allowed for URLs and file ids)."""
+        return str(self._arm_pb().media_type)
+
+    def to_base64(self) -> list[tuple[str, str]]:
+        """``[(base64, media_type)]``; a URL gives ``[(url, "")]`` as in the seed."""
+        arm = self._arm_pb()
+        source = arm.WhichOneof("source")
+        if source == "data":
+            return [(_media.encode_base64(arm.data), arm.media_type)]
+        if source == "url":
+            return [(arm.url, "")]
+        raise MediaError(f"{type(self).__name__} refers to provider file {arm.file_id!r}: it has no bytes to encode")
+
+
+def _resolve_str_source(value: str, what: str) -> tuple[str, Any]:
+    """Classify a string source: ('url', url) or ('data', (mime, bytes)) or ('base64', text)."""
+    if value.startswith("data:"):
+        return "data", _media.parse_data_url(value, what)
+    if _URL.match(value):
+        return "url", value
+    return "base64", value
+
+
+def _guess_from_path(path: str, prefix: str) -> str:
+    guessed, _ = mimetypes.guess_type(path)
+    return guessed if guessed and guessed.startswith(prefix) else ""
+
+
+class ImageContent(_MediaContent):
+    """An image: the ``image`` arm (``agentmsg.v1.ImageContent``).
+
+    ``ImageContent(image)`` takes, as the seed does:
+
+    - a URL string (``https://...``, any ``scheme://``): kept as a URL;
+    - a ``data:`` URL: decoded to bytes;
+    - any other string: base64, decoded, the MIME type sniffed from the bytes;
+    - ``bytes``: JPEG, PNG, GIF or WEBP by magic bytes (or any format Pillow
+      identifies);
+    - a PIL ``Image.Image``: encoded in its own format (PNG when it has none).
+
+    Bytes are checked with Pillow's header reader: unknown formats, and images
+    over ``PIL.Image.MAX_IMAGE_PIXELS`` (decompression bombs), raise
+    :class:`~agentmsg.MediaError`. An explicit ``media_type`` overrides sniffing.
+    """
+
+    __slots__ = ()
+    __match_args__ = ("data", "url", "media_type", "detail")
+    _ARM = "image"
+
+    def __init__(
+        self,
+        image: str | bytes | bytearray | memoryview | Image.Image,
+        *,
+        media_type: str | None = None,
+        detail: ImageDetail | str | None = None,
+    ) -> None:
+        if media_type is not None:
+            _expect(media_type, str, "media_type")
+        arm = content_pb2.ImageContent(detail=detail_to_pb(detail))
+        if isinstance(image, (bytes, bytearray, memoryview)):
+            data = bytes(image)
+            arm.data = data
+            arm.media_type = _media.inspect_image(data, media_type)
+        elif _media.is_pil_image(image):
+            data, mime = _media.encode_pil(image)  # type: ignore[arg-type]
+            arm.data = data
+            arm.media_type = media_type or mime
+        elif isinstance(image, str):
+            kind, value = _resolve_str_source(image, "image")
+            if kind == "url":
+                arm.url = value
+                arm.media_type = media_type or _guess_from_path(value, "image/")
+            else:
+                if kind == "data":
+                    declared, data = value
+                    media_type = media_type or (declared if declared.startswith("image/") else None)
+                else:
+                    data = _media.decode_base64(value, "image")
+                arm.data = data
+                arm.media_type = _media.inspect_image(data, media_type)
+        else:
+            raise ValidationError.single(
+                "image", "type", f"expected a URL, base64 str, bytes or PIL image, got {type(image).__name__}"
+            )
+        self._pb = content_pb2.Content(image=arm)
+        _validation.check(self._pb)
+
+    @classmethod
+    def from_file(
+        cls, path: str | Path, *, media_type: str | None = None, detail: ImageDetail | str | None = None
+    ) -> ImageContent:
+        """Read an image file (MIME type from its bytes)."""
+        return cls(_media.read_file(path, "image"), media_type=media_type, detail=detail)
+
+    @classmethod
+    def from_url(cls, url: str, *, media_type: str | None = None, detail: ImageDetail | str | None = None) -> ImageContent:
+        """An image by URL; the media type is guessed from the path when not given."""
+        _expect(url, str, "url")
+        if not _URL.match(url) and not url.startswith("data:"):
+            raise ValidationError.single("url", "string.uri", f"not an absolute URL: {url!r}")
+        return cls(url, media_type=media_type, detail=detail)
+
+    @classmethod
+    def from_base64(
+        cls, data: str, *, media_type: str | None = None, detail: ImageDetail | str | None = None
+    ) -> ImageContent:
+        """An image from base64 text."""
+        _expect(data, str, "data")
+        return cls(_media.decode_base64(data, "image"), media_type=media_type, detail=detail)
+
+    @classmethod
+    def from_file_id(cls, file_id: str, *, media_type: str = "", detail: ImageDetail | str | None = None) -> ImageContent:
+        """An image already uploaded to the provider's file store."""
+        _expect(file_id, str, "file_id")
+        block = cls.__new__(cls)
+        block._pb = content_pb2.Content(
+            image=content_pb2.ImageContent(file_id=file_id, media_type=media_type, detail=detail_to_pb(detail))
+        )
+        _validation.check(block._pb)
+        return block
+
+    @property
+    def detail(self) -> ImageDetail | None:
+        """The requested detail, or None when not stated."""
+        return _DETAIL_FROM_PB.get(self._pb.image.detail)
+
+
+class AudioContent(_MediaContent):
+    """An audio clip: the ``audio`` arm (``agentmsg.v1.AudioContent``).
+
+    ``AudioContent(audio)`` takes bytes, a base64 string, a ``data:`` or other
+    URL, or ``"file:<path>"`` (read here: a library-side convenience that the
+    decoders never use). The MIME type is sniffed from the bytes: MP3 (``ID3``
+    or an MPEG frame sync), Ogg, FLAC, WAV; unknown bytes default to
+    ``audio/mpeg`` as in the seed.
+    """
+
+    __slots__ = ()
+    __match_args__ = ("data", "url", "media_type")
+    _ARM = "audio"
+
+    def __init__(self, audio: str | bytes | bytearray | memoryview, *, media_type: str | None = None) -> None:
+        if media_type is not None:
+            _expect(media_type, str, "media_type")
+        arm = content_pb2.AudioContent()
+        if isinstance(audio, (bytes, bytearray, memoryview)):
+            data = bytes(audio)
+        elif isinstance(audio, str):
+            if audio.startswith("file:"):
+                data = _media.read_file(audio[len("file:") :], "audio")
+            else:
+                kind, value = _resolve_str_source(audio, "audio")
+                if kind == "url":
+                    arm.url = value
+                    arm.media_type = media_type or _guess_from_path(value, "audio/")
+                    self._pb = content_pb2.Content(audio=arm)
+                    _validation.check(self._pb)
+                    return
+                if kind == "data":
+                    declared, data = value
+                    media_type = media_type or (declared if declared.startswith("audio/") else None)
+                else:
+                    data = _media.decode_base64(value, "audio")
+        else:
+            raise ValidationError.single(
+                "audio", "type", f"expected bytes, a base64 str, a URL or 'file:<path>', got {type(audio).__name__}"
+            )
+        if not data:
+            raise MediaError("audio data is empty")
+        arm.data = data
+        arm.media_type = media_type or _media.sniff_audio(data)
+        self._pb = content_pb2.Content(audio=arm)
+        _validation.check(self._pb)
+
+    @classmethod
+    def from_file(cls, path: str | Path, *, media_type: str | None = None) -> AudioContent:
+        """Read an audio file (MIME type from its bytes)."""
+        return cls(_media.read_file(path, "audio"), media_type=media_type)
+
+    @classmethod
+    def from_base64(cls, data: str, mime_type: str | None = None, *, media_type: str | None = None) -> AudioContent:
+        """Audio from base64 text (``mime_type`` is the seed's name for ``media_type``)."""
+        _expect(data, str, "data")
+        return cls(_media.decode_base64(data, "audio"), media_type=media_type or mime_type)
+
+    @classmethod
+    def from_url(cls, url: str, *, media_type: str | None = None) -> AudioContent:
+        """Audio by URL; the media type is guessed from the path when not given."""
+        _expect(url, str, "url")
+        if not _URL.match(url):
+            raise ValidationError.single("url", "string.uri", f"not an absolute URL: {url!r}")
+        return cls(url, media_type=media_type)
+
+
+class DocumentContent(_MediaContent):
+    """A document or file: the ``document`` arm (``agentmsg.v1.DocumentContent``).
+
+    ``DocumentContent(document)`` takes bytes (PDF by magic bytes, else UTF-8
+    text; pass ``media_type`` for anything else) or a URL. Use
+    :meth:`from_text` for text and :meth:`from_base64` for base64.
+    """
+
+    __slots__ = ()
+    __match_args__ = ("data", "url", "media_type", "filename")
+    _ARM = "document"
+
+    def __init__(
+        self,
+        document: str | bytes | bytearray | memoryview,
+        *,
+        media_type: str | None = None,
+        filename: str = "",
+        title: str = "",
+    ) -> None:
+        _expect(filename, str, "filename")
+        _expect(title, str, "title")
+        if media_type is not None:
+            _expect(media_type, str, "media_type")
+        arm = content_pb2.DocumentContent(filename=filename, title=title)
+        if isinstance(document, (bytes, bytearray, memoryview)):
+            data = bytes(document)
+        elif isinstance(document, str):
+            kind, value = _resolve_str_source(document, "document")
+            if kind == "base64":
+                raise ValidationError.single(
+                    "document", "type", "a str must be a URL; use DocumentContent.from_text or from_base64"
+                )
+            if kind == "url":
+                arm.url = value
+                arm.media_type = media_type or _guess_from_path(value, "")
+                self._pb = content_pb2.Content(document=arm)
+                _validation.check(self._pb)
+                return
+            declared, data = value
+            media_type = media_type or declared or None
+        else:
+            raise ValidationError.single("document", "type", f"expected bytes or a URL, got {type(document).__name__}")
+        arm.data = data
+        sniffed = media_type or _media.sniff_document(data)
+        if not sniffed:
+            raise MediaError("unknown document format (neither PDF nor UTF-8 text); pass media_type")
+        arm.media_type = sniffed
+        self._pb = content_pb2.Content(document=arm)
+        _validation.check(self._pb)
+
+    @classmethod
+    def from_file(cls, path: str | Path, *, media_type: str | None = None, title: str = "") -> DocumentContent:
+        """Read a file; the MIME type comes from its bytes, else from its extension."""
+        data = _media.read_file(path, "document")
+        media_type = media_type or _media.sniff_document(data) or _guess_from_path(str(path), "") or None
+        return cls(data, media_type=media_type, filename=Path(path).name, title=title)
+
+    @classmethod
+    def from_text(cls, text: str, *, media_type: str = "text/plain", filename: str = "", title: str = "") -> DocumentContent:
+        """A text document."""
+        _expect(text, str, "text")
+        return cls(text.encode("utf-8"), media_type=media_type, filename=filename, title=title)
+
+    @classmethod
+    def from_base64(cls, data: str, *, media_type: str | None = None, filename: str = "", title: str = "") -> DocumentContent:
+        """A document from base64 text."""
+        _expect(data, str, "data")
+        return cls(_media.decode_base64(data, "document"), media_type=media_type, filename=filename, title=title)
+
+    @classmethod
+    def from_url(cls, url: str, *, media_type: str | None = None, filename: str = "", title: str = "") -> DocumentContent:
+        """A document by URL."""
+        _expect(url, str, "url")
+        if not _URL.match(url):
+            raise ValidationError.single("url", "string.uri", f"not an absolute URL: {url!r}")
+        return cls(url, media_type=media_type, filename=filename, title=title)
+
+    @classmethod
+    def from_file_id(cls, file_id: str, *, media_type: str = "", filename: str = "", title: str = "") -> DocumentContent:
+        """A document already uploaded to the provider's file store."""
+        _expect(file_id, str, "file_id")
+        block = cls.__new__(cls)
+        block._pb = content_pb2.Content(
+            document=content_pb2.DocumentContent(file_id=file_id, media_type=media_type, filename=filename, title=title)
+        )
+        _validation.check(block._pb)
+        return block
+
+    @property
+    def filename(self) -> str:
+        """The file name, or ``""``."""
+        return self._pb.document.filename
+
+    @property
+    def title(self) -> str:
+        """The title shown to the model, or ``""``."""
+        return self._pb.document.title
+
+    def text(self) -> str:
+        """The document decoded as UTF-8 text (for ``text/*`` documents)."""
+        data = self.data
+        if data is None:
+            raise MediaError("the document is a reference (URL or file id), not inline text")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise MediaError(f"the document ({self.media_type}) is not UTF-8 text: {exc}") from None
+
+
+class ThinkingContent(ContentBase):
+    """Reasoning in clear text with its signature: the ``thinking`` arm."""
+
+    __slots__ = ()
+    __match_args__ = ("content", "signature")
+    _ARM = "thinking"
+
+    def __init__(self, content: str = "", signature: str = "") -> None:
+        _expect(content, str, "content")
+        _expect(signature, str, "signature")
+        self._pb = content_pb2.Content(thinking=content_pb2.ThinkingContent(text=content, signature=signature))
+
+    @property
+    def content(self) -> str:
+        """The reasoning text."""
+        return self._pb.thinking.text
+
+    @property
+    def signature(self) -> str:
+        """The provider's opaque signature, or ``""``."""
+        return self._pb.thinking.signature
+
+
+class RedactedThinkingContent(ContentBase):
+    """Encrypted reasoning to send back unchanged: the ``redacted_thinking`` arm."""
+
+    __slots__ = ()
+    __match_args__ = ("data",)
+    _ARM = "redacted_thinking"
+
+    def __init__(self, data: str) -> None:
+        _expect(data, str, "data")
+        self._pb = content_pb2.Content(redacted_thinking=content_pb2.RedactedThinkingContent(data=data))
+        _validation.check(self._pb)
+
+    @property
+    def data(self) -> str:
+        """The opaque encrypted payload."""
+        return self._pb.redacted_thinking.data
+
+
+def dump_arguments(args: Mapping[str, Any], field: str = "args") -> str:
+    """Compact JSON text for arguments given as a mapping."""
+    if not isinstance(args, Mapping):
+        raise ValidationError.single(field, "type", f"expected a dict of arguments, got {type(args).__name__}")
+    try:
+        return json.dumps(args, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError.single(field, "json", f"arguments are not JSON-serialisable: {exc}") from None
+
+
+def parse_json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """Parse JSON object text: (value, None) or (None, the reason it is not one)."""
+    if text.strip() == "":
+        return {}, None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return None, f"invalid JSON: {exc}"
+    if not isinstance(value, dict):
+        return None, f"a JSON {type(value).__name__} is not an object"
+    return value, None
+
+
+class ToolCallContent(ContentBase):
+    """A request to run a tool: the ``tool_call`` arm (``agentmsg.v1.ToolCallContent``).
+
+    The argument text is kept verbatim in :attr:`arguments`; :attr:`args` parses
+    it (and raises :class:`~agentmsg.ToolArgumentsError` when it is not a JSON
+    object). Give ``args`` (a dict, written as compact JSON) or ``arguments``
+    (text, kept as is), not both.
+    """
+
+    __slots__ = ()
+    __match_args__ = ("id", "name", "arguments")
+    _ARM = "tool_call"
+
+    def __init__(
+        self,
+        id: str,  # noqa: A002 - the seed's field name
+        name: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        kind: ToolKind | str | None = None,
+        arguments: str | None = None,
+        index: int = 0,
+        signature: str = "",
+        server_name: str = "",
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        _expect(id, str, "id")
+        _expect(name, str, "name")
+        _expect(index, int, "index")
+        _expect(signature, str, "signature")
+        _expect(server_name, str, "server_name")
+        if args is not None and arguments is not None:
+            raise ValidationError.single("arguments", "exclusive", "give args (a dict) or arguments (text), not both")
+        if arguments is not None:
+            _expect(arguments, str, "arguments")
+            text = arguments
+        else:
+            text = dump_arguments(args if args is not None else {})
+        arm = content_pb2.ToolCallContent(
+            id=id,
+            name=name,
+            kind=kind_to_pb(kind),
+            arguments=text,
+            index=index,
+            signature=signature,
+            server_name=server_name,
+        )
+        if metadata is not None:
+            _struct.fill_struct(arm.metadata, metadata, "metadata")
+        self._pb = content_pb2.Content(tool_call=arm)
+        _validation.check(self._pb)
+
+    @property
+    def id(self) -> str:
+        """The provider's call id."""
+        return self._pb.tool_call.id
+
+    @property
+    def name(self) -> str:
+        """The tool name."""
+        return self._pb.tool_call.name
+
+    @property
+    def kind(self) -> ToolKind:
+        """What the tool does (``ToolKind.UNKNOWN`` when not stated)."""
+        return kind_from_pb(self._pb.tool_call.kind)
+
+    @property
+    def arguments(self) -> str:
+        """The argument text exactly as the model wrote it."""
+        return self._pb.tool_call.arguments
+
+    @property
+    def args(self) -> dict[str, Any]:
+        """The parsed arguments (``{}`` for empty text). Raises when not a JSON object."""
+        value, error = parse_json_object(self._pb.tool_call.arguments)
+        if value is None:
+            call = self._pb.tool_call
+            raise ToolArgumentsError(call.id, call.name, error or "", call.arguments)
+        return value
+
+    @property
+    def arguments_error(self) -> str | None:
+        """Why the argument text is not a JSON object, or None when it is."""
+        return parse_json_object(self._pb.tool_call.arguments)[1]
+
+    @property
+    def index(self) -> int:
+        """Position among the message's tool calls."""
+        return self._pb.tool_call.index
+
+    @property
+    def signature(self) -> str:
+        """Opaque provider signature on the call (Gemini), or ``""``."""
+        return self._pb.tool_call.signature
+
+    @property
+    def server_name(self) -> str:
+        """The MCP server hosting the tool, or ``""``."""
+        return self._pb.tool_call.server_name
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Application data (never sent to a model)."""
+        return _struct.struct_to_dict(self._pb.tool_call.metadata)
+
+
+class ToolResultContent(ContentBase):
+    """The outcome of a tool run: the ``tool_result`` arm (``agentmsg.v1.ToolResultContent``).
+
+    ``content`` is text (a str) or a sequence of text, image, audio and
+    document blocks. ``metadata``, ``terminate`` and ``terminate_message`` are
+    for the application and never reach a model.
+    """
+
+    __slots__ = ()
+    __match_args__ = ("id", "content", "is_error")
+    _ARM = "tool_result"
+
+    def __init__(
+        self,
+        id: str,  # noqa: A002 - the seed's field name
+        content: str | Sequence[TextContent | ImageContent | AudioContent | DocumentContent] = "",
+        *,
+        is_error: bool = False,
+        name: str = "",
+        metadata: Mapping[str, Any] | None = None,
+        terminate: bool = False,
+        terminate_message: str = "",
+        index: int = 0,
+    ) -> None:
+        _expect(id, str, "id")
+        _expect(is_error, bool, "is_error")
+        _expect(name, str, "name")
+        _expect(terminate, bool, "terminate")
+        _expect(terminate_message, str, "terminate_message")
+        _expect(index, int, "index")
+        arm = content_pb2.ToolResultContent(
+            id=id, name=name, is_error=is_error, terminate=terminate, terminate_message=terminate_message, index=index
+        )
+        if isinstance(content, str):
+            if content:
+                arm.content.add().text.text = content
+        elif isinstance(content, Sequence):
+            for i, block in enumerate(content):
+                if not isinstance(block, ContentBase):
+                    raise ValidationError.single(
+                        f"content[{i}]", "type", f"expected a content block, got {type(block).__name__}"
+                    )
+                arm.content.append(block._pb)
+        else:
+            raise ValidationError.single("content", "type", f"expected str or a list of blocks, got {type(content).__name__}")
+        if metadata is not None:
+            _struct.fill_struct(arm.metadata, metadata, "metadata")
+        self._pb = content_pb2.Content(tool_result=arm)
+        _validation.check(self._pb)
+
+    @classmethod
+    def error(cls, id: str, message: str, *, name: str = "") -> ToolResultContent:  # noqa: A002
+        """A failed result with an error message."""
+        return cls(id, message, is_error=True, name=name)
+
+    @property
+    def id(self) -> str:
+        """The id of the tool call answered."""
+        return self._pb.tool_result.id
+
+    @property
+    def name(self) -> str:
+        """The tool name, or ``""``."""
+        return self._pb.tool_result.name
+
+    @property
+    def content(self) -> tuple[Content, ...]:
+        """The result blocks (text, image, audio, document)."""
+        return tuple(content_from_proto(block) for block in self._pb.tool_result.content)
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined (the seed's ``content: str``)."""
+        return "".join(block.text.text for block in self._pb.tool_result.content if block.WhichOneof("kind") == "text")
+
+    @property
+    def is_error(self) -> bool:
+        """True when the tool failed."""
+        return self._pb.tool_result.is_error
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Application data (never sent to a model)."""
+        return _struct.struct_to_dict(self._pb.tool_result.metadata)
+
+    @property
+    def terminate(self) -> bool:
+        """Hint that the agent loop should stop (never sent to a model)."""
+        return self._pb.tool_result.terminate
+
+    @property
+    def terminate_message(self) -> str:
+        """Why the loop should stop (never sent to a model)."""
+        return self._pb.tool_result.terminate_message
+
+    @property
+    def index(self) -> int:
+        """Position of the answered call among the message's tool calls."""
+        return self._pb.tool_result.index
+
+
+class UnknownContent(ContentBase):
+    """A block whose arm this version does not know (a newer peer's), or that is unset.
+
+    It is kept unchanged: re-encoding it gives the bytes it came with.
+    """
+
+    __slots__ = ()
+    __match_args__ = ("pb",)
+
+
+Content: TypeAlias = (
+    TextContent
+    | ImageContent
+    | AudioContent
+    | DocumentContent
+    | ThinkingContent
+    | RedactedThinkingContent
+    | ToolCallContent
+    | ToolResultContent
+    | UnknownContent
+)
+"""Every content block class: a closed union usable with ``match``."""

@@ -1,0 +1,620 @@
+"""Messages: ``agentmsg.v1.Message`` with its ``role`` oneof as one class per role.
+
+Every message has an ``id`` (a UUID4 string by default) and a ``timestamp``
+(now, by default). Constructors check the contract's rules (protovalidate,
+from the proto) and raise :class:`~agentmsg.ValidationError` listing every
+violation, so a system message with an image, or a tool message with text,
+cannot be built.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias, overload
+
+from google.protobuf import timestamp_pb2
+
+from agentmsg import _struct, _validation
+from agentmsg._wrapper import ProtoWrapper
+from agentmsg.content import (
+    AudioContent,
+    Content,
+    ContentBase,
+    DocumentContent,
+    ImageContent,
+    ImageDetail,
+    RedactedThinkingContent,
+    TextContent,
+    ThinkingContent,
+    ToolCallContent,
+    ToolResultContent,
+    content_from_proto,
+)
+from agentmsg.errors import DecodeError, ValidationError
+from agentmsg.usage import Usage
+from agentmsg.v1 import message_pb2
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+__all__ = [
+    "AgentMessage",
+    "AssistantMessage",
+    "BaseMessage",
+    "BranchSummaryMessage",
+    "CompactionSummaryMessage",
+    "Conversation",
+    "CustomMessage",
+    "LLMMessage",
+    "Provenance",
+    "Role",
+    "SessionMessage",
+    "StopReason",
+    "SystemMessage",
+    "ToolMessage",
+    "UnknownMessage",
+    "UserMessage",
+    "message_from_proto",
+]
+
+
+class Role(StrEnum):
+    """Who a message is from. The value is the name of the ``Message.role`` arm."""
+
+    SYSTEM = "system"
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    CUSTOM = "custom"
+    BRANCH_SUMMARY = "branch_summary"
+    COMPACTION_SUMMARY = "compaction_summary"
+
+
+class StopReason(StrEnum):
+    """Why a model stopped, normalised (``agentmsg.v1.StopReason``); values as in the seed."""
+
+    STOP = "stop"
+    LENGTH = "length"
+    TOOL_CALLS = "tool_calls"
+    CONTENT_FILTER = "content_filter"
+    ABORT = "abort"
+    ERROR = "error"
+
+
+_STOP_TO_PB = {reason: message_pb2.StopReason.Value(f"STOP_REASON_{reason.name}") for reason in StopReason}
+_STOP_FROM_PB = {number: reason for reason, number in _STOP_TO_PB.items()}
+
+
+def _stop_to_pb(reason: StopReason | str | None) -> int:
+    if reason is None:
+        return message_pb2.STOP_REASON_UNSPECIFIED
+    try:
+        return _STOP_TO_PB[StopReason(reason)]
+    except ValueError:
+        allowed = ", ".join(r.value for r in StopReason)
+        raise ValidationError.single("stop_reason", "enum", f"{reason!r} is not one of: {allowed}") from None
+
+
+def _set_timestamp(target: timestamp_pb2.Timestamp, value: datetime | float | int | None) -> None:
+    if value is None:
+        # Microseconds, like datetime: the timestamp survives datetime and float forms exactly.
+        target.FromMicroseconds(time.time_ns() // 1000)
+    elif isinstance(value, datetime):
+        # A naive datetime is taken as UTC, as protobuf's Timestamp does.
+        target.FromDatetime(value)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        target.FromMicroseconds(round(value * 1_000_000))
+    else:
+        raise ValidationError.single("timestamp", "type", f"expected a datetime or epoch seconds, got {type(value).__name__}")
+
+
+def _check_str(value: Any, field: str) -> None:
+    if not isinstance(value, str):
+        raise ValidationError.single(field, "type", f"expected str, got {type(value).__name__}")
+
+
+def _fill_content(target: Any, contents: Iterable[ContentBase], field: str = "contents") -> None:
+    if isinstance(contents, (str, bytes, ContentBase)) or not isinstance(contents, Iterable):
+        raise ValidationError.single(field, "type", f"expected a list of content blocks, got {type(contents).__name__}")
+    for i, block in enumerate(contents):
+        if not isinstance(block, ContentBase):
+            raise ValidationError.single(f"{field}[{i}]", "type", f"expected a content block, got {type(block).__name__}")
+        target.append(block._pb)
+
+
+class Provenance(ProtoWrapper[message_pb2.Provenance]):
+    """Which provider, API and model produced an assistant message (``agentmsg.v1.Provenance``)."""
+
+    __slots__ = ()
+    _PB = message_pb2.Provenance
+
+    def __init__(self, provider: str = "", api: str = "", model: str = "", response_id: str = "") -> None:
+        for field, value in (("provider", provider), ("api", api), ("model", model), ("response_id", response_id)):
+            _check_str(value, field)
+        self._pb = message_pb2.Provenance(provider=provider, api=api, model=model, response_id=response_id)
+
+    @property
+    def provider(self) -> str:
+        """E.g. ``anthropic``, ``openai``, ``google``."""
+        return self._pb.provider
+
+    @property
+    def api(self) -> str:
+        """E.g. ``anthropic-messages``, ``openai-responses``."""
+        return self._pb.api
+
+    @property
+    def model(self) -> str:
+        """The model, as the provider named it."""
+        return self._pb.model
+
+    @property
+    def response_id(self) -> str:
+        """The provider's response id."""
+        return self._pb.response_id
+
+
+class BaseMessage(ProtoWrapper[message_pb2.Message]):
+    """Base of the message classes: a view of one ``agentmsg.v1.Message``."""
+
+    __slots__ = ()
+    _PB = message_pb2.Message
+    ROLE: ClassVar[Role | None] = None
+    _BY_ROLE: ClassVar[dict[str, type[BaseMessage]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.ROLE is not None:
+            BaseMessage._BY_ROLE[cls.ROLE.value] = cls
+
+    def _init(
+        self,
+        body: Any,
+        id: str | None,  # noqa: A002
+        timestamp: datetime | float | None,
+        name: str,
+    ) -> None:
+        if id is not None:
+            _check_str(id, "id")
+        _check_str(name, "name")
+        pb = message_pb2.Message(id=str(uuid.uuid4()) if id is None else id, name=name)
+        getattr(pb, self.ROLE.value).MergeFrom(body)  # type: ignore[union-attr]
+        _set_timestamp(pb.timestamp, timestamp)
+        _validation.check(pb)
+        self._pb = pb
+
+    @classmethod
+    def from_proto(cls, pb: message_pb2.Message, *, validate: bool = False) -> Self:
+        """Wrap a generated ``Message`` as the class of its role (no copy)."""
+        if not isinstance(pb, message_pb2.Message):
+            raise TypeError(f"{cls.__name__}.from_proto expects agentmsg.v1.Message, got {type(pb).__name__}")
+        message = message_from_proto(pb)
+        if not isinstance(message, cls):
+            raise DecodeError(f"expected {cls.__name__}, got {type(message).__name__}")
+        if validate:
+            _validation.check(pb)
+        return message
+
+    @property
+    def role(self) -> Role | None:
+        """The role (None for an :class:`UnknownMessage`)."""
+        return self.ROLE
+
+    @property
+    def id(self) -> str:
+        """The message id."""
+        return self._pb.id
+
+    @property
+    def timestamp(self) -> datetime:
+        """When the message was created (timezone-aware, UTC)."""
+        return self._pb.timestamp.ToDatetime(tzinfo=UTC)
+
+    @property
+    def name(self) -> str:
+        """The participant name, or ``""``."""
+        return self._pb.name
+
+    @property
+    def contents(self) -> tuple[Content, ...]:
+        """The content blocks (empty for summary messages)."""
+        body = getattr(self._pb, self.ROLE.value) if self.ROLE is not None else None
+        if body is None or not hasattr(body, "content"):
+            return ()
+        return tuple(content_from_proto(block) for block in body.content)
+
+    def text_content(self) -> str:
+        """The text blocks joined, as in the seed (summary messages: the summary)."""
+        return "".join(block.content for block in self.contents if isinstance(block, TextContent))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The seed-1 dict form (see :mod:`agentmsg.dict_form`)."""
+        from agentmsg import dict_form
+
+        return dict_form.message_to_dict(self)  # type: ignore[arg-type]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """Build a message from its seed-1 dict form."""
+        from agentmsg import dict_form
+
+        message = dict_form.message_from_dict(data)
+        if not isinstance(message, cls):
+            raise ValidationError.single("role", "type", f"expected a {cls.__name__} dict, got {type(message).__name__}")
+        return message
+
+    def __repr__(self) -> str:
+        kinds = ", ".join(block.type or "unknown" for block in self.contents)
+        return f"{type(self).__name__}(id={self.id!r}, contents=[{kinds}])"
+
+
+class SystemMessage(BaseMessage):
+    """Instructions for the model: the ``system`` arm. Text only."""
+
+    __slots__ = ()
+    ROLE = Role.SYSTEM
+
+    def __init__(
+        self,
+        contents: Sequence[TextContent],
+        *,
+        id: str | None = None,  # noqa: A002
+        timestamp: datetime | float | None = None,
+        name: str = "",
+    ) -> None:
+        body = message_pb2.SystemMessage()
+        _fill_content(body.content, contents)
+        self._init(body, id, timestamp, name)
+
+    @classmethod
+    def text(cls, content: str, **kwargs: Any) -> SystemMessage:
+        """A system message with one text block."""
+        return cls([TextContent(content)], **kwargs)
+
+
+class UserMessage(BaseMessage):
+    """Input from the user: the ``user`` arm. Text, images, audio, documents, tool results."""
+
+    __slots__ = ()
+    ROLE = Role.USER
+
+    def __init__(
+        self,
+        contents: Sequence[TextContent | ImageContent | AudioContent | DocumentContent | ToolResultContent],
+        *,
+        id: str | None = None,  # noqa: A002
+        timestamp: datetime | float | None = None,
+        name: str = "",
+    ) -> None:
+        body = message_pb2.UserMessage()
+        _fill_content(body.content, contents)
+        self._init(body, id, timestamp, name)
+
+    @classmethod
+    def text(cls, content: str, **kwargs: Any) -> UserMessage:
+        """A user message with one text block."""
+        return cls([TextContent(content)], **kwargs)
+
+    @classmethod
+    def with_images(
+        cls,
+        content: str,
+        images: Sequence[str | bytes | Image.Image | ImageContent],
+        *,
+        detail: ImageDetail | str | None = None,
+        **kwargs: Any,
+    ) -> UserMessage:
+        """Text followed by one image block per image (URL, base64, bytes, PIL image)."""
+        blocks: list[TextContent | ImageContent] = [TextContent(content)]
+        blocks.extend(image if isinstance(image, ImageContent) else ImageContent(image, detail=detail) for image in images)
+        return cls(blocks, **kwargs)
+
+    @classmethod
+    def with_audio(cls, content: str, audio: Sequence[str | bytes | AudioContent], **kwargs: Any) -> UserMessage:
+        """Text followed by one audio block per clip (bytes, base64, ``file:`` path)."""
+        blocks: list[TextContent | AudioContent] = [TextContent(content)]
+        blocks.extend(clip if isinstance(clip, AudioContent) else AudioContent(clip) for clip in audio)
+        return cls(blocks, **kwargs)
+
+
+class AssistantMessage(BaseMessage):
+    """A model response: the ``assistant`` arm. Text, thinking, redacted thinking, tool calls."""
+
+    __slots__ = ()
+    ROLE = Role.ASSISTANT
+
+    def __init__(
+        self,
+        contents: Sequence[TextContent | ThinkingContent | RedactedThinkingContent | ToolCallContent] = (),
+        *,
+        usage: Usage | None = None,
+        stop_reason: StopReason | str | None = None,
+        stop_reason_raw: str = "",
+        error: str = "",
+        provenance: Provenance | None = None,
+        id: str | None = None,  # noqa: A002
+        timestamp: datetime | float | None = None,
+        name: str = "",
+    ) -> None:
+        _check_str(stop_reason_raw, "stop_reason_raw")
+        _check_str(error, "error")
+        body = message_pb2.AssistantMessage(stop_reason=_stop_to_pb(stop_reason), stop_reason_raw=stop_reason_raw, error=error)
+        _fill_content(body.content, contents)
+        if usage is not None:
+            if not isinstance(usage, Usage):
+                raise ValidationError.single("usage", "type", f"expected Usage, got {type(usage).__name__}")
+            body.usage.CopyFrom(usage._pb)
+        if provenance is not None:
+            if not isinstance(provenance, Provenance):
+                raise ValidationError.single("provenance", "type", f"expected Provenance, got {type(provenance).__name__}")
+            body.provenance.CopyFrom(provenance._pb)
+        self._init(body, id, timestamp, name)
+
+    @classmethod
+    def text(cls, content: str, **kwargs: Any) -> AssistantMessage:
+        """An assistant message with one text block."""
+        return cls([TextContent(content)], **kwargs)
+
+    def tool_calls(self) -> list[ToolCallContent]:
+        """The tool-call blocks, in order."""
+        return [block for block in self.contents if isinstance(block, ToolCallContent)]
+
+    def thinking(self) -> list[ThinkingContent]:
+        """The thinking blocks, in order."""
+        return [block for block in self.contents if isinstance(block, ThinkingContent)]
+
+    @property
+    def usage(self) -> Usage | None:
+        """Tokens and cost, or None when not reported."""
+        body = self._pb.assistant
+        return Usage._wrap(body.usage) if body.HasField("usage") else None
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        """The normalised stop reason, or None when unspecified (or unknown to this version)."""
+        return _STOP_FROM_PB.get(self._pb.assistant.stop_reason)
+
+    @property
+    def stop_reason_raw(self) -> str:
+        """The provider's own stop reason string."""
+        return self._pb.assistant.stop_reason_raw
+
+    @property
+    def error(self) -> str:
+        """The error that ended the response, or ``""``."""
+        return self._pb.assistant.error
+
+    @property
+    def provenance(self) -> Provenance | None:
+        """Which provider/API/model produced the message, or None."""
+        body = self._pb.assistant
+        return Provenance._wrap(body.provenance) if body.HasField("provenance") else None
+
+
+class ToolMessage(BaseMessage):
+    """Tool results: the ``tool`` arm. Tool results only."""
+
+    __slots__ = ()
+    ROLE = Role.TOOL
+
+    def __init__(
+        self,
+        contents: Sequence[ToolResultContent],
+        *,
+        id: str | None = None,  # noqa: A002
+        timestamp: datetime | float | None = None,
+        name: str = "",
+    ) -> None:
+        body = message_pb2.ToolMessage()
+        _fill_content(body.content, contents)
+        self._init(body, id, timestamp, name)
+
+    @classmethod
+    def from_result(cls, result: ToolResultContent, **kwargs: Any) -> ToolMessage:
+        """A tool message with one result."""
+        return cls([result], **kwargs)
+
+    @classmethod
+    def from_results(cls, results: Sequence[ToolResultContent], **kwargs: Any) -> ToolMessage:
+        """A tool message with several results."""
+        return cls(list(results), **kwargs)
+
+    def results(self) -> list[ToolResultContent]:
+        """The results, in order."""
+        return [block for block in self.contents if isinstance(block, ToolResultContent)]
+
+
+class CustomMessage(BaseMessage):
+    """An application-defined session message: the ``custom`` arm. Never sent to a model as such."""
+
+    __slots__ = ()
+    ROLE = Role.CUSTOM
+
+    def __init__(
+        self,
+        custom_type: str,
+        contents: Sequence[TextContent | ImageContent | AudioContent | DocumentContent] = (),
+        *,
+        details: Any = None,
+        id: str | None = None,  # noqa: A002
+        timestamp: datetime | float | None = None,
+        name: str = "",
+    ) -> None:
+        _check_str(custom_type, "custom_type")
+        body = message_pb2.CustomMessage(custom_type=custom_type)
+        _fill_content(body.content, contents)
+        if details is not None:
+            _struct.fill_value(body.details, details, "details")
+        self._init(body, id, timestamp, name)
+
+    @property
+    def custom_type(self) -> str:
+        """The application's name for the message kind."""
+        return self._pb.custom.custom_type
+
+    @property
+    def details(self) -> Any:
+        """Application data (any JSON value), or None."""
+        body = self._pb.custom
+        return _struct.value_to_python(body.details) if body.HasField("details") else None
+
+
+class BranchSummaryMessage(BaseMessage):
+    """The summary of a branch that was left: the ``branch_summary`` arm."""
+
+    __slots__ = ()
+    ROLE = Role.BRANCH_SUMMARY
+
+    def __init__(
+        self,
+        summary: str,
+        from_id: str = "",
+        *,
+        id: str | None = None,  # noqa: A002
+        timestamp: datetime | float | None = None,
+        name: str = "",
+    ) -> None:
+        _check_str(summary, "summary")
+        _check_str(from_id, "from_id")
+        self._init(message_pb2.BranchSummaryMessage(summary=summary, from_id=from_id), id, timestamp, name)
+
+    @property
+    def summary(self) -> str:
+        """What happened on the branch."""
+        return self._pb.branch_summary.summary
+
+    @property
+    def from_id(self) -> str:
+        """The entry the branch started from."""
+        return self._pb.branch_summary.from_id
+
+    def text_content(self) -> str:
+        """The summary."""
+        return self.summary
+
+
+class CompactionSummaryMessage(BaseMessage):
+    """The summary of compacted history: the ``compaction_summary`` arm."""
+
+    __slots__ = ()
+    ROLE = Role.COMPACTION_SUMMARY
+
+    def __init__(
+        self,
+        summary: str,
+        tokens_before: int | None = None,
+        *,
+        id: str | None = None,  # noqa: A002
+        timestamp: datetime | float | None = None,
+        name: str = "",
+    ) -> None:
+        _check_str(summary, "summary")
+        body = message_pb2.CompactionSummaryMessage(summary=summary)
+        if tokens_before is not None:
+            if isinstance(tokens_before, bool) or not isinstance(tokens_before, int):
+                raise ValidationError.single("tokens_before", "type", f"expected an int, got {type(tokens_before).__name__}")
+            if not -(2**63) <= tokens_before < 2**63:
+                raise ValidationError.single("tokens_before", "int64", f"{tokens_before} does not fit in int64")
+            body.tokens_before = tokens_before
+        self._init(body, id, timestamp, name)
+
+    @property
+    def summary(self) -> str:
+        """What the compacted history said."""
+        return self._pb.compaction_summary.summary
+
+    @property
+    def tokens_before(self) -> int | None:
+        """Context tokens before compaction, or None when not known."""
+        body = self._pb.compaction_summary
+        return body.tokens_before if body.HasField("tokens_before") else None
+
+    def text_content(self) -> str:
+        """The summary."""
+        return self.summary
+
+
+class UnknownMessage(BaseMessage):
+    """A message whose role this version does not know (a newer peer's), or that has none.
+
+    Kept unchanged: re-encoding it gives the bytes it came with.
+    """
+
+    __slots__ = ()
+
+
+LLMMessage: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage
+"""The messages a model sees."""
+SessionMessage: TypeAlias = CustomMessage | BranchSummaryMessage | CompactionSummaryMessage
+"""Session-only messages, projected to LLM messages by a context builder."""
+AgentMessage: TypeAlias = LLMMessage | SessionMessage | UnknownMessage
+"""Every message class: a closed union usable with ``match``."""
+
+
+def message_from_proto(pb: message_pb2.Message) -> AgentMessage:
+    """Wrap a generated ``Message`` in the class of its role (no copy)."""
+    cls = BaseMessage._BY_ROLE.get(pb.WhichOneof("role") or "", UnknownMessage)
+    return cls._wrap(pb)  # type: ignore[return-value]
+
+
+class Conversation(ProtoWrapper[message_pb2.Conversation], Sequence[AgentMessage]):
+    """An ordered list of messages (``agentmsg.v1.Conversation``), with bytes and JSON forms.
+
+    Messages are wrapped on access, so decoding a conversation costs what
+    decoding the protobuf costs.
+    """
+
+    __slots__ = ()
+    _PB = message_pb2.Conversation
+
+    def __init__(self, messages: Iterable[BaseMessage] = ()) -> None:
+        self._pb = message_pb2.Conversation()
+        self.extend(messages)
+
+    def append(self, message: BaseMessage) -> None:
+        """Add a message at the end (its generated message is copied in)."""
+        if not isinstance(message, BaseMessage):
+            raise ValidationError.single(f"messages[{len(self)}]", "type", f"expected a message, got {type(message).__name__}")
+        self._pb.messages.append(message._pb)
+
+    def extend(self, messages: Iterable[BaseMessage]) -> None:
+        """Add messages at the end."""
+        if isinstance(messages, BaseMessage):
+            raise ValidationError.single("messages", "type", "expected a list of messages, got a single message")
+        for message in messages:
+            self.append(message)
+
+    def __len__(self) -> int:
+        return len(self._pb.messages)
+
+    @overload
+    def __getitem__(self, index: int) -> AgentMessage: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[AgentMessage]: ...
+    def __getitem__(self, index: int | slice) -> AgentMessage | list[AgentMessage]:
+        if isinstance(index, slice):
+            return [message_from_proto(pb) for pb in self._pb.messages[index]]
+        return message_from_proto(self._pb.messages[index])
+
+    def __iter__(self) -> Iterator[AgentMessage]:
+        for pb in self._pb.messages:
+            yield message_from_proto(pb)
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """The seed-1 dict form of every message."""
+        return [message.to_dict() for message in self]
+
+    @classmethod
+    def from_dicts(cls, data: Iterable[Mapping[str, Any]]) -> Conversation:
+        """Build a conversation from seed-1 dicts."""
+        from agentmsg import dict_form
+
+        return cls(dict_form.messages_from_dicts(data))
+
+    def __repr__(self) -> str:
+        roles = ", ".join((message.role.value if message.role else "unknown") for message in self)
+        return f"Conversation([{roles}])"
