@@ -20,8 +20,10 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# `npm install` (not `npm ci`): the lock pins every package the registry has, but buf's
+# darwin/win32 binaries are missing from it, and `npm ci` refuses a lock without them.
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm install --no-audit --no-fund
 	touch $@
 
 $(VALIDATE_PROTO): scripts/fetch_validate_proto.py

@@ -307,15 +307,15 @@ class CustomMessage(_message.Message):
         """Content a context builder may show the model. May be empty."""
 
     @_builtins.property
-    def details(self) -> _struct_pb2.Struct:
-        """Application data for the message. Never sent to a model."""
+    def details(self) -> _struct_pb2.Value:
+        """Application data for the message: any JSON value. Never sent to a model."""
 
     def __init__(
         self,
         *,
         custom_type: _builtins.str = ...,
         content: _abc.Iterable[_content_pb2.Content] | None = ...,
-        details: _struct_pb2.Struct | None = ...,
+        details: _struct_pb2.Value | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["details", b"details"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
