@@ -7,6 +7,7 @@ larger integers lose precision, as in any JSON number a JavaScript peer reads.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -36,7 +37,7 @@ def _plain(value: Any, field: str) -> Any:
     if isinstance(value, int):
         return value
     if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
+        if not math.isfinite(value):
             raise ValidationError.single(field, "json", "NaN and infinity are not JSON numbers")
         return value
     if isinstance(value, Mapping):

@@ -29,9 +29,7 @@ def _field_path(violation: protovalidate.Violation) -> str:
 
 def violations_of(pb: Message) -> list[Violation]:
     """Every rule the message breaks, as agentmsg violations (empty when valid)."""
-    return [
-        Violation(_field_path(v), v.proto.rule_id, v.proto.message) for v in _VALIDATOR.collect_violations(pb)
-    ]
+    return [Violation(_field_path(v), v.proto.rule_id, v.proto.message) for v in _VALIDATOR.collect_violations(pb)]
 
 
 def check(pb: Message) -> None:

@@ -51,7 +51,9 @@ class ProtoWrapper(Generic[P]):
         rules first and :class:`~agentmsg.ValidationError` lists every violation.
         """
         if not isinstance(pb, cls._PB):
-            raise TypeError(f"{cls.__name__}.from_proto expects {cls._PB.DESCRIPTOR.full_name}, got {type(pb).__name__}")
+            raise TypeError(
+                f"{cls.__name__}.from_proto expects {cls._PB.DESCRIPTOR.full_name}, got {type(pb).__name__}"
+            )
         if validate:
             _validation.check(pb)
         return cls._wrap(pb)
@@ -116,7 +118,7 @@ class ProtoWrapper(Generic[P]):
     def __eq__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return bool(self._pb == other._pb)  # type: ignore[attr-defined]
+        return bool(self._pb == other._pb)
 
     __hash__ = None  # type: ignore[assignment]
 

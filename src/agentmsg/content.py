@@ -77,14 +77,16 @@ class ToolKind(StrEnum):
     UNKNOWN = "unknown"
 
 
-_DETAIL_TO_PB = {
+_DETAIL_TO_PB: dict[ImageDetail, content_pb2.ImageDetail.ValueType] = {
     ImageDetail.LOW: content_pb2.IMAGE_DETAIL_LOW,
     ImageDetail.MEDIUM: content_pb2.IMAGE_DETAIL_MEDIUM,
     ImageDetail.HIGH: content_pb2.IMAGE_DETAIL_HIGH,
     ImageDetail.AUTO: content_pb2.IMAGE_DETAIL_AUTO,
 }
 _DETAIL_FROM_PB = {number: detail for detail, number in _DETAIL_TO_PB.items()}
-_KIND_TO_PB = {kind: content_pb2.ToolKind.Value(f"TOOL_KIND_{kind.name}") for kind in ToolKind if kind is not ToolKind.UNKNOWN}
+_KIND_TO_PB: dict[ToolKind, content_pb2.ToolKind.ValueType] = {
+    kind: content_pb2.ToolKind.Value(f"TOOL_KIND_{kind.name}") for kind in ToolKind if kind is not ToolKind.UNKNOWN
+}
 _KIND_TO_PB[ToolKind.UNKNOWN] = content_pb2.TOOL_KIND_UNSPECIFIED
 _KIND_FROM_PB = {number: kind for kind, number in _KIND_TO_PB.items()}
 
@@ -107,19 +109,19 @@ def _enum(enum_type: type[StrEnum], value: Any, field: str) -> Any:
         raise ValidationError.single(field, "enum", f"{value!r} is not one of: {allowed}") from None
 
 
-def detail_to_pb(detail: ImageDetail | str | None) -> int:
+def detail_to_pb(detail: ImageDetail | str | None) -> content_pb2.ImageDetail.ValueType:
     if detail is None:
         return content_pb2.IMAGE_DETAIL_UNSPECIFIED
     return _DETAIL_TO_PB[_enum(ImageDetail, detail, "detail")]
 
 
-def kind_to_pb(kind: ToolKind | str | None) -> int:
+def kind_to_pb(kind: ToolKind | str | None) -> content_pb2.ToolKind.ValueType:
     if kind is None:
         return content_pb2.TOOL_KIND_UNSPECIFIED
     return _KIND_TO_PB[_enum(ToolKind, kind, "kind")]
 
 
-def kind_from_pb(number: int) -> ToolKind:
+def kind_from_pb(number: content_pb2.ToolKind.ValueType) -> ToolKind:
     # An unknown number (a newer peer's kind) reads as UNKNOWN; the pb keeps it.
     return _KIND_FROM_PB.get(number, ToolKind.UNKNOWN)
 
@@ -323,7 +325,9 @@ class ImageContent(_MediaContent):
         return cls(_media.read_file(path, "image"), media_type=media_type, detail=detail)
 
     @classmethod
-    def from_url(cls, url: str, *, media_type: str | None = None, detail: ImageDetail | str | None = None) -> ImageContent:
+    def from_url(
+        cls, url: str, *, media_type: str | None = None, detail: ImageDetail | str | None = None
+    ) -> ImageContent:
         """An image by URL; the media type is guessed from the path when not given."""
         _expect(url, str, "url")
         if not _URL.match(url) and not url.startswith("data:"):
@@ -339,7 +343,9 @@ class ImageContent(_MediaContent):
         return cls(_media.decode_base64(data, "image"), media_type=media_type, detail=detail)
 
     @classmethod
-    def from_file_id(cls, file_id: str, *, media_type: str = "", detail: ImageDetail | str | None = None) -> ImageContent:
+    def from_file_id(
+        cls, file_id: str, *, media_type: str = "", detail: ImageDetail | str | None = None
+    ) -> ImageContent:
         """An image already uploaded to the provider's file store."""
         _expect(file_id, str, "file_id")
         block = cls.__new__(cls)
@@ -481,19 +487,25 @@ class DocumentContent(_MediaContent):
         return cls(data, media_type=media_type, filename=Path(path).name, title=title)
 
     @classmethod
-    def from_text(cls, text: str, *, media_type: str = "text/plain", filename: str = "", title: str = "") -> DocumentContent:
+    def from_text(
+        cls, text: str, *, media_type: str = "text/plain", filename: str = "", title: str = ""
+    ) -> DocumentContent:
         """A text document."""
         _expect(text, str, "text")
         return cls(text.encode("utf-8"), media_type=media_type, filename=filename, title=title)
 
     @classmethod
-    def from_base64(cls, data: str, *, media_type: str | None = None, filename: str = "", title: str = "") -> DocumentContent:
+    def from_base64(
+        cls, data: str, *, media_type: str | None = None, filename: str = "", title: str = ""
+    ) -> DocumentContent:
         """A document from base64 text."""
         _expect(data, str, "data")
         return cls(_media.decode_base64(data, "document"), media_type=media_type, filename=filename, title=title)
 
     @classmethod
-    def from_url(cls, url: str, *, media_type: str | None = None, filename: str = "", title: str = "") -> DocumentContent:
+    def from_url(
+        cls, url: str, *, media_type: str | None = None, filename: str = "", title: str = ""
+    ) -> DocumentContent:
         """A document by URL."""
         _expect(url, str, "url")
         if not _URL.match(url):
@@ -501,7 +513,9 @@ class DocumentContent(_MediaContent):
         return cls(url, media_type=media_type, filename=filename, title=title)
 
     @classmethod
-    def from_file_id(cls, file_id: str, *, media_type: str = "", filename: str = "", title: str = "") -> DocumentContent:
+    def from_file_id(
+        cls, file_id: str, *, media_type: str = "", filename: str = "", title: str = ""
+    ) -> DocumentContent:
         """A document already uploaded to the provider's file store."""
         _expect(file_id, str, "file_id")
         block = cls.__new__(cls)
@@ -747,7 +761,9 @@ class ToolResultContent(ContentBase):
                     )
                 arm.content.append(block._pb)
         else:
-            raise ValidationError.single("content", "type", f"expected str or a list of blocks, got {type(content).__name__}")
+            raise ValidationError.single(
+                "content", "type", f"expected str or a list of blocks, got {type(content).__name__}"
+            )
         if metadata is not None:
             _struct.fill_struct(arm.metadata, metadata, "metadata")
         self._pb = content_pb2.Content(tool_result=arm)

@@ -77,4 +77,6 @@ class ToolArgumentsError(AgentMsgError, ValueError):
         self.reason = reason
         self.arguments = arguments
         preview = arguments if len(arguments) <= 80 else arguments[:77] + "..."
-        super().__init__(f"tool call {call_id!r} ({name}): arguments are not a JSON object: {reason}; text: {preview!r}")
+        super().__init__(
+            f"tool call {call_id!r} ({name}): arguments are not a JSON object: {reason}; text: {preview!r}"
+        )

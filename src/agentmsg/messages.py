@@ -85,11 +85,11 @@ class StopReason(StrEnum):
     ERROR = "error"
 
 
-_STOP_TO_PB = {reason: message_pb2.StopReason.Value(f"STOP_REASON_{reason.name}") for reason in StopReason}
+_STOP_TO_PB: dict[StopReason, message_pb2.StopReason.ValueType] = {reason: message_pb2.StopReason.Value(f"STOP_REASON_{reason.name}") for reason in StopReason}
 _STOP_FROM_PB = {number: reason for reason, number in _STOP_TO_PB.items()}
 
 
-def _stop_to_pb(reason: StopReason | str | None) -> int:
+def _stop_to_pb(reason: StopReason | str | None) -> message_pb2.StopReason.ValueType:
     if reason is None:
         return message_pb2.STOP_REASON_UNSPECIFIED
     try:
@@ -109,7 +109,9 @@ def _set_timestamp(target: timestamp_pb2.Timestamp, value: datetime | float | in
     elif isinstance(value, (int, float)) and not isinstance(value, bool):
         target.FromMicroseconds(round(value * 1_000_000))
     else:
-        raise ValidationError.single("timestamp", "type", f"expected a datetime or epoch seconds, got {type(value).__name__}")
+        raise ValidationError.single(
+            "timestamp", "type", f"expected a datetime or epoch seconds, got {type(value).__name__}"
+        )
 
 
 def _check_str(value: Any, field: str) -> None:
@@ -122,7 +124,9 @@ def _fill_content(target: Any, contents: Iterable[ContentBase], field: str = "co
         raise ValidationError.single(field, "type", f"expected a list of content blocks, got {type(contents).__name__}")
     for i, block in enumerate(contents):
         if not isinstance(block, ContentBase):
-            raise ValidationError.single(f"{field}[{i}]", "type", f"expected a content block, got {type(block).__name__}")
+            raise ValidationError.single(
+                f"{field}[{i}]", "type", f"expected a content block, got {type(block).__name__}"
+            )
         target.append(block._pb)
 
 
@@ -244,7 +248,9 @@ class BaseMessage(ProtoWrapper[message_pb2.Message]):
 
         message = dict_form.message_from_dict(data)
         if not isinstance(message, cls):
-            raise ValidationError.single("role", "type", f"expected a {cls.__name__} dict, got {type(message).__name__}")
+            raise ValidationError.single(
+                "role", "type", f"expected a {cls.__name__} dict, got {type(message).__name__}"
+            )
         return message
 
     def __repr__(self) -> str:
@@ -310,7 +316,9 @@ class UserMessage(BaseMessage):
     ) -> UserMessage:
         """Text followed by one image block per image (URL, base64, bytes, PIL image)."""
         blocks: list[TextContent | ImageContent] = [TextContent(content)]
-        blocks.extend(image if isinstance(image, ImageContent) else ImageContent(image, detail=detail) for image in images)
+        blocks.extend(
+            image if isinstance(image, ImageContent) else ImageContent(image, detail=detail) for image in images
+        )
         return cls(blocks, **kwargs)
 
     @classmethod
@@ -342,7 +350,9 @@ class AssistantMessage(BaseMessage):
     ) -> None:
         _check_str(stop_reason_raw, "stop_reason_raw")
         _check_str(error, "error")
-        body = message_pb2.AssistantMessage(stop_reason=_stop_to_pb(stop_reason), stop_reason_raw=stop_reason_raw, error=error)
+        body = message_pb2.AssistantMessage(
+            stop_reason=_stop_to_pb(stop_reason), stop_reason_raw=stop_reason_raw, error=error
+        )
         _fill_content(body.content, contents)
         if usage is not None:
             if not isinstance(usage, Usage):
@@ -350,7 +360,9 @@ class AssistantMessage(BaseMessage):
             body.usage.CopyFrom(usage._pb)
         if provenance is not None:
             if not isinstance(provenance, Provenance):
-                raise ValidationError.single("provenance", "type", f"expected Provenance, got {type(provenance).__name__}")
+                raise ValidationError.single(
+                    "provenance", "type", f"expected Provenance, got {type(provenance).__name__}"
+                )
             body.provenance.CopyFrom(provenance._pb)
         self._init(body, id, timestamp, name)
 
@@ -516,7 +528,9 @@ class CompactionSummaryMessage(BaseMessage):
         body = message_pb2.CompactionSummaryMessage(summary=summary)
         if tokens_before is not None:
             if isinstance(tokens_before, bool) or not isinstance(tokens_before, int):
-                raise ValidationError.single("tokens_before", "type", f"expected an int, got {type(tokens_before).__name__}")
+                raise ValidationError.single(
+                    "tokens_before", "type", f"expected an int, got {type(tokens_before).__name__}"
+                )
             if not -(2**63) <= tokens_before < 2**63:
                 raise ValidationError.single("tokens_before", "int64", f"{tokens_before} does not fit in int64")
             body.tokens_before = tokens_before
@@ -578,7 +592,9 @@ class Conversation(ProtoWrapper[message_pb2.Conversation], Sequence[AgentMessage
     def append(self, message: BaseMessage) -> None:
         """Add a message at the end (its generated message is copied in)."""
         if not isinstance(message, BaseMessage):
-            raise ValidationError.single(f"messages[{len(self)}]", "type", f"expected a message, got {type(message).__name__}")
+            raise ValidationError.single(
+                f"messages[{len(self)}]", "type", f"expected a message, got {type(message).__name__}"
+            )
         self._pb.messages.append(message._pb)
 
     def extend(self, messages: Iterable[BaseMessage]) -> None:

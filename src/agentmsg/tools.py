@@ -78,4 +78,5 @@ class ToolDefinition(ProtoWrapper[tool_pb2.ToolDefinition]):
         return kind_from_pb(self._pb.kind)
 
     def __repr__(self) -> str:
-        return f"ToolDefinition(name={self.name!r}, kind={self.kind.value!r}, parameters={json.dumps(self._pb.parameters)[:60]})"
+        schema = json.dumps(self._pb.parameters)[:60]
+        return f"ToolDefinition(name={self.name!r}, kind={self.kind.value!r}, parameters={schema})"

@@ -1,0 +1,541 @@
+"""The seed-1 dict form: the shape of the seed's dataclasses as plain dicts.
+
+The seed (a Python agent framework's message layer) stored messages as
+``dataclasses.asdict`` output. This module reads and writes that shape, so
+histories kept in it load into agentmsg and go back out unchanged::
+
+    {"role": "user", "id": "...", "timestamp": 1700000000.123456,
+     "contents": [{"type": "text", "content": "hi"},
+                  {"type": "image", "images": ["<base64>"], "media_type": "image/png"}]}
+
+Differences from the seed, each so that nothing is lost:
+
+- binary data (images, audio) is base64 text, so the dict is JSON;
+- keys the seed lacks are added only when they carry information:
+  ``media_type``, ``detail``, ``file_id`` on media; ``signature`` on text;
+  ``arguments`` (the verbatim argument text, always written), ``index``,
+  ``signature``, ``server_name`` on tool calls; ``name``, ``index``,
+  ``terminate_message`` on tool results; ``name`` on messages;
+  ``stop_reason_raw``, ``provenance``, ``reasoning_tokens``, ``total_tokens``
+  on assistant messages; ``id`` on session-only messages;
+- a tool result whose content is more than one text block (or not text) has
+  ``content`` as a list of content dicts instead of a string;
+- unknown usage counts are left out (the seed wrote 0, which agentmsg keeps
+  apart from unknown);
+- ``timestamp`` is epoch seconds as a float, exact to the microsecond.
+
+On import, one seed ``image`` dict holding several images becomes one
+:class:`~agentmsg.ImageContent` per image. ``"file:"`` audio paths are refused:
+decoded data never reads local files (use ``AudioContent.from_file``).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from agentmsg import _media
+from agentmsg.content import (
+    AudioContent,
+    Content,
+    DocumentContent,
+    ImageContent,
+    RedactedThinkingContent,
+    TextContent,
+    ThinkingContent,
+    ToolCallContent,
+    ToolResultContent,
+    UnknownContent,
+)
+from agentmsg.errors import DecodeError, MediaError, ValidationError, Violation
+from agentmsg.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BaseMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    CustomMessage,
+    Provenance,
+    SystemMessage,
+    ToolMessage,
+    UnknownMessage,
+    UserMessage,
+)
+from agentmsg.usage import Usage, UsageCost
+from agentmsg.v1 import content_pb2
+
+__all__ = [
+    "content_from_dict",
+    "content_to_dict",
+    "contents_from_dict",
+    "message_from_dict",
+    "message_to_dict",
+    "messages_from_dicts",
+    "messages_to_dicts",
+]
+
+_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_write_tokens",
+    "reasoning_tokens",
+    "total_tokens",
+)
+_COST_FIELDS = ("input", "output", "cache_read", "cache_write", "total")
+
+
+# --- export -----------------------------------------------------------------
+
+
+def _timestamp(message: BaseMessage) -> float:
+    ts = message.pb.timestamp
+    return ts.seconds + ts.nanos / 1_000_000_000
+
+
+def _media_dict(block: ImageContent | AudioContent, key: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": block.type}
+    if block.data is not None:
+        out[key] = [base64.b64encode(block.data).decode("ascii")]
+    elif block.url is not None:
+        out[key] = [block.url]
+    else:
+        out[key] = []
+        out["file_id"] = block.file_id
+    if block.media_type:
+        out["media_type"] = block.media_type
+    return out
+
+
+def content_to_dict(block: Content) -> dict[str, Any]:
+    """One content block as its seed-1 dict."""
+    match block:
+        case TextContent():
+            out: dict[str, Any] = {"type": "text", "content": block.content}
+            if block.signature:
+                out["signature"] = block.signature
+            return out
+        case ImageContent():
+            out = _media_dict(block, "images")
+            if block.detail is not None:
+                out["detail"] = block.detail.value
+            return out
+        case AudioContent():
+            return _media_dict(block, "audio")
+        case DocumentContent():
+            out = {"type": "document"}
+            if block.data is not None:
+                out["data"] = base64.b64encode(block.data).decode("ascii")
+            elif block.url is not None:
+                out["url"] = block.url
+            else:
+                out["file_id"] = block.file_id
+            for key in ("media_type", "filename", "title"):
+                if getattr(block, key):
+                    out[key] = getattr(block, key)
+            return out
+        case ThinkingContent():
+            return {"type": "thinking", "content": block.content, "signature": block.signature}
+        case RedactedThinkingContent():
+            return {"type": "redacted_thinking", "data": block.data}
+        case ToolCallContent():
+            kind = block.kind
+            out = {
+                "type": "tool_call",
+                "id": block.id,
+                "name": block.name,
+                "kind": None if kind.value == "unknown" else kind.value,
+                "arguments": block.arguments,
+                "metadata": block.metadata,
+            }
+            if block.arguments_error is None:
+                out["args"] = block.args
+            for key, default in (("index", 0), ("signature", ""), ("server_name", "")):
+                if getattr(block, key) != default:
+                    out[key] = getattr(block, key)
+            return out
+        case ToolResultContent():
+            parts = block.content
+            content: str | list[dict[str, Any]]
+            if len(parts) <= 1 and all(isinstance(part, TextContent) and not part.signature for part in parts):
+                content = block.text
+            else:
+                content = [content_to_dict(part) for part in parts]
+            out = {
+                "type": "tool_result",
+                "id": block.id,
+                "content": content,
+                "is_error": block.is_error,
+                "metadata": block.metadata,
+                "terminate": block.terminate,
+            }
+            for key, default in (("name", ""), ("terminate_message", ""), ("index", 0)):
+                if getattr(block, key) != default:
+                    out[key] = getattr(block, key)
+            return out
+        case UnknownContent():
+            return {"type": "unknown", "proto": base64.b64encode(block.to_bytes()).decode("ascii")}
+    raise ValidationError.single("type", "type", f"not a content block: {type(block).__name__}")
+
+
+def _usage_dict(usage: Usage) -> dict[str, Any]:
+    out: dict[str, Any] = {key: getattr(usage, key) for key in _USAGE_FIELDS if getattr(usage, key) is not None}
+    cost = usage.cost
+    if cost is not None:
+        out["cost"] = {key: getattr(cost, key) for key in _COST_FIELDS if getattr(cost, key) is not None}
+    return out
+
+
+def message_to_dict(message: AgentMessage) -> dict[str, Any]:
+    """One message as its seed-1 dict."""
+    out: dict[str, Any] = {"role": message.role.value if message.role else "unknown"}
+    match message:
+        case SystemMessage() | UserMessage() | ToolMessage():
+            out["contents"] = [content_to_dict(block) for block in message.contents]
+        case AssistantMessage():
+            out["contents"] = [content_to_dict(block) for block in message.contents]
+            if message.usage is not None:
+                out["usage"] = _usage_dict(message.usage)
+            out["stop_reason"] = message.stop_reason.value if message.stop_reason else None
+            out["error"] = message.error
+            if message.stop_reason_raw:
+                out["stop_reason_raw"] = message.stop_reason_raw
+            if message.provenance is not None:
+                p = message.provenance
+                out["provenance"] = {
+                    "provider": p.provider,
+                    "api": p.api,
+                    "model": p.model,
+                    "response_id": p.response_id,
+                }
+        case CustomMessage():
+            out["custom_type"] = message.custom_type
+            out["contents"] = [content_to_dict(block) for block in message.contents]
+            out["details"] = message.details
+        case BranchSummaryMessage():
+            out["summary"] = message.summary
+            out["from_id"] = message.from_id
+        case CompactionSummaryMessage():
+            out["summary"] = message.summary
+            out["tokens_before"] = message.tokens_before
+        case UnknownMessage():
+            out["proto"] = base64.b64encode(message.to_bytes()).decode("ascii")
+            return out
+    out["id"] = message.id
+    out["timestamp"] = _timestamp(message)
+    if message.name:
+        out["name"] = message.name
+    return out
+
+
+def messages_to_dicts(messages: Iterable[AgentMessage]) -> list[dict[str, Any]]:
+    """Messages as seed-1 dicts."""
+    return [message_to_dict(message) for message in messages]
+
+
+# --- import -----------------------------------------------------------------
+
+
+class _PayloadError(ValidationError):
+    """A ValidationError whose paths already point into the payload."""
+
+
+@contextmanager
+def _at(path: str) -> Iterator[None]:
+    """Re-raise errors from the constructors with ``path`` in front of their fields."""
+    try:
+        yield
+    except _PayloadError:
+        raise
+    except ValidationError as exc:
+        raise _PayloadError([_prefixed(path, v) for v in exc.violations], "seed-1 dict") from None
+    except (MediaError, DecodeError) as exc:
+        rule = "media" if isinstance(exc, MediaError) else "decode"
+        raise _PayloadError([Violation(path, rule, str(exc))], "seed-1 dict") from None
+
+
+# A proto path inside a message body (`user.content[0].image`) names the dict key `contents`.
+_BODY_CONTENT = re.compile(r"^(system|user|assistant|tool|custom)\.content")
+
+
+def _prefixed(path: str, violation: Violation) -> Violation:
+    field = _BODY_CONTENT.sub("contents", violation.field)
+    if not field:
+        return Violation(path, violation.rule_id, violation.message)
+    sep = "" if field.startswith("[") else "."
+    return Violation(f"{path}{sep}{field}" if path else field, violation.rule_id, violation.message)
+
+
+def _fail(path: str, rule: str, message: str) -> ValidationError:
+    return _PayloadError([Violation(path, rule, message)], "seed-1 dict")
+
+
+def _get(data: Mapping[str, Any], key: str, types: type | tuple[type, ...], path: str, default: Any = None) -> Any:
+    value = data.get(key, default)
+    if value is None and default is None:
+        return None
+    if not isinstance(value, types) or (
+        isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,))
+    ):
+        names = " or ".join(t.__name__ for t in (types if isinstance(types, tuple) else (types,)))
+        raise _fail(f"{path}.{key}", "type", f"expected {names}, got {type(value).__name__}")
+    return value
+
+
+def _require(data: Mapping[str, Any], key: str, types: type | tuple[type, ...], path: str) -> Any:
+    if key not in data or data[key] is None:
+        raise _fail(f"{path}.{key}", "required", "value is required")
+    return _get(data, key, types, path)
+
+
+def _str_source(item: str, kind: str) -> str:
+    """Reject ``file:`` paths in decoded data; everything else the constructors classify."""
+    if item.startswith("file:"):
+        raise MediaError(
+            f"{kind} 'file:' paths are not read from decoded data; use {kind.capitalize()}Content.from_file"
+        )
+    return item
+
+
+def contents_from_dict(data: Mapping[str, Any], path: str = "") -> list[Content]:
+    """The blocks one seed-1 content dict stands for (an image dict may hold several images)."""
+    if not isinstance(data, Mapping):
+        raise _fail(path, "type", f"expected a content dict, got {type(data).__name__}")
+    kind = data.get("type")
+    with _at(path):
+        if kind == "text":
+            return [TextContent(_get(data, "content", str, path, ""), signature=_get(data, "signature", str, path, ""))]
+        if kind == "image":
+            return _images_from_dict(data, path)
+        if kind == "audio":
+            return _audio_from_dict(data, path)
+        if kind == "document":
+            return [_document_from_dict(data, path)]
+        if kind == "thinking":
+            return [ThinkingContent(_get(data, "content", str, path, ""), _get(data, "signature", str, path, ""))]
+        if kind == "redacted_thinking":
+            return [RedactedThinkingContent(_require(data, "data", str, path))]
+        if kind == "tool_call":
+            return [_tool_call_from_dict(data, path)]
+        if kind == "tool_result":
+            return [_tool_result_from_dict(data, path)]
+        if kind == "unknown":
+            raw = _media.decode_base64(_require(data, "proto", str, path), "unknown content")
+            return [UnknownContent.from_bytes(raw)]
+    raise _fail(f"{path}.type", "enum", f"unknown content type {kind!r}")
+
+
+def content_from_dict(data: Mapping[str, Any]) -> Content:
+    """One block from its seed-1 dict (an image dict must then hold exactly one image)."""
+    blocks = contents_from_dict(data)
+    if len(blocks) != 1:
+        raise _fail("images", "count", f"the dict holds {len(blocks)} blocks; use contents_from_dict")
+    return blocks[0]
+
+
+def _images_from_dict(data: Mapping[str, Any], path: str) -> list[Content]:
+    media_type = _get(data, "media_type", str, path) or None
+    detail = _get(data, "detail", str, path)
+    file_id = _get(data, "file_id", str, path)
+    items = _get(data, "images", list, path, [])
+    if file_id is not None:
+        return [ImageContent.from_file_id(file_id, media_type=media_type or "", detail=detail)]
+    if not items:
+        raise _fail(f"{path}.images", "required", "an image dict needs at least one image")
+    blocks: list[Content] = []
+    for i, item in enumerate(items):
+        with _at(f"{path}.images[{i}]"):
+            source = _str_source(item, "image") if isinstance(item, str) else item
+            blocks.append(ImageContent(source, media_type=media_type, detail=detail))
+    return blocks
+
+
+def _audio_from_dict(data: Mapping[str, Any], path: str) -> list[Content]:
+    media_type = _get(data, "media_type", str, path) or None
+    file_id = _get(data, "file_id", str, path)
+    if file_id is not None:
+        return [_file_id_block(content_pb2.AudioContent(file_id=file_id, media_type=media_type or ""), "audio")]
+    items = _get(data, "audio", list, path, [])
+    if not items:
+        raise _fail(f"{path}.audio", "required", "an audio dict needs at least one clip")
+    blocks: list[Content] = []
+    for i, item in enumerate(items):
+        with _at(f"{path}.audio[{i}]"):
+            source = _str_source(item, "audio") if isinstance(item, str) else item
+            blocks.append(AudioContent(source, media_type=media_type))
+    return blocks
+
+
+def _file_id_block(arm: Any, field: str) -> Content:
+    from agentmsg import _validation
+    from agentmsg.content import content_from_proto
+
+    pb = content_pb2.Content(**{field: arm})
+    _validation.check(pb)
+    return content_from_proto(pb)
+
+
+def _document_from_dict(data: Mapping[str, Any], path: str) -> DocumentContent:
+    media_type = _get(data, "media_type", str, path) or None
+    filename = _get(data, "filename", str, path, "")
+    title = _get(data, "title", str, path, "")
+    if "file_id" in data:
+        return DocumentContent.from_file_id(
+            _require(data, "file_id", str, path), media_type=media_type or "", filename=filename, title=title
+        )
+    if "url" in data:
+        return DocumentContent.from_url(
+            _require(data, "url", str, path), media_type=media_type, filename=filename, title=title
+        )
+    with _at(f"{path}.data"):
+        raw = _media.decode_base64(_require(data, "data", str, path), "document")
+    return DocumentContent(raw, media_type=media_type, filename=filename, title=title)
+
+
+def _tool_call_from_dict(data: Mapping[str, Any], path: str) -> ToolCallContent:
+    arguments = _get(data, "arguments", str, path)
+    args = None if arguments is not None else _get(data, "args", Mapping, path, {})
+    return ToolCallContent(
+        _require(data, "id", str, path),
+        _require(data, "name", str, path),
+        args,
+        arguments=arguments,
+        kind=_get(data, "kind", str, path),
+        index=_get(data, "index", int, path, 0),
+        signature=_get(data, "signature", str, path, ""),
+        server_name=_get(data, "server_name", str, path, ""),
+        metadata=_get(data, "metadata", Mapping, path) or None,
+    )
+
+
+def _tool_result_from_dict(data: Mapping[str, Any], path: str) -> ToolResultContent:
+    raw = data.get("content", "")
+    content: str | list[Any]
+    if isinstance(raw, str):
+        content = raw
+    elif isinstance(raw, list):
+        content = []
+        for i, item in enumerate(raw):
+            content.extend(contents_from_dict(item, f"{path}.content[{i}]"))
+    else:
+        raise _fail(f"{path}.content", "type", f"expected str or a list of content dicts, got {type(raw).__name__}")
+    return ToolResultContent(
+        _require(data, "id", str, path),
+        content,
+        is_error=_get(data, "is_error", bool, path, False),
+        name=_get(data, "name", str, path, ""),
+        metadata=_get(data, "metadata", Mapping, path) or None,
+        terminate=_get(data, "terminate", bool, path, False),
+        terminate_message=_get(data, "terminate_message", str, path, ""),
+        index=_get(data, "index", int, path, 0),
+    )
+
+
+def _blocks(data: Mapping[str, Any], path: str) -> list[Any]:
+    items = _get(data, "contents", list, path, [])
+    blocks: list[Any] = []
+    for i, item in enumerate(items):
+        blocks.extend(contents_from_dict(item, f"{path}.contents[{i}]"))
+    return blocks
+
+
+def _timestamp_of(data: Mapping[str, Any], path: str) -> datetime | float | None:
+    value = data.get("timestamp")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, datetime)):
+        raise _fail(f"{path}.timestamp", "type", f"expected epoch seconds, got {type(value).__name__}")
+    return value
+
+
+def _usage_from_dict(data: Any, path: str) -> Usage | None:
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise _fail(path, "type", f"expected a usage dict, got {type(data).__name__}")
+    cost_data = data.get("cost")
+    cost = None
+    if cost_data is not None:
+        if not isinstance(cost_data, Mapping):
+            raise _fail(f"{path}.cost", "type", f"expected a cost dict, got {type(cost_data).__name__}")
+        with _at(f"{path}.cost"):
+            cost = UsageCost(**{key: cost_data.get(key) for key in _COST_FIELDS})
+    with _at(path):
+        return Usage(**{key: data.get(key) for key in _USAGE_FIELDS}, cost=cost)
+
+
+def _provenance_from_dict(data: Mapping[str, Any] | None, path: str) -> Provenance | None:
+    if data is None:
+        return None
+    keys = ("provider", "api", "model", "response_id")
+    with _at(path):
+        return Provenance(**{key: _get(data, key, str, "", "") for key in keys})
+
+
+def message_from_dict(data: Mapping[str, Any], path: str = "") -> AgentMessage:
+    """One message from its seed-1 dict."""
+    if not isinstance(data, Mapping):
+        raise _fail(path, "type", f"expected a message dict, got {type(data).__name__}")
+    role = data.get("role")
+    common: dict[str, Any] = {
+        "id": _get(data, "id", str, path),
+        "timestamp": _timestamp_of(data, path),
+        "name": _get(data, "name", str, path, ""),
+    }
+    message: AgentMessage
+    with _at(path):
+        if role == "system":
+            message = SystemMessage(_blocks(data, path), **common)
+        elif role == "user":
+            message = UserMessage(_blocks(data, path), **common)
+        elif role == "assistant":
+            provenance = _get(data, "provenance", Mapping, path)
+            message = AssistantMessage(
+                _blocks(data, path),
+                usage=_usage_from_dict(data.get("usage"), f"{path}.usage"),
+                stop_reason=_get(data, "stop_reason", str, path),
+                stop_reason_raw=_get(data, "stop_reason_raw", str, path, ""),
+                error=_get(data, "error", str, path, ""),
+                provenance=_provenance_from_dict(provenance, f"{path}.provenance"),
+                **common,
+            )
+        elif role == "tool":
+            message = ToolMessage(_blocks(data, path), **common)
+        elif role == "custom":
+            message = CustomMessage(
+                _require(data, "custom_type", str, path), _blocks(data, path), details=data.get("details"), **common
+            )
+        elif role == "branch_summary":
+            message = BranchSummaryMessage(
+                _require(data, "summary", str, path), _get(data, "from_id", str, path, ""), **common
+            )
+        elif role == "compaction_summary":
+            message = CompactionSummaryMessage(
+                _require(data, "summary", str, path), _get(data, "tokens_before", int, path), **common
+            )
+        elif role == "unknown":
+            raw = _media.decode_base64(_require(data, "proto", str, path), "unknown message")
+            message = BaseMessage.from_bytes(raw)  # type: ignore[assignment]
+        else:
+            raise _fail(f"{path}.role", "enum", f"unknown role {role!r}")
+    return message
+
+
+def messages_from_dicts(data: Iterable[Mapping[str, Any]]) -> list[AgentMessage]:
+    """Messages from seed-1 dicts; errors name the path (``[3].contents[1].images[0]``)."""
+    if isinstance(data, (str, bytes, Mapping)):
+        raise _fail("", "type", f"expected a list of message dicts, got {type(data).__name__}")
+    messages: list[AgentMessage] = []
+    found: list[Violation] = []
+    for i, item in enumerate(data):
+        try:
+            messages.append(message_from_dict(item, f"[{i}]"))
+        except ValidationError as exc:
+            found.extend(exc.violations)
+    if found:
+        raise ValidationError(found, "seed-1 dicts")
+    return messages
