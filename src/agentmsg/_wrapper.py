@@ -8,6 +8,7 @@ magic: the generated message is reachable as ``.pb`` / ``to_proto()``.
 
 from __future__ import annotations
 
+import json
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from google.protobuf import json_format
@@ -94,14 +95,23 @@ class ProtoWrapper(Generic[P]):
         Unknown fields are refused: a :class:`~agentmsg.DecodeError` names the
         offending field.
         """
+        name = cls._PB.DESCRIPTOR.full_name
+        if isinstance(text, dict):
+            value: Any = text
+        elif isinstance(text, (str, bytes, bytearray)):
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError) as exc:
+                raise DecodeError(f"not valid ProtoJSON for {name}: {exc}") from None
+        else:
+            raise DecodeError(f"{cls.__name__}.from_json expects str, bytes or dict, got {type(text).__name__}")
+        if not isinstance(value, dict):
+            raise DecodeError(f"not valid ProtoJSON for {name}: expected a JSON object, got {type(value).__name__}")
         pb = cls._PB()
         try:
-            if isinstance(text, dict):
-                json_format.ParseDict(text, pb)
-            else:
-                json_format.Parse(text, pb)
-        except (json_format.ParseError, ValueError, TypeError) as exc:
-            raise DecodeError(f"not valid ProtoJSON for {cls._PB.DESCRIPTOR.full_name}: {exc}") from None
+            json_format.ParseDict(value, pb)
+        except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
+            raise DecodeError(f"not valid ProtoJSON for {name}: {exc}") from None
         return cls.from_proto(pb, validate=validate)  # type: ignore[arg-type]
 
     def validate(self) -> Self:

@@ -161,7 +161,10 @@ def content_to_dict(block: Content) -> dict[str, Any]:
         case ToolResultContent():
             parts = block.content
             content: str | list[dict[str, Any]]
-            if len(parts) <= 1 and all(isinstance(part, TextContent) and not part.signature for part in parts):
+            # The seed's plain string holds no blocks ("") or one non-empty, unsigned text block.
+            if not parts or (
+                len(parts) == 1 and isinstance(parts[0], TextContent) and parts[0].content and not parts[0].signature
+            ):
                 content = block.text
             else:
                 content = [content_to_dict(part) for part in parts]
