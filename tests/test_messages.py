@@ -188,7 +188,9 @@ def test_match_on_the_closed_unions() -> None:
                 return type(message).__name__
 
     assert describe(every_role()[0]) == "You are terse."
-    assert describe(every_role()[2]).startswith("thinking:It is a picture.:sig-1,redacted_thinking,text:Checking.,call:")
+    assert describe(every_role()[2]).startswith(
+        "thinking:It is a picture.:sig-1,redacted_thinking,text:Checking.,call:"
+    )
     assert describe(every_role()[7]) == "BranchSummaryMessage"
 
 

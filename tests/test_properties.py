@@ -15,7 +15,9 @@ from agentmsg import dict_form
 PNG = png_bytes()
 text = st.text(max_size=40)
 ident = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=16)
-json_scalar = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | text
+json_scalar = (
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | text
+)
 json_value = st.recursive(
     json_scalar, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3), max_leaves=8
 )
@@ -31,7 +33,7 @@ images = st.one_of(
 )
 audio = st.one_of(st.just(am.AudioContent(WAV)), st.just(am.AudioContent.from_url("https://example.test/a.ogg")))
 documents = st.one_of(
-    st.builds(lambda t: am.DocumentContent.from_text(t, title="t"), text),
+    st.builds(lambda t: am.DocumentContent.from_text(t, title="t"), st.text(min_size=1, max_size=40)),
     st.just(am.DocumentContent(PDF, filename="x.pdf")),
 )
 thinking = st.builds(am.ThinkingContent, text, st.sampled_from(["", "c2lnbmF0dXJl"]))
@@ -85,9 +87,7 @@ messages = st.one_of(
         **common,
     ),
     st.builds(am.ToolMessage, st.lists(tool_results, min_size=1, max_size=3), **common),
-    st.builds(
-        am.CustomMessage, ident, st.lists(texts | images, max_size=2), details=st.none() | json_value, **common
-    ),
+    st.builds(am.CustomMessage, ident, st.lists(texts | images, max_size=2), details=st.none() | json_value, **common),
     st.builds(am.BranchSummaryMessage, st.text(min_size=1, max_size=20), ident, **common),
     st.builds(am.CompactionSummaryMessage, st.text(min_size=1, max_size=20), counts, **common),
 )

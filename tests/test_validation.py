@@ -55,7 +55,9 @@ def test_tool_result_content_rules(kind: str) -> None:
         assert info.value.violations[0].rule_id == "tool_result.content.kind"
 
 
-@pytest.mark.parametrize("build", [lambda: am.SystemMessage([]), lambda: am.UserMessage([]), lambda: am.ToolMessage([])])
+@pytest.mark.parametrize(
+    "build", [lambda: am.SystemMessage([]), lambda: am.UserMessage([]), lambda: am.ToolMessage([])]
+)
 def test_at_least_one_content_item(build: object) -> None:
     with pytest.raises(am.ValidationError) as info:
         build()  # type: ignore[operator]
@@ -117,10 +119,26 @@ def test_message_without_role_is_invalid() -> None:
         (lambda: am.ToolResultContent("c", "x", index=-2), "tool_result.index", "int32.gte"),
         (lambda: am.RedactedThinkingContent(""), "redacted_thinking.data", "string.min_len"),
         (lambda: am.ImageContent.from_file_id(""), "image.file_id", "string.min_len"),
-        (lambda: am.ImageContent.from_url("https://x.test/a", media_type="image"), "image.media_type", "string.pattern"),
-        (lambda: am.ImageContent.from_url("https://x.test/a", media_type="video/mp4"), "image.media_type", "string.pattern"),
-        (lambda: am.AudioContent.from_url("https://x.test/a", media_type="image/png"), "audio.media_type", "string.pattern"),
-        (lambda: am.DocumentContent.from_url("https://x.test/a", media_type="pdf"), "document.media_type", "string.pattern"),
+        (
+            lambda: am.ImageContent.from_url("https://x.test/a", media_type="image"),
+            "image.media_type",
+            "string.pattern",
+        ),
+        (
+            lambda: am.ImageContent.from_url("https://x.test/a", media_type="video/mp4"),
+            "image.media_type",
+            "string.pattern",
+        ),
+        (
+            lambda: am.AudioContent.from_url("https://x.test/a", media_type="image/png"),
+            "audio.media_type",
+            "string.pattern",
+        ),
+        (
+            lambda: am.DocumentContent.from_url("https://x.test/a", media_type="pdf"),
+            "document.media_type",
+            "string.pattern",
+        ),
         (lambda: am.CustomMessage(""), "custom.custom_type", "string.min_len"),
         (lambda: am.BranchSummaryMessage(""), "branch_summary.summary", "string.min_len"),
         (lambda: am.CompactionSummaryMessage("s", -1), "compaction_summary.tokens_before", "int64.gte"),

@@ -8,7 +8,10 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import mimetypes
 import re
+import struct
+import urllib.parse
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +22,8 @@ if TYPE_CHECKING:
     from PIL import Image
 
 _WHITESPACE = re.compile(rb"\s+")
-_DATA_URL = re.compile(r"^data:(?P<mime>[^;,]*)(?P<params>(;[^;,]*)*?)(?P<b64>;base64)?,(?P<data>.*)$", re.DOTALL)
+_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_DATA_URL = re.compile(r"^(?i:data):(?P<mime>[^;,]*)(?P<params>(;[^;,]*)*?)(?P<b64>;base64)?,(?P<data>.*)$", re.DOTALL)
 
 
 def sniff_image(data: bytes) -> str | None:
@@ -81,6 +85,8 @@ def parse_data_url(url: str, what: str) -> tuple[str, bytes]:
     if match is None:
         raise MediaError(f"malformed data URL for {what}")
     payload = match.group("data")
+    if not payload:
+        raise MediaError(f"the data URL for {what} holds no data")
     if match.group("b64"):
         data = decode_base64(payload, what)
     else:
@@ -98,27 +104,31 @@ def read_file(path: str | Path, what: str) -> bytes:
         raise MediaError(f"cannot read {what} file {str(path)!r}: {exc.strerror or exc}") from None
 
 
-def inspect_image(data: bytes, media_type: str | None) -> str:
+def inspect_image(data: bytes, media_type: str | None, hint: str | None = None) -> str:
     """Check image bytes and return their media type.
 
     The header is read with Pillow (no pixel decoding): an image larger than
-    Pillow's ``Image.MAX_IMAGE_PIXELS`` is refused as a decompression bomb. With
-    no ``media_type`` given, the format must be one Pillow identifies.
+    Pillow's ``Image.MAX_IMAGE_PIXELS`` is refused as a decompression bomb.
+    ``media_type`` (the caller's word) wins over what the bytes say; ``hint``
+    (a type declared in a data URL) is used only when Pillow cannot tell.
     """
     from PIL import Image, UnidentifiedImageError
 
     if not data:
         raise MediaError("image data is empty")
     try:
+        # Pillow reports odd headers (corrupt EXIF, ...) as warnings: the bomb warning
+        # becomes an error, the rest are not ours to show.
         with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(io.BytesIO(data)) as image:
                 fmt = image.format
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise MediaError(f"image refused as a decompression bomb: {exc}") from None
-    except (UnidentifiedImageError, OSError, ValueError, SyntaxError) as exc:
-        if media_type:
-            return media_type
+    except (UnidentifiedImageError, OSError, ValueError, SyntaxError, EOFError, struct.error) as exc:
+        if media_type or hint:
+            return media_type or hint or ""
         sniffed = sniff_image(data)
         reason = f"the bytes look like {sniffed} but Pillow cannot read them" if sniffed else "unknown image format"
         raise MediaError(f"{reason} ({type(exc).__name__}); pass media_type to override") from None
@@ -127,7 +137,24 @@ def inspect_image(data: bytes, media_type: str | None) -> str:
     mime = Image.MIME.get(fmt or "") or sniff_image(data)
     if not mime:
         raise MediaError(f"image format {fmt} has no known media type; pass media_type")
+    if not mime.startswith("image/"):
+        raise MediaError(f"the bytes are {fmt} ({mime}), not an image")
     return mime
+
+
+# A private table: the module-level mimetypes functions read /etc/mime.types,
+# which differs between machines.
+_TYPES = mimetypes.MimeTypes()
+_PREFERRED = {"audio/x-wav": "audio/wav", "audio/x-flac": "audio/flac"}
+
+
+def guess_from_path(path: str, prefix: str) -> str:
+    """The media type a file name or URL path suggests, if it starts with ``prefix``."""
+    if _URL_SCHEME.match(path):
+        path = urllib.parse.urlsplit(path).path
+    guessed, _ = _TYPES.guess_type(path, strict=False)
+    guessed = _PREFERRED.get(guessed or "", guessed)
+    return guessed if guessed and guessed.startswith(prefix) else ""
 
 
 def encode_pil(image: Image.Image) -> tuple[bytes, str]:

@@ -17,7 +17,6 @@ A block whose arm this version does not know (from a newer peer) is an
 from __future__ import annotations
 
 import json
-import mimetypes
 import re
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
@@ -244,18 +243,17 @@ class _MediaContent(ContentBase):
         raise MediaError(f"{type(self).__name__} refers to provider file {arm.file_id!r}: it has no bytes to encode")
 
 
+def _is_data_url(value: str) -> bool:
+    return value[:5].lower() == "data:"
+
+
 def _resolve_str_source(value: str, what: str) -> tuple[str, Any]:
     """Classify a string source: ('url', url) or ('data', (mime, bytes)) or ('base64', text)."""
-    if value.startswith("data:"):
+    if _is_data_url(value):
         return "data", _media.parse_data_url(value, what)
     if _URL.match(value):
         return "url", value
     return "base64", value
-
-
-def _guess_from_path(path: str, prefix: str) -> str:
-    guessed, _ = mimetypes.guess_type(path)
-    return guessed if guessed and guessed.startswith(prefix) else ""
 
 
 class ImageContent(_MediaContent):
@@ -301,15 +299,16 @@ class ImageContent(_MediaContent):
             kind, value = _resolve_str_source(image, "image")
             if kind == "url":
                 arm.url = value
-                arm.media_type = media_type or _guess_from_path(value, "image/")
+                arm.media_type = media_type or _media.guess_from_path(value, "image/")
             else:
+                hint = None
                 if kind == "data":
                     declared, data = value
-                    media_type = media_type or (declared if declared.startswith("image/") else None)
+                    hint = declared if declared.startswith("image/") else None
                 else:
                     data = _media.decode_base64(value, "image")
                 arm.data = data
-                arm.media_type = _media.inspect_image(data, media_type)
+                arm.media_type = _media.inspect_image(data, media_type, hint)
         else:
             raise ValidationError.single(
                 "image", "type", f"expected a URL, base64 str, bytes or PIL image, got {type(image).__name__}"
@@ -330,7 +329,7 @@ class ImageContent(_MediaContent):
     ) -> ImageContent:
         """An image by URL; the media type is guessed from the path when not given."""
         _expect(url, str, "url")
-        if not _URL.match(url) and not url.startswith("data:"):
+        if not _URL.match(url) and not _is_data_url(url):
             raise ValidationError.single("url", "string.uri", f"not an absolute URL: {url!r}")
         return cls(url, media_type=media_type, detail=detail)
 
@@ -388,7 +387,7 @@ class AudioContent(_MediaContent):
                 kind, value = _resolve_str_source(audio, "audio")
                 if kind == "url":
                     arm.url = value
-                    arm.media_type = media_type or _guess_from_path(value, "audio/")
+                    arm.media_type = media_type or _media.guess_from_path(value, "audio/")
                     self._pb = content_pb2.Content(audio=arm)
                     _validation.check(self._pb)
                     return
@@ -423,7 +422,7 @@ class AudioContent(_MediaContent):
     def from_url(cls, url: str, *, media_type: str | None = None) -> AudioContent:
         """Audio by URL; the media type is guessed from the path when not given."""
         _expect(url, str, "url")
-        if not _URL.match(url):
+        if not _URL.match(url) and not _is_data_url(url):
             raise ValidationError.single("url", "string.uri", f"not an absolute URL: {url!r}")
         return cls(url, media_type=media_type)
 
@@ -463,7 +462,7 @@ class DocumentContent(_MediaContent):
                 )
             if kind == "url":
                 arm.url = value
-                arm.media_type = media_type or _guess_from_path(value, "")
+                arm.media_type = media_type or _media.guess_from_path(value, "")
                 self._pb = content_pb2.Content(document=arm)
                 _validation.check(self._pb)
                 return
@@ -471,6 +470,8 @@ class DocumentContent(_MediaContent):
             media_type = media_type or declared or None
         else:
             raise ValidationError.single("document", "type", f"expected bytes or a URL, got {type(document).__name__}")
+        if not data:
+            raise MediaError("document data is empty")
         arm.data = data
         sniffed = media_type or _media.sniff_document(data)
         if not sniffed:
@@ -481,9 +482,11 @@ class DocumentContent(_MediaContent):
 
     @classmethod
     def from_file(cls, path: str | Path, *, media_type: str | None = None, title: str = "") -> DocumentContent:
-        """Read a file; the MIME type comes from its bytes, else from its extension."""
+        """Read a file: PDF by its bytes, else the type its extension names, else UTF-8 text."""
         data = _media.read_file(path, "document")
-        media_type = media_type or _media.sniff_document(data) or _guess_from_path(str(path), "") or None
+        if media_type is None and not data.startswith(b"%PDF-"):
+            media_type = _media.guess_from_path(str(path), "") or None
+        media_type = media_type or _media.sniff_document(data)
         return cls(data, media_type=media_type, filename=Path(path).name, title=title)
 
     @classmethod
@@ -508,7 +511,7 @@ class DocumentContent(_MediaContent):
     ) -> DocumentContent:
         """A document by URL."""
         _expect(url, str, "url")
-        if not _URL.match(url):
+        if not _URL.match(url) and not _is_data_url(url):
             raise ValidationError.single("url", "string.uri", f"not an absolute URL: {url!r}")
         return cls(url, media_type=media_type, filename=filename, title=title)
 
