@@ -20,7 +20,7 @@ WRAPPERS = [am.BaseMessage, am.ContentBase, am.Conversation, am.Usage, am.ToolDe
     ],
 )
 def test_malformed_bytes(cls: type[am.ProtoWrapper], data: bytes) -> None:  # type: ignore[type-arg]
-    with pytest.raises(am.DecodeError, match="not a valid agentmsg.v1"):
+    with pytest.raises(am.DecodeError, match=r"not a valid agentmsg\.v1"):
         cls.from_bytes(data)
 
 

@@ -45,6 +45,6 @@ def test_seed_enum_values() -> None:
 def test_generated_code_imports_cleanly() -> None:
     from agentmsg.v1 import content_pb2, message_pb2, tool_pb2, usage_pb2
 
-    assert message_pb2.DESCRIPTOR.package == "agentmsg.v1"
-    assert {f.name for f in (content_pb2, message_pb2, tool_pb2, usage_pb2)} >= set()
-    assert content_pb2.DESCRIPTOR.name == "agentmsg/v1/content.proto"
+    for module, name in ((content_pb2, "content"), (message_pb2, "message"), (tool_pb2, "tool"), (usage_pb2, "usage")):
+        assert module.DESCRIPTOR.package == "agentmsg.v1"
+        assert module.DESCRIPTOR.name == f"agentmsg/v1/{name}.proto"

@@ -20,10 +20,10 @@ ALLOWED = {
     "custom": {"text", "image", "audio", "document"},
 }
 BUILD = {
-    "system": lambda blocks: am.SystemMessage(blocks),
-    "user": lambda blocks: am.UserMessage(blocks),
-    "assistant": lambda blocks: am.AssistantMessage(blocks),
-    "tool": lambda blocks: am.ToolMessage(blocks),
+    "system": am.SystemMessage,
+    "user": am.UserMessage,
+    "assistant": am.AssistantMessage,
+    "tool": am.ToolMessage,
     "custom": lambda blocks: am.CustomMessage("k", blocks),
 }
 

@@ -72,7 +72,7 @@ def run(out: TextIO) -> int:
     checks = [
         ("protobuf", len(binary), am.Conversation.from_bytes(binary, validate=True) == conversation),
         ("ProtoJSON", len(protojson.encode()), am.Conversation.from_json(protojson, validate=True) == conversation),
-        ("seed-1 dicts", len(seed1.encode()), list(dict_form.messages_from_dicts(json.loads(seed1))) == list(conversation)),
+        ("seed-1 dicts", len(seed1.encode()), dict_form.messages_from_dicts(json.loads(seed1)) == list(conversation)),
     ]
     seed2_note = ""
     try:
@@ -94,7 +94,7 @@ def run(out: TextIO) -> int:
 
     out.write("\nrejected, as the contract says:\n")
     for attempt, build in (
-        ("a system message with an image", lambda: am.SystemMessage([am.ImageContent(_png())])),
+        ("a system message with an image", lambda: am.SystemMessage([am.ImageContent(_png())])),  # type: ignore[list-item]
         ("a tool call with no id", lambda: am.ToolCallContent("", "read_file")),
         ("an image that is not one", lambda: am.ImageContent(b"definitely not an image")),
     ):

@@ -20,7 +20,8 @@ _EXACT = 2**53
 
 def _restore(value: Any) -> Any:
     if isinstance(value, float):
-        if value.is_integer() and -_EXACT <= value <= _EXACT:
+        # -0.0 stays a float: an int would lose its sign.
+        if value.is_integer() and -_EXACT <= value <= _EXACT and not (value == 0 and math.copysign(1.0, value) < 0):
             return int(value)
         return value
     if isinstance(value, dict):

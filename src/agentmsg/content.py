@@ -131,7 +131,7 @@ class ContentBase(ProtoWrapper[content_pb2.Content]):
     __slots__ = ()
     _PB = content_pb2.Content
     _ARM: ClassVar[str | None] = None
-    _BY_ARM: ClassVar[dict[str, type[ContentBase]]] = {}
+    _BY_ARM: ClassVar[dict[str | None, type[ContentBase]]] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -174,8 +174,9 @@ class ContentBase(ProtoWrapper[content_pb2.Content]):
 
 def content_from_proto(pb: content_pb2.Content) -> Content:
     """Wrap a generated ``Content`` in the class of its arm (no copy)."""
-    cls = ContentBase._BY_ARM.get(pb.WhichOneof("kind") or "", UnknownContent)
-    return cls._wrap(pb)  # type: ignore[return-value]
+    block = object.__new__(ContentBase._BY_ARM.get(pb.WhichOneof("kind"), UnknownContent))
+    block._pb = pb
+    return block  # type: ignore[return-value]
 
 
 class TextContent(ContentBase):

@@ -32,7 +32,7 @@ from agentmsg.content import (
     ThinkingContent,
     ToolCallContent,
     ToolResultContent,
-    content_from_proto,
+    UnknownContent,
 )
 from agentmsg.errors import DecodeError, ValidationError
 from agentmsg.usage import Usage
@@ -85,7 +85,9 @@ class StopReason(StrEnum):
     ERROR = "error"
 
 
-_STOP_TO_PB: dict[StopReason, message_pb2.StopReason.ValueType] = {reason: message_pb2.StopReason.Value(f"STOP_REASON_{reason.name}") for reason in StopReason}
+_STOP_TO_PB: dict[StopReason, message_pb2.StopReason.ValueType] = {
+    reason: message_pb2.StopReason.Value(f"STOP_REASON_{reason.name}") for reason in StopReason
+}
 _STOP_FROM_PB = {number: reason for reason, number in _STOP_TO_PB.items()}
 
 
@@ -168,12 +170,17 @@ class BaseMessage(ProtoWrapper[message_pb2.Message]):
     __slots__ = ()
     _PB = message_pb2.Message
     ROLE: ClassVar[Role | None] = None
-    _BY_ROLE: ClassVar[dict[str, type[BaseMessage]]] = {}
+    _BY_ROLE: ClassVar[dict[str | None, type[BaseMessage]]] = {}
+    # The body's oneof arm when it has a `content` field (plain str: StrEnum .value is slow on hot paths).
+    _CONTENT_ARM: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.ROLE is not None:
             BaseMessage._BY_ROLE[cls.ROLE.value] = cls
+            body = message_pb2.Message.DESCRIPTOR.fields_by_name[cls.ROLE.value].message_type
+            assert body is not None
+            cls._CONTENT_ARM = cls.ROLE.value if "content" in body.fields_by_name else None
 
     def _init(
         self,
@@ -226,10 +233,17 @@ class BaseMessage(ProtoWrapper[message_pb2.Message]):
     @property
     def contents(self) -> tuple[Content, ...]:
         """The content blocks (empty for summary messages)."""
-        body = getattr(self._pb, self.ROLE.value) if self.ROLE is not None else None
-        if body is None or not hasattr(body, "content"):
+        arm = self._CONTENT_ARM
+        if arm is None:
             return ()
-        return tuple(content_from_proto(block) for block in body.content)
+        # Inlined content_from_proto: this is the decode-and-walk hot path.
+        by_arm = ContentBase._BY_ARM
+        blocks = []
+        for pb in getattr(self._pb, arm).content:
+            block = object.__new__(by_arm.get(pb.WhichOneof("kind"), UnknownContent))
+            block._pb = pb
+            blocks.append(block)
+        return tuple(blocks)  # type: ignore[arg-type]
 
     def text_content(self) -> str:
         """The text blocks joined, as in the seed (summary messages: the summary)."""
@@ -571,8 +585,9 @@ AgentMessage: TypeAlias = LLMMessage | SessionMessage | UnknownMessage
 
 def message_from_proto(pb: message_pb2.Message) -> AgentMessage:
     """Wrap a generated ``Message`` in the class of its role (no copy)."""
-    cls = BaseMessage._BY_ROLE.get(pb.WhichOneof("role") or "", UnknownMessage)
-    return cls._wrap(pb)  # type: ignore[return-value]
+    message = object.__new__(BaseMessage._BY_ROLE.get(pb.WhichOneof("role"), UnknownMessage))
+    message._pb = pb
+    return message  # type: ignore[return-value]
 
 
 class Conversation(ProtoWrapper[message_pb2.Conversation], Sequence[AgentMessage]):
