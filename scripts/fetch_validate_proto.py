@@ -32,7 +32,7 @@ TARGET = ROOT / "proto" / "buf" / "validate" / "validate.proto"
 def _archive() -> bytes:
     if CACHE.exists() and hashlib.sha256(CACHE.read_bytes()).hexdigest() == SHA256:
         return CACHE.read_bytes()
-    with urllib.request.urlopen(URL, timeout=120) as response:  # noqa: S310 - fixed https URL
+    with urllib.request.urlopen(URL, timeout=120) as response:
         data: bytes = response.read()
     digest = hashlib.sha256(data).hexdigest()
     if digest != SHA256:
