@@ -228,3 +228,27 @@ def test_errors_share_one_vocabulary() -> None:
     for error in (am.ValidationError, am.DecodeError, am.MediaError, am.ToolArgumentsError):
         assert issubclass(error, am.AgentMsgError)
         assert issubclass(error, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("build", "field"),
+    [
+        (lambda: am.TextContent("\ud800"), "content"),
+        (lambda: am.UserMessage.text("ok", id="\udfff"), "id"),
+        (lambda: am.ToolCallContent("c", "f", arguments="\ud800"), "arguments"),
+        (lambda: am.ToolCallContent("c", "f", {"a": "\ud800"}), "args"),
+        (lambda: am.ToolResultContent("c", "x", metadata={"\ud800": 1}), "metadata"),
+        (lambda: am.CustomMessage("k", details=["\ud800"]), "details[0]"),
+    ],
+)
+def test_strings_that_are_not_utf8_are_refused_clearly(build: object, field: str) -> None:
+    with pytest.raises(am.ValidationError) as info:
+        build()  # type: ignore[operator]
+    assert (info.value.violations[0].field, info.value.violations[0].rule_id) == (field, "string.utf8")
+
+
+def test_from_json_takes_any_mapping() -> None:
+    from types import MappingProxyType
+
+    message = am.UserMessage.text("hi", id="u", timestamp=1)
+    assert am.BaseMessage.from_json(MappingProxyType(message.to_json_dict())) == message

@@ -33,7 +33,10 @@ def _restore(value: Any) -> Any:
 
 def _plain(value: Any, field: str) -> Any:
     """Check that ``value`` is JSON data and return it with tuples made lists."""
-    if value is None or isinstance(value, (bool, str)):
+    if isinstance(value, str):
+        _utf8(value, field)
+        return value
+    if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
         return value
@@ -46,11 +49,19 @@ def _plain(value: Any, field: str) -> Any:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise ValidationError.single(field, "json", f"object keys must be strings, got {type(key).__name__}")
+            _utf8(key, field)
             out[key] = _plain(item, f"{field}.{key}")
         return out
     if isinstance(value, (list, tuple)):
         return [_plain(item, f"{field}[{i}]") for i, item in enumerate(value)]
     raise ValidationError.single(field, "json", f"{type(value).__name__} is not a JSON value")
+
+
+def _utf8(value: str, field: str) -> None:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError.single(field, "string.utf8", f"not encodable as UTF-8: {exc.reason}") from None
 
 
 def fill_struct(target: struct_pb2.Struct, value: Mapping[str, Any] | None, field: str) -> None:

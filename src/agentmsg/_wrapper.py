@@ -9,6 +9,7 @@ magic: the generated message is reachable as ``.pb`` / ``to_proto()``.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from google.protobuf import json_format
@@ -89,15 +90,15 @@ class ProtoWrapper(Generic[P]):
         return json_format.MessageToDict(self._pb)
 
     @classmethod
-    def from_json(cls, text: str | bytes | dict[str, Any], *, validate: bool = False) -> Self:
+    def from_json(cls, text: str | bytes | Mapping[str, Any], *, validate: bool = False) -> Self:
         """Parse ProtoJSON (a string, bytes, or an already decoded dict).
 
         Unknown fields are refused: a :class:`~agentmsg.DecodeError` names the
         offending field.
         """
         name = cls._PB.DESCRIPTOR.full_name
-        if isinstance(text, dict):
-            value: Any = text
+        if isinstance(text, Mapping):
+            value: Any = dict(text)
         elif isinstance(text, (str, bytes, bytearray)):
             try:
                 value = json.loads(text)

@@ -94,6 +94,18 @@ def _expect(value: Any, types: type | tuple[type, ...], field: str) -> None:
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
         names = " or ".join(t.__name__ for t in _as_tuple(types))
         raise ValidationError.single(field, "type", f"expected {names}, got {type(value).__name__}")
+    if isinstance(value, str):
+        check_utf8(value, field)
+
+
+def check_utf8(value: str, field: str) -> None:
+    """Protobuf strings are UTF-8: a lone surrogate cannot be encoded."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValidationError.single(
+            field, "string.utf8", f"not encodable as UTF-8: {exc.reason} at {exc.start}"
+        ) from None
 
 
 def _as_tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
@@ -596,9 +608,11 @@ def dump_arguments(args: Mapping[str, Any], field: str = "args") -> str:
     if not isinstance(args, Mapping):
         raise ValidationError.single(field, "type", f"expected a dict of arguments, got {type(args).__name__}")
     try:
-        return json.dumps(args, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
+        text = json.dumps(args, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
         raise ValidationError.single(field, "json", f"arguments are not JSON-serialisable: {exc}") from None
+    check_utf8(text, field)
+    return text
 
 
 def parse_json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:

@@ -33,6 +33,7 @@ from agentmsg.content import (
     ToolCallContent,
     ToolResultContent,
     UnknownContent,
+    check_utf8,
 )
 from agentmsg.errors import DecodeError, ValidationError
 from agentmsg.usage import Usage
@@ -119,6 +120,7 @@ def _set_timestamp(target: timestamp_pb2.Timestamp, value: datetime | float | in
 def _check_str(value: Any, field: str) -> None:
     if not isinstance(value, str):
         raise ValidationError.single(field, "type", f"expected str, got {type(value).__name__}")
+    check_utf8(value, field)
 
 
 def _fill_content(target: Any, contents: Iterable[ContentBase], field: str = "contents") -> None:
