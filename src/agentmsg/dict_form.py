@@ -65,7 +65,7 @@ from agentmsg.messages import (
     UnknownMessage,
     UserMessage,
 )
-from agentmsg.usage import Usage, UsageCost
+from agentmsg.usage import COST_FIELDS, TOKEN_FIELDS, Usage, UsageCost
 from agentmsg.v1 import content_pb2
 
 __all__ = [
@@ -77,16 +77,6 @@ __all__ = [
     "messages_from_dicts",
     "messages_to_dicts",
 ]
-
-_USAGE_FIELDS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
-    "total_tokens",
-)
-_COST_FIELDS = ("input", "output", "cache_read", "cache_write", "total")
 
 
 # --- export -----------------------------------------------------------------
@@ -186,10 +176,10 @@ def content_to_dict(block: Content) -> dict[str, Any]:
 
 
 def _usage_dict(usage: Usage) -> dict[str, Any]:
-    out: dict[str, Any] = {key: getattr(usage, key) for key in _USAGE_FIELDS if getattr(usage, key) is not None}
+    out: dict[str, Any] = {key: getattr(usage, key) for key in TOKEN_FIELDS if getattr(usage, key) is not None}
     cost = usage.cost
     if cost is not None:
-        out["cost"] = {key: getattr(cost, key) for key in _COST_FIELDS if getattr(cost, key) is not None}
+        out["cost"] = {key: getattr(cost, key) for key in COST_FIELDS if getattr(cost, key) is not None}
     return out
 
 
@@ -466,9 +456,9 @@ def _usage_from_dict(data: Any, path: str) -> Usage | None:
         if not isinstance(cost_data, Mapping):
             raise _fail(f"{path}.cost", "type", f"expected a cost dict, got {type(cost_data).__name__}")
         with _at(f"{path}.cost"):
-            cost = UsageCost(**{key: cost_data.get(key) for key in _COST_FIELDS})
+            cost = UsageCost(**{key: cost_data.get(key) for key in COST_FIELDS})
     with _at(path):
-        return Usage(**{key: data.get(key) for key in _USAGE_FIELDS}, cost=cost)
+        return Usage(**{key: data.get(key) for key in TOKEN_FIELDS}, cost=cost)
 
 
 def _provenance_from_dict(data: Mapping[str, Any] | None, path: str) -> Provenance | None:

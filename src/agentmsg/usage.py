@@ -15,7 +15,8 @@ from agentmsg.v1 import usage_pb2
 
 __all__ = ["Usage", "UsageCost"]
 
-_TOKEN_FIELDS = (
+# Field names in proto order; the dict forms read and write them by these names.
+TOKEN_FIELDS = (
     "input_tokens",
     "output_tokens",
     "cache_read_tokens",
@@ -23,7 +24,7 @@ _TOKEN_FIELDS = (
     "reasoning_tokens",
     "total_tokens",
 )
-_COST_FIELDS = ("input", "output", "cache_read", "cache_write", "total")
+COST_FIELDS = ("input", "output", "cache_read", "cache_write", "total")
 
 
 def _optional(pb: Any, field: str) -> Any:
@@ -45,7 +46,7 @@ class UsageCost(ProtoWrapper[usage_pb2.UsageCost]):
         total: float | None = None,
     ) -> None:
         pb = usage_pb2.UsageCost()
-        for field, value in zip(_COST_FIELDS, (input, output, cache_read, cache_write, total), strict=True):
+        for field, value in zip(COST_FIELDS, (input, output, cache_read, cache_write, total), strict=True):
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -98,7 +99,7 @@ class Usage(ProtoWrapper[usage_pb2.Usage]):
     ) -> None:
         pb = usage_pb2.Usage()
         values = (input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens)
-        for field, value in zip(_TOKEN_FIELDS, values, strict=True):
+        for field, value in zip(TOKEN_FIELDS, values, strict=True):
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, int):
