@@ -44,6 +44,9 @@ def every_content() -> list[am.Content]:
             terminate_message="done",
             index=1,
         ),
+        am.ProviderContent.from_block(
+            "anthropic", {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}
+        ),
     ]
 
 

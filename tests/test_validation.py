@@ -14,8 +14,8 @@ KINDS = sorted(BLOCKS)
 # DESIGN.md principle 3, plus the session-only roles.
 ALLOWED = {
     "system": {"text"},
-    "user": {"text", "image", "audio", "document", "tool_result"},
-    "assistant": {"text", "thinking", "redacted_thinking", "tool_call"},
+    "user": {"text", "image", "audio", "document", "tool_result", "provider"},
+    "assistant": {"text", "thinking", "redacted_thinking", "tool_call", "provider"},
     "tool": {"tool_result"},
     "custom": {"text", "image", "audio", "document"},
 }

@@ -37,6 +37,7 @@ __all__ = [
     "DocumentContent",
     "ImageContent",
     "ImageDetail",
+    "ProviderContent",
     "RedactedThinkingContent",
     "TextContent",
     "ThinkingContent",
@@ -838,6 +839,56 @@ class ToolResultContent(ContentBase):
         return self._pb.tool_result.index
 
 
+class ProviderContent(ContentBase):
+    """A provider block agentmsg has no kind for, kept verbatim: the ``provider`` arm.
+
+    Converters create it when asked to pass unknown blocks through, and send it
+    back only to the provider it came from.
+    """
+
+    __slots__ = ()
+    __match_args__ = ("provider", "block_type", "json")
+    _ARM = "provider"
+
+    def __init__(self, provider: str, block_type: str, json_text: str) -> None:
+        _expect(provider, str, "provider")
+        _expect(block_type, str, "type")
+        _expect(json_text, str, "json")
+        value, error = parse_json_object(json_text)
+        if value is None or not json_text.strip():
+            raise ValidationError.single("json", "json", f"the block must be a JSON object: {error or 'empty'}")
+        self._pb = content_pb2.Content(
+            provider=content_pb2.ProviderContent(provider=provider, type=block_type, json=json_text)
+        )
+        _validation.check(self._pb)
+
+    @classmethod
+    def from_block(cls, provider: str, block: Mapping[str, Any]) -> ProviderContent:
+        """Keep a provider's block (a JSON object) verbatim; its ``type`` key names it."""
+        kind = block.get("type") if isinstance(block, Mapping) else None
+        return cls(provider, kind if isinstance(kind, str) and kind else "unknown", dump_arguments(block, "block"))
+
+    @property
+    def provider(self) -> str:
+        """The provider whose format the block is in."""
+        return self._pb.provider.provider
+
+    @property
+    def block_type(self) -> str:
+        """The block's type in that format."""
+        return self._pb.provider.type
+
+    @property
+    def json(self) -> str:
+        """The block as JSON text, verbatim."""
+        return self._pb.provider.json
+
+    def block(self) -> dict[str, Any]:
+        """The block as a dict."""
+        value, _ = parse_json_object(self._pb.provider.json)
+        return value or {}
+
+
 class UnknownContent(ContentBase):
     """A block whose arm this version does not know (a newer peer's), or that is unset.
 
@@ -857,6 +908,7 @@ Content: TypeAlias = (
     | RedactedThinkingContent
     | ToolCallContent
     | ToolResultContent
+    | ProviderContent
     | UnknownContent
 )
 """Every content block class: a closed union usable with ``match``."""

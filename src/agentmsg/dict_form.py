@@ -44,6 +44,7 @@ from agentmsg.content import (
     Content,
     DocumentContent,
     ImageContent,
+    ProviderContent,
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
@@ -170,6 +171,8 @@ def content_to_dict(block: Content) -> dict[str, Any]:
                 if getattr(block, key) != default:
                     out[key] = getattr(block, key)
             return out
+        case ProviderContent():
+            return {"type": "provider", "provider": block.provider, "block_type": block.block_type, "json": block.json}
         case UnknownContent():
             return {"type": "unknown", "proto": base64.b64encode(block.to_bytes()).decode("ascii")}
     raise ValidationError.single("type", "type", f"not a content block: {type(block).__name__}")
@@ -316,6 +319,14 @@ def contents_from_dict(data: Mapping[str, Any], path: str = "") -> list[Content]
             return [_tool_call_from_dict(data, path)]
         if kind == "tool_result":
             return [_tool_result_from_dict(data, path)]
+        if kind == "provider":
+            return [
+                ProviderContent(
+                    _require(data, "provider", str, path),
+                    _require(data, "block_type", str, path),
+                    _require(data, "json", str, path),
+                )
+            ]
         if kind == "unknown":
             raw = _media.decode_base64(_require(data, "proto", str, path), "unknown content")
             return [UnknownContent.from_bytes(raw)]

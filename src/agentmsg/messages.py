@@ -27,6 +27,7 @@ from agentmsg.content import (
     DocumentContent,
     ImageContent,
     ImageDetail,
+    ProviderContent,
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
@@ -306,7 +307,9 @@ class UserMessage(BaseMessage):
 
     def __init__(
         self,
-        contents: Sequence[TextContent | ImageContent | AudioContent | DocumentContent | ToolResultContent],
+        contents: Sequence[
+            TextContent | ImageContent | AudioContent | DocumentContent | ToolResultContent | ProviderContent
+        ],
         *,
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
@@ -353,7 +356,9 @@ class AssistantMessage(BaseMessage):
 
     def __init__(
         self,
-        contents: Sequence[TextContent | ThinkingContent | RedactedThinkingContent | ToolCallContent] = (),
+        contents: Sequence[
+            TextContent | ThinkingContent | RedactedThinkingContent | ToolCallContent | ProviderContent
+        ] = (),
         *,
         usage: Usage | None = None,
         stop_reason: StopReason | str | None = None,

@@ -137,6 +137,7 @@ class Content(_message.Message):
     REDACTED_THINKING_FIELD_NUMBER: _builtins.int
     TOOL_CALL_FIELD_NUMBER: _builtins.int
     TOOL_RESULT_FIELD_NUMBER: _builtins.int
+    PROVIDER_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def text(self) -> Global___TextContent:
         """Plain text."""
@@ -169,6 +170,10 @@ class Content(_message.Message):
     def tool_result(self) -> Global___ToolResultContent:
         """The outcome of running a tool, answering a tool call."""
 
+    @_builtins.property
+    def provider(self) -> Global___ProviderContent:
+        """A provider's block of a type agentmsg has no kind for, kept verbatim."""
+
     def __init__(
         self,
         *,
@@ -180,12 +185,13 @@ class Content(_message.Message):
         redacted_thinking: Global___RedactedThinkingContent | None = ...,
         tool_call: Global___ToolCallContent | None = ...,
         tool_result: Global___ToolResultContent | None = ...,
+        provider: Global___ProviderContent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "document", b"document", "image", b"image", "kind", b"kind", "redacted_thinking", b"redacted_thinking", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "document", b"document", "image", b"image", "kind", b"kind", "provider", b"provider", "redacted_thinking", b"redacted_thinking", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "document", b"document", "image", b"image", "kind", b"kind", "redacted_thinking", b"redacted_thinking", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "document", b"document", "image", b"image", "kind", b"kind", "provider", b"provider", "redacted_thinking", b"redacted_thinking", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["text", "image", "audio", "document", "thinking", "redacted_thinking", "tool_call", "tool_result"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["text", "image", "audio", "document", "thinking", "redacted_thinking", "tool_call", "tool_result", "provider"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -513,3 +519,37 @@ class ToolResultContent(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ToolResultContent: _TypeAlias = ToolResultContent  # noqa: Y015
+
+@_typing.final
+class ProviderContent(_message.Message):
+    """A block of a provider's wire format that agentmsg has no kind for (server
+    tool use and results, citations, search results...), kept verbatim when a
+    converter is asked to pass unknown blocks through. It goes back only to the
+    provider it came from; converters to other formats report it as lost.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROVIDER_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    JSON_FIELD_NUMBER: _builtins.int
+    provider: _builtins.str
+    """The provider whose format the block is in, e.g. `anthropic`."""
+    type: _builtins.str
+    """The block's type in that format, e.g. `server_tool_use`."""
+    json: _builtins.str
+    """The whole block as a JSON object in text form, verbatim."""
+    def __init__(
+        self,
+        *,
+        provider: _builtins.str = ...,
+        type: _builtins.str = ...,
+        json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["json", b"json", "provider", b"provider", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProviderContent: _TypeAlias = ProviderContent  # noqa: Y015

@@ -192,7 +192,8 @@ Global___SystemMessage: _TypeAlias = SystemMessage  # noqa: Y015
 @_typing.final
 class UserMessage(_message.Message):
     """Input from the user. Carries text, images, audio, documents and tool results
-    (providers such as Anthropic put tool results in the user turn).
+    (providers such as Anthropic put tool results in the user turn), and
+    provider blocks passed through verbatim.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -217,7 +218,9 @@ Global___UserMessage: _TypeAlias = UserMessage  # noqa: Y015
 
 @_typing.final
 class AssistantMessage(_message.Message):
-    """A model response. Carries text, thinking, redacted thinking and tool calls."""
+    """A model response. Carries text, thinking, redacted thinking and tool calls,
+    and provider blocks passed through verbatim.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
