@@ -1,0 +1,701 @@
+"""Streaming: ``agentmsg.v1.StreamEvent`` and the one fold that turns events into a message.
+
+The fold (:class:`StreamAccumulator`) follows these rules, and
+:class:`AssistantMessageChunk` ``+`` applies the same merge:
+
+1. **Order.** A stream is ``message_start``, then block events, ``usage``
+   anywhere, and one ``message_stop`` or ``error`` last. An event before
+   ``message_start`` or after the end is a :class:`StreamProtocolError`.
+2. **Blocks by index.** ``block_start(i)`` opens block *i* with its initial
+   content; ``block_delta(i)`` appends to it; ``block_stop(i)`` closes it. The
+   finished message holds the blocks in index order (gaps in the numbering are
+   allowed). A delta for a block never started, already stopped, or of the
+   wrong kind (thinking text into a text block, arguments into anything but a
+   tool call) is an error naming the block.
+3. **Appending.** Text, thinking text, signatures and tool-call argument
+   fragments are concatenated in arrival order. A signature delta may go to a
+   text, thinking or tool-call block and attaches to that block.
+4. **Tool-call arguments** are parsed when their block stops. Text that is not
+   a JSON object is kept verbatim on the call and listed in :attr:`issues`
+   (and ``ToolCallContent.arguments_error`` says why); it is never replaced.
+5. **Usage.** Each count in a ``usage`` event replaces the one held so far
+   (providers send running totals); counts it leaves unset keep their value.
+   Cost amounts merge the same way.
+6. **Duplicates.** Numbered events (``sequence``) at or below the last one
+   applied are ignored; a number past a gap is an error. Unnumbered events are
+   applied as they come, except exact repeats of a ``message_start``,
+   ``block_start``, ``block_stop`` or ``message_stop`` already applied, which
+   are ignored (a relay that resends them does no harm).
+7. **Finishing.** :meth:`StreamAccumulator.finish` needs the stream to have
+   ended. After ``message_stop``, a block with no ``block_stop`` is an
+   :class:`IncompleteStreamError` that names it. After ``error``, open blocks
+   are kept as far as they got (the message records the error), and listed
+   in :attr:`issues`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Self
+
+from agentmsg._wrapper import ProtoWrapper
+from agentmsg.content import ContentBase, parse_json_object
+from agentmsg.errors import AgentMsgError, ValidationError
+from agentmsg.messages import AssistantMessage, Provenance, StopReason, _stop_to_pb
+from agentmsg.usage import Usage
+from agentmsg.v1 import content_pb2, message_pb2, stream_pb2, usage_pb2
+
+__all__ = [
+    "AssistantMessageChunk",
+    "IncompleteStreamError",
+    "SSEEvent",
+    "StreamAccumulator",
+    "StreamEvent",
+    "StreamProtocolError",
+    "events_from_message",
+    "fold",
+    "iter_sse",
+]
+
+_BLOCK_KINDS = frozenset({"text", "thinking", "redacted_thinking", "tool_call", "provider"})
+# Which delta kinds each block kind takes.
+_DELTAS = {
+    "text": frozenset({"text", "signature"}),
+    "thinking": frozenset({"thinking", "signature"}),
+    "tool_call": frozenset({"tool_call", "signature"}),
+    "redacted_thinking": frozenset(),
+    "provider": frozenset(),
+}
+
+
+class StreamProtocolError(AgentMsgError, ValueError):
+    """An event that breaks the stream's rules (out of order, wrong kind, a gap)."""
+
+
+class IncompleteStreamError(AgentMsgError, ValueError):
+    """The stream was finished before it ended, or with a block still open."""
+
+    def __init__(self, message: str, open_blocks: list[int]) -> None:
+        self.open_blocks = tuple(open_blocks)
+        super().__init__(message)
+
+
+class StreamEvent(ProtoWrapper[stream_pb2.StreamEvent]):
+    """One event of a stream (``agentmsg.v1.StreamEvent``). Build with the classmethods."""
+
+    __slots__ = ()
+    _PB = stream_pb2.StreamEvent
+
+    @property
+    def kind(self) -> str | None:
+        """The ``event`` oneof arm: ``message_start``, ``block_delta``...; None when unknown."""
+        return self._pb.WhichOneof("event")
+
+    @property
+    def sequence(self) -> int | None:
+        """The event's number, when the producer numbers them."""
+        return self._pb.sequence if self._pb.HasField("sequence") else None
+
+    @classmethod
+    def message_start(
+        cls,
+        message_id: str | None = None,
+        *,
+        provenance: Provenance | None = None,
+        timestamp: datetime | None = None,
+    ) -> StreamEvent:
+        """The first event; ``message_id`` defaults to a new UUID4."""
+        start = stream_pb2.MessageStart(message_id=message_id or str(uuid.uuid4()))
+        if timestamp is None:
+            start.timestamp.FromMicroseconds(time.time_ns() // 1000)
+        else:
+            start.timestamp.FromDatetime(timestamp)
+        if provenance is not None:
+            start.provenance.CopyFrom(provenance.pb)
+        return cls._wrap(stream_pb2.StreamEvent(message_start=start))
+
+    @classmethod
+    def block_start(cls, index: int, content: ContentBase) -> StreamEvent:
+        """Open block ``index`` with its initial content."""
+        return cls._wrap(stream_pb2.StreamEvent(block_start=stream_pb2.BlockStart(index=index, content=content.pb)))
+
+    @classmethod
+    def text_delta(cls, index: int, text: str) -> StreamEvent:
+        """Append text to text block ``index``."""
+        return cls._wrap(
+            stream_pb2.StreamEvent(block_delta=stream_pb2.BlockDelta(index=index, text=stream_pb2.TextDelta(text=text)))
+        )
+
+    @classmethod
+    def thinking_delta(cls, index: int, text: str) -> StreamEvent:
+        """Append reasoning text to thinking block ``index``."""
+        delta = stream_pb2.BlockDelta(index=index, thinking=stream_pb2.ThinkingDelta(text=text))
+        return cls._wrap(stream_pb2.StreamEvent(block_delta=delta))
+
+    @classmethod
+    def signature_delta(cls, index: int, signature: str) -> StreamEvent:
+        """Append signature text to block ``index``."""
+        delta = stream_pb2.BlockDelta(index=index, signature=stream_pb2.SignatureDelta(signature=signature))
+        return cls._wrap(stream_pb2.StreamEvent(block_delta=delta))
+
+    @classmethod
+    def arguments_delta(cls, index: int, arguments: str) -> StreamEvent:
+        """Append a fragment of tool call ``index``'s argument text."""
+        delta = stream_pb2.BlockDelta(index=index, tool_call=stream_pb2.ToolCallDelta(arguments=arguments))
+        return cls._wrap(stream_pb2.StreamEvent(block_delta=delta))
+
+    @classmethod
+    def block_stop(cls, index: int) -> StreamEvent:
+        """Close block ``index``."""
+        return cls._wrap(stream_pb2.StreamEvent(block_stop=stream_pb2.BlockStop(index=index)))
+
+    @classmethod
+    def usage_update(cls, usage: Usage) -> StreamEvent:
+        """Report token counts so far."""
+        return cls._wrap(stream_pb2.StreamEvent(usage=stream_pb2.UsageUpdate(usage=usage.pb)))
+
+    @classmethod
+    def message_stop(
+        cls, stop_reason: StopReason | str | None = None, stop_reason_raw: str = "", response_id: str = ""
+    ) -> StreamEvent:
+        """The last event of a complete message."""
+        stop = stream_pb2.MessageStop(
+            stop_reason=_stop_to_pb(stop_reason), stop_reason_raw=stop_reason_raw, response_id=response_id
+        )
+        return cls._wrap(stream_pb2.StreamEvent(message_stop=stop))
+
+    @classmethod
+    def error(cls, message: str, *, code: str = "", aborted: bool = False) -> StreamEvent:
+        """The last event of a failed message."""
+        reason = message_pb2.STOP_REASON_ABORT if aborted else message_pb2.STOP_REASON_ERROR
+        return cls._wrap(
+            stream_pb2.StreamEvent(error=stream_pb2.StreamError(message=message, stop_reason=reason, code=code))
+        )
+
+    def with_sequence(self, sequence: int) -> StreamEvent:
+        """A copy numbered ``sequence``."""
+        copy = self.copy()
+        copy.pb.sequence = sequence
+        return copy
+
+    def __repr__(self) -> str:
+        return f"StreamEvent({self.kind}, {self._pb.ListFields()[-1][1] if self._pb.ListFields() else ''!s:.80})"
+
+
+class _Block:
+    """A block being built: its initial content plus appended fragments."""
+
+    __slots__ = ("content", "kind", "open", "parts", "signature")
+
+    def __init__(self, content: content_pb2.Content) -> None:
+        self.content = content
+        self.kind: str = content.WhichOneof("kind") or ""
+        self.parts: list[str] = []
+        self.signature: list[str] = []
+        self.open = True
+
+    def append(self, delta_kind: str, text: str) -> None:
+        if delta_kind == "signature":
+            self.signature.append(text)
+        else:
+            self.parts.append(text)
+
+    def merge(self, other: _Block, index: int) -> None:
+        """Add ``other``'s fragments after this block's (the chunk ``+`` rule)."""
+        if other.kind != self.kind:
+            raise StreamProtocolError(f"block {index}: cannot merge a {other.kind} block into a {self.kind} block")
+        if self.kind == "tool_call":
+            mine, theirs = self.content.tool_call, other.content.tool_call
+            if theirs.id and mine.id and theirs.id != mine.id:
+                raise StreamProtocolError(f"block {index}: tool call ids differ ({mine.id!r}, {theirs.id!r})")
+            if not mine.id:
+                mine.id = theirs.id
+            if not mine.name:
+                mine.name = theirs.name
+            mine.arguments += theirs.arguments
+        elif self.kind == "text":
+            self.content.text.text += other.content.text.text
+        elif self.kind == "thinking":
+            self.content.thinking.text += other.content.thinking.text
+        self.parts.extend(other.parts)
+        self.signature.extend(other.signature)
+        self.open = self.open and other.open
+
+    def build(self) -> content_pb2.Content:
+        """The finished block."""
+        content = content_pb2.Content()
+        content.CopyFrom(self.content)
+        joined = "".join(self.parts)
+        signature = "".join(self.signature)
+        if self.kind == "text":
+            content.text.text += joined
+            content.text.signature += signature
+        elif self.kind == "thinking":
+            content.thinking.text += joined
+            content.thinking.signature += signature
+        elif self.kind == "tool_call":
+            content.tool_call.arguments += joined
+            content.tool_call.signature += signature
+        return content
+
+    def describe(self, index: int) -> str:
+        if self.kind == "tool_call":
+            return f"block {index} (tool call {self.content.tool_call.name!r}, id {self.content.tool_call.id!r})"
+        return f"block {index} ({self.kind})"
+
+
+def _merge_usage(target: usage_pb2.Usage, update: usage_pb2.Usage) -> None:
+    # MergeFrom sets exactly the fields present in `update`: the replace-what-is-reported rule.
+    target.MergeFrom(update)
+
+
+class StreamAccumulator:
+    """Folds stream events into an :class:`~agentmsg.AssistantMessage` (rules in the module docstring).
+
+    ``add`` takes :class:`StreamEvent` wrappers or generated ``StreamEvent``
+    messages. :attr:`issues` lists what the fold kept but flags (invalid
+    argument JSON, blocks left open by an error).
+    """
+
+    def __init__(self) -> None:
+        self._start: stream_pb2.MessageStart | None = None
+        self._blocks: dict[int, _Block] = {}
+        self._usage: usage_pb2.Usage | None = None
+        self._end: stream_pb2.StreamEvent | None = None
+        self._last_sequence: int | None = None
+        self.issues: list[str] = []
+        self.duplicates = 0
+
+    @property
+    def started(self) -> bool:
+        """True once ``message_start`` was applied."""
+        return self._start is not None
+
+    @property
+    def done(self) -> bool:
+        """True once ``message_stop`` or ``error`` was applied."""
+        return self._end is not None
+
+    @property
+    def message_id(self) -> str | None:
+        """The id from ``message_start``."""
+        return self._start.message_id if self._start is not None else None
+
+    def add(self, event: StreamEvent | stream_pb2.StreamEvent) -> None:
+        """Apply one event."""
+        pb = event.pb if isinstance(event, StreamEvent) else event
+        if pb.HasField("sequence"):
+            sequence = pb.sequence
+            last = self._last_sequence
+            if last is not None and sequence <= last:
+                self.duplicates += 1
+                return
+            expected = 0 if last is None else last + 1
+            if sequence != expected:
+                raise StreamProtocolError(
+                    f"event {sequence} arrived after {last}: events {expected}..{sequence - 1} are missing"
+                )
+            self._last_sequence = sequence
+        kind = pb.WhichOneof("event")
+        if kind == "block_delta":
+            self._delta(pb.block_delta)
+        elif kind == "block_start":
+            self._block_start(pb.block_start)
+        elif kind == "block_stop":
+            self._block_stop(pb.block_stop.index)
+        elif kind == "message_start":
+            self._message_start(pb.message_start)
+        elif kind == "usage":
+            self._require_open("usage")
+            if self._usage is None:
+                self._usage = usage_pb2.Usage()
+            _merge_usage(self._usage, pb.usage.usage)
+        elif kind in ("message_stop", "error"):
+            if self._end is not None and self._end == pb:
+                self.duplicates += 1
+                return
+            self._require_open(kind)
+            self._end = pb
+        else:
+            raise StreamProtocolError(f"unknown stream event {kind!r}")
+
+    def extend(self, events: Iterable[StreamEvent | stream_pb2.StreamEvent]) -> Self:
+        """Apply events in order; returns self."""
+        for event in events:
+            self.add(event)
+        return self
+
+    def _require_open(self, what: str) -> None:
+        if self._start is None:
+            raise StreamProtocolError(f"{what} before message_start")
+        if self._end is not None:
+            raise StreamProtocolError(f"{what} after the stream ended ({self._end.WhichOneof('event')})")
+
+    def _message_start(self, start: stream_pb2.MessageStart) -> None:
+        if self._start is not None:
+            if self._start == start:
+                self.duplicates += 1
+                return
+            raise StreamProtocolError("a second message_start in one stream")
+        self._start = start
+
+    def _block_start(self, start: stream_pb2.BlockStart) -> None:
+        self._require_open(f"block_start for block {start.index}")
+        index = start.index
+        existing = self._blocks.get(index)
+        if existing is not None:
+            if existing.content == start.content and not existing.parts and not existing.signature:
+                self.duplicates += 1
+                return
+            raise StreamProtocolError(f"block {index} started twice")
+        kind = start.content.WhichOneof("kind")
+        if kind not in _BLOCK_KINDS:
+            raise StreamProtocolError(f"block {index}: an assistant message cannot carry {kind or 'unset'} content")
+        content = content_pb2.Content()
+        content.CopyFrom(start.content)
+        self._blocks[index] = _Block(content)
+
+    def _delta(self, delta: stream_pb2.BlockDelta) -> None:
+        block = self._blocks.get(delta.index)
+        if block is None:
+            self._require_open("block_delta")
+            raise StreamProtocolError(f"delta for block {delta.index} before its block_start")
+        if not block.open:
+            raise StreamProtocolError(f"delta for {block.describe(delta.index)} after its block_stop")
+        if self._end is not None:
+            raise StreamProtocolError(f"delta for block {delta.index} after the stream ended")
+        delta_kind = delta.WhichOneof("delta") or ""
+        if delta_kind not in _DELTAS[block.kind]:
+            raise StreamProtocolError(f"a {delta_kind or 'unset'} delta cannot go to {block.describe(delta.index)}")
+        if delta_kind == "text":
+            block.parts.append(delta.text.text)
+        elif delta_kind == "thinking":
+            block.parts.append(delta.thinking.text)
+        elif delta_kind == "tool_call":
+            block.parts.append(delta.tool_call.arguments)
+        else:
+            block.signature.append(delta.signature.signature)
+
+    def _block_stop(self, index: int) -> None:
+        block = self._blocks.get(index)
+        if block is None:
+            self._require_open("block_stop")
+            raise StreamProtocolError(f"block_stop for block {index}, which never started")
+        if not block.open:
+            self.duplicates += 1
+            return
+        self._require_open(f"block_stop for block {index}")
+        block.open = False
+        if block.kind == "tool_call":
+            arguments = block.content.tool_call.arguments + "".join(block.parts)
+            _, error = parse_json_object(arguments)
+            if error is not None:
+                self.issues.append(f"{block.describe(index)}: arguments kept verbatim, not a JSON object: {error}")
+
+    def finish(self) -> AssistantMessage:
+        """The finished message (rules 7): raises :class:`IncompleteStreamError` when it is not."""
+        if self._start is None:
+            raise IncompleteStreamError("the stream never started (no message_start)", [])
+        if self._end is None:
+            open_blocks = [i for i, b in sorted(self._blocks.items()) if b.open]
+            raise IncompleteStreamError("the stream has not ended (no message_stop or error)", open_blocks)
+        open_blocks = [i for i, b in sorted(self._blocks.items()) if b.open]
+        failed = self._end.WhichOneof("event") == "error"
+        if open_blocks and not failed:
+            names = ", ".join(self._blocks[i].describe(i) for i in open_blocks)
+            raise IncompleteStreamError(f"the message stopped with {names} still open (no block_stop)", open_blocks)
+        for i in open_blocks:
+            self.issues.append(f"{self._blocks[i].describe(i)} was cut short by the error and kept as far as it got")
+        return self._build()
+
+    def snapshot(self) -> AssistantMessage:
+        """The message so far, open blocks included, unvalidated (for live display)."""
+        return self._build(validate=False)
+
+    def _build(self, *, validate: bool = True) -> AssistantMessage:
+        start = self._start
+        pb = message_pb2.Message(id=start.message_id if start is not None else str(uuid.uuid4()))
+        body = pb.assistant
+        if start is not None:
+            if start.HasField("timestamp"):
+                pb.timestamp.CopyFrom(start.timestamp)
+            if start.HasField("provenance"):
+                body.provenance.CopyFrom(start.provenance)
+        if not pb.HasField("timestamp"):
+            pb.timestamp.FromMicroseconds(time.time_ns() // 1000)
+        body.content.extend(block.build() for _, block in sorted(self._blocks.items()))
+        if self._usage is not None:
+            body.usage.CopyFrom(self._usage)
+        end = self._end
+        if end is not None and end.WhichOneof("event") == "message_stop":
+            body.stop_reason = end.message_stop.stop_reason
+            body.stop_reason_raw = end.message_stop.stop_reason_raw
+            if end.message_stop.response_id:
+                body.provenance.response_id = end.message_stop.response_id
+        elif end is not None:
+            body.stop_reason = end.error.stop_reason or message_pb2.STOP_REASON_ERROR
+            body.stop_reason_raw = end.error.code
+            body.error = end.error.message
+        return AssistantMessage.from_proto(pb, validate=validate)
+
+
+def fold(events: Iterable[StreamEvent | stream_pb2.StreamEvent]) -> AssistantMessage:
+    """Fold a whole stream into its message (see :class:`StreamAccumulator`)."""
+    return StreamAccumulator().extend(events).finish()
+
+
+class AssistantMessageChunk:
+    """A piece of an assistant message, addable like LangChain's ``AIMessageChunk``.
+
+    ``chunk_a + chunk_b`` merges by block index with the fold's rules: text,
+    reasoning, signatures and argument fragments concatenate (left then
+    right), a tool call's id and name come from whichever side has them, usage
+    counts the right side reports replace the left's, and the right side's
+    stop reason wins when it has one. :meth:`to_message` finishes the sum.
+    """
+
+    __slots__ = ("_blocks", "_end", "_start", "_usage")
+
+    def __init__(self) -> None:
+        self._start: stream_pb2.MessageStart | None = None
+        self._blocks: dict[int, _Block] = {}
+        self._usage: usage_pb2.Usage | None = None
+        self._end: stream_pb2.StreamEvent | None = None
+
+    @classmethod
+    def from_event(cls, event: StreamEvent | stream_pb2.StreamEvent) -> AssistantMessageChunk:
+        """The chunk one event stands for."""
+        pb = event.pb if isinstance(event, StreamEvent) else event
+        chunk = cls()
+        kind = pb.WhichOneof("event")
+        if kind == "message_start":
+            chunk._start = pb.message_start
+        elif kind == "block_start":
+            if pb.block_start.content.WhichOneof("kind") not in _BLOCK_KINDS:
+                raise StreamProtocolError(f"block {pb.block_start.index}: not assistant content")
+            content = content_pb2.Content()
+            content.CopyFrom(pb.block_start.content)
+            chunk._blocks[pb.block_start.index] = _Block(content)
+        elif kind == "block_delta":
+            delta = pb.block_delta
+            delta_kind = delta.WhichOneof("delta") or ""
+            block = _Block(_empty_block(delta_kind, delta.index))
+            if delta_kind == "text":
+                block.parts.append(delta.text.text)
+            elif delta_kind == "thinking":
+                block.parts.append(delta.thinking.text)
+            elif delta_kind == "tool_call":
+                block.parts.append(delta.tool_call.arguments)
+            else:
+                block.kind = ""  # a signature fits any signed block: its kind comes from the other side
+                block.signature.append(delta.signature.signature)
+            chunk._blocks[delta.index] = block
+        elif kind == "block_stop":
+            pass
+        elif kind == "usage":
+            chunk._usage = usage_pb2.Usage()
+            chunk._usage.CopyFrom(pb.usage.usage)
+        elif kind in ("message_stop", "error"):
+            chunk._end = pb
+        else:
+            raise StreamProtocolError(f"unknown stream event {kind!r}")
+        return chunk
+
+    @classmethod
+    def from_message(cls, message: AssistantMessage) -> AssistantMessageChunk:
+        """A chunk holding a whole message."""
+        return sum((cls.from_event(e) for e in events_from_message(message)), cls())
+
+    def __add__(self, other: AssistantMessageChunk) -> AssistantMessageChunk:
+        if not isinstance(other, AssistantMessageChunk):
+            return NotImplemented
+        out = AssistantMessageChunk()
+        out._start = self._start or other._start
+        for source in (self, other):
+            for index, block in source._blocks.items():
+                mine = out._blocks.get(index)
+                if mine is None:
+                    copy = _Block(_copy(block.content))
+                    copy.kind, copy.parts, copy.signature = block.kind, list(block.parts), list(block.signature)
+                    out._blocks[index] = copy
+                elif not block.kind:  # a bare signature
+                    mine.signature.extend(block.signature)
+                elif not mine.kind:
+                    signature = mine.signature
+                    mine.content, mine.kind = _copy(block.content), block.kind
+                    mine.parts, mine.signature = list(block.parts), signature + block.signature
+                else:
+                    mine.merge(block, index)
+        if self._usage is not None or other._usage is not None:
+            out._usage = usage_pb2.Usage()
+            for usage in (self._usage, other._usage):
+                if usage is not None:
+                    _merge_usage(out._usage, usage)
+        out._end = other._end if other._end is not None else self._end
+        return out
+
+    def __radd__(self, other: Any) -> AssistantMessageChunk:
+        if other == 0:  # sum() starts from 0
+            return self
+        return NotImplemented
+
+    @property
+    def text(self) -> str:
+        """The text so far."""
+        return "".join(
+            block.content.text.text + "".join(block.parts)
+            for _, block in sorted(self._blocks.items())
+            if block.kind == "text"
+        )
+
+    def to_message(self) -> AssistantMessage:
+        """The message this chunk adds up to (validated; tool arguments kept verbatim)."""
+        accumulator = StreamAccumulator()
+        accumulator._start = self._start or stream_pb2.MessageStart(message_id=str(uuid.uuid4()))
+        for index, block in self._blocks.items():
+            if not block.kind:
+                raise StreamProtocolError(f"block {index}: a signature with no block to attach to")
+            finished = _Block(block.content)
+            finished.parts, finished.signature, finished.open = block.parts, block.signature, False
+            accumulator._blocks[index] = finished
+        accumulator._usage = self._usage
+        accumulator._end = self._end or stream_pb2.StreamEvent(message_stop=stream_pb2.MessageStop())
+        return accumulator._build()
+
+
+def _empty_block(delta_kind: str, index: int) -> content_pb2.Content:
+    if delta_kind == "text":
+        return content_pb2.Content(text=content_pb2.TextContent())
+    if delta_kind == "thinking":
+        return content_pb2.Content(thinking=content_pb2.ThinkingContent())
+    if delta_kind == "tool_call":
+        return content_pb2.Content(tool_call=content_pb2.ToolCallContent())
+    if delta_kind == "signature":
+        return content_pb2.Content()
+    raise StreamProtocolError(f"block {index}: unknown delta {delta_kind!r}")
+
+
+def _copy(content: content_pb2.Content) -> content_pb2.Content:
+    copy = content_pb2.Content()
+    copy.CopyFrom(content)
+    return copy
+
+
+def events_from_message(message: AssistantMessage, *, chunk_size: int | None = None) -> list[StreamEvent]:
+    """Replay a finished message as the events that build it (for relaying to a live viewer).
+
+    Text, reasoning and arguments are sent in pieces of ``chunk_size``
+    characters (whole when None). ``fold(events_from_message(m)) == m``.
+    """
+    if not isinstance(message, AssistantMessage):
+        raise ValidationError.single("message", "type", f"expected an AssistantMessage, got {type(message).__name__}")
+    if chunk_size is not None and chunk_size < 1:
+        raise ValidationError.single("chunk_size", "gte", "chunk_size must be at least 1")
+    pb = message.pb
+    body = pb.assistant
+    start = stream_pb2.MessageStart(message_id=pb.id, timestamp=pb.timestamp)
+    if body.HasField("provenance"):
+        start.provenance.CopyFrom(body.provenance)
+    events = [StreamEvent._wrap(stream_pb2.StreamEvent(message_start=start))]
+    for index, content in enumerate(body.content):
+        kind = content.WhichOneof("kind")
+        opening = content_pb2.Content()
+        opening.CopyFrom(content)
+        pieces: list[stream_pb2.BlockDelta] = []
+        if kind == "text":
+            opening.text.text, opening.text.signature = "", ""
+            pieces += [
+                stream_pb2.BlockDelta(index=index, text=stream_pb2.TextDelta(text=t))
+                for t in _split(content.text.text, chunk_size)
+            ]
+            signature = content.text.signature
+        elif kind == "thinking":
+            opening.thinking.text, opening.thinking.signature = "", ""
+            pieces += [
+                stream_pb2.BlockDelta(index=index, thinking=stream_pb2.ThinkingDelta(text=t))
+                for t in _split(content.thinking.text, chunk_size)
+            ]
+            signature = content.thinking.signature
+        elif kind == "tool_call":
+            opening.tool_call.arguments, opening.tool_call.signature = "", ""
+            pieces += [
+                stream_pb2.BlockDelta(index=index, tool_call=stream_pb2.ToolCallDelta(arguments=t))
+                for t in _split(content.tool_call.arguments, chunk_size)
+            ]
+            signature = content.tool_call.signature
+        else:
+            signature = ""
+        if signature:
+            pieces.append(stream_pb2.BlockDelta(index=index, signature=stream_pb2.SignatureDelta(signature=signature)))
+        events.append(
+            StreamEvent._wrap(stream_pb2.StreamEvent(block_start=stream_pb2.BlockStart(index=index, content=opening)))
+        )
+        events.extend(StreamEvent._wrap(stream_pb2.StreamEvent(block_delta=piece)) for piece in pieces)
+        events.append(StreamEvent._wrap(stream_pb2.StreamEvent(block_stop=stream_pb2.BlockStop(index=index))))
+    if body.HasField("usage"):
+        events.append(StreamEvent._wrap(stream_pb2.StreamEvent(usage=stream_pb2.UsageUpdate(usage=body.usage))))
+    if body.error:
+        error = stream_pb2.StreamError(message=body.error, stop_reason=body.stop_reason, code=body.stop_reason_raw)
+        events.append(StreamEvent._wrap(stream_pb2.StreamEvent(error=error)))
+    else:
+        stop = stream_pb2.MessageStop(stop_reason=body.stop_reason, stop_reason_raw=body.stop_reason_raw)
+        events.append(StreamEvent._wrap(stream_pb2.StreamEvent(message_stop=stop)))
+    return events
+
+
+def _split(text: str, size: int | None) -> list[str]:
+    if not text:
+        return []
+    if size is None:
+        return [text]
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    """One server-sent event: its ``event`` name (``"message"`` by default), ``data`` and ``id``."""
+
+    event: str
+    data: str
+    id: str | None = None
+
+    def json(self) -> Any:
+        """``data`` parsed as JSON."""
+        return json.loads(self.data)
+
+
+def iter_sse(lines: Iterable[str | bytes]) -> Iterator[SSEEvent]:
+    """Parse server-sent-event text (the WHATWG event-stream format) line by line.
+
+    ``data:`` lines accumulate (joined with newlines), a blank line dispatches
+    the event, lines starting with ``:`` are comments. Lines may keep their
+    line endings; a final event with no blank line after it is dispatched too.
+    """
+    event, event_id = "", None
+    data: list[str] = []
+    for raw in lines:
+        line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+        line = line.rstrip("\r\n")
+        if not line:
+            if data:
+                yield SSEEvent(event or "message", "\n".join(data), event_id)
+            event, data = "", []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "event":
+            event = value
+        elif name == "data":
+            data.append(value)
+        elif name == "id":
+            event_id = value
+    if data:
+        yield SSEEvent(event or "message", "\n".join(data), event_id)
