@@ -62,8 +62,9 @@ pytest: deps ## Only the pytest suite
 
 test: deps lint check-generated typecheck pytest ## Everything CI runs: lint, generated-code drift, types, tests
 
-bench: deps ## Benchmarks: wrapper vs raw protobuf vs json (never part of test)
+bench: deps ## Benchmarks: codec (wrapper vs raw protobuf vs JSON) and stream folding (never part of test)
 	$(PY) bench/run.py
+	$(PY) bench/streaming.py
 
 clean: ## Remove the venv, node_modules and caches
 	rm -rf $(VENV) node_modules .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO)

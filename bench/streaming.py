@@ -1,0 +1,84 @@
+"""Streaming benchmark: stream events folded into messages per second (`make bench` runs it after run.py).
+
+Two streams, each folded by the one accumulator (``agentmsg.streaming``):
+
+- a long text answer: 1 text block built from 20,000 deltas of ~5 characters;
+- a tool-call-heavy answer: 50 parallel tool calls, each built from 40 argument fragments.
+
+Events are prepared once (generated ``StreamEvent`` messages, as a relay or a
+parser hands them over); the timed operation is folding the whole stream.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from run import measure
+
+import agentmsg as am
+from agentmsg.streaming import StreamAccumulator, StreamEvent, events_from_message
+from agentmsg.v1 import stream_pb2
+
+
+def long_text_stream(deltas: int = 20_000) -> list[stream_pb2.StreamEvent]:
+    events = [StreamEvent.message_start("m-text").pb, StreamEvent.block_start(0, am.TextContent()).pb]
+    events += [StreamEvent.text_delta(0, f"w{i % 997:03d} ").pb for i in range(deltas)]
+    events += [StreamEvent.block_stop(0).pb, StreamEvent.message_stop("stop").pb]
+    return events
+
+
+def tool_call_stream(calls: int = 50, fragments: int = 40) -> list[stream_pb2.StreamEvent]:
+    events = [StreamEvent.message_start("m-tools").pb]
+    events += [
+        StreamEvent.block_start(i, am.ToolCallContent(f"call_{i}", "search", arguments="")).pb for i in range(calls)
+    ]
+    for f in range(fragments):
+        for i in range(calls):
+            piece = '{"q": "' if f == 0 else ('"}' if f == fragments - 1 else f"x{f}")
+            events.append(StreamEvent.arguments_delta(i, piece).pb)
+    events += [StreamEvent.block_stop(i).pb for i in range(calls)]
+    events.append(StreamEvent.message_stop("tool_calls").pb)
+    return events
+
+
+def fold_pbs(events: list[stream_pb2.StreamEvent]) -> am.AssistantMessage:
+    accumulator = StreamAccumulator()
+    for event in events:
+        accumulator.add(event)
+    return accumulator.finish()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repeats, shorter time")
+    args = parser.parse_args(argv)
+    repeats, target = (3, 0.05) if args.quick else (7, 0.2)
+    text = long_text_stream()
+    tools = tool_call_stream()
+    replay = events_from_message(fold_pbs(tools), chunk_size=8)
+    cases: list[tuple[str, int, Callable[[], object]]] = [
+        ("long text (20,000 deltas)", len(text), lambda: fold_pbs(text)),
+        ("50 tool calls x 40 fragments", len(tools), lambda: fold_pbs(tools)),
+        ("replay of the tool-call message, 8-char pieces", len(replay), lambda: fold_pbs([e.pb for e in replay])),
+    ]
+    print("agentmsg streaming benchmark: events folded per second (median of repeats [min-max])")
+    for name, count, fn in cases:
+        gc.collect()
+        _, samples = measure(fn, target_s=target, repeats=repeats, max_loops=10_000)
+        rates = sorted(count / (ns / 1e9) for ns in samples)
+        print(
+            f"  {name:<48} {count:>7} events  {statistics.median(rates) / 1e6:6.2f} M events/s "
+            f"[{rates[0] / 1e6:.2f}-{rates[-1] / 1e6:.2f}]  {statistics.median(samples) / 1e6:7.2f} ms per stream"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
