@@ -11,9 +11,19 @@ from dataclasses import dataclass
 
 __all__ = [
     "AgentMsgError",
+    "CancelledError",
+    "ConflictError",
+    "DeadlineExceededError",
     "DecodeError",
     "MediaError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "ResourceExhaustedError",
+    "ServiceError",
+    "StoreError",
     "ToolArgumentsError",
+    "UnauthenticatedError",
+    "UnavailableError",
     "ValidationError",
     "Violation",
 ]
@@ -80,3 +90,43 @@ class ToolArgumentsError(AgentMsgError, ValueError):
         super().__init__(
             f"tool call {call_id!r} ({name}): arguments are not a JSON object: {reason}; text: {preview!r}"
         )
+
+
+class ServiceError(AgentMsgError):
+    """An error from the agentmsg service (or raised by it): each subclass is one gRPC status."""
+
+
+class NotFoundError(ServiceError, LookupError):
+    """No such tool (or other named thing)."""
+
+
+class ConflictError(ServiceError):
+    """The request clashes with what is stored: a message id reused for different content, a tool name taken."""
+
+
+class UnauthenticatedError(ServiceError):
+    """No bearer token, or a wrong one."""
+
+
+class PermissionDeniedError(ServiceError):
+    """The caller's token does not allow this session or operation."""
+
+
+class UnavailableError(ServiceError):
+    """The service cannot be reached, or is shutting down."""
+
+
+class DeadlineExceededError(ServiceError, TimeoutError):
+    """The call's deadline passed."""
+
+
+class CancelledError(ServiceError):
+    """The call was cancelled."""
+
+
+class ResourceExhaustedError(ServiceError):
+    """A limit was hit: message size, concurrent calls, disk space."""
+
+
+class StoreError(ServiceError):
+    """The store could not write or read (a read-only or full disk, a broken file)."""

@@ -1,0 +1,398 @@
+"""Python clients for the agentmsg service, speaking the wrapper types.
+
+:class:`Client` (blocking) and :class:`AsyncClient` (asyncio) have the same
+methods. Every failure is raised as the agentmsg error class the server
+raised (``ValidationError`` with its violations, ``NotFoundError``...), or the
+class for the status gRPC itself produced (``DeadlineExceededError``,
+``UnavailableError``, ``ResourceExhaustedError``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Self
+
+import grpc
+
+from agentmsg.content import ToolCallContent, ToolResultContent
+from agentmsg.errors import ValidationError
+from agentmsg.messages import AgentMessage, AssistantMessage, BaseMessage, message_from_proto
+from agentmsg.service import status
+from agentmsg.service.server import DEFAULT_MAX_MESSAGE_BYTES
+from agentmsg.streaming import StreamEvent
+from agentmsg.tools import ToolDefinition
+from agentmsg.v1 import (
+    session_service_pb2,
+    session_service_pb2_grpc,
+    tool_service_pb2,
+    tool_service_pb2_grpc,
+)
+
+__all__ = ["AsyncClient", "Client", "Live", "Logged", "RegisteredTool", "SessionInfo"]
+
+
+@dataclass(frozen=True, slots=True)
+class Logged:
+    """A message from a session's log, with its offset."""
+
+    offset: int
+    message: AgentMessage
+
+
+@dataclass(frozen=True, slots=True)
+class Live:
+    """A stream event of a message being generated, relayed live (not logged)."""
+
+    stream_id: str
+    event: StreamEvent
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    """A session: its id, last offset and first/last append times."""
+
+    session_id: str
+    last_offset: int
+    create_time: datetime
+    update_time: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RegisteredTool:
+    """A tool and the runner serving it."""
+
+    tool: ToolDefinition
+    runner_name: str
+    runner_id: str
+
+
+def _options(max_message_bytes: int) -> list[tuple[str, Any]]:
+    return [
+        ("grpc.max_receive_message_length", max_message_bytes),
+        ("grpc.max_send_message_length", max_message_bytes),
+    ]
+
+
+def _credentials(
+    root_certificates: bytes | None, private_key: bytes | None, certificate_chain: bytes | None
+) -> grpc.ChannelCredentials | None:
+    if root_certificates is None and certificate_chain is None:
+        return None
+    return grpc.ssl_channel_credentials(root_certificates, private_key, certificate_chain)
+
+
+def _message_pb(message: BaseMessage) -> Any:
+    if not isinstance(message, BaseMessage):
+        raise ValidationError.single("message", "type", f"expected a message, got {type(message).__name__}")
+    return message.pb
+
+
+def _items(response: session_service_pb2.SubscribeResponse) -> list[Logged | Live]:
+    items: list[Logged | Live] = [Logged(m.offset, message_from_proto(m.message)) for m in response.messages]
+    if response.HasField("live_event"):
+        items.append(Live(response.live_event.stream_id, StreamEvent._wrap(response.live_event.event)))
+    return items
+
+
+def _session(info: session_service_pb2.SessionInfo) -> SessionInfo:
+    return SessionInfo(
+        info.session_id,
+        info.last_offset,
+        info.create_time.ToDatetime(tzinfo=UTC),
+        info.update_time.ToDatetime(tzinfo=UTC),
+    )
+
+
+def _publish_requests(
+    session_id: str, events: Iterable[StreamEvent]
+) -> Iterator[session_service_pb2.PublishStreamRequest]:
+    for i, event in enumerate(events):
+        yield session_service_pb2.PublishStreamRequest(session_id=session_id if i == 0 else "", event=event.pb)
+
+
+class Client:
+    """A blocking client. ``token`` is sent as ``authorization: Bearer <token>``.
+
+    ``root_certificates`` (PEM) turns on TLS; add ``private_key`` and
+    ``certificate_chain`` for mTLS. ``timeout`` is the default deadline of every
+    call, in seconds.
+    """
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        token: str | None = None,
+        root_certificates: bytes | None = None,
+        private_key: bytes | None = None,
+        certificate_chain: bytes | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        timeout: float | None = 30.0,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        credentials = _credentials(root_certificates, private_key, certificate_chain)
+        opts = [*_options(max_message_bytes), *options]
+        self._channel = (
+            grpc.secure_channel(target, credentials, opts) if credentials else grpc.insecure_channel(target, opts)
+        )
+        self._sessions = session_service_pb2_grpc.SessionServiceStub(self._channel)
+        self._tools = tool_service_pb2_grpc.ToolServiceStub(self._channel)
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        self.timeout = timeout
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the channel."""
+        self._channel.close()
+
+    def _call(self, method: Any, request: Any, timeout: float | None = None) -> Any:
+        try:
+            return method(request, timeout=timeout or self.timeout, metadata=self._metadata)
+        except grpc.RpcError as exc:
+            raise status.from_rpc_error(exc) from None
+
+    def append(self, session_id: str, message: BaseMessage) -> int:
+        """Append a message; its offset (the same offset again for a retried append)."""
+        request = session_service_pb2.AppendMessageRequest(session_id=session_id, message=_message_pb(message))
+        return int(self._call(self._sessions.AppendMessage, request).offset)
+
+    def append_many(self, session_id: str, messages: Sequence[BaseMessage]) -> list[int]:
+        """Append messages atomically, in order; their offsets."""
+        request = session_service_pb2.AppendMessagesRequest(
+            session_id=session_id, messages=[_message_pb(m) for m in messages]
+        )
+        return list(self._call(self._sessions.AppendMessages, request).offsets)
+
+    def history(self, session_id: str, *, after: int = 0, page_size: int = 100) -> Iterator[Logged]:
+        """Every logged message after ``after``, page by page."""
+        while True:
+            request = session_service_pb2.ListMessagesRequest(
+                session_id=session_id, after_offset=after, page_size=page_size
+            )
+            response = self._call(self._sessions.ListMessages, request)
+            for logged in response.messages:
+                yield Logged(logged.offset, message_from_proto(logged.message))
+            if not response.next_after_offset:
+                return
+            after = response.next_after_offset
+
+    def subscribe(
+        self,
+        session_id: str,
+        *,
+        after: int = 0,
+        live_events: bool = False,
+        max_batch: int = 0,
+        timeout: float | None = None,
+    ) -> Iterator[Logged | Live]:
+        """The log after ``after``, then live. Resume with ``after=`` the last offset you got.
+
+        It runs until the caller stops iterating (close the generator to
+        cancel the call) or ``timeout`` seconds pass.
+        """
+        request = session_service_pb2.SubscribeRequest(
+            session_id=session_id, after_offset=after, live_events=live_events, max_batch=max_batch
+        )
+        call = self._sessions.Subscribe(request, timeout=timeout, metadata=self._metadata)
+        try:
+            for response in call:
+                yield from _items(response)
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.CANCELLED and call.cancelled():  # type: ignore[attr-defined]
+                return
+            raise status.from_rpc_error(exc) from None
+        finally:
+            call.cancel()
+
+    def publish_stream(self, session_id: str, events: Iterable[StreamEvent]) -> tuple[int, AssistantMessage]:
+        """Relay a message's stream events live; the finished message's offset and the message."""
+        try:
+            response = self._sessions.PublishStream(
+                _publish_requests(session_id, events), timeout=self.timeout, metadata=self._metadata
+            )
+        except grpc.RpcError as exc:
+            raise status.from_rpc_error(exc) from None
+        return response.offset, AssistantMessage.from_proto(response.message)
+
+    def sessions(self, *, page_size: int = 100) -> list[SessionInfo]:
+        """Every session, ordered by id."""
+        found: list[SessionInfo] = []
+        token = ""
+        while True:
+            request = session_service_pb2.ListSessionsRequest(page_size=page_size, page_token=token)
+            response = self._call(self._sessions.ListSessions, request)
+            found.extend(_session(info) for info in response.sessions)
+            token = response.next_page_token
+            if not token:
+                return found
+
+    def list_tools(self) -> list[RegisteredTool]:
+        """The tools runners serve now."""
+        response = self._call(self._tools.ListTools, tool_service_pb2.ListToolsRequest())
+        return [RegisteredTool(ToolDefinition._wrap(t.tool), t.runner_name, t.runner_id) for t in response.tools]
+
+    def call_tool(self, call: ToolCallContent, *, timeout: float | None = None) -> ToolResultContent:
+        """Run a tool call on its runner, within ``timeout`` seconds (the default deadline otherwise)."""
+        if not isinstance(call, ToolCallContent):
+            raise ValidationError.single("call", "type", f"expected a ToolCallContent, got {type(call).__name__}")
+        request = tool_service_pb2.CallToolRequest(call=call.pb.tool_call)
+        response = self._call(self._tools.CallTool, request, timeout)
+        return ToolResultContent._wrap(_wrap_result(response.result))
+
+
+def _wrap_result(result: Any) -> Any:
+    from agentmsg.v1 import content_pb2
+
+    return content_pb2.Content(tool_result=result)
+
+
+class AsyncClient:
+    """The asyncio client: the same methods as :class:`Client`, awaited."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        token: str | None = None,
+        root_certificates: bytes | None = None,
+        private_key: bytes | None = None,
+        certificate_chain: bytes | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        timeout: float | None = 30.0,
+        options: Sequence[tuple[str, Any]] = (),
+    ) -> None:
+        credentials = _credentials(root_certificates, private_key, certificate_chain)
+        opts = [*_options(max_message_bytes), *options]
+        self._channel = (
+            grpc.aio.secure_channel(target, credentials, opts)
+            if credentials
+            else grpc.aio.insecure_channel(target, opts)
+        )
+        self._sessions = session_service_pb2_grpc.SessionServiceStub(self._channel)
+        self._tools = tool_service_pb2_grpc.ToolServiceStub(self._channel)
+        self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        self.timeout = timeout
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the channel."""
+        await self._channel.close()
+
+    async def _call(self, method: Any, request: Any, timeout: float | None = None) -> Any:
+        try:
+            return await method(request, timeout=timeout or self.timeout, metadata=self._metadata)
+        except grpc.RpcError as exc:
+            raise status.from_rpc_error(exc) from None
+
+    async def append(self, session_id: str, message: BaseMessage) -> int:
+        """Append a message; its offset."""
+        request = session_service_pb2.AppendMessageRequest(session_id=session_id, message=_message_pb(message))
+        return int((await self._call(self._sessions.AppendMessage, request)).offset)
+
+    async def append_many(self, session_id: str, messages: Sequence[BaseMessage]) -> list[int]:
+        """Append messages atomically, in order; their offsets."""
+        request = session_service_pb2.AppendMessagesRequest(
+            session_id=session_id, messages=[_message_pb(m) for m in messages]
+        )
+        return list((await self._call(self._sessions.AppendMessages, request)).offsets)
+
+    async def history(self, session_id: str, *, after: int = 0, page_size: int = 100) -> AsyncIterator[Logged]:
+        """Every logged message after ``after``, page by page."""
+        while True:
+            request = session_service_pb2.ListMessagesRequest(
+                session_id=session_id, after_offset=after, page_size=page_size
+            )
+            response = await self._call(self._sessions.ListMessages, request)
+            for logged in response.messages:
+                yield Logged(logged.offset, message_from_proto(logged.message))
+            if not response.next_after_offset:
+                return
+            after = response.next_after_offset
+
+    async def subscribe(
+        self,
+        session_id: str,
+        *,
+        after: int = 0,
+        live_events: bool = False,
+        max_batch: int = 0,
+        timeout: float | None = None,
+    ) -> AsyncIterator[Logged | Live]:
+        """The log after ``after``, then live (``async for item in client.subscribe(...)``)."""
+        request = session_service_pb2.SubscribeRequest(
+            session_id=session_id, after_offset=after, live_events=live_events, max_batch=max_batch
+        )
+        call = self._sessions.Subscribe(request, timeout=timeout, metadata=self._metadata)
+        try:
+            async for response in call:
+                for item in _items(response):
+                    yield item
+        except grpc.RpcError as exc:
+            if exc.code() == grpc.StatusCode.CANCELLED and call.cancelled():
+                return
+            raise status.from_rpc_error(exc) from None
+        finally:
+            call.cancel()
+
+    async def publish_stream(
+        self, session_id: str, events: Iterable[StreamEvent] | AsyncIterable[StreamEvent]
+    ) -> tuple[int, AssistantMessage]:
+        """Relay a message's stream events live (as they come); the finished message's offset and the message."""
+
+        async def requests() -> AsyncIterator[session_service_pb2.PublishStreamRequest]:
+            first = True
+            if isinstance(events, AsyncIterable):
+                async for event in events:
+                    yield session_service_pb2.PublishStreamRequest(
+                        session_id=session_id if first else "", event=event.pb
+                    )
+                    first = False
+            else:
+                for event in events:
+                    yield session_service_pb2.PublishStreamRequest(
+                        session_id=session_id if first else "", event=event.pb
+                    )
+                    first = False
+
+        try:
+            response = await self._sessions.PublishStream(requests(), timeout=self.timeout, metadata=self._metadata)
+        except grpc.RpcError as exc:
+            raise status.from_rpc_error(exc) from None
+        return response.offset, AssistantMessage.from_proto(response.message)
+
+    async def sessions(self, *, page_size: int = 100) -> list[SessionInfo]:
+        """Every session, ordered by id."""
+        found: list[SessionInfo] = []
+        token = ""
+        while True:
+            request = session_service_pb2.ListSessionsRequest(page_size=page_size, page_token=token)
+            response = await self._call(self._sessions.ListSessions, request)
+            found.extend(_session(info) for info in response.sessions)
+            token = response.next_page_token
+            if not token:
+                return found
+
+    async def list_tools(self) -> list[RegisteredTool]:
+        """The tools runners serve now."""
+        response = await self._call(self._tools.ListTools, tool_service_pb2.ListToolsRequest())
+        return [RegisteredTool(ToolDefinition._wrap(t.tool), t.runner_name, t.runner_id) for t in response.tools]
+
+    async def call_tool(self, call: ToolCallContent, *, timeout: float | None = None) -> ToolResultContent:
+        """Run a tool call on its runner, within ``timeout`` seconds."""
+        if not isinstance(call, ToolCallContent):
+            raise ValidationError.single("call", "type", f"expected a ToolCallContent, got {type(call).__name__}")
+        request = tool_service_pb2.CallToolRequest(call=call.pb.tool_call)
+        response = await self._call(self._tools.CallTool, request, timeout)
+        return ToolResultContent._wrap(_wrap_result(response.result))

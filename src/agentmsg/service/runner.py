@@ -1,0 +1,256 @@
+"""``ToolRunner``: serve decorated Python functions as tools through the service.
+
+::
+
+    runner = ToolRunner("127.0.0.1:50051", name="files")
+
+    @runner.tool(kind="read")
+    def read_file(path: str, limit: int = 100) -> str:
+        "Read the first lines of a text file."
+        ...
+
+    runner.run()  # or: await runner.serve()
+
+A function's JSON Schema comes from its signature (str, int, float, bool,
+list, dict, and ``X | None``; parameters without defaults are required), or
+from ``parameters=``. It may be sync (run in a worker thread) or async. It
+returns a str, a content block, a list of blocks, a
+:class:`~agentmsg.ToolResultContent`, or any JSON value (sent as JSON text).
+An exception becomes an ``is_error`` result with its message. A cancel from
+the service (the caller cancelled or its deadline passed) cancels an async
+tool; a sync tool cannot be interrupted, and its late result is discarded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import json
+import logging
+import types
+import typing
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from agentmsg.content import ContentBase, ToolCallContent, ToolKind, ToolResultContent
+from agentmsg.errors import AgentMsgError, ToolArgumentsError, ValidationError
+from agentmsg.service import status
+from agentmsg.tools import ToolDefinition
+from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
+
+__all__ = ["ToolRunner", "schema_for"]
+
+log = logging.getLogger("agentmsg.runner")
+
+_JSON_TYPES: dict[Any, str] = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    list: "array",
+    dict: "object",
+}
+
+
+def _json_type(annotation: Any) -> dict[str, Any]:
+    origin = typing.get_origin(annotation)
+    if origin in (types.UnionType, typing.Union):
+        options = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(options) == 1:
+            return _json_type(options[0])
+        return {"anyOf": [_json_type(a) for a in options]}
+    base = origin or annotation
+    if base in _JSON_TYPES:
+        schema: dict[str, Any] = {"type": _JSON_TYPES[base]}
+        args = typing.get_args(annotation)
+        if base is list and args:
+            schema["items"] = _json_type(args[0])
+        return schema
+    return {}
+
+
+def schema_for(function: Callable[..., Any]) -> dict[str, Any]:
+    """A JSON Schema for a function's parameters, from its annotations."""
+    hints = typing.get_type_hints(function)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for name, parameter in inspect.signature(function).parameters.items():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        properties[name] = _json_type(hints.get(name, Any))
+        if parameter.default is parameter.empty:
+            required.append(name)
+    schema: dict[str, Any] = {"type": "object", "properties": properties}
+    if required:
+        schema["required"] = required
+    return schema
+
+
+@dataclass
+class _Tool:
+    definition: ToolDefinition
+    function: Callable[..., Any]
+
+
+def _result(call: ToolCallContent, value: Any) -> ToolResultContent:
+    if isinstance(value, ToolResultContent):
+        if value.id != call.id:
+            pb = content_pb2.Content()
+            pb.CopyFrom(value.pb)
+            pb.tool_result.id = call.id
+            return ToolResultContent._wrap(pb)
+        return value
+    if isinstance(value, str):
+        return ToolResultContent(call.id, value, name=call.name, index=call.index)
+    if isinstance(value, ContentBase):
+        return ToolResultContent(call.id, [value], name=call.name, index=call.index)  # type: ignore[list-item]
+    if isinstance(value, list) and value and all(isinstance(v, ContentBase) for v in value):
+        return ToolResultContent(call.id, value, name=call.name, index=call.index)
+    return ToolResultContent(
+        call.id, json.dumps(value, ensure_ascii=False, default=str), name=call.name, index=call.index
+    )
+
+
+def _forget(running: dict[str, asyncio.Task[None]], call_id: str) -> Callable[[asyncio.Task[None]], None]:
+    def done(_: asyncio.Task[None]) -> None:
+        running.pop(call_id, None)
+
+    return done
+
+
+class ToolRunner:
+    """Serves Python functions as tools through an agentmsg server (see the module docstring)."""
+
+    def __init__(
+        self,
+        target: str,
+        *,
+        name: str = "python-runner",
+        token: str | None = None,
+        root_certificates: bytes | None = None,
+        private_key: bytes | None = None,
+        certificate_chain: bytes | None = None,
+    ) -> None:
+        self.target = target
+        self.name = name
+        self._token = token
+        self._tls = (root_certificates, private_key, certificate_chain)
+        self._tools: dict[str, _Tool] = {}
+        self.runner_id: str | None = None
+        self.registered = asyncio.Event()
+
+    def tool(
+        self,
+        function: Callable[..., Any] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: Mapping[str, Any] | str | None = None,
+        kind: ToolKind | str | None = None,
+    ) -> Any:
+        """Register a function as a tool (usable bare, ``@runner.tool``, or with options)."""
+
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            tool_name = name or fn.__name__
+            if tool_name in self._tools:
+                raise ValidationError.single("name", "unique", f"tool {tool_name!r} is registered twice")
+            definition = ToolDefinition(
+                tool_name,
+                description if description is not None else inspect.getdoc(fn) or "",
+                parameters if parameters is not None else schema_for(fn),
+                kind=kind,
+            )
+            self._tools[tool_name] = _Tool(definition, fn)
+            return fn
+
+        return register(function) if function is not None else register
+
+    @property
+    def definitions(self) -> list[ToolDefinition]:
+        """The registered tools."""
+        return [tool.definition for tool in self._tools.values()]
+
+    async def call(self, call: ToolCallContent) -> ToolResultContent:
+        """Run one call locally (what the runner does for each call the service sends)."""
+        tool = self._tools.get(call.name)
+        if tool is None:
+            return ToolResultContent.error(call.id, f"this runner has no tool {call.name!r}", name=call.name)
+        try:
+            args = call.args
+        except ToolArgumentsError as exc:
+            return ToolResultContent.error(call.id, f"invalid arguments: {exc.reason}", name=call.name)
+        try:
+            if inspect.iscoroutinefunction(tool.function):
+                value = await tool.function(**args)
+            else:
+                value = await asyncio.to_thread(tool.function, **args)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a tool's failure is its result, not the runner's
+            return ToolResultContent.error(call.id, f"{type(exc).__name__}: {exc}", name=call.name)
+        try:
+            return _result(call, value)
+        except AgentMsgError as exc:
+            return ToolResultContent.error(call.id, f"the tool's return value cannot be sent: {exc}", name=call.name)
+
+    async def serve(self) -> None:
+        """Connect, register, and answer calls until the connection ends (raises on a refused registration)."""
+        if not self._tools:
+            raise ValidationError.single("tools", "required", "register at least one tool before serving")
+        root, key, chain = self._tls
+        if root is not None or chain is not None:
+            channel = grpc.aio.secure_channel(self.target, grpc.ssl_channel_credentials(root, key, chain))
+        else:
+            channel = grpc.aio.insecure_channel(self.target)
+        metadata = (("authorization", f"Bearer {self._token}"),) if self._token else ()
+        outbox: asyncio.Queue[tool_service_pb2.ServeToolsRequest | None] = asyncio.Queue()
+        running: dict[str, asyncio.Task[None]] = {}
+        outbox.put_nowait(
+            tool_service_pb2.ServeToolsRequest(
+                register=tool_service_pb2.RegisterTools(runner_name=self.name, tools=[d.pb for d in self.definitions])
+            )
+        )
+
+        async def requests() -> AsyncIterator[tool_service_pb2.ServeToolsRequest]:
+            while (item := await outbox.get()) is not None:
+                yield item
+
+        async def run(call: ToolCallContent) -> None:
+            result = await self.call(call)
+            outcome = tool_service_pb2.ToolCallOutcome(call_id=call.id, result=result.pb.tool_result)
+            outbox.put_nowait(tool_service_pb2.ServeToolsRequest(outcome=outcome))
+
+        stub = tool_service_pb2_grpc.ToolServiceStub(channel)
+        stream = stub.ServeTools(requests(), metadata=metadata)
+        try:
+            async for response in stream:
+                kind = response.WhichOneof("kind")
+                if kind == "registered":
+                    self.runner_id = response.registered.runner_id
+                    self.registered.set()
+                elif kind == "run":
+                    call = ToolCallContent._wrap(content_pb2.Content(tool_call=response.run.call))
+                    task = asyncio.ensure_future(run(call))
+                    running[call.id] = task
+                    task.add_done_callback(_forget(running, call.id))
+                elif kind == "cancel":
+                    found = running.get(response.cancel.call_id)
+                    if found is not None:
+                        log.info("call %s cancelled (%s)", response.cancel.call_id, response.cancel.reason)
+                        found.cancel()
+        except grpc.RpcError as exc:
+            raise status.from_rpc_error(exc) from None
+        finally:
+            for task in running.values():
+                task.cancel()
+            outbox.put_nowait(None)
+            await channel.close()
+
+    def run(self) -> None:
+        """Serve until interrupted (blocking)."""
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(self.serve())

@@ -1,0 +1,591 @@
+"""The agentmsg gRPC server: sessions, live relay and tools, on grpc.aio.
+
+``create_server(config)`` builds and starts a server and returns it with its
+port (tests bind 127.0.0.1:0); ``serve(config)`` runs one until SIGINT or
+SIGTERM, then shuts down gracefully: health goes NOT_SERVING, new calls are
+refused, calls in flight get ``config.grace`` seconds to finish.
+
+Every request is validated against the contract (protovalidate) before it is
+acted on; a violation is INVALID_ARGUMENT with ``google.rpc.BadRequest`` field
+violations. Every other failure maps to a status through
+:mod:`agentmsg.service.status`; nothing a peer sends crashes the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import signal
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from agentmsg import _validation
+from agentmsg.errors import (
+    AgentMsgError,
+    ConflictError,
+    NotFoundError,
+    UnauthenticatedError,
+    UnavailableError,
+    ValidationError,
+    Violation,
+)
+from agentmsg.service import status
+from agentmsg.service.store import Store, open_store
+from agentmsg.streaming import IncompleteStreamError, StreamAccumulator, StreamProtocolError
+from agentmsg.v1 import (
+    content_pb2,
+    message_pb2,
+    session_service_pb2,
+    session_service_pb2_grpc,
+    stream_pb2,
+    tool_service_pb2,
+    tool_service_pb2_grpc,
+)
+
+__all__ = ["ServerConfig", "create_server", "serve"]
+
+log = logging.getLogger("agentmsg.service")
+
+DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
+SESSION_SERVICE = "agentmsg.v1.SessionService"
+TOOL_SERVICE = "agentmsg.v1.ToolService"
+# Methods any caller may use without a token: load balancers and orchestrators probe health.
+PUBLIC_METHODS = ("/grpc.health.v1.Health/",)
+LIVE_QUEUE = 1024  # live events buffered per subscriber before the oldest are dropped
+
+
+@dataclass
+class ServerConfig:
+    """How to run the server. The defaults are the embedded setup: SQLite, loopback, no auth."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    db: str | None = "agentmsg.db"  # None or ":memory:" for the in-memory store
+    tokens: Sequence[str] = ()  # bearer tokens accepted; empty: no auth
+    tls_cert: bytes | None = None  # PEM certificate chain of the server
+    tls_key: bytes | None = None  # PEM private key of the server
+    tls_client_ca: bytes | None = None  # PEM CA bundle: clients must present a certificate it signed (mTLS)
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    max_concurrent_rpcs: int = 256
+    reflection: bool = True
+    grace: float = 5.0
+    store: Store | None = field(default=None, repr=False)  # a ready store (overrides db)
+
+
+# --- validation and errors ------------------------------------------------------------------
+
+
+def _check(request: Any) -> None:
+    found = _validation.violations_of(request)
+    if found:
+        raise ValidationError(found, type(request).__name__)
+
+
+def _guard(
+    method: Callable[..., Awaitable[Any]],
+) -> Callable[..., Awaitable[Any]]:
+    """Unary handlers: agentmsg errors become rich statuses; anything else INTERNAL, logged."""
+
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+        try:
+            return await method(self, request, context)
+        except AgentMsgError as exc:
+            await status.abort(context, exc)
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception:
+            log.exception("internal error in %s", method.__name__)
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+
+    wrapper.__name__ = method.__name__
+    return wrapper
+
+
+def _guard_stream(
+    method: Callable[..., AsyncIterator[Any]],
+) -> Callable[..., AsyncIterator[Any]]:
+    """Streaming handlers: the same mapping as :func:`_guard`."""
+
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:  # type: ignore[type-arg]
+        try:
+            async for item in method(self, request, context):
+                yield item
+        except AgentMsgError as exc:
+            await status.abort(context, exc)
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception:
+            log.exception("internal error in %s", method.__name__)
+            await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+
+    wrapper.__name__ = method.__name__
+    return wrapper
+
+
+# --- sessions ------------------------------------------------------------------------------
+
+
+class LiveHub:
+    """Fans live stream events out to the subscribers of a session (bounded, drop-oldest)."""
+
+    def __init__(self) -> None:
+        self._subscribers: dict[str, set[asyncio.Queue[session_service_pb2.LiveEvent]]] = {}
+
+    @contextlib.contextmanager
+    def subscribe(self, session_id: str) -> Any:
+        queue: asyncio.Queue[session_service_pb2.LiveEvent] = asyncio.Queue(LIVE_QUEUE)
+        self._subscribers.setdefault(session_id, set()).add(queue)
+        try:
+            yield queue
+        finally:
+            queues = self._subscribers.get(session_id)
+            if queues is not None:
+                queues.discard(queue)
+                if not queues:
+                    del self._subscribers[session_id]
+
+    def publish(self, session_id: str, live: session_service_pb2.LiveEvent) -> None:
+        for queue in self._subscribers.get(session_id, ()):
+            if queue.full():
+                # A slow live viewer loses the oldest deltas, never the log: the finished message is logged.
+                queue.get_nowait()
+            queue.put_nowait(live)
+
+
+class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
+    """``agentmsg.v1.SessionService`` over a :class:`~agentmsg.service.store.Store`."""
+
+    def __init__(self, store: Store, hub: LiveHub) -> None:
+        self.store = store
+        self.hub = hub
+
+    @_guard
+    async def AppendMessage(  # noqa: N802 - the RPC's name
+        self,
+        request: session_service_pb2.AppendMessageRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.AppendMessageResponse:
+        _check(request)
+        (appended,) = await self.store.append(request.session_id, [request.message])
+        return session_service_pb2.AppendMessageResponse(offset=appended.offset, duplicate=appended.duplicate)
+
+    @_guard
+    async def AppendMessages(  # noqa: N802
+        self,
+        request: session_service_pb2.AppendMessagesRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.AppendMessagesResponse:
+        _check(request)
+        appended = await self.store.append(request.session_id, list(request.messages))
+        return session_service_pb2.AppendMessagesResponse(
+            offsets=[a.offset for a in appended], duplicates=[a.duplicate for a in appended]
+        )
+
+    @_guard
+    async def ListMessages(  # noqa: N802
+        self,
+        request: session_service_pb2.ListMessagesRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.ListMessagesResponse:
+        _check(request)
+        size = request.page_size or 100
+        rows = await self.store.read(request.session_id, request.after_offset, size + 1)
+        response = session_service_pb2.ListMessagesResponse()
+        for offset, body in rows[:size]:
+            logged = response.messages.add(offset=offset)
+            logged.message.ParseFromString(body)
+        if len(rows) > size:
+            response.next_after_offset = rows[size - 1][0]
+        return response
+
+    @_guard_stream
+    async def Subscribe(  # noqa: N802
+        self,
+        request: session_service_pb2.SubscribeRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> AsyncIterator[session_service_pb2.SubscribeResponse]:
+        _check(request)
+        session_id = request.session_id
+        cursor = request.after_offset
+        batch = request.max_batch or 256
+        with self.hub.subscribe(session_id) as live:
+            while True:
+                changed = self.store.changed(session_id)  # before reading: an append after the read wakes us
+                rows = await self.store.read(session_id, cursor, batch)
+                if rows:
+                    response = session_service_pb2.SubscribeResponse()
+                    for offset, body in rows:
+                        logged = response.messages.add(offset=offset)
+                        logged.message.ParseFromString(body)
+                    cursor = rows[-1][0]
+                    yield response
+                    continue
+                if request.live_events:
+                    while not live.empty():
+                        yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
+                    waits = [asyncio.ensure_future(changed.wait()), asyncio.ensure_future(live.get())]
+                    try:
+                        done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                    finally:
+                        for waiter in waits:
+                            waiter.cancel()
+                    for waiter in done:
+                        if not waiter.cancelled() and isinstance(waiter.result(), session_service_pb2.LiveEvent):
+                            yield session_service_pb2.SubscribeResponse(live_event=waiter.result())
+                else:
+                    await changed.wait()
+
+    async def PublishStream(  # noqa: N802
+        self,
+        request_iterator: AsyncIterator[session_service_pb2.PublishStreamRequest],
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.PublishStreamResponse:
+        stream_id = str(uuid.uuid4())
+        session_id = ""
+        accumulator = StreamAccumulator()
+        try:
+            async for request in request_iterator:
+                _check(request)
+                if not session_id:
+                    if not request.session_id:
+                        raise ValidationError(
+                            [Violation("session_id", "required", "the first event must name the session")]
+                        )
+                    session_id = request.session_id
+                accumulator.add(request.event)
+                self.hub.publish(session_id, session_service_pb2.LiveEvent(stream_id=stream_id, event=request.event))
+                if accumulator.done:
+                    break
+            if not session_id:
+                raise ValidationError([Violation("event", "required", "the stream sent no events")])
+            message = accumulator.finish()
+            _validation.check(message.pb)
+            (appended,) = await self.store.append(session_id, [message.pb])
+            return session_service_pb2.PublishStreamResponse(offset=appended.offset, message=message.pb)
+        except (StreamProtocolError, IncompleteStreamError) as exc:
+            self._relay_failure(session_id, stream_id, str(exc))
+            await status.abort(context, ValidationError([Violation("event", "stream", str(exc))], "stream"))
+        except AgentMsgError as exc:
+            self._relay_failure(session_id, stream_id, str(exc))
+            await status.abort(context, exc)
+        except asyncio.CancelledError:
+            self._relay_failure(session_id, stream_id, "the publisher went away mid-stream")
+            raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _relay_failure(self, session_id: str, stream_id: str, reason: str) -> None:
+        if session_id:
+            error = stream_pb2.StreamEvent(
+                error=stream_pb2.StreamError(message=reason, stop_reason=message_pb2.STOP_REASON_ERROR)
+            )
+            self.hub.publish(session_id, session_service_pb2.LiveEvent(stream_id=stream_id, event=error))
+
+    @_guard
+    async def ListSessions(  # noqa: N802
+        self,
+        request: session_service_pb2.ListSessionsRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.ListSessionsResponse:
+        _check(request)
+        size = request.page_size or 100
+        records = await self.store.sessions(request.page_token, size + 1)
+        response = session_service_pb2.ListSessionsResponse()
+        for record in records[:size]:
+            info = response.sessions.add(session_id=record.session_id, last_offset=record.last_offset)
+            info.create_time.FromMicroseconds(record.created_us)
+            info.update_time.FromMicroseconds(record.updated_us)
+        if len(records) > size:
+            response.next_page_token = records[size - 1].session_id
+        return response
+
+
+# --- tools ---------------------------------------------------------------------------------
+
+
+def _error_result(call: content_pb2.ToolCallContent, text: str) -> content_pb2.ToolResultContent:
+    result = content_pb2.ToolResultContent(id=call.id, name=call.name, is_error=True, index=call.index)
+    result.content.add().text.text = text
+    return result
+
+
+@dataclass
+class _Runner:
+    runner_id: str
+    name: str
+    tools: list[Any]
+    outbox: asyncio.Queue[tool_service_pb2.ServeToolsResponse]
+    pending: dict[str, asyncio.Future[content_pb2.ToolResultContent]] = field(default_factory=dict)
+
+
+class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
+    """``agentmsg.v1.ToolService``: runners register; engines call through."""
+
+    def __init__(self) -> None:
+        self.runners: dict[str, _Runner] = {}
+        self.by_tool: dict[str, _Runner] = {}
+
+    async def ServeTools(  # noqa: N802
+        self,
+        request_iterator: AsyncIterator[tool_service_pb2.ServeToolsRequest],
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> AsyncIterator[tool_service_pb2.ServeToolsResponse]:
+        requests = request_iterator.__aiter__()
+        try:
+            first = await requests.__anext__()
+        except StopAsyncIteration:
+            return
+        try:
+            _check(first)
+            if first.WhichOneof("kind") != "register":
+                raise ValidationError([Violation("register", "required", "the first message must register tools")])
+            runner = self._register(first.register)
+        except AgentMsgError as exc:
+            await status.abort(context, exc)
+        reader = asyncio.ensure_future(self._read_outcomes(runner, requests))
+        try:
+            yield tool_service_pb2.ServeToolsResponse(
+                registered=tool_service_pb2.Registered(runner_id=runner.runner_id)
+            )
+            while True:
+                getter = asyncio.ensure_future(runner.outbox.get())
+                done, _ = await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
+                if getter in done:
+                    yield getter.result()
+                    continue
+                getter.cancel()
+                break  # the runner closed its side
+        finally:
+            reader.cancel()
+            self._unregister(runner)
+
+    def _register(self, register: tool_service_pb2.RegisterTools) -> _Runner:
+        names = [tool.name for tool in register.tools]
+        taken = sorted({n for n in names if n in self.by_tool} | {n for n in names if names.count(n) > 1})
+        if taken:
+            raise ConflictError(f"tool name(s) already served: {', '.join(taken)}")
+        runner = _Runner(str(uuid.uuid4()), register.runner_name, list(register.tools), asyncio.Queue())
+        self.runners[runner.runner_id] = runner
+        for name in names:
+            self.by_tool[name] = runner
+        log.info("runner %s (%s) registered %s", runner.name, runner.runner_id, ", ".join(names))
+        return runner
+
+    def _unregister(self, runner: _Runner) -> None:
+        self.runners.pop(runner.runner_id, None)
+        for tool in runner.tools:
+            if self.by_tool.get(tool.name) is runner:
+                del self.by_tool[tool.name]
+        for call_id, future in runner.pending.items():
+            if not future.done():
+                call = content_pb2.ToolCallContent(id=call_id)
+                future.set_result(_error_result(call, f"tool runner {runner.name!r} disconnected before answering"))
+        log.info("runner %s (%s) left", runner.name, runner.runner_id)
+
+    async def _read_outcomes(
+        self, runner: _Runner, requests: AsyncIterator[tool_service_pb2.ServeToolsRequest]
+    ) -> None:
+        async for request in requests:
+            if request.WhichOneof("kind") != "outcome":
+                log.warning("runner %s sent %s after registering; ignored", runner.name, request.WhichOneof("kind"))
+                continue
+            outcome = request.outcome
+            future = runner.pending.get(outcome.call_id)
+            if future is None or future.done():
+                continue  # answered after a cancel or a deadline: nobody waits for it
+            found = _validation.violations_of(outcome)
+            if found or outcome.result.id != outcome.call_id:
+                problem = "; ".join(str(v) for v in found) or "its id does not match the call"
+                future.set_result(
+                    _error_result(
+                        content_pb2.ToolCallContent(id=outcome.call_id), f"the runner's result was invalid: {problem}"
+                    )
+                )
+            else:
+                future.set_result(outcome.result)
+
+    @_guard
+    async def ListTools(  # noqa: N802
+        self,
+        request: tool_service_pb2.ListToolsRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> tool_service_pb2.ListToolsResponse:
+        response = tool_service_pb2.ListToolsResponse()
+        for name in sorted(self.by_tool):
+            runner = self.by_tool[name]
+            tool = next(t for t in runner.tools if t.name == name)
+            response.tools.add(tool=tool, runner_name=runner.name, runner_id=runner.runner_id)
+        return response
+
+    @_guard
+    async def CallTool(  # noqa: N802
+        self,
+        request: tool_service_pb2.CallToolRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> tool_service_pb2.CallToolResponse:
+        _check(request)
+        call = request.call
+        runner = self.by_tool.get(call.name)
+        if runner is None:
+            raise NotFoundError(f"no runner serves the tool {call.name!r}")
+        if call.id in runner.pending:
+            raise ConflictError(f"tool call {call.id!r} is already running")
+        future: asyncio.Future[content_pb2.ToolResultContent] = asyncio.get_running_loop().create_future()
+        runner.pending[call.id] = future
+        run = tool_service_pb2.RunToolCall(call=call)
+        remaining = context.time_remaining()
+        if remaining is not None:
+            run.timeout.FromNanoseconds(int(remaining * 1e9))
+        runner.outbox.put_nowait(tool_service_pb2.ServeToolsResponse(run=run))
+        try:
+            result = await future
+        except asyncio.CancelledError:
+            remaining = context.time_remaining()
+            reason = "deadline_exceeded" if remaining is not None and remaining <= 0 else "cancelled"
+            runner.outbox.put_nowait(
+                tool_service_pb2.ServeToolsResponse(
+                    cancel=tool_service_pb2.CancelToolCall(call_id=call.id, reason=reason)
+                )
+            )
+            raise
+        finally:
+            runner.pending.pop(call.id, None)
+        return tool_service_pb2.CallToolResponse(result=result)
+
+
+# --- auth ----------------------------------------------------------------------------------
+
+
+class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
+    """Refuses calls without ``authorization: Bearer <token>`` for one of the configured tokens."""
+
+    def __init__(self, tokens: Sequence[str]) -> None:
+        self._tokens = [token.encode() for token in tokens]
+
+    def _allowed(self, metadata: Sequence[tuple[str, str | bytes]] | None) -> bool:
+        for key, value in metadata or ():
+            if key == "authorization":
+                text = value.decode() if isinstance(value, bytes) else value
+                scheme, _, token = text.partition(" ")
+                if scheme.lower() == "bearer":
+                    given = token.strip().encode()
+                    return any(hmac.compare_digest(given, known) for known in self._tokens)
+        return False
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        method = handler_call_details.method
+        if method.startswith(PUBLIC_METHODS) or self._allowed(handler_call_details.invocation_metadata):
+            return await continuation(handler_call_details)
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        return _refusing(handler, UnauthenticatedError("missing or wrong bearer token"))
+
+
+def _refusing(handler: grpc.RpcMethodHandler[Any, Any], error: AgentMsgError) -> grpc.RpcMethodHandler[Any, Any]:
+    rich = status.to_status(error)
+
+    async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+        await context.abort_with_status(rich)
+
+    async def streaming(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:  # type: ignore[type-arg]
+        await context.abort_with_status(rich)
+        yield  # pragma: no cover - makes this an async generator
+
+    kwargs = {"request_deserializer": handler.request_deserializer, "response_serializer": handler.response_serializer}
+    if handler.unary_unary:
+        return grpc.unary_unary_rpc_method_handler(unary, **kwargs)
+    if handler.unary_stream:
+        return grpc.unary_stream_rpc_method_handler(streaming, **kwargs)
+    if handler.stream_unary:
+        return grpc.stream_unary_rpc_method_handler(unary, **kwargs)
+    return grpc.stream_stream_rpc_method_handler(streaming, **kwargs)
+
+
+# --- the server ----------------------------------------------------------------------------
+
+
+@dataclass
+class Running:
+    """A started server and what it serves."""
+
+    server: grpc.aio.Server
+    port: int
+    store: Store
+    health: health.aio.HealthServicer
+    sessions: SessionServicer
+    tools: ToolServicer
+
+    async def stop(self, grace: float | None = None) -> None:
+        """Graceful shutdown: NOT_SERVING, refuse new calls, let calls in flight finish for ``grace`` s."""
+        await self.health.enter_graceful_shutdown()
+        await self.server.stop(grace)
+        await self.store.close()
+
+
+async def create_server(config: ServerConfig) -> Running:
+    """Build, bind and start a server; ``running.port`` is the bound port (useful with port 0)."""
+    store = config.store if config.store is not None else open_store(config.db)
+    options = [
+        ("grpc.max_receive_message_length", config.max_message_bytes),
+        ("grpc.max_send_message_length", config.max_message_bytes),
+        ("grpc.so_reuseport", 0),
+    ]
+    interceptors = [BearerTokenInterceptor(config.tokens)] if config.tokens else []
+    server = grpc.aio.server(
+        interceptors=interceptors, options=options, maximum_concurrent_rpcs=config.max_concurrent_rpcs
+    )
+    hub = LiveHub()
+    sessions = SessionServicer(store, hub)
+    tools = ToolServicer()
+    session_service_pb2_grpc.add_SessionServiceServicer_to_server(sessions, server)
+    tool_service_pb2_grpc.add_ToolServiceServicer_to_server(tools, server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = [SESSION_SERVICE, TOOL_SERVICE, health.SERVICE_NAME]
+    if config.reflection:
+        names.append(reflection.SERVICE_NAME)
+        reflection.enable_server_reflection(names, server)
+    address = f"{config.host}:{config.port}"
+    if config.tls_cert is not None and config.tls_key is not None:
+        credentials = grpc.ssl_server_credentials(
+            [(config.tls_key, config.tls_cert)],
+            root_certificates=config.tls_client_ca,
+            require_client_auth=config.tls_client_ca is not None,
+        )
+        port = server.add_secure_port(address, credentials)
+    else:
+        port = server.add_insecure_port(address)
+    if port == 0:
+        raise UnavailableError(f"cannot bind {address}")
+    await server.start()
+    for name in ("", SESSION_SERVICE, TOOL_SERVICE):
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return Running(server, port, store, health_servicer, sessions, tools)
+
+
+async def serve(config: ServerConfig, *, ready: Callable[[Running], None] | None = None) -> None:
+    """Run a server until SIGINT/SIGTERM, then stop it gracefully."""
+    running = await create_server(config)
+    if ready is not None:
+        ready(running)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await running.stop(config.grace)

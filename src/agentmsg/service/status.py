@@ -1,0 +1,121 @@
+"""One table from agentmsg errors to gRPC statuses, and back.
+
+The server aborts with a ``google.rpc.Status`` carrying an ``ErrorInfo``
+(reason = the error class, domain ``agentmsg``) and, for validation errors, a
+``BadRequest`` with one field violation per broken rule. The client reads the
+details and raises the same class, with the same violations.
+"""
+
+from __future__ import annotations
+
+from typing import NoReturn
+
+import grpc
+from google.protobuf import any_pb2
+from google.rpc import error_details_pb2, status_pb2
+from grpc_status import rpc_status
+
+from agentmsg import errors
+from agentmsg.errors import AgentMsgError, ValidationError, Violation
+
+DOMAIN = "agentmsg"
+
+# error class -> status code; the ErrorInfo reason is the class name.
+_CODES: dict[type[AgentMsgError], grpc.StatusCode] = {
+    errors.ValidationError: grpc.StatusCode.INVALID_ARGUMENT,
+    errors.DecodeError: grpc.StatusCode.INVALID_ARGUMENT,
+    errors.MediaError: grpc.StatusCode.INVALID_ARGUMENT,
+    errors.ToolArgumentsError: grpc.StatusCode.INVALID_ARGUMENT,
+    errors.NotFoundError: grpc.StatusCode.NOT_FOUND,
+    errors.ConflictError: grpc.StatusCode.ALREADY_EXISTS,
+    errors.UnauthenticatedError: grpc.StatusCode.UNAUTHENTICATED,
+    errors.PermissionDeniedError: grpc.StatusCode.PERMISSION_DENIED,
+    errors.UnavailableError: grpc.StatusCode.UNAVAILABLE,
+    errors.DeadlineExceededError: grpc.StatusCode.DEADLINE_EXCEEDED,
+    errors.CancelledError: grpc.StatusCode.CANCELLED,
+    errors.ResourceExhaustedError: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    errors.StoreError: grpc.StatusCode.UNAVAILABLE,
+}
+# status code -> the class a client raises when the details name no agentmsg class
+# (statuses gRPC itself produces: deadlines, size limits, unreachable servers).
+_BY_CODE: dict[grpc.StatusCode, type[AgentMsgError]] = {
+    grpc.StatusCode.INVALID_ARGUMENT: errors.ValidationError,
+    grpc.StatusCode.NOT_FOUND: errors.NotFoundError,
+    grpc.StatusCode.ALREADY_EXISTS: errors.ConflictError,
+    grpc.StatusCode.UNAUTHENTICATED: errors.UnauthenticatedError,
+    grpc.StatusCode.PERMISSION_DENIED: errors.PermissionDeniedError,
+    grpc.StatusCode.UNAVAILABLE: errors.UnavailableError,
+    grpc.StatusCode.DEADLINE_EXCEEDED: errors.DeadlineExceededError,
+    grpc.StatusCode.CANCELLED: errors.CancelledError,
+    grpc.StatusCode.RESOURCE_EXHAUSTED: errors.ResourceExhaustedError,
+}
+_BY_NAME: dict[str, type[AgentMsgError]] = {cls.__name__: cls for cls in _CODES}
+
+
+def code_for(error: AgentMsgError) -> grpc.StatusCode:
+    """The gRPC status code for an agentmsg error (INTERNAL for anything unmapped)."""
+    for cls in type(error).__mro__:
+        if cls in _CODES:
+            return _CODES[cls]
+    return grpc.StatusCode.INTERNAL
+
+
+def to_status(error: AgentMsgError) -> grpc.Status:
+    """A rich status for ``error``: ErrorInfo always, BadRequest for violations."""
+    code = code_for(error)
+    info = error_details_pb2.ErrorInfo(reason=type(error).__name__, domain=DOMAIN)
+    details = [info]
+    if isinstance(error, ValidationError):
+        details.append(
+            error_details_pb2.BadRequest(
+                field_violations=[
+                    error_details_pb2.BadRequest.FieldViolation(field=v.field, description=v.message, reason=v.rule_id)
+                    for v in error.violations
+                ]
+            )
+        )
+    packed = []
+    for detail in details:
+        holder = any_pb2.Any()
+        holder.Pack(detail)
+        packed.append(holder)
+    status = status_pb2.Status(code=code.value[0], message=str(error), details=packed)
+    rich: grpc.Status = rpc_status.to_status(status)
+    return rich
+
+
+async def abort(context: grpc.aio.ServicerContext, error: AgentMsgError) -> NoReturn:  # type: ignore[type-arg]
+    """End the call with ``error`` as a rich status."""
+    await context.abort_with_status(to_status(error))
+    raise AssertionError("abort_with_status returned")  # pragma: no cover
+
+
+def from_rpc_error(error: grpc.RpcError) -> AgentMsgError:
+    """The agentmsg error a failed call stands for (the same class the server raised)."""
+    code: grpc.StatusCode = error.code()
+    message: str = error.details() or code.name
+    status = rpc_status.from_call(error)
+    reason = ""
+    violations: list[Violation] = []
+    if status is not None:
+        message = status.message or message
+        for detail in status.details:
+            if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                info = error_details_pb2.ErrorInfo()
+                detail.Unpack(info)
+                if info.domain == DOMAIN:
+                    reason = info.reason
+            elif detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+                bad = error_details_pb2.BadRequest()
+                detail.Unpack(bad)
+                violations = [Violation(v.field, v.reason, v.description) for v in bad.field_violations]
+    cls = _BY_NAME.get(reason) or _BY_CODE.get(code, errors.ServiceError)
+    if issubclass(cls, ValidationError):
+        if not violations:
+            violations = [Violation("", code.name.lower(), message)]
+        result: AgentMsgError = cls(violations, "request")
+        result.args = (message,)
+        return result
+    if cls is errors.ToolArgumentsError:  # its constructor wants the call: report it as the violation it is
+        return ValidationError([Violation("arguments", "json", message)], "request")
+    return cls(message)
