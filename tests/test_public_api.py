@@ -13,6 +13,8 @@ PUBLIC = {
     "ThinkingContent", "ToolArgumentsError", "ToolCallContent", "ToolDefinition", "ToolKind", "ToolMessage",
     "ToolResultContent", "UnknownContent", "UnknownMessage", "Usage", "UsageCost", "UserMessage", "ValidationError",
     "Violation", "__version__", "content_from_proto", "message_from_proto", "validate", "violations",
+    "CancelledError", "ConflictError", "DeadlineExceededError", "NotFoundError", "PermissionDeniedError",
+    "ResourceExhaustedError", "ServiceError", "StoreError", "UnauthenticatedError", "UnavailableError",
 }  # fmt: skip
 
 

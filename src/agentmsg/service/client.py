@@ -351,25 +351,28 @@ class AsyncClient:
     ) -> tuple[int, AssistantMessage]:
         """Relay a message's stream events live (as they come); the finished message's offset and the message."""
 
-        async def requests() -> AsyncIterator[session_service_pb2.PublishStreamRequest]:
+        call = self._sessions.PublishStream(timeout=self.timeout, metadata=self._metadata)
+        try:
             first = True
             if isinstance(events, AsyncIterable):
                 async for event in events:
-                    yield session_service_pb2.PublishStreamRequest(
-                        session_id=session_id if first else "", event=event.pb
+                    await call.write(
+                        session_service_pb2.PublishStreamRequest(session_id=session_id if first else "", event=event.pb)
                     )
                     first = False
             else:
                 for event in events:
-                    yield session_service_pb2.PublishStreamRequest(
-                        session_id=session_id if first else "", event=event.pb
+                    await call.write(
+                        session_service_pb2.PublishStreamRequest(session_id=session_id if first else "", event=event.pb)
                     )
                     first = False
-
-        try:
-            response = await self._sessions.PublishStream(requests(), timeout=self.timeout, metadata=self._metadata)
+            await call.done_writing()
+            response = await call
         except grpc.RpcError as exc:
             raise status.from_rpc_error(exc) from None
+        except BaseException:
+            call.cancel()
+            raise
         return response.offset, AssistantMessage.from_proto(response.message)
 
     async def sessions(self, *, page_size: int = 100) -> list[SessionInfo]:

@@ -30,7 +30,7 @@ import json
 import logging
 import types
 import typing
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -207,27 +207,32 @@ class ToolRunner:
         else:
             channel = grpc.aio.insecure_channel(self.target)
         metadata = (("authorization", f"Bearer {self._token}"),) if self._token else ()
-        outbox: asyncio.Queue[tool_service_pb2.ServeToolsRequest | None] = asyncio.Queue()
         running: dict[str, asyncio.Task[None]] = {}
-        outbox.put_nowait(
-            tool_service_pb2.ServeToolsRequest(
-                register=tool_service_pb2.RegisterTools(runner_name=self.name, tools=[d.pb for d in self.definitions])
-            )
-        )
+        stub = tool_service_pb2_grpc.ToolServiceStub(channel)
+        # The explicit write API (no request generator): nothing is left suspended if the call ends early.
+        stream = stub.ServeTools(metadata=metadata)
+        writing = asyncio.Lock()
 
-        async def requests() -> AsyncIterator[tool_service_pb2.ServeToolsRequest]:
-            while (item := await outbox.get()) is not None:
-                yield item
+        async def send(request: tool_service_pb2.ServeToolsRequest) -> None:
+            async with writing:
+                await stream.write(request)
 
         async def run(call: ToolCallContent) -> None:
             result = await self.call(call)
             outcome = tool_service_pb2.ToolCallOutcome(call_id=call.id, result=result.pb.tool_result)
-            outbox.put_nowait(tool_service_pb2.ServeToolsRequest(outcome=outcome))
+            with contextlib.suppress(grpc.RpcError, asyncio.InvalidStateError):
+                await send(tool_service_pb2.ServeToolsRequest(outcome=outcome))
 
-        stub = tool_service_pb2_grpc.ToolServiceStub(channel)
-        stream = stub.ServeTools(requests(), metadata=metadata)
         try:
-            async for response in stream:
+            await send(
+                tool_service_pb2.ServeToolsRequest(
+                    register=tool_service_pb2.RegisterTools(
+                        runner_name=self.name, tools=[d.pb for d in self.definitions]
+                    )
+                )
+            )
+            while (read := await stream.read()) is not grpc.aio.EOF:
+                response: tool_service_pb2.ServeToolsResponse = read  # type: ignore[assignment]
                 kind = response.WhichOneof("kind")
                 if kind == "registered":
                     self.runner_id = response.registered.runner_id
@@ -247,7 +252,7 @@ class ToolRunner:
         finally:
             for task in running.values():
                 task.cancel()
-            outbox.put_nowait(None)
+            stream.cancel()
             await channel.close()
 
     def run(self) -> None:

@@ -350,6 +350,7 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         except AgentMsgError as exc:
             await status.abort(context, exc)
         reader = asyncio.ensure_future(self._read_outcomes(runner, requests))
+        getter: asyncio.Future[tool_service_pb2.ServeToolsResponse] | None = None
         try:
             yield tool_service_pb2.ServeToolsResponse(
                 registered=tool_service_pb2.Registered(runner_id=runner.runner_id)
@@ -357,14 +358,16 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
             while True:
                 getter = asyncio.ensure_future(runner.outbox.get())
                 done, _ = await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
-                if getter in done:
-                    yield getter.result()
-                    continue
-                getter.cancel()
-                break  # the runner closed its side
+                if getter not in done:
+                    break  # the runner closed its side
+                response, getter = getter.result(), None
+                yield response
         finally:
-            reader.cancel()
             self._unregister(runner)
+            pending = [task for task in (getter, reader) if task is not None and not task.done()]
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
 
     def _register(self, register: tool_service_pb2.RegisterTools) -> _Runner:
         names = [tool.name for tool in register.tools]
