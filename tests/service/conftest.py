@@ -67,7 +67,7 @@ class RunnerThread:
         try:
             self.loop.run_until_complete(self._task)
             self.done.set_result(None)
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
+        except BaseException as exc:
             self.done.set_exception(exc)
         finally:
             self.loop.run_until_complete(self.loop.shutdown_asyncgens())
