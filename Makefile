@@ -9,7 +9,7 @@ BUF    := node_modules/.bin/buf
 VALIDATE_PROTO := proto/buf/validate/validate.proto
 
 .DEFAULT_GOAL := help
-.PHONY: help deps run demo test pytest lint format typecheck generate check-generated bench clean
+.PHONY: help deps run serve demo test pytest lint format typecheck generate check-generated bench clean
 
 help: ## List the targets with one line each
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -32,9 +32,13 @@ $(VALIDATE_PROTO): scripts/fetch_validate_proto.py
 
 deps: $(VENV)/.installed node_modules/.installed $(VALIDATE_PROTO) ## Install Python and Node tooling, fetch validate.proto
 
-run: demo ## The main job on the embedded defaults (for now: the contract demo)
+run: $(VENV)/.installed ## The main job: a server on embedded SQLite with an engine, a tool runner and a tail observer
+	$(PY) -m agentmsg.service.demo
 
-demo: $(VENV)/.installed ## A conversation with every content kind and role: validated, round-tripped, sized
+serve: $(VENV)/.installed ## Run the server alone (SQLite agentmsg.db, 127.0.0.1:50051)
+	$(PY) -m agentmsg serve
+
+demo: $(VENV)/.installed ## The contract demo: every content kind and role, validated, round-tripped, sized
 	$(PY) -m agentmsg demo
 
 generate: deps ## Regenerate src/agentmsg/v1 (and src/buf) from proto/ with the pinned grpcio-tools

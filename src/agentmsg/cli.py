@@ -1,15 +1,26 @@
-"""The ``agentmsg`` command line."""
+"""The ``agentmsg`` command line.
+
+``serve`` runs the server; ``send``, ``tail``, ``sessions`` and ``tools`` talk
+to one (``--target``, default ``$AGENTMSG_TARGET`` or 127.0.0.1:50051, with
+``--token`` / ``$AGENTMSG_TOKEN``); ``demo`` and ``validate`` work offline.
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
+import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import agentmsg as am
 from agentmsg import dict_form
+
+DEFAULT_TARGET = "127.0.0.1:50051"
 
 
 def _load(path: str, form: str) -> am.Conversation:
@@ -42,20 +53,206 @@ def _demo(_: argparse.Namespace) -> int:
     return run(sys.stdout)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _read(path: str | None) -> bytes | None:
+    return Path(path).read_bytes() if path else None
+
+
+def _client(args: argparse.Namespace) -> Any:
+    from agentmsg.service import Client
+
+    return Client(
+        args.target,
+        token=args.token,
+        root_certificates=_read(args.ca),
+        private_key=_read(args.key),
+        certificate_chain=_read(args.cert),
+        timeout=args.timeout,
+    )
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from agentmsg.service import ServerConfig, serve
+    from agentmsg.service.server import Running
+
+    tokens = list(args.token or [])
+    if args.token_file:
+        tokens += [line.strip() for line in Path(args.token_file).read_text().splitlines() if line.strip()]
+    env_token = os.environ.get("AGENTMSG_TOKEN")
+    if env_token and not tokens:
+        tokens = [env_token]
+    config = ServerConfig(
+        host=args.host,
+        port=args.port,
+        db=None if args.memory else args.db,
+        tokens=tokens,
+        tls_cert=_read(args.tls_cert),
+        tls_key=_read(args.tls_key),
+        tls_client_ca=_read(args.tls_client_ca),
+        max_message_bytes=int(args.max_message_mb * 1024 * 1024),
+        max_concurrent_rpcs=args.max_concurrent_rpcs,
+        reflection=not args.no_reflection,
+        grace=args.grace,
+    )
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+
+    def ready(running: Running) -> None:
+        store = "in memory" if args.memory else f"SQLite {config.db}"
+        auth = f"{len(tokens)} token(s)" if tokens else "no auth"
+        tls = "mTLS" if config.tls_client_ca else "TLS" if config.tls_cert else "plaintext"
+        print(f"agentmsg serving on {config.host}:{running.port} ({store}, {auth}, {tls})", flush=True)
+
+    asyncio.run(serve(config, ready=ready))
+    return 0
+
+
+def _send(args: argparse.Namespace) -> int:
+    if args.file:
+        message = next(iter(_load(args.file, args.format)))
+    else:
+        factories = {
+            "user": am.UserMessage.text,
+            "system": am.SystemMessage.text,
+            "assistant": am.AssistantMessage.text,
+        }
+        message = factories[args.role](args.text)
+    with _client(args) as client:
+        offset = client.append(args.session, message)
+    print(f"{args.session}#{offset} {message.id}")
+    return 0
+
+
+def _tail(args: argparse.Namespace) -> int:
+    from agentmsg._pretty import event_line, message_lines
+    from agentmsg.service import Live, Logged
+
+    seen = 0
+    with _client(args) as client:
+        if not args.follow:
+            for item in client.history(args.session, after=args.after):
+                print("\n".join(message_lines(item.offset, item.message)), flush=True)
+            return 0
+        for entry in client.subscribe(args.session, after=args.after, live_events=args.live, timeout=None):
+            if isinstance(entry, Live):
+                print(event_line(entry.event), flush=True)
+                continue
+            assert isinstance(entry, Logged)
+            print("\n".join(message_lines(entry.offset, entry.message)), flush=True)
+            seen += 1
+            message = entry.message
+            if args.count and seen >= args.count:
+                return 0
+            if (
+                args.until_stop
+                and isinstance(message, am.AssistantMessage)
+                and message.stop_reason in (am.StopReason.STOP, am.StopReason.ERROR, am.StopReason.ABORT)
+            ):
+                return 0
+    return 0
+
+
+def _sessions(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        for info in client.sessions():
+            print(f"{info.session_id:<32} {info.last_offset:>8} messages  last {info.update_time:%Y-%m-%d %H:%M:%S}")
+    return 0
+
+
+def _tools(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        if args.action == "list":
+            for registered in client.list_tools():
+                tool = registered.tool
+                print(f"{tool.name:<24} {tool.kind.value:<10} {registered.runner_name:<16} {tool.description[:60]}")
+            return 0
+        call = am.ToolCallContent(args.call_id, args.name, arguments=args.args)
+        result = client.call_tool(call, timeout=args.timeout)
+        print(result.text)
+        return 1 if result.is_error else 0
+
+
+def _connection_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--target", default=os.environ.get("AGENTMSG_TARGET", DEFAULT_TARGET), help="host:port")
+    parser.add_argument("--token", default=os.environ.get("AGENTMSG_TOKEN"), help="bearer token")
+    parser.add_argument("--ca", help="PEM CA bundle: use TLS")
+    parser.add_argument("--cert", help="PEM client certificate chain (mTLS)")
+    parser.add_argument("--key", help="PEM client private key (mTLS)")
+    parser.add_argument("--timeout", type=float, default=30.0, help="per-call deadline in seconds")
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="agentmsg", description="The schema-first message contract for LLM agents.")
     parser.add_argument("--version", action="version", version=f"agentmsg {am.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
+
     demo = commands.add_parser("demo", help="every role and content kind: validated, round-tripped, sized")
     demo.set_defaults(handler=_demo)
+
     check = commands.add_parser("validate", help="check a conversation file against the contract's rules")
     check.add_argument("file", help="a Conversation as binary protobuf, ProtoJSON, or seed-1 dicts (- for stdin)")
     check.add_argument("--format", choices=["auto", "binpb", "protojson", "seed1"], default="auto")
     check.set_defaults(handler=_validate)
+
+    serve = commands.add_parser("serve", help="run the gRPC server")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=50051, help="0 picks a free port (printed)")
+    serve.add_argument("--db", default="agentmsg.db", help="SQLite file (created if missing)")
+    serve.add_argument("--memory", action="store_true", help="keep messages in memory only")
+    serve.add_argument("--token", action="append", help="accepted bearer token (repeatable)")
+    serve.add_argument("--token-file", help="file with one accepted token per line")
+    serve.add_argument("--tls-cert", help="PEM certificate chain: serve TLS")
+    serve.add_argument("--tls-key", help="PEM private key for --tls-cert")
+    serve.add_argument("--tls-client-ca", help="PEM CA bundle: require client certificates (mTLS)")
+    serve.add_argument("--max-message-mb", type=float, default=32.0, help="largest message accepted or sent")
+    serve.add_argument("--max-concurrent-rpcs", type=int, default=256)
+    serve.add_argument("--no-reflection", action="store_true", help="turn server reflection off")
+    serve.add_argument("--grace", type=float, default=5.0, help="seconds calls in flight get at shutdown")
+    serve.set_defaults(handler=_serve)
+
+    send = commands.add_parser("send", help="append a message to a session")
+    send.add_argument("session")
+    send.add_argument("--text", help="the message text")
+    send.add_argument("--role", choices=["user", "system", "assistant"], default="user")
+    send.add_argument("--file", help="a message file instead (ProtoJSON Conversation or seed-1 dicts; first message)")
+    send.add_argument("--format", choices=["auto", "binpb", "protojson", "seed1"], default="auto")
+    _connection_options(send)
+    send.set_defaults(handler=_send)
+
+    tail = commands.add_parser("tail", help="print a session's messages, by role and content kind")
+    tail.add_argument("session")
+    tail.add_argument("--after", type=int, default=0, help="start after this offset")
+    tail.add_argument("-f", "--follow", action="store_true", help="keep following new messages")
+    tail.add_argument("--live", action="store_true", help="with --follow: show messages as they are generated")
+    tail.add_argument("--count", type=int, default=0, help="with --follow: exit after this many messages")
+    tail.add_argument("--until-stop", action="store_true", help="with --follow: exit after a finished assistant answer")
+    _connection_options(tail)
+    tail.set_defaults(handler=_tail)
+
+    sessions = commands.add_parser("sessions", help="list the sessions")
+    _connection_options(sessions)
+    sessions.set_defaults(handler=_sessions)
+
+    tools = commands.add_parser("tools", help="list tools, or call one")
+    tools.add_argument("action", choices=["list", "call"], nargs="?", default="list")
+    tools.add_argument("name", nargs="?", help="with call: the tool")
+    tools.add_argument("--args", default="{}", help="with call: the arguments as JSON text")
+    tools.add_argument("--call-id", default="cli-call", help="with call: the call id")
+    _connection_options(tools)
+    tools.set_defaults(handler=_tools)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command == "send" and not (args.text or args.file):
+        parser.error("send needs --text or --file")
+    if args.command == "tools" and args.action == "call" and not args.name:
+        parser.error("tools call needs a tool name")
     try:
         code: int = args.handler(args)
     except (am.AgentMsgError, OSError) as exc:
         print(f"agentmsg: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 130
     return code

@@ -1,0 +1,99 @@
+"""The command line against a real server, and the `make run` demo end to end."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import RunnerThread, ServerThread
+
+import agentmsg as am
+from agentmsg.cli import main
+from agentmsg.service import Client, ToolRunner
+
+
+def test_send_tail_sessions(server: ServerThread, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    target = ["--target", server.target]
+    assert main(["send", "chat", "--text", "hello there", *target]) == 0
+    assert main(["send", "chat", "--role", "assistant", "--text", "hi!", *target]) == 0
+    dicts = tmp_path / "m.json"
+    dicts.write_text(json.dumps([am.UserMessage.text("from a file", id="f1", timestamp=1).to_dict()]))
+    assert main(["send", "chat", "--file", str(dicts), *target]) == 0
+    out = capsys.readouterr().out
+    assert "chat#1 " in out
+    assert "chat#3 f1" in out
+    assert main(["tail", "chat", *target]) == 0
+    out = capsys.readouterr().out
+    assert "#1    user" in out
+    assert "text       hello there" in out
+    assert "#2    assistant" in out
+    assert main(["sessions", *target]) == 0
+    assert "chat" in capsys.readouterr().out
+
+
+def test_tail_follow_until_stop(server: ServerThread, capsys: pytest.CaptureFixture[str]) -> None:
+    with Client(server.target) as client:
+        client.append("t", am.UserMessage.text("q"))
+
+        def answer_later() -> None:
+            import time
+
+            time.sleep(0.3)
+            client.append("t", am.AssistantMessage.text("a", stop_reason="stop"))
+
+        thread = threading.Thread(target=answer_later)
+        thread.start()
+        assert main(["tail", "t", "--follow", "--until-stop", "--target", server.target]) == 0
+        thread.join()
+    out = capsys.readouterr().out
+    assert "stop=stop" in out
+
+
+def test_tools_list_and_call(
+    server: ServerThread, start_runner: Callable[..., RunnerThread], capsys: pytest.CaptureFixture[str]
+) -> None:
+    runner = ToolRunner(server.target, name="cli-runner")
+    runner.tool(lambda name: f"hello {name}", name="greet", parameters={"type": "object"}, description="Greets.")
+    start_runner(runner)
+    assert main(["tools", "--target", server.target]) == 0
+    assert "greet" in capsys.readouterr().out
+    assert main(["tools", "call", "greet", "--args", '{"name": "ada"}', "--target", server.target]) == 0
+    assert capsys.readouterr().out.strip() == "hello ada"
+    assert main(["tools", "call", "nobody", "--target", server.target]) == 2
+    assert "no runner serves the tool" in capsys.readouterr().err
+
+
+def test_client_errors_are_reported_not_raised(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["send", "s", "--text", "x", "--target", "127.0.0.1:1", "--timeout", "1"]) == 2
+    assert "agentmsg:" in capsys.readouterr().err
+
+
+def test_validate_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "good.binpb"
+    good.write_bytes(am.Conversation([am.UserMessage.text("ok")]).to_bytes())
+    assert main(["validate", str(good)]) == 0
+    bad = am.Conversation([am.UserMessage.text("ok")])
+    bad.pb.messages[0].id = ""
+    path = tmp_path / "bad.json"
+    path.write_text(bad.to_json())
+    assert main(["validate", str(path)]) == 1
+    assert "[0].id: must be at least 1 characters [string.min_len]" in capsys.readouterr().out
+
+
+def test_the_make_run_demo_runs_end_to_end() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "agentmsg.service.demo"], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "agentmsg serving on 127.0.0.1:" in out
+    assert "[engine] tool answered: 14°C and light rain" in out
+    assert "[  tail]       tool_call  get_weather" in out
+    assert "[  tail]   ~ block 0 +text:" in out  # the live relay reached the observer
+    assert "final answer landed at offset 5" in out
+    assert "demo finished" in out
