@@ -106,6 +106,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _send(args: argparse.Namespace) -> int:
+    message: am.BaseMessage
     if args.file:
         message = next(iter(_load(args.file, args.format)))
     else:

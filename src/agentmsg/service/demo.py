@@ -102,7 +102,7 @@ def _pump(name: str, stream: object) -> threading.Thread:
 
 def _spawn(name: str, *args: str) -> tuple[subprocess.Popen[str], threading.Thread]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    process = subprocess.Popen(
+    process = subprocess.Popen(  # noqa: S603 - our own interpreter, fixed arguments
         [sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env
     )
     return process, _pump(name, process.stdout)
@@ -111,7 +111,7 @@ def _spawn(name: str, *args: str) -> tuple[subprocess.Popen[str], threading.Thre
 def main() -> int:
     with tempfile.TemporaryDirectory(prefix="agentmsg-demo-") as tmp:
         db = str(Path(tmp) / "demo.db")
-        server = subprocess.Popen(
+        server = subprocess.Popen(  # noqa: S603 - our own interpreter, fixed arguments
             [sys.executable, "-m", "agentmsg", "serve", "--port", "0", "--db", db],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

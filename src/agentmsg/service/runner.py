@@ -46,6 +46,7 @@ __all__ = ["ToolRunner", "schema_for"]
 
 log = logging.getLogger("agentmsg.runner")
 
+F = typing.TypeVar("F", bound=Callable[..., Any])
 _JSON_TYPES: dict[Any, str] = {
     str: "string",
     int: "integer",
@@ -143,18 +144,30 @@ class ToolRunner:
         self.runner_id: str | None = None
         self.registered = asyncio.Event()
 
+    @typing.overload
+    def tool(self, function: F) -> F: ...
+    @typing.overload
     def tool(
         self,
-        function: Callable[..., Any] | None = None,
+        function: None = None,
         *,
         name: str | None = None,
         description: str | None = None,
         parameters: Mapping[str, Any] | str | None = None,
         kind: ToolKind | str | None = None,
-    ) -> Any:
+    ) -> Callable[[F], F]: ...
+    def tool(
+        self,
+        function: F | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        parameters: Mapping[str, Any] | str | None = None,
+        kind: ToolKind | str | None = None,
+    ) -> F | Callable[[F], F]:
         """Register a function as a tool (usable bare, ``@runner.tool``, or with options)."""
 
-        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def register(fn: F) -> F:
             tool_name = name or fn.__name__
             if tool_name in self._tools:
                 raise ValidationError.single("name", "unique", f"tool {tool_name!r} is registered twice")
