@@ -363,3 +363,17 @@ def test_sse_parsing() -> None:
     ]
     assert events[0].json() == {"a": 1}
     assert list(iter_sse([b"data: x\n", b"\n"])) == [iter_sse(["data: x", ""]).__next__()]
+
+
+def test_sse_from_lines_without_endings_and_from_raw_chunks() -> None:
+    from agentmsg.streaming import iter_sse_chunks
+
+    text = 'event: ping\ndata: {"type":"ping"}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n'
+    expected = [("ping", '{"type":"ping"}'), ("message_stop", '{"type":"message_stop"}')]
+    assert [(e.event, e.data) for e in iter_sse(text.splitlines())] == expected  # endings stripped
+    assert [(e.event, e.data) for e in iter_sse([text])] == expected  # one item, several lines
+    raw = ("\ufeff" + text.replace("\n", "\r\n") + "data: é€").encode()
+    for size in (1, 2, 3, 7, len(raw)):
+        pieces = [raw[i : i + size] for i in range(0, len(raw), size)]
+        events = [(e.event, e.data) for e in iter_sse_chunks(pieces)]
+        assert events == [*expected, ("message", "é€")], size

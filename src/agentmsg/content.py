@@ -313,7 +313,7 @@ class ImageContent(_MediaContent):
             kind, value = _resolve_str_source(image, "image")
             if kind == "url":
                 arm.url = value
-                arm.media_type = media_type or _media.guess_from_path(value, "image/")
+                arm.media_type = media_type if media_type is not None else _media.guess_from_path(value, "image/")
             else:
                 hint = None
                 if kind == "data":
@@ -341,7 +341,7 @@ class ImageContent(_MediaContent):
     def from_url(
         cls, url: str, *, media_type: str | None = None, detail: ImageDetail | str | None = None
     ) -> ImageContent:
-        """An image by URL; the media type is guessed from the path when not given."""
+        """An image by URL; the media type is guessed from the path when None (``""``: unknown)."""
         _expect(url, str, "url")
         if not _URL.match(url) and not _is_data_url(url):
             raise ValidationError.single("url", "string.uri", f"not an absolute URL: {url!r}")
@@ -401,7 +401,7 @@ class AudioContent(_MediaContent):
                 kind, value = _resolve_str_source(audio, "audio")
                 if kind == "url":
                     arm.url = value
-                    arm.media_type = media_type or _media.guess_from_path(value, "audio/")
+                    arm.media_type = media_type if media_type is not None else _media.guess_from_path(value, "audio/")
                     self._pb = content_pb2.Content(audio=arm)
                     _validation.check(self._pb)
                     return
@@ -433,8 +433,17 @@ class AudioContent(_MediaContent):
         return cls(_media.decode_base64(data, "audio"), media_type=media_type or mime_type)
 
     @classmethod
+    def from_file_id(cls, file_id: str, *, media_type: str = "") -> AudioContent:
+        """Audio already uploaded to the provider's file store."""
+        _expect(file_id, str, "file_id")
+        block = cls.__new__(cls)
+        block._pb = content_pb2.Content(audio=content_pb2.AudioContent(file_id=file_id, media_type=media_type))
+        _validation.check(block._pb)
+        return block
+
+    @classmethod
     def from_url(cls, url: str, *, media_type: str | None = None) -> AudioContent:
-        """Audio by URL; the media type is guessed from the path when not given."""
+        """Audio by URL; the media type is guessed from the path when None (``""``: unknown)."""
         _expect(url, str, "url")
         if not _URL.match(url) and not _is_data_url(url):
             raise ValidationError.single("url", "string.uri", f"not an absolute URL: {url!r}")
@@ -476,7 +485,7 @@ class DocumentContent(_MediaContent):
                 )
             if kind == "url":
                 arm.url = value
-                arm.media_type = media_type or _media.guess_from_path(value, "")
+                arm.media_type = media_type if media_type is not None else _media.guess_from_path(value, "")
                 self._pb = content_pb2.Content(document=arm)
                 _validation.check(self._pb)
                 return

@@ -104,6 +104,13 @@ def _stop_to_pb(reason: StopReason | str | None) -> message_pb2.StopReason.Value
 
 
 def _set_timestamp(target: timestamp_pb2.Timestamp, value: datetime | float | int | None) -> None:
+    try:
+        _fill_timestamp(target, value)
+    except (ValueError, OverflowError) as exc:
+        raise ValidationError.single("timestamp", "timestamp.range", f"not a representable time: {exc}") from None
+
+
+def _fill_timestamp(target: timestamp_pb2.Timestamp, value: datetime | float | int | None) -> None:
     if value is None:
         # Microseconds, like datetime: the timestamp survives datetime and float forms exactly.
         target.FromMicroseconds(time.time_ns() // 1000)

@@ -30,12 +30,18 @@ The fold (:class:`StreamAccumulator`) follows these rules, and
    ended. After ``message_stop``, a block with no ``block_stop`` is an
    :class:`IncompleteStreamError` that names it. After ``error``, open blocks
    are kept as far as they got (the message records the error), and listed
-   in :attr:`issues`.
+   in :attr:`issues`. The finished message must meet the contract: a stream
+   that stops normally (stop, tool calls, or no reason) with no block at all
+   raises :class:`~agentmsg.ValidationError` (rule
+   ``assistant.content.required``); parsers of providers that send such
+   answers add an empty text block or end with an ``error``.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
+import re
 import time
 import uuid
 from collections.abc import Iterable, Iterator
@@ -60,8 +66,10 @@ __all__ = [
     "events_from_message",
     "fold",
     "iter_sse",
+    "iter_sse_chunks",
 ]
 
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _BLOCK_KINDS = frozenset({"text", "thinking", "redacted_thinking", "tool_call", "provider"})
 # Which delta kinds each block kind takes.
 _DELTAS = {
@@ -670,17 +678,55 @@ class SSEEvent:
 
 
 def iter_sse(lines: Iterable[str | bytes]) -> Iterator[SSEEvent]:
-    """Parse server-sent-event text (the WHATWG event-stream format) line by line.
+    """Parse server-sent-event lines (the WHATWG event-stream format).
 
-    ``data:`` lines accumulate (joined with newlines), a blank line dispatches
-    the event, lines starting with ``:`` are comments. Lines may keep their
-    line endings; a final event with no blank line after it is dispatched too.
+    Each item is one line (its ending optional, as ``iter_lines()`` gives
+    them) or several whole lines. ``data:`` lines accumulate (joined with
+    newlines), a blank line dispatches the event, lines starting with ``:``
+    are comments, a leading byte-order mark is ignored, and a final event with
+    no blank line after it is dispatched too. For raw chunks as an HTTP client
+    reads them (lines cut anywhere) use :func:`iter_sse_chunks`.
     """
+    decoder = codecs.getincrementaldecoder("utf-8")()
+
+    def split() -> Iterator[str]:
+        for item in lines:
+            text = decoder.decode(item) if isinstance(item, bytes) else item
+            parts = _LINE_BREAK.split(text)
+            if len(parts) > 1 and parts[-1] == "":
+                parts.pop()  # the item ended with its line ending
+            yield from parts
+
+    return _events(split())
+
+
+def iter_sse_chunks(chunks: Iterable[str | bytes]) -> Iterator[SSEEvent]:
+    """Parse server-sent events from arbitrary chunks (lines and UTF-8 cut anywhere)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+
+    def split() -> Iterator[str]:
+        buffer = ""
+        for chunk in chunks:
+            buffer += decoder.decode(chunk) if isinstance(chunk, bytes) else chunk
+            # A chunk may end with "\r" whose "\n" is in the next chunk: keep it back.
+            cut = len(buffer) - 1 if buffer.endswith("\r") else len(buffer)
+            *complete, rest = _LINE_BREAK.split(buffer[:cut])
+            buffer = rest + buffer[cut:]
+            yield from complete
+        buffer += decoder.decode(b"", final=True)
+        if buffer.rstrip("\r"):
+            yield buffer.rstrip("\r")
+
+    return _events(split())
+
+
+def _events(lines: Iterator[str]) -> Iterator[SSEEvent]:
     event, event_id = "", None
     data: list[str] = []
+    first = True
     for raw in lines:
-        line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
-        line = line.rstrip("\r\n")
+        line = raw.removeprefix("\ufeff") if first else raw
+        first = False
         if not line:
             if data:
                 yield SSEEvent(event or "message", "\n".join(data), event_id)

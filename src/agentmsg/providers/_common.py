@@ -257,12 +257,17 @@ class PayloadErrors:
 
     @contextmanager
     def building(self, path: str) -> Iterator[None]:
-        """Turn an agentmsg error raised while building a value at ``path`` into a recorded problem."""
+        """Turn an agentmsg error raised while building a value at ``path`` into a recorded problem.
+
+        The violation's own field is appended to ``path``, and its rule id is
+        kept: a contract rule (``string.min_len``) names the rule broken, which
+        a format prefix would hide.
+        """
         try:
             yield
         except ValidationError as exc:
             for violation in exc.violations:
-                sep = "" if not violation.field or violation.field.startswith("[") else "."
+                sep = "" if not path or not violation.field or violation.field.startswith("[") else "."
                 where = f"{path}{sep}{violation.field}" if violation.field else path
                 self.add(where, violation.rule_id, violation.message)
         except (MediaError, DecodeError) as exc:

@@ -20,7 +20,7 @@ from agentmsg.content import ToolCallContent, ToolResultContent
 from agentmsg.errors import ValidationError
 from agentmsg.messages import AgentMessage, AssistantMessage, BaseMessage, message_from_proto
 from agentmsg.service import status
-from agentmsg.service.server import DEFAULT_MAX_MESSAGE_BYTES
+from agentmsg.service.server import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
 from agentmsg.streaming import StreamEvent
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import (
@@ -72,6 +72,7 @@ def _options(max_message_bytes: int) -> list[tuple[str, Any]]:
     return [
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
+        ("grpc.http2.max_frame_size", HTTP2_MAX_FRAME),
     ]
 
 

@@ -1,0 +1,1047 @@
+"""The Anthropic Messages API (``POST /v1/messages``), both directions, plus its response object.
+
+Field names and shapes follow the Python SDK's request and response types
+(``anthropic`` 2.11.0: ``MessageParam``, ``TextBlockParam``,
+``ImageBlockParam``, ``DocumentBlockParam``, ``ThinkingBlockParam``,
+``RedactedThinkingBlockParam``, ``ToolUseBlockParam``,
+``ToolResultBlockParam``, ``Message``, ``Usage``, ``StopReason``) and the
+platform documentation (Messages API reference; vision, PDF support,
+extended thinking, tool use guides). No SDK is imported here: payloads are
+plain dicts and lists, exactly as the HTTP API takes and gives them.
+
+Mapping (agentmsg <-> format):
+
+==============================  ===================================================================
+agentmsg                        Anthropic Messages
+==============================  ===================================================================
+SystemMessage                   top-level ``system``: a list of ``text`` blocks (``system_as=
+                                "blocks"``, the default) or one string (``system_as="string"``)
+UserMessage                     a ``user`` turn
+ToolMessage                     a ``user`` turn of ``tool_result`` blocks
+AssistantMessage                an ``assistant`` turn
+TextContent                     ``text`` {text}
+ImageContent                    ``image`` {source: ``base64`` {media_type, data} | ``url`` {url} |
+                                ``file`` {file_id}}
+DocumentContent                 ``document`` {source, title?}; source ``base64`` (PDF bytes),
+                                ``text`` (text/plain data, a string), ``url`` (a PDF by URL) or
+                                ``file`` {file_id}
+ThinkingContent                 ``thinking`` {thinking, signature}
+RedactedThinkingContent         ``redacted_thinking`` {data}
+ToolCallContent                 ``tool_use`` {id, name, input}; ``input`` is the parsed arguments
+ToolResultContent               ``tool_result`` {tool_use_id, content?, is_error?}; content is a
+                                string when the result is one text block, else a list of
+                                ``text`` / ``image`` / ``document`` blocks; left out when empty
+ProviderContent (anthropic)     the block itself, verbatim
+Usage (response)                ``usage``: input_tokens, output_tokens,
+                                cache_read_input_tokens -> cache_read_tokens,
+                                cache_creation_input_tokens -> cache_write_tokens,
+                                output_tokens_details.thinking_tokens -> reasoning_tokens
+StopReason (response)           ``stop_reason``: end_turn, stop_sequence -> STOP; max_tokens,
+                                model_context_window_exceeded -> LENGTH; tool_use -> TOOL_CALLS;
+                                refusal -> CONTENT_FILTER; pause_turn and unknown values ->
+                                unspecified (None); the string itself is ``stop_reason_raw``
+Provenance (response)           ("anthropic", "anthropic-messages", ``model``, ``id``)
+==============================  ===================================================================
+
+Structure. The API takes alternating ``user`` / ``assistant`` turns and the
+system prompt apart from them, so :func:`to_anthropic`
+
+- hoists every system message, in order, into ``system``, wherever it stands
+  in the conversation (a system message after the first turn is moved to the
+  top; its position is not kept: the API's ``role: "system"`` entries inside
+  ``messages``, "mid-conversation system messages", serve one model only).
+  With ``system_as="string"`` each message's
+  text blocks are joined with ``""`` and the messages with ``"\\n\\n"``.
+  ``system`` is left out when there is no system text;
+- writes tool messages as ``user`` turns and merges consecutive messages of
+  the same role into one turn (a tool message followed by a user message is
+  one user turn, the ``tool_result`` blocks first, as the API wants them).
+
+Reading, :func:`from_anthropic` turns the leading ``tool_result`` blocks of a
+user turn into a :class:`~agentmsg.ToolMessage` and the rest of the turn into
+a :class:`~agentmsg.UserMessage` (which keeps any later ``tool_result``
+blocks), so ``from_anthropic(to_anthropic(m)) == m`` holds (ids and
+timestamps aside) for conversations that answer tool calls with tool
+messages. What the turn structure cannot give back: the split between
+consecutive messages of one role (they read back as one message; two tool
+messages in a row read back as one), the position of a later system message,
+and a user message that starts with tool results (it reads back as a tool
+message followed by a user message). A ``system`` list reads back as one
+system message; a ``role: "system"`` entry inside ``messages`` (the SDK's
+``SystemMessageParam``) is read as a system message in place. An empty system
+prompt (``""`` or ``[]``) reads as no message. An assistant turn read from a
+request has no provenance, except that a turn holding ``thinking`` or
+``redacted_thinking`` (which only this API makes) gets
+``Provenance("anthropic", "anthropic-messages")`` with no model, so its
+reasoning may be sent back to any Anthropic model.
+
+Other choices:
+
+- Tool-call arguments: ``input`` is an object, so the argument text is parsed
+  on the way out and re-serialised on the way in as compact JSON
+  (``json.dumps(input, ensure_ascii=False, separators=(",", ":"))``, key order
+  kept): text that was not compact (spaces, escapes, ``1e5``) does not come
+  back byte for byte. Arguments that are not a JSON object (or hold NaN or
+  Infinity) are sent as ``{}`` and reported.
+- Tool-call ids are rewritten to the pattern ``^[a-zA-Z0-9_-]+$`` (at most 64
+  characters) by :class:`~agentmsg.providers._common.ToolIdMap`, the same way
+  in ``tool_use.id`` and ``tool_result.tool_use_id``; the report's ``id_map``
+  restores them (``from_anthropic(..., id_map=report.id_map)``).
+- A tool call's ``index`` is its position among the message's tool calls.
+  A tool result's ``name`` and ``index`` are those of the ``tool_use`` with
+  its id earlier in the payload (``""`` and 0 when there is none), as the
+  contract defines them (the answered call's name and position). Values
+  that do not follow these rules are reported when written.
+- Thinking: the API takes only signed thinking blocks it produced itself. A
+  thinking block is sent with its signature when the message may replay
+  (:func:`~agentmsg.providers._common.may_replay`: provenance
+  anthropic / anthropic-messages, and the ``model`` given, if any) and has a
+  signature; otherwise it is left out and reported (it is not sent unsigned,
+  nor turned into text). Redacted thinking likewise.
+- Media: an image URL's media type is not in the format; reading, it is
+  guessed from the URL path as :meth:`~agentmsg.ImageContent.from_url` does.
+  A document ``url`` source is a PDF: reading gives ``application/pdf``. A
+  ``file`` source carries no media type: reading gives ``""``.
+  A ``text/*`` document other than ``text/plain`` is sent as ``text/plain``
+  (its media type reported).
+- The API refuses empty text blocks: empty text is left out and reported, and
+  a message left with no block at all is left out (an empty message is
+  reported as such).
+- Not carried and not reported, because no request format carries them and
+  they are not meant for a model: message ids and timestamps; an assistant
+  message's usage, stop reason, error and provenance (the response functions
+  carry them); tool-result ``metadata`` / ``terminate`` /
+  ``terminate_message`` and tool-call ``metadata``.
+- Responses: agentmsg needs a block in an assistant message that stopped
+  normally, so a response with ``content: []`` (``end_turn`` after a tool
+  result happens) reads as one empty text block, and
+  :func:`to_anthropic_response` writes a lone empty text block as ``[]``.
+- Reading ignores fields agentmsg has no place for: ``cache_control``, text
+  ``citations``, document ``context`` and ``citations``, tool-use ``caller``
+  and ``toolset_name``, the response's ``stop_sequence``, ``stop_details``,
+  ``container`` and the usage fields not listed above.
+
+Reported as lost by :func:`to_anthropic` (each with its input path, e.g.
+``[3].contents[1]``): audio; images other than JPEG, PNG, GIF and WEBP
+bytes; image ``detail``; a media type the format does not give back (on
+image URLs and file sources, with parameters, or rewritten: ``image/jpg``,
+``text/markdown`` sent as ``text/plain``); inline documents other than PDF
+and UTF-8 ``text/*``; documents by URL that are not PDFs; a document
+``filename``; text and tool-call signatures (Gemini); tool-call
+``kind`` and ``server_name``; an ``index`` or tool-result ``name`` the rules
+above do not give back; thinking and redacted thinking that may not replay;
+arguments that are not a JSON object; empty text; empty messages; a message
+``name``; provider blocks of another provider; content and messages of kinds
+unknown to this version. :func:`to_anthropic_response` also reports token
+counts it had to write as 0, ``total_tokens``, ``cost``, an ``error``, a stop
+reason the format has no value for, and a provenance of another provider.
+
+Reading errors are :class:`~agentmsg.ValidationError` naming the JSON path
+(``messages[2].content[0].source.media_type``), every problem at once; rule
+ids: ``anthropic.type``, ``anthropic.required``, ``anthropic.enum`` (role,
+source type, media type), ``anthropic.unknown_type`` (a block type this
+module does not know, without ``pass_through_unknown``),
+``anthropic.unsupported`` (a block agentmsg cannot hold in that role),
+``anthropic.min_items`` (an empty content list), ``anthropic.base64``,
+``anthropic.json``; values the agentmsg contract refuses keep the contract's
+rule id (``string.min_len``, ``media``...).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Final, Literal, TypeVar
+
+from agentmsg import _media
+from agentmsg.content import (
+    AudioContent,
+    ContentBase,
+    DocumentContent,
+    ImageContent,
+    ProviderContent,
+    RedactedThinkingContent,
+    TextContent,
+    ThinkingContent,
+    ToolCallContent,
+    ToolKind,
+    ToolResultContent,
+    dump_arguments,
+)
+from agentmsg.errors import MediaError, ValidationError
+from agentmsg.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BaseMessage,
+    Provenance,
+    StopReason,
+    SystemMessage,
+    ToolMessage,
+    UserMessage,
+)
+from agentmsg.providers._common import (
+    ConversionReport,
+    PayloadErrors,
+    Reporter,
+    SessionPolicy,
+    ToolIdMap,
+    json_type,
+    llm_messages,
+    may_replay,
+    restore_id,
+)
+from agentmsg.usage import Usage
+
+__all__ = [
+    "API",
+    "PROVIDER",
+    "from_anthropic",
+    "from_anthropic_response",
+    "to_anthropic",
+    "to_anthropic_response",
+]
+
+PROVIDER: Final = "anthropic"
+API: Final = "anthropic-messages"
+
+SystemAs = Literal["blocks", "string"]
+T = TypeVar("T")
+
+_TARGET: Final = "Anthropic Messages"
+IMAGE_MEDIA_TYPES: Final = ("image/jpeg", "image/png", "image/gif", "image/webp")
+_IMAGE_ALIASES: Final[Mapping[str, str]] = {"image/jpg": "image/jpeg"}
+_PDF: Final = "application/pdf"
+_TEXT: Final = "text/plain"
+
+STOP_REASONS: Final[Mapping[str, StopReason | None]] = {
+    "end_turn": StopReason.STOP,
+    "stop_sequence": StopReason.STOP,
+    "max_tokens": StopReason.LENGTH,
+    "model_context_window_exceeded": StopReason.LENGTH,
+    "tool_use": StopReason.TOOL_CALLS,
+    "refusal": StopReason.CONTENT_FILTER,
+    "pause_turn": None,  # the turn is unfinished: send the response back as-is to continue
+}
+_STOP_OUT: Final[Mapping[StopReason, str]] = {
+    StopReason.STOP: "end_turn",
+    StopReason.LENGTH: "max_tokens",
+    StopReason.TOOL_CALLS: "tool_use",
+    StopReason.CONTENT_FILTER: "refusal",
+}
+# Stop reasons that let an assistant message have no content (see message.proto).
+_MAY_BE_EMPTY: Final = (StopReason.LENGTH, StopReason.CONTENT_FILTER, StopReason.ABORT, StopReason.ERROR)
+
+
+def _base_type(media_type: str) -> str:
+    """``image/PNG; x=y`` -> ``image/png``."""
+    return media_type.split(";", 1)[0].strip().lower()
+
+
+def _parse_arguments(text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """Argument text as a JSON object: (value, None) or (None, why not). Blank text is ``{}``."""
+    if text.strip() == "":
+        return {}, None
+
+    def refuse(constant: str) -> Any:
+        raise ValueError(f"{constant} is not JSON")
+
+    try:
+        value = json.loads(text, parse_constant=refuse)
+    except (ValueError, RecursionError) as exc:
+        return None, f"invalid JSON: {exc}"
+    if not isinstance(value, dict):
+        return None, f"a JSON {json_type(value)} is not an object"
+    return value, None
+
+
+# --------------------------------------------------------------------------- agentmsg -> format
+
+
+class _Writer:
+    """Turns agentmsg blocks into format blocks, reporting what it leaves out."""
+
+    def __init__(self, reporter: Reporter, ids: ToolIdMap, model: str | None, *, response: bool = False) -> None:
+        self.reporter = reporter
+        self.ids = ids
+        self.model = model
+        self.response = response
+        self.calls: dict[str, tuple[str, int]] = {}  # original call id -> (name, position): what reading gives
+
+    def loss(self, path: str, what: str, reason: str) -> None:
+        self.reporter.loss(path, what, reason)
+
+    # -- one message's blocks
+
+    def blocks(self, message: BaseMessage, path: str) -> list[dict[str, Any]]:
+        replay = isinstance(message, AssistantMessage) and may_replay(message.provenance, PROVIDER, API, self.model)
+        out: list[dict[str, Any]] = []
+        calls = 0
+        for j, block in enumerate(message.contents):
+            where = f"{path}.contents[{j}]" if path else f"contents[{j}]"
+            item: dict[str, Any] | None
+            if isinstance(block, ToolCallContent):
+                item = self.tool_call(block, where, calls)
+                calls += 1
+            elif isinstance(block, ToolResultContent):
+                item = self.tool_result(block, where)
+            elif isinstance(block, ThinkingContent):
+                item = self.thinking(block, where, replay)
+            elif isinstance(block, RedactedThinkingContent):
+                item = self.redacted(block, where, replay)
+            else:
+                item = self.media_or_text(block, where)
+            if item is not None:
+                out.append(item)
+        return out
+
+    def media_or_text(self, block: ContentBase, path: str) -> dict[str, Any] | None:
+        """Text, image, document, provider and unknown blocks (also inside tool results)."""
+        if isinstance(block, TextContent):
+            return self.text(block, path)
+        if isinstance(block, ImageContent):
+            return self.image(block, path)
+        if isinstance(block, DocumentContent):
+            return self.document(block, path)
+        if isinstance(block, AudioContent):
+            self.loss(path, "audio", "the Messages API takes no audio")
+            return None
+        if isinstance(block, ProviderContent):
+            if block.provider == PROVIDER:
+                return block.block()
+            self.loss(path, f"{block.provider} block {block.block_type!r}", "it goes back only to its own provider")
+            return None
+        self.loss(path, "content of a kind this agentmsg version does not know", "nothing to write it as")
+        return None
+
+    def text(self, block: TextContent, path: str) -> dict[str, Any] | None:
+        if block.signature:
+            self.loss(f"{path}.signature", "text signature", "text blocks carry no signature in this format")
+        if not block.content and not self.response:
+            self.loss(path, "empty text block", "the API refuses empty text blocks")
+            return None
+        return {"type": "text", "text": block.content}
+
+    def image(self, block: ImageContent, path: str) -> dict[str, Any] | None:
+        if block.detail is not None:
+            self.loss(f"{path}.detail", f"image detail {block.detail.value!r}", "the format has no image detail")
+        source: dict[str, Any]
+        if block.data is not None:
+            media_type = _IMAGE_ALIASES.get(_base_type(block.media_type), _base_type(block.media_type))
+            if media_type not in IMAGE_MEDIA_TYPES:
+                self.loss(path, f"image ({block.media_type})", "the format takes JPEG, PNG, GIF and WEBP images only")
+                return None
+            if media_type != block.media_type:
+                self.loss(f"{path}.media_type", f"media type {block.media_type!r}", f"written as {media_type!r}")
+            source = {"type": "base64", "media_type": media_type, "data": _media.encode_base64(block.data)}
+        elif block.url is not None:
+            if block.media_type != _media.guess_from_path(block.url, "image/"):
+                self.loss(
+                    f"{path}.media_type",
+                    f"media type {block.media_type!r}",
+                    "a URL image has no media type in the format (reading guesses it from the URL path)",
+                )
+            source = {"type": "url", "url": block.url}
+        else:
+            source = {"type": "file", "file_id": block.file_id}
+            self._file_media_type(block.media_type, path)
+        return {"type": "image", "source": source}
+
+    def _file_media_type(self, media_type: str, path: str) -> None:
+        if media_type:
+            self.loss(f"{path}.media_type", f"media type {media_type!r}", "a file source has no media type")
+
+    def document(self, block: DocumentContent, path: str) -> dict[str, Any] | None:
+        base = _base_type(block.media_type)
+        source: dict[str, Any]
+        if block.data is not None:
+            if base == _PDF:
+                source = {"type": "base64", "media_type": _PDF, "data": _media.encode_base64(block.data)}
+            elif base.startswith("text/"):
+                try:
+                    text = block.data.decode("utf-8")
+                except UnicodeDecodeError:
+                    self.loss(path, f"document ({block.media_type})", "a text document must be UTF-8 text")
+                    return None
+                source = {"type": "text", "media_type": _TEXT, "data": text}
+            else:
+                self.loss(path, f"document ({block.media_type})", "the format takes PDF and plain-text documents only")
+                return None
+            if source["media_type"] != block.media_type:
+                self.loss(
+                    f"{path}.media_type", f"media type {block.media_type!r}", f"written as {source['media_type']!r}"
+                )
+        elif block.url is not None:
+            if block.media_type and base != _PDF:
+                self.loss(path, f"document by URL ({block.media_type})", "the format's URL documents are PDFs")
+                return None
+            if block.media_type not in ("", _PDF):
+                self.loss(f"{path}.media_type", f"media type {block.media_type!r}", f"written as {_PDF!r}")
+            source = {"type": "url", "url": block.url}
+        else:
+            source = {"type": "file", "file_id": block.file_id}
+            self._file_media_type(block.media_type, path)
+        if block.filename:
+            self.loss(f"{path}.filename", f"file name {block.filename!r}", "the format has no document file name")
+        item: dict[str, Any] = {"type": "document", "source": source}
+        if block.title:
+            item["title"] = block.title
+        return item
+
+    def thinking(self, block: ThinkingContent, path: str, replay: bool) -> dict[str, Any] | None:
+        if replay and block.signature:
+            return {"type": "thinking", "thinking": block.content, "signature": block.signature}
+        why = (
+            "the block has no signature, and the API takes only signed thinking"
+            if replay
+            else "its signature may not be replayed here (provenance or model differs), "
+            "and the API takes only signed thinking"
+        )
+        self.loss(path, "thinking", why)
+        return None
+
+    def redacted(self, block: RedactedThinkingContent, path: str, replay: bool) -> dict[str, Any] | None:
+        if replay:
+            return {"type": "redacted_thinking", "data": block.data}
+        self.loss(path, "redacted thinking", "it may be sent back only to the provider, API and model that made it")
+        return None
+
+    def tool_call(self, block: ToolCallContent, path: str, position: int) -> dict[str, Any]:
+        self.calls.setdefault(block.id, (block.name, position))
+        value, error = _parse_arguments(block.arguments)
+        if value is None:
+            self.loss(f"{path}.arguments", "tool-call arguments", f"not a JSON object ({error}); {{}} sent instead")
+            value = {}
+        if block.kind is not ToolKind.UNKNOWN:
+            self.loss(f"{path}.kind", f"tool kind {block.kind.value!r}", "the format has no tool kind")
+        if block.signature:
+            self.loss(f"{path}.signature", "tool-call signature", "tool_use blocks carry no signature")
+        if block.server_name:
+            self.loss(f"{path}.server_name", f"server name {block.server_name!r}", "tool_use has no server name")
+        if block.index != position:
+            self.loss(f"{path}.index", f"index {block.index}", f"the format numbers calls by position ({position})")
+        return {"type": "tool_use", "id": self.ids(block.id), "name": block.name, "input": value}
+
+    def tool_result(self, block: ToolResultContent, path: str) -> dict[str, Any]:
+        item: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.ids(block.id)}
+        content: list[dict[str, Any]] = []
+        for k, inner in enumerate(block.content):
+            converted = self.media_or_text(inner, f"{path}.content[{k}]")
+            if converted is not None:
+                content.append(converted)
+        if len(content) == 1 and content[0]["type"] == "text":
+            item["content"] = content[0]["text"]
+        elif content:
+            item["content"] = content
+        if block.is_error:
+            item["is_error"] = True
+        name, position = self.calls.get(block.id, ("", 0))
+        if block.name and block.name != name:
+            self.loss(
+                f"{path}.name",
+                f"tool name {block.name!r}",
+                "tool_result has no name; reading takes the name of the earlier tool_use with its id",
+            )
+        if block.index != position:
+            self.loss(
+                f"{path}.index",
+                f"index {block.index}",
+                f"tool_result has no index; reading takes the position of the answered tool_use ({position})",
+            )
+        return item
+
+
+def to_anthropic(
+    messages: Iterable[BaseMessage],
+    *,
+    strict: bool = False,
+    report: ConversionReport | None = None,
+    session_messages: SessionPolicy = "project",
+    model: str | None = None,
+    system_as: SystemAs = "blocks",
+) -> dict[str, Any]:
+    """Messages as the ``system`` and ``messages`` parameters of a Messages API request.
+
+    Returns ``{"system": ..., "messages": [...]}`` (``system`` left out when
+    there is no system text); add ``model``, ``max_tokens`` and the rest
+    yourself. ``model`` names the target model for the replay rule of
+    thinking signatures. What the format cannot hold is reported (see the
+    module docstring): into ``report``, as a
+    :class:`~agentmsg.providers._common.ConversionError` with ``strict=True``,
+    or as one warning.
+    """
+    if system_as not in ("blocks", "string"):
+        raise ValidationError.single("system_as", "enum", f"{system_as!r} is not one of: blocks, string")
+    reporter = Reporter(_TARGET, report, strict=strict)
+    writer = _Writer(reporter, ToolIdMap(report=reporter.report), model)
+    system: list[list[dict[str, Any]]] = []
+    turns: list[dict[str, Any]] = []
+    for path, message, _projected in llm_messages(messages, session_messages):
+        if isinstance(message, SystemMessage):
+            role = "system"
+        elif isinstance(message, (UserMessage, ToolMessage)):
+            role = "user"
+        elif isinstance(message, AssistantMessage):
+            role = "assistant"
+        else:
+            reporter.loss(path, "message of a role this agentmsg version does not know", "nothing to write it as")
+            continue
+        if message.name:
+            reporter.loss(f"{path}.name", f"participant name {message.name!r}", "the format has no message name")
+        blocks = writer.blocks(message, path)
+        if role == "system":
+            if blocks:
+                system.append(blocks)
+            continue
+        if not blocks:
+            if not message.contents:
+                reporter.loss(path, f"empty {role} message", "the API refuses messages with no content")
+            continue
+        if turns and turns[-1]["role"] == role:
+            turns[-1]["content"].extend(blocks)
+        else:
+            turns.append({"role": role, "content": blocks})
+    reporter.finish()
+    payload: dict[str, Any] = {}
+    if system:
+        if system_as == "string":
+            payload["system"] = "\n\n".join("".join(block["text"] for block in blocks) for blocks in system)
+        else:
+            payload["system"] = [block for blocks in system for block in blocks]
+    payload["messages"] = turns
+    return payload
+
+
+def to_anthropic_response(
+    message: AssistantMessage,
+    *,
+    strict: bool = False,
+    report: ConversionReport | None = None,
+    model: str | None = None,
+) -> dict[str, Any]:
+    """An assistant message as a Messages API response object (``{"type": "message", ...}``).
+
+    ``id`` and ``model`` come from the provenance (``model`` fills in a missing
+    model name and names the target of the replay rule). The API's required
+    ``usage.input_tokens`` / ``output_tokens`` are written as 0 when unknown,
+    and reported. A message whose only block is an empty text is written with
+    ``content: []`` (the inverse of :func:`from_anthropic_response`).
+    """
+    if not isinstance(message, AssistantMessage):
+        raise ValidationError.single("", "type", f"expected an AssistantMessage, got {type(message).__name__}")
+    reporter = Reporter(_TARGET, report, strict=strict)
+    writer = _Writer(reporter, ToolIdMap(report=reporter.report), model, response=True)
+    provenance = message.provenance
+    if message.name:
+        reporter.loss("name", f"participant name {message.name!r}", "the format has no message name")
+    if provenance is not None and (provenance.provider, provenance.api) != (PROVIDER, API):
+        reporter.loss(
+            "provenance",
+            f"provenance {provenance.provider}/{provenance.api}",
+            "an Anthropic response reads back as anthropic/anthropic-messages",
+        )
+    contents = message.contents
+    if len(contents) == 1 and contents[0] == TextContent(""):
+        blocks: list[dict[str, Any]] = []  # what from_anthropic_response reads an empty response as
+    else:
+        blocks = writer.blocks(message, "")
+    stop_reason: str | None
+    if message.stop_reason_raw in STOP_REASONS:
+        stop_reason = message.stop_reason_raw
+    else:
+        stop_reason = _STOP_OUT.get(message.stop_reason) if message.stop_reason is not None else None
+        if message.stop_reason_raw:
+            reporter.loss("stop_reason_raw", f"stop reason {message.stop_reason_raw!r}", "not a value of this format")
+        elif message.stop_reason is not None and stop_reason is None:
+            reporter.loss("stop_reason", f"stop reason {message.stop_reason.value!r}", "the format has no such value")
+    if message.error:
+        reporter.loss("error", "error text", "the response object has no error field")
+    usage = _usage_out(message.usage, reporter)
+    reporter.finish()
+    return {
+        "id": provenance.response_id if provenance is not None else "",
+        "type": "message",
+        "role": "assistant",
+        "model": (provenance.model if provenance is not None else "") or model or "",
+        "content": blocks,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage,
+    }
+
+
+def _usage_out(usage: Usage | None, reporter: Reporter) -> dict[str, Any]:
+    if usage is None:
+        reporter.loss("usage", "unknown usage", "the format requires token counts; 0 written")
+        return {"input_tokens": 0, "output_tokens": 0}
+    out: dict[str, Any] = {}
+    for ours, theirs in (("input_tokens", "input_tokens"), ("output_tokens", "output_tokens")):
+        value = getattr(usage, ours)
+        if value is None:
+            reporter.loss(f"usage.{ours}", f"unknown {ours}", "the format requires it; 0 written")
+        out[theirs] = value or 0
+    if usage.cache_write_tokens is not None:
+        out["cache_creation_input_tokens"] = usage.cache_write_tokens
+    if usage.cache_read_tokens is not None:
+        out["cache_read_input_tokens"] = usage.cache_read_tokens
+    if usage.reasoning_tokens is not None:
+        out["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
+    if usage.total_tokens is not None:
+        reporter.loss("usage.total_tokens", "total_tokens", "the format reports no total")
+    if usage.cost is not None:
+        reporter.loss("usage.cost", "cost", "the format reports no cost")
+    return out
+
+
+# --------------------------------------------------------------------------- format -> agentmsg
+
+
+def _at(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+class _Reader:
+    """Reads format blocks into agentmsg blocks, recording every problem with its JSON path."""
+
+    def __init__(self, errors: PayloadErrors, id_map: Mapping[str, str] | None, pass_through: bool) -> None:
+        self.errors = errors
+        self.id_map = id_map
+        self.pass_through = pass_through
+        self.calls: dict[str, tuple[str, int]] = {}  # restored call id -> (tool name, position in its message)
+
+    def add(self, path: str, rule: str, message: str) -> None:
+        self.errors.add(path, f"anthropic.{rule}", message)
+
+    # -- field readers
+
+    def field(self, obj: Mapping[str, Any], key: str, path: str, kind: type | tuple[type, ...], what: str) -> Any:
+        """A required field of a JSON type (None, recorded, when missing or mistyped)."""
+        where = _at(path, key)
+        if key not in obj:
+            self.add(where, "required", f"{key!r} is required")
+            return None
+        return self.check(obj[key], where, kind, what)
+
+    def optional(self, obj: Mapping[str, Any], key: str, path: str, kind: type | tuple[type, ...], what: str) -> Any:
+        """An optional field (absent or null: None)."""
+        if obj.get(key) is None:
+            return None
+        return self.check(obj[key], _at(path, key), kind, what)
+
+    def check(self, value: Any, path: str, kind: type | tuple[type, ...], what: str) -> Any:
+        is_bool = isinstance(value, bool)
+        wants_bool = kind is bool or (isinstance(kind, tuple) and bool in kind)
+        if not isinstance(value, kind) or (is_bool and not wants_bool):
+            self.add(path, "type", f"expected {what}, got {json_type(value)}")
+            return None
+        return value
+
+    def build(self, path: str, make: Callable[..., T], *args: Any, **kwargs: Any) -> T | None:
+        """Call an agentmsg constructor; its errors are recorded at ``path``."""
+        with self.errors.building(path):
+            return make(*args, **kwargs)
+        return None
+
+    def base64(self, source: Mapping[str, Any], path: str, what: str) -> bytes | None:
+        text = self.field(source, "data", path, str, "a base64 string")
+        if text is None:
+            return None
+        try:
+            return _media.decode_base64(text, what)
+        except MediaError as exc:
+            self.add(_at(path, "data"), "base64", str(exc))
+            return None
+
+    # -- content lists
+
+    def content(self, value: Any, path: str, role: str) -> list[ContentBase] | None:
+        """A message's ``content``: a string (one text block) or a list of blocks."""
+        if isinstance(value, str):
+            text = self.build(path, TextContent, value)
+            return [text] if text is not None else None
+        if not isinstance(value, list):
+            self.add(path, "type", f"expected a string or an array of content blocks, got {json_type(value)}")
+            return None
+        if not value:
+            self.add(path, "min_items", "an empty content list: agentmsg messages need at least one block")
+            return None
+        blocks: list[ContentBase] = []
+        calls = 0
+        ok = True
+        for j, item in enumerate(value):
+            block = self.block(item, f"{path}[{j}]", role, calls)
+            if block is None:
+                ok = False
+                continue
+            blocks.append(block)
+            calls += isinstance(block, ToolCallContent)
+        return blocks if ok else None
+
+    def block(self, item: Any, path: str, role: str, index: int) -> ContentBase | None:
+        if not isinstance(item, Mapping):
+            self.add(path, "type", f"expected a content block (an object), got {json_type(item)}")
+            return None
+        kind = self.field(item, "type", path, str, "a string")
+        if kind is None:
+            return None
+        allowed = _ROLE_BLOCKS[role]
+        if kind in _KNOWN_BLOCKS and kind not in allowed:
+            self.add(
+                _at(path, "type"),
+                "unsupported",
+                f"a {kind!r} block in a {role} turn: agentmsg's {role} role cannot hold it",
+            )
+            return None
+        if kind == "text":
+            text = self.field(item, "text", path, str, "a string")
+            return None if text is None else self.build(path, TextContent, text)
+        if kind == "image":
+            return self.image(item, path)
+        if kind == "document":
+            return self.document(item, path, role)
+        if kind == "thinking":
+            thinking = self.field(item, "thinking", path, str, "a string")
+            signature = self.field(item, "signature", path, str, "a string")
+            if thinking is None or signature is None:
+                return None
+            return self.build(path, ThinkingContent, thinking, signature)
+        if kind == "redacted_thinking":
+            data = self.field(item, "data", path, str, "a string")
+            return None if data is None else self.build(path, RedactedThinkingContent, data)
+        if kind == "tool_use":
+            return self.tool_use(item, path, index)
+        if kind == "tool_result":
+            return self.tool_result(item, path)
+        return self.unknown(item, path, role, f"a block of type {kind!r}")
+
+    def unknown(self, item: Mapping[str, Any], path: str, role: str, what: str) -> ContentBase | None:
+        if self.pass_through and role in ("user", "assistant"):
+            return self.build(path, ProviderContent.from_block, PROVIDER, item)
+        rule = "unknown_type" if item.get("type") not in _KNOWN_BLOCKS else "unsupported"
+        self.add(
+            _at(path, "type"),
+            rule,
+            f"{what} has no agentmsg kind here (pass_through_unknown=True keeps it as a provider block)"
+            if role in ("user", "assistant")
+            else f"{what} cannot be held here",
+        )
+        return None
+
+    # -- media
+
+    def image(self, item: Mapping[str, Any], path: str) -> ContentBase | None:
+        where = _at(path, "source")
+        source = self.field(item, "source", path, Mapping, "an object")
+        if source is None:
+            return None
+        kind = self.field(source, "type", where, str, "a string")
+        if kind == "base64":
+            media_type = self.field(source, "media_type", where, str, "a string")
+            if media_type is not None and media_type not in IMAGE_MEDIA_TYPES:
+                self.add(
+                    _at(where, "media_type"), "enum", f"{media_type!r} is not one of: {', '.join(IMAGE_MEDIA_TYPES)}"
+                )
+                media_type = None
+            data = self.base64(source, where, "image")
+            if media_type is None or data is None:
+                return None
+            return self.build(where, ImageContent, data, media_type=media_type)
+        if kind == "url":
+            url = self.field(source, "url", where, str, "a string")
+            return None if url is None else self.build(where, ImageContent.from_url, url)
+        if kind == "file":
+            file_id = self.field(source, "file_id", where, str, "a string")
+            return None if file_id is None else self.build(where, ImageContent.from_file_id, file_id)
+        if kind is not None:
+            self.add(_at(where, "type"), "enum", f"{kind!r} is not one of: base64, url, file")
+        return None
+
+    def document(self, item: Mapping[str, Any], path: str, role: str) -> ContentBase | None:
+        where = _at(path, "source")
+        source = self.field(item, "source", path, Mapping, "an object")
+        title = self.optional(item, "title", path, str, "a string")
+        if source is None:
+            return None
+        title = title or ""
+        kind = self.field(source, "type", where, str, "a string")
+        if kind in ("base64", "text"):
+            expected = _PDF if kind == "base64" else _TEXT
+            media_type = self.field(source, "media_type", where, str, "a string")
+            if media_type is not None and media_type != expected:
+                self.add(_at(where, "media_type"), "enum", f"a {kind} document source takes {expected!r}")
+                media_type = None
+            if kind == "base64":
+                data = self.base64(source, where, "document")
+                if media_type is None or data is None:
+                    return None
+                return self.build(where, DocumentContent, data, media_type=_PDF, title=title)
+            text = self.field(source, "data", where, str, "a string")
+            if media_type is None or text is None:
+                return None
+            return self.build(where, DocumentContent.from_text, text, title=title)
+        if kind == "url":
+            url = self.field(source, "url", where, str, "a string")
+            if url is None:
+                return None
+            return self.build(where, DocumentContent.from_url, url, media_type=_PDF, title=title)
+        if kind == "file":
+            file_id = self.field(source, "file_id", where, str, "a string")
+            if file_id is None:
+                return None
+            return self.build(where, DocumentContent.from_file_id, file_id, title=title)
+        if kind == "content":
+            return self.unknown(item, path, role, "a document with a content source")
+        if kind is not None:
+            self.add(_at(where, "type"), "enum", f"{kind!r} is not one of: base64, text, content, url, file")
+        return None
+
+    # -- tools
+
+    def tool_use(self, item: Mapping[str, Any], path: str, index: int) -> ContentBase | None:
+        call_id = self.field(item, "id", path, str, "a string")
+        name = self.field(item, "name", path, str, "a string")
+        value = self.field(item, "input", path, Mapping, "an object")
+        arguments: str | None = None
+        if value is not None:
+            try:
+                arguments = dump_arguments(value, "input")
+            except ValidationError as exc:
+                self.add(_at(path, "input"), "json", exc.violations[0].message)
+        if call_id is None or name is None or arguments is None:
+            return None
+        original = restore_id(call_id, self.id_map)
+        self.calls.setdefault(original, (name, index))
+        return self.build(path, ToolCallContent, original, name, arguments=arguments, index=index)
+
+    def tool_result(self, item: Mapping[str, Any], path: str) -> ContentBase | None:
+        call_id = self.field(item, "tool_use_id", path, str, "a string")
+        is_error = self.optional(item, "is_error", path, bool, "a boolean")
+        raw = item.get("content")
+        where = _at(path, "content")
+        content: list[ContentBase] | None = []
+        if isinstance(raw, str):
+            content = [TextContent(raw)] if raw else []
+        elif isinstance(raw, list):
+            for k, inner in enumerate(raw):
+                block = self.result_block(inner, f"{where}[{k}]")
+                if block is None:
+                    content = None
+                elif content is not None:
+                    content.append(block)
+        elif raw is not None:
+            self.add(where, "type", f"expected a string or an array of content blocks, got {json_type(raw)}")
+            content = None
+        if call_id is None or content is None:
+            return None
+        original = restore_id(call_id, self.id_map)
+        name, index = self.calls.get(original, ("", 0))
+        return self.build(path, ToolResultContent, original, content, is_error=bool(is_error), name=name, index=index)
+
+    def result_block(self, item: Any, path: str) -> ContentBase | None:
+        if not isinstance(item, Mapping):
+            self.add(path, "type", f"expected a content block (an object), got {json_type(item)}")
+            return None
+        kind = self.field(item, "type", path, str, "a string")
+        if kind == "text":
+            text = self.field(item, "text", path, str, "a string")
+            return None if text is None else self.build(path, TextContent, text)
+        if kind == "image":
+            return self.image(item, path)
+        if kind == "document":
+            return self.document(item, path, "tool_result")
+        if kind is not None:
+            self.add(
+                _at(path, "type"),
+                "unsupported",
+                f"a {kind!r} block in a tool result: agentmsg tool results hold text, images and documents",
+            )
+        return None
+
+    # -- messages
+
+    def system(self, value: Any, path: str) -> SystemMessage | None:
+        """The top-level ``system`` (or a system entry's content): a string or a list of text blocks."""
+        if isinstance(value, str):
+            return self.build(path, SystemMessage.text, value) if value else None
+        if not isinstance(value, list):
+            self.add(path, "type", f"expected a string or an array of text blocks, got {json_type(value)}")
+            return None
+        blocks: list[TextContent] = []
+        ok = True
+        for j, item in enumerate(value):
+            block = self.block(item, f"{path}[{j}]", "system", 0)
+            if isinstance(block, TextContent):
+                blocks.append(block)
+            else:
+                ok = False
+        if not ok or not blocks:
+            return None
+        return self.build(path, SystemMessage, blocks)
+
+    def message(self, data: Any, path: str) -> list[AgentMessage]:
+        if not isinstance(data, Mapping):
+            self.add(path, "type", f"expected a message (an object), got {json_type(data)}")
+            return []
+        role = self.field(data, "role", path, str, "a string")
+        if role is not None and role not in ("user", "assistant", "system"):
+            self.add(_at(path, "role"), "enum", f"{role!r} is not one of: user, assistant, system")
+            role = None
+        if "content" not in data:
+            self.add(_at(path, "content"), "required", "'content' is required")
+            return []
+        if role is None:
+            return []
+        where = _at(path, "content")
+        if role == "system":
+            if isinstance(data["content"], list) and not data["content"]:
+                self.add(where, "min_items", "an empty content list: agentmsg messages need at least one block")
+                return []
+            message = self.system(data["content"], where)
+            return [message] if message is not None else []
+        blocks = self.content(data["content"], where, role)
+        if blocks is None:
+            return []
+        if role == "assistant":
+            # Only this API makes signed reasoning: such a turn may replay it here (to any model).
+            signed = any(isinstance(block, (ThinkingContent, RedactedThinkingContent)) for block in blocks)
+            reply = self.build(path, AssistantMessage, blocks, provenance=Provenance(PROVIDER, API) if signed else None)
+            return [reply] if reply is not None else []
+        lead = 0
+        while lead < len(blocks) and isinstance(blocks[lead], ToolResultContent):
+            lead += 1
+        out: list[AgentMessage] = []
+        if lead:
+            results = self.build(path, ToolMessage, blocks[:lead])
+            out.extend([results] if results is not None else [])
+        if lead < len(blocks):
+            rest = self.build(path, UserMessage, blocks[lead:])
+            out.extend([rest] if rest is not None else [])
+        return out
+
+
+_KNOWN_BLOCKS: Final = frozenset(
+    {"text", "image", "document", "thinking", "redacted_thinking", "tool_use", "tool_result"}
+)
+_ROLE_BLOCKS: Final[Mapping[str, frozenset[str]]] = {
+    "system": frozenset({"text"}),
+    "user": frozenset({"text", "image", "document", "tool_result"}),
+    "assistant": frozenset({"text", "thinking", "redacted_thinking", "tool_use"}),
+}
+
+
+def from_anthropic(
+    payload: Mapping[str, Any] | Sequence[Any],
+    *,
+    id_map: Mapping[str, str] | None = None,
+    pass_through_unknown: bool = False,
+) -> list[AgentMessage]:
+    """Read a request's ``{"system": ..., "messages": [...]}`` (or just the ``messages`` list).
+
+    The system prompt becomes a :class:`~agentmsg.SystemMessage` first (an
+    empty one is skipped). A user turn's leading ``tool_result`` blocks
+    become a :class:`~agentmsg.ToolMessage`, the rest a
+    :class:`~agentmsg.UserMessage`. Messages get new ids and the current time.
+    ``id_map`` (a report's ``id_map``) restores rewritten tool-call ids. With
+    ``pass_through_unknown=True`` a block of an unknown type in a user or
+    assistant turn is kept as a :class:`~agentmsg.ProviderContent`. Every
+    problem is reported at once in one :class:`~agentmsg.ValidationError`.
+    """
+    errors = PayloadErrors("Anthropic Messages payload")
+    reader = _Reader(errors, id_map, pass_through_unknown)
+    out: list[AgentMessage] = []
+    prefix = ""
+    turns: Any
+    if isinstance(payload, Mapping):
+        prefix = "messages"
+        if "system" in payload:
+            system = reader.system(payload["system"], "system")
+            if system is not None:
+                out.append(system)
+        if "messages" not in payload:
+            reader.add("messages", "required", "'messages' is required")
+            turns = []
+        else:
+            turns = payload["messages"]
+    else:
+        turns = payload
+    if not isinstance(turns, list):
+        reader.add(prefix, "type", f"expected an array of messages, got {json_type(turns)}")
+        turns = []
+    for i, data in enumerate(turns):
+        out.extend(reader.message(data, f"{prefix}[{i}]"))
+    errors.raise_if_any()
+    return out
+
+
+def from_anthropic_response(
+    response: Mapping[str, Any],
+    *,
+    id_map: Mapping[str, str] | None = None,
+    pass_through_unknown: bool = False,
+) -> AssistantMessage:
+    """Read a Messages API response object (``{"type": "message", "content": [...], ...}``).
+
+    Usage is normalised per usage.proto (Anthropic's ``input_tokens`` already
+    excludes cached tokens); a count the response does not give stays None.
+    ``stop_reason`` is mapped (see the module docstring) and kept verbatim in
+    ``stop_reason_raw``. A response with no content and a stop reason that
+    needs some (``end_turn`` after a tool result, for instance) gets one
+    empty text block, as an agentmsg assistant message needs a block.
+    """
+    errors = PayloadErrors("Anthropic Messages response")
+    reader = _Reader(errors, id_map, pass_through_unknown)
+    if not isinstance(response, Mapping):
+        reader.add("", "type", f"expected a response object, got {json_type(response)}")
+        errors.raise_if_any()
+    kind = reader.optional(response, "type", "", str, "a string")
+    if kind is not None and kind != "message":
+        reader.add("type", "enum", f"{kind!r} is not 'message'")
+    role = reader.optional(response, "role", "", str, "a string")
+    if role is not None and role != "assistant":
+        reader.add("role", "enum", f"{role!r} is not 'assistant'")
+    response_id = reader.optional(response, "id", "", str, "a string") or ""
+    model = reader.optional(response, "model", "", str, "a string") or ""
+    raw = reader.optional(response, "stop_reason", "", str, "a string") or ""
+    stop = STOP_REASONS.get(raw)
+    content = reader.field(response, "content", "", list, "an array of content blocks")
+    blocks: list[ContentBase] | None = None
+    if content is not None:
+        blocks = reader.content(content, "content", "assistant") if content else []
+    usage = _usage_in(reader, response.get("usage"))
+    errors.raise_if_any()
+    assert blocks is not None
+    if not blocks and stop not in _MAY_BE_EMPTY:
+        blocks = [TextContent("")]
+    made = reader.build(
+        "",
+        AssistantMessage,
+        blocks,
+        usage=usage,
+        stop_reason=stop,
+        stop_reason_raw=raw,
+        provenance=Provenance(PROVIDER, API, model, response_id),
+    )
+    errors.raise_if_any()
+    assert made is not None
+    return made
+
+
+def _usage_in(reader: _Reader, value: Any) -> Usage | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        reader.add("usage", "type", f"expected an object, got {json_type(value)}")
+        return None
+    counts: dict[str, int | None] = {}
+    for theirs, ours in (
+        ("input_tokens", "input_tokens"),
+        ("output_tokens", "output_tokens"),
+        ("cache_read_input_tokens", "cache_read_tokens"),
+        ("cache_creation_input_tokens", "cache_write_tokens"),
+    ):
+        counts[ours] = reader.optional(value, theirs, "usage", int, "an integer")
+    details = reader.optional(value, "output_tokens_details", "usage", Mapping, "an object")
+    if details is not None:
+        counts["reasoning_tokens"] = reader.optional(
+            details, "thinking_tokens", "usage.output_tokens_details", int, "an integer"
+        )
+    return reader.build("usage", Usage, **counts)

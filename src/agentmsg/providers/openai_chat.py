@@ -1,0 +1,1373 @@
+"""OpenAI Chat Completions: request ``messages`` and ``ChatCompletion`` responses, both directions.
+
+The format is the one the ``openai`` Python SDK types describe
+(``openai.types.chat``: ``ChatCompletionMessageParam`` and its six role
+types, ``ChatCompletionContentPartParam``, ``ChatCompletionMessageToolCallUnionParam``,
+``ChatCompletion``, ``ChatCompletionMessage``, ``CompletionUsage``; read in
+``openai`` 3.52.0) and the API guides they link to (function calling, vision,
+audio, PDF files, structured-output refusals, prompt caching).
+
+Mapping (agentmsg <-> format):
+
+=================================  ==============================================================
+agentmsg                           format
+=================================  ==============================================================
+SystemMessage                      ``system`` (or ``developer``: ``system_role=``); reading takes
+                                   both
+UserMessage                        ``user``; its tool results become ``tool`` messages, in order,
+                                   between the user messages its other blocks form
+AssistantMessage                   ``assistant`` {content, refusal, tool_calls}
+ToolMessage                        one ``tool`` message per result; reading merges consecutive
+                                   ``tool`` / ``function`` messages into one ToolMessage
+                                   (``merge_tool_messages=False``: one ToolMessage each)
+``name`` (message)                 ``name`` (system, developer, user, assistant)
+TextContent                        content string (a lone text block) or ``text`` parts
+ImageContent (data / url)          ``image_url`` {url: base64 data URL / the URL, detail}
+AudioContent (WAV or MP3 data)     ``input_audio`` {data: base64, format: wav | mp3}
+DocumentContent (data / file_id)   ``file`` {file: {file_data: base64 data URL, filename} /
+                                   {file_id, filename?}}
+ToolCallContent                    ``tool_calls[]`` {id, type: function, function: {name,
+                                   arguments}}; arguments verbatim, ids verbatim (the API takes
+                                   any string)
+ToolResultContent (text)           ``tool`` {tool_call_id, content: string or text parts}
+ProviderContent (``openai``)       the block verbatim: a content part (type = the part's type),
+                                   a ``tool_calls`` entry (type ``tool_calls.<type>``, e.g. a
+                                   custom tool call) or a message field (type ``message.audio``,
+                                   ``message.annotations``: the block is ``{"<field>": value}``)
+AssistantMessage usage / stop      ``ChatCompletion`` (responses only): ``usage``,
+reason / provenance / timestamp    ``choices[0].finish_reason``, ``model`` and ``id``,
+                                   ``created``
+=================================  ==============================================================
+
+Choices where the two models differ:
+
+- Refusals. ``refusal`` (the message field, or ``refusal`` content parts) is
+  read as a text block placed after the other text, and the message gets
+  ``StopReason.CONTENT_FILTER`` (with the response's own ``finish_reason``,
+  usually ``stop``, kept in ``stop_reason_raw``). Writing, an assistant message
+  whose stop reason is CONTENT_FILTER and whose raw stop reason is not
+  ``content_filter`` (a refusal, not a filtered completion) sends its last text
+  block as ``refusal``; an Anthropic ``refusal`` stop goes out the same way.
+  (So a response holding a refusal *and* ending with ``content_filter``, which
+  the API does not document, would write its refusal back as content.)
+- Tool-result ``name`` and ``index`` are not in a ``tool`` message; reading
+  takes them from the call the result answers (its function name and its
+  position in ``tool_calls``), or ``""`` and 0 when no earlier call has the id.
+  A tool call's ``index`` is its position in ``tool_calls``.
+- Media. Inline bytes are written as base64 ``data:`` URLs; reading, the
+  media type declared in a data URL is kept (else sniffed from the bytes). A
+  URL image's media type is not carried: reading guesses it from the URL path
+  as :meth:`agentmsg.ImageContent.from_url` does. Audio formats are ``wav`` ↔
+  ``audio/wav`` and ``mp3`` ↔ ``audio/mpeg``. The API needs a ``filename`` with
+  ``file_data``: an inline document without one is sent as ``document`` plus
+  the extension of its media type (``document.pdf``) and comes back with that
+  name. Null for an optional field reads as absent.
+- Legacy ``function_call`` / ``function`` messages are read (never written):
+  the call gets the id ``function_call_<i>`` (``i`` its message's index; 0 in a
+  response), and the next ``function`` message answers it (or gets
+  ``function_call_<j>``, its own index, when no call is waiting).
+- Request messages carry no response data: an assistant message's usage,
+  stop reason, error, provenance, and every message's id and timestamp are not
+  part of a request and are not reported; reading gives new ids and the
+  current time. :func:`to_openai_chat_response` carries the response data.
+- Tool-call arguments that are not a JSON object are refused when reading a
+  request (rule ``openai_chat.json``) unless ``allow_invalid_arguments=True``;
+  a response's arguments are always kept verbatim (a truncated response
+  legitimately holds broken JSON, and agentmsg keeps such text).
+- Responses: ``prompt_tokens`` includes cached tokens and cache writes;
+  ``input_tokens`` is ``prompt_tokens - cached_tokens - cache_write_tokens``
+  (an unreported detail counts 0 there and stays unknown itself);
+  ``completion_tokens`` already includes ``reasoning_tokens``. ``created``
+  becomes the message timestamp (whole seconds when written back).
+
+Reported as lost by :func:`to_openai_chat` (a :class:`ConversionReport` entry,
+a :class:`ConversionWarning`, or :class:`ConversionError` with ``strict=True``):
+thinking (its text too) and redacted thinking; signatures on text and tool
+calls; tool-call ``kind``, ``server_name`` and an ``index`` that is not the
+call's position; anything but text in a tool result (images, audio,
+documents), the result's ``is_error`` flag, a ``name`` other than its call's
+and an ``index`` other than its call's position; audio that is not inline WAV
+or MP3 (URL, file id, other formats) and audio media-type aliases
+(``audio/x-wav`` comes back as ``audio/wav``); images by file id, the detail
+``medium``, a URL image's media type when the URL path does not give it back,
+images held as a ``data:`` URL (they come back as bytes); documents by URL,
+document titles, a file-id document's media type; media-type parameters; the
+block order where the format has another (text or provider parts after a
+tool call or a kept message field, parts after the refusal text); assistant
+fields a request has no slot for (``annotations``); the ``name`` of a tool
+message, and of a user message holding only tool results; provider blocks of
+other providers and blocks of a kind this version does not know; messages of
+an unknown role. Session-only messages are projected to user text
+(``session_messages="project"``) or refused. ``metadata`` / ``terminate`` /
+``terminate_message`` of tool results and tool-call ``metadata`` are
+application data: never sent, never reported. A ``ProviderContent`` goes back
+verbatim when its provider is ``openai``: the provider string does not tell
+OpenAI's APIs apart, so a Responses API block would be sent too.
+
+Reported as lost by :func:`to_openai_chat_response`, besides the block losses
+above: text block boundaries (a response's content is one string), content
+parts other than text, the message ``name`` and ``error``, the usage cost, a
+provenance of another provider or API (its model and response id are still
+written), a stop reason with no ``finish_reason`` (abort, error, unspecified:
+``stop`` is written), and unknown counts that ``CompletionUsage`` requires
+(written as 0, or as the sum for the total). ``created`` keeps whole seconds.
+
+Reading (:func:`from_openai_chat`, :func:`from_openai_chat_response`) checks
+shapes and reports every problem at once in one
+:class:`~agentmsg.ValidationError` whose fields are JSON paths into the
+payload (``messages[2].content[0].image_url.url``) and whose rule ids start
+with ``openai_chat.``: ``type``, ``required``, ``role``, ``enum``,
+``min_len``, ``min_items``, ``json``, ``range`` (``created``), ``exclusive``
+(both ``file_data`` and ``file_id``), ``unknown_type`` (a part or tool call of a type agentmsg does
+not know), ``unsupported`` (something agentmsg cannot hold: the detail
+``original``, custom tool calls, assistant audio, annotations, non-text parts
+in system and tool messages), ``usage``, ``media``, and ``openai_chat.<rule>``
+for a rule of the agentmsg contract (``openai_chat.string.uri``). With
+``pass_through_unknown=True`` an ``unknown_type`` or ``unsupported`` item of a
+user or assistant message is kept as :class:`~agentmsg.ProviderContent`
+instead (non-text parts of system and tool messages stay refused: those
+agentmsg roles cannot hold provider blocks). Dropped on reading, as agentmsg has no field for them:
+``prompt_cache_breakpoint`` on parts, the usage details other than cached,
+cache-write and reasoning tokens, ``logprobs``, ``system_fingerprint``,
+``service_tier``, ``moderation`` and choices other than the one read.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from agentmsg import _media
+from agentmsg.content import (
+    AudioContent,
+    ContentBase,
+    DocumentContent,
+    ImageContent,
+    ImageDetail,
+    ProviderContent,
+    RedactedThinkingContent,
+    TextContent,
+    ThinkingContent,
+    ToolCallContent,
+    ToolKind,
+    ToolResultContent,
+    dump_arguments,
+    parse_json_object,
+)
+from agentmsg.errors import MediaError, ValidationError, Violation
+from agentmsg.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BaseMessage,
+    Provenance,
+    StopReason,
+    SystemMessage,
+    ToolMessage,
+    UserMessage,
+)
+from agentmsg.providers._common import (
+    ConversionReport,
+    PayloadErrors,
+    Reporter,
+    SessionPolicy,
+    json_type,
+    llm_messages,
+    restore_id,
+)
+from agentmsg.usage import Usage
+
+__all__ = [
+    "API",
+    "PROVIDER",
+    "from_openai_chat",
+    "from_openai_chat_response",
+    "to_openai_chat",
+    "to_openai_chat_response",
+]
+
+PROVIDER: Final = "openai"
+API: Final = "openai-chat-completions"
+# ProviderContent blocks are tagged with the API, not the provider: Chat and Responses blocks differ.
+BLOCK_FORMAT: Final = API
+TARGET: Final = "OpenAI Chat Completions"
+RULE: Final = "openai_chat"
+
+TOOL_CALL_PREFIX: Final = "tool_calls."
+"""ProviderContent type prefix of a ``tool_calls`` entry kept verbatim (``tool_calls.custom``)."""
+FIELD_PREFIX: Final = "message."
+"""ProviderContent type prefix of an assistant message field kept verbatim (``message.audio``)."""
+
+FINISH_REASONS: Final = ("stop", "length", "tool_calls", "content_filter", "function_call")
+_FINISH_TO_STOP: Final[Mapping[str, StopReason]] = {
+    "stop": StopReason.STOP,
+    "length": StopReason.LENGTH,
+    "tool_calls": StopReason.TOOL_CALLS,
+    "content_filter": StopReason.CONTENT_FILTER,
+    "function_call": StopReason.TOOL_CALLS,
+}
+_STOP_TO_FINISH: Final[Mapping[StopReason, str]] = {
+    StopReason.STOP: "stop",
+    StopReason.LENGTH: "length",
+    StopReason.TOOL_CALLS: "tool_calls",
+    StopReason.CONTENT_FILTER: "content_filter",
+}
+_DETAIL_OUT: Final[Mapping[ImageDetail, str]] = {
+    ImageDetail.LOW: "low",
+    ImageDetail.HIGH: "high",
+    ImageDetail.AUTO: "auto",
+}
+_DETAIL_IN: Final[Mapping[str, ImageDetail]] = {value: detail for detail, value in _DETAIL_OUT.items()}
+_AUDIO_FORMATS: Final[Mapping[str, str]] = {"wav": "audio/wav", "mp3": "audio/mpeg"}
+_AUDIO_ALIASES: Final[Mapping[str, str]] = {
+    "audio/wav": "wav",
+    "audio/x-wav": "wav",
+    "audio/wave": "wav",
+    "audio/vnd.wave": "wav",
+    "audio/mpeg": "mp3",
+    "audio/mp3": "mp3",
+    "audio/mpeg3": "mp3",
+    "audio/x-mp3": "mp3",
+}
+_USER_PARTS: Final = ("text", "image_url", "input_audio", "file")
+_ASSISTANT_PARTS: Final = ("text", "refusal")
+_TOOL_CALL_TYPES: Final = ("function", "custom")
+_ROLES: Final = ("developer", "system", "user", "assistant", "tool", "function")
+# The range of google.protobuf.Timestamp (0001-01-01 to 9999-12-31), in Unix seconds.
+_MIN_SECONDS: Final = -62_135_596_800
+_MAX_SECONDS: Final = 253_402_300_799
+# Built-in tables only (no /etc/mime.types), so file names do not depend on the machine.
+_MIME: Final = mimetypes.MimeTypes()
+
+
+def _at(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _base_type(media_type: str) -> str:
+    return media_type.split(";", 1)[0].strip().lower()
+
+
+def _data_url(media_type: str, data: bytes) -> str:
+    return f"data:{media_type};base64,{_media.encode_base64(data)}"
+
+
+def _default_filename(media_type: str) -> str:
+    return "document" + (_MIME.guess_extension(media_type, strict=False) or "")
+
+
+def _is_refusal(message: AssistantMessage) -> bool:
+    """A refusal (sent as ``refusal``), as opposed to a completion cut by the content filter."""
+    return message.stop_reason is StopReason.CONTENT_FILTER and message.stop_reason_raw != "content_filter"
+
+
+def _collapse(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    """A lone text part as a string (the common form), else the parts."""
+    if len(parts) == 1 and parts[0].get("type") == "text" and set(parts[0]) == {"type", "text"}:
+        return str(parts[0]["text"])
+    return parts
+
+
+# --------------------------------------------------------------------------- agentmsg -> format
+
+
+@dataclass
+class _Assistant:
+    """An assistant message cut into the format's slots, with the input path of each piece."""
+
+    parts: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # content parts (text, provider)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    fields: list[tuple[str, ProviderContent]] = field(default_factory=list)
+    refusal: str | None = None
+
+
+class _Writer:
+    """One conversion's state: the losses, and the calls seen so far (for tool-result names and indexes)."""
+
+    def __init__(self, reporter: Reporter) -> None:
+        self.reporter = reporter
+        self.calls: dict[str, tuple[str, int]] = {}
+
+    def loss(self, path: str, what: str, reason: str) -> None:
+        self.reporter.loss(path, what, reason)
+
+    # -- messages
+
+    def message(self, path: str, message: AgentMessage, system_role: str) -> list[dict[str, Any]]:
+        match message:
+            case SystemMessage():
+                return [self.system(path, message, system_role)]
+            case UserMessage():
+                return self.user(path, message)
+            case AssistantMessage():
+                return [self.assistant(path, message)]
+            case ToolMessage():
+                if message.name:
+                    self.loss(_at(path, "name"), "name", "a tool message has no name")
+                out = []
+                for k, block in enumerate(message.contents):
+                    block_path = f"{path}.contents[{k}]"
+                    if isinstance(block, ToolResultContent):
+                        out.append(self.tool_result(block_path, block))
+                    else:
+                        self.unknown(block_path, block)
+                return out
+            case _:
+                self.loss(path, "message of an unknown role", "this version cannot read it")
+                return []
+
+    def system(self, path: str, message: SystemMessage, role: str) -> dict[str, Any]:
+        parts = []
+        for k, block in enumerate(message.contents):
+            block_path = f"{path}.contents[{k}]"
+            if isinstance(block, TextContent):
+                parts.append(self.text(block_path, block))
+            else:
+                self.unknown(block_path, block)
+        out: dict[str, Any] = {"role": role, "content": _collapse(parts) if parts else ""}
+        if message.name:
+            out["name"] = message.name
+        return out
+
+    def user(self, path: str, message: UserMessage) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        parts: list[dict[str, Any]] = []
+        wrote_user = False
+
+        def flush() -> None:
+            nonlocal parts, wrote_user
+            if parts:
+                item: dict[str, Any] = {"role": "user", "content": _collapse(parts)}
+                if message.name:
+                    item["name"] = message.name
+                out.append(item)
+                parts = []
+                wrote_user = True
+
+        for k, block in enumerate(message.contents):
+            block_path = f"{path}.contents[{k}]"
+            if isinstance(block, ToolResultContent):
+                flush()
+                out.append(self.tool_result(block_path, block))
+                continue
+            part = self.user_part(block_path, block)
+            if part is not None:
+                parts.append(part)
+        flush()
+        if message.name and not wrote_user:
+            self.loss(_at(path, "name"), "name", "the message holds only tool results, and a tool message has no name")
+        return out
+
+    def assistant(self, path: str, message: AssistantMessage) -> dict[str, Any]:
+        cut = self.cut_assistant(path, message)
+        out: dict[str, Any] = {"role": "assistant"}
+        parts = [part for _, part in cut.parts]
+        if parts:
+            out["content"] = _collapse(parts)
+        elif not cut.calls and cut.refusal is None and not cut.fields:
+            out["content"] = ""
+        if cut.refusal is not None:
+            out["refusal"] = cut.refusal
+        if cut.calls:
+            out["tool_calls"] = cut.calls
+        for field_path, block in cut.fields:
+            self.request_field(field_path, block, out)
+        if message.name:
+            out["name"] = message.name
+        return out
+
+    def cut_assistant(self, path: str, message: AssistantMessage) -> _Assistant:
+        """Sort an assistant message's blocks into content parts, tool calls and fields; report the rest."""
+        cut = _Assistant()
+        text_at: list[int] = []  # indexes into cut.parts of the text parts
+        rank = 0  # the format's order: content parts, then fields, then tool calls
+        for k, block in enumerate(message.contents):
+            block_path = f"{path}.contents[{k}]" if path else f"contents[{k}]"
+            match block:
+                case TextContent():
+                    self.order(block_path, rank, 0)
+                    text_at.append(len(cut.parts))
+                    cut.parts.append((block_path, self.text(block_path, block)))
+                case ThinkingContent():
+                    signed = " and its signature" if block.signature else ""
+                    self.loss(
+                        block_path, "thinking", f"Chat Completions takes no reasoning back: its text{signed} dropped"
+                    )
+                case RedactedThinkingContent():
+                    self.loss(block_path, "redacted thinking", "Chat Completions takes no reasoning back")
+                case ToolCallContent():
+                    rank = 2
+                    cut.calls.append(self.tool_call(block_path, block, len(cut.calls)))
+                case ProviderContent() if block.provider == BLOCK_FORMAT and block.block_type.startswith(
+                    TOOL_CALL_PREFIX
+                ):
+                    rank = 2
+                    cut.calls.append(block.block())
+                case ProviderContent() if block.provider == BLOCK_FORMAT and block.block_type.startswith(FIELD_PREFIX):
+                    self.order(block_path, rank, 1)
+                    rank = max(rank, 1)
+                    cut.fields.append((block_path, block))
+                case ProviderContent() if block.provider == BLOCK_FORMAT:
+                    self.order(block_path, rank, 0)
+                    cut.parts.append((block_path, block.block()))
+                case _:
+                    self.unknown(block_path, block)
+        if _is_refusal(message) and text_at:
+            last = text_at[-1]
+            _, part = cut.parts.pop(last)
+            cut.refusal = str(part["text"])
+            if last < len(cut.parts):
+                self.loss(
+                    cut.parts[last][0],
+                    "block order",
+                    "the refusal (the last text block) is read back after every content part",
+                )
+        for position, call in enumerate(cut.calls):
+            kind = call.get("type")
+            body = call.get(kind) if isinstance(kind, str) else None
+            name = body.get("name") if isinstance(body, Mapping) else None
+            if isinstance(call.get("id"), str):
+                self.calls[call["id"]] = (name if isinstance(name, str) else "", position)
+        return cut
+
+    def order(self, path: str, rank: int, own: int) -> None:
+        if own < rank:
+            where = "after a tool call" if rank == 2 else "after an assistant message field"
+            self.loss(
+                path, "block order", f"the block comes {where}; the format puts content first and reads it back so"
+            )
+
+    def request_field(self, path: str, block: ProviderContent, out: dict[str, Any]) -> None:
+        """A kept assistant field: ``audio`` goes back by id (as requests take it); others have no request slot."""
+        name = block.block_type[len(FIELD_PREFIX) :]
+        value = block.block().get(name)
+        if name == "audio" and isinstance(value, Mapping) and isinstance(value.get("id"), str):
+            # A request refers to earlier audio by id; its data and transcript stay with OpenAI.
+            out["audio"] = {"id": value["id"]}
+            return
+        self.loss(path, f"assistant field {name!r}", "a request's assistant message has no such field")
+
+    # -- blocks
+
+    def text(self, path: str, block: TextContent) -> dict[str, Any]:
+        if block.signature:
+            self.loss(path, "text signature", "Chat Completions has no place for signatures")
+        return {"type": "text", "text": block.content}
+
+    def unknown(self, path: str, block: ContentBase) -> None:
+        if isinstance(block, ProviderContent):
+            self.loss(
+                path,
+                f"{block.provider} block {block.block_type!r}",
+                "a provider block goes back only to its provider's format, in a role that has its slot",
+            )
+        else:
+            self.loss(path, f"{block.type or 'unknown'} content", "the format has no place for it here")
+
+    def user_part(self, path: str, block: ContentBase) -> dict[str, Any] | None:
+        match block:
+            case TextContent():
+                return self.text(path, block)
+            case ImageContent():
+                return self.image(path, block)
+            case AudioContent():
+                return self.audio(path, block)
+            case DocumentContent():
+                return self.document(path, block)
+            case ProviderContent() if block.provider == BLOCK_FORMAT and not block.block_type.startswith(
+                (TOOL_CALL_PREFIX, FIELD_PREFIX)
+            ):
+                return block.block()
+            case _:
+                self.unknown(path, block)
+                return None
+
+    def image(self, path: str, block: ImageContent) -> dict[str, Any] | None:
+        if block.file_id is not None:
+            self.loss(path, "image by file id", "image_url takes a URL or a base64 data URL only")
+            return None
+        if block.data is not None:
+            base = _base_type(block.media_type)
+            if base != block.media_type:
+                self.loss(path, f"media type {block.media_type!r}", f"the data URL carries {base!r}")
+            url = _data_url(base, block.data)
+        else:
+            url = block.url or ""
+            if url[:5].lower() == "data:":
+                self.loss(path, "image held as a data: URL", "it is read back as inline bytes")
+            elif block.media_type != _media.guess_from_path(url, "image/"):
+                self.loss(
+                    path,
+                    f"image media type {block.media_type!r}",
+                    "a URL image carries none; reading guesses it from the URL path",
+                )
+        image_url: dict[str, Any] = {"url": url}
+        if block.detail is ImageDetail.MEDIUM:
+            self.loss(path, "image detail 'medium'", "Chat Completions knows low, high and auto")
+        elif block.detail is not None:
+            image_url["detail"] = _DETAIL_OUT[block.detail]
+        return {"type": "image_url", "image_url": image_url}
+
+    def audio(self, path: str, block: AudioContent) -> dict[str, Any] | None:
+        if block.data is None:
+            self.loss(path, "audio by URL or file id", "input_audio takes base64 data only")
+            return None
+        fmt = _AUDIO_ALIASES.get(_base_type(block.media_type))
+        if fmt is None:
+            self.loss(path, f"audio ({block.media_type})", "input_audio takes WAV and MP3 only")
+            return None
+        if block.media_type != _AUDIO_FORMATS[fmt]:
+            self.loss(
+                path,
+                f"media type {block.media_type!r}",
+                f"sent as format {fmt!r}, read back as {_AUDIO_FORMATS[fmt]!r}",
+            )
+        return {"type": "input_audio", "input_audio": {"data": _media.encode_base64(block.data), "format": fmt}}
+
+    def document(self, path: str, block: DocumentContent) -> dict[str, Any] | None:
+        if block.url is not None:
+            self.loss(path, "document by URL", "the file part takes base64 data or a file id")
+            return None
+        file: dict[str, Any] = {}
+        if block.data is not None:
+            base = _base_type(block.media_type)
+            if base != block.media_type:
+                self.loss(path, f"media type {block.media_type!r}", f"the data URL carries {base!r}")
+            file["filename"] = block.filename or _default_filename(base)
+            file["file_data"] = _data_url(base, block.data)
+        else:
+            file["file_id"] = block.file_id
+            if block.filename:
+                file["filename"] = block.filename
+            if block.media_type:
+                self.loss(path, f"media type {block.media_type!r}", "a file part by id carries no media type")
+        if block.title:
+            self.loss(path, "document title", "the file part has no title")
+        return {"type": "file", "file": file}
+
+    def tool_call(self, path: str, block: ToolCallContent, position: int) -> dict[str, Any]:
+        if block.kind is not ToolKind.UNKNOWN:
+            self.loss(path, f"tool kind {block.kind.value!r}", "a tool call has no kind")
+        if block.server_name:
+            self.loss(path, "server name", "a tool call has no server name")
+        if block.signature:
+            self.loss(path, "tool-call signature", "Chat Completions has no place for signatures")
+        if block.index != position:
+            self.loss(path, f"index {block.index}", f"a call's index is its position in tool_calls ({position})")
+        return {"id": block.id, "type": "function", "function": {"name": block.name, "arguments": block.arguments}}
+
+    def tool_result(self, path: str, block: ToolResultContent) -> dict[str, Any]:
+        texts = []
+        for j, inner in enumerate(block.content):
+            inner_path = f"{path}.content[{j}]"
+            if isinstance(inner, TextContent):
+                texts.append(self.text(inner_path, inner))
+            else:
+                self.loss(inner_path, f"{inner.type or 'unknown'} in a tool result", "a tool message carries text only")
+        content: str | list[dict[str, Any]] = ""
+        if len(texts) == 1 and texts[0]["text"]:
+            content = str(texts[0]["text"])
+        elif texts:
+            content = texts
+        if block.is_error:
+            self.loss(path, "error flag", "a tool message has no error flag; the text is sent as it is")
+        name, index = self.calls.get(block.id, ("", 0))
+        if block.name and block.name != name:
+            self.loss(path, f"name {block.name!r}", "a tool message has no name; reading takes the name of its call")
+        if block.index != index:
+            self.loss(path, f"index {block.index}", f"reading takes the position of its call ({index})")
+        return {"role": "tool", "tool_call_id": block.id, "content": content}
+
+
+def to_openai_chat(
+    messages: Iterable[BaseMessage],
+    *,
+    strict: bool = False,
+    report: ConversionReport | None = None,
+    session_messages: SessionPolicy = "project",
+    model: str | None = None,
+    system_role: Literal["system", "developer"] = "system",
+) -> list[dict[str, Any]]:
+    """Messages as a Chat Completions ``messages`` list (plain, JSON-ready dicts).
+
+    ``system_role="developer"`` writes system messages with the ``developer``
+    role (o1 models and newer). What the format cannot hold is reported (see
+    the module docstring): in ``report``, as a :class:`ConversionError` with
+    ``strict=True``, or as one :class:`ConversionWarning`. ``model`` is
+    accepted for the common converter signature: nothing in this format is
+    replayed (it has no signatures).
+    """
+    if system_role not in ("system", "developer"):
+        raise ValidationError.single("system_role", "enum", f"{system_role!r} is not one of: system, developer")
+    del model  # no signatures or encrypted reasoning to replay in this format
+    reporter = Reporter(TARGET, report, strict=strict)
+    writer = _Writer(reporter)
+    out: list[dict[str, Any]] = []
+    for path, message, _projected in llm_messages(messages, session_messages):
+        out.extend(writer.message(path, message, system_role))
+    reporter.finish()
+    return out
+
+
+def _usage_out(usage: Usage, reporter: Reporter) -> dict[str, Any]:
+    """``CompletionUsage`` for our counts; an unknown required count is written as 0 and reported."""
+    parts = (usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens)
+    prompt = sum(part or 0 for part in parts)
+    if usage.input_tokens is None:
+        reporter.loss("usage.input_tokens", "unknown input token count", "prompt_tokens is required; 0 counted")
+    completion = usage.output_tokens
+    if completion is None:
+        reporter.loss("usage.output_tokens", "unknown output token count", "completion_tokens is required; 0 written")
+        completion = 0
+    total = usage.total_tokens
+    if total is None:
+        total = prompt + completion
+        reporter.loss("usage.total_tokens", "unknown total", f"total_tokens is required; the sum {total} written")
+    out: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total}
+    prompt_details: dict[str, Any] = {}
+    if usage.cache_read_tokens is not None:
+        prompt_details["cached_tokens"] = usage.cache_read_tokens
+    if usage.cache_write_tokens is not None:
+        prompt_details["cache_write_tokens"] = usage.cache_write_tokens
+    if prompt_details:
+        out["prompt_tokens_details"] = prompt_details
+    if usage.reasoning_tokens is not None:
+        out["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
+    if usage.cost is not None:
+        reporter.loss("usage.cost", "cost", "CompletionUsage has no cost")
+    return out
+
+
+def _finish_out(message: AssistantMessage, reporter: Reporter) -> str:
+    raw, reason = message.stop_reason_raw, message.stop_reason
+    if _is_refusal(message):
+        # A refusal ends like a normal turn.
+        return raw if raw in FINISH_REASONS and raw != "content_filter" else "stop"
+    if reason is not None and raw in FINISH_REASONS and _FINISH_TO_STOP[raw] is reason:
+        return raw
+    if reason is not None and reason in _STOP_TO_FINISH:
+        return _STOP_TO_FINISH[reason]
+    what = f"stop reason {reason.value!r}" if reason is not None else "unspecified stop reason"
+    reporter.loss("stop_reason", what, "finish_reason is one of " + ", ".join(FINISH_REASONS) + "; 'stop' written")
+    return "stop"
+
+
+def to_openai_chat_response(
+    message: AssistantMessage,
+    *,
+    strict: bool = False,
+    report: ConversionReport | None = None,
+    model: str | None = None,
+) -> dict[str, Any]:
+    """An assistant message as a ``ChatCompletion`` dict with one choice.
+
+    ``id`` and ``model`` come from the provenance (``chatcmpl-<message id>``
+    and ``model`` when it has none), ``created`` from the timestamp (whole
+    seconds), ``finish_reason`` from the raw stop reason when it is a Chat
+    Completions value that agrees with the normalised one, else from the
+    normalised one. A response's content is one string: several text blocks
+    are joined (reported). Losses are reported as in :func:`to_openai_chat`.
+    """
+    if not isinstance(message, AssistantMessage):
+        raise ValidationError.single("", "type", f"expected an AssistantMessage, got {type(message).__name__}")
+    reporter = Reporter(f"{TARGET} response", report, strict=strict)
+    writer = _Writer(reporter)
+    cut = writer.cut_assistant("", message)
+    texts: list[str] = []
+    for part_path, part in cut.parts:
+        if part.get("type") == "text" and set(part) == {"type", "text"}:
+            if texts:
+                reporter.loss(part_path, "text block boundary", "a response's content is one string: blocks joined")
+            texts.append(str(part["text"]))
+        else:
+            reporter.loss(part_path, f"content part {part.get('type')!r}", "a response's content is one string")
+    body: dict[str, Any] = {
+        "role": "assistant",
+        "content": "".join(texts) if texts else None,
+        "refusal": cut.refusal,
+    }
+    if cut.calls:
+        body["tool_calls"] = cut.calls
+    for field_path, block in cut.fields:
+        name = block.block_type[len(FIELD_PREFIX) :]
+        value = block.block().get(name)
+        if name in ("audio", "annotations") and value is not None:
+            body[name] = value
+        else:
+            reporter.loss(field_path, f"assistant field {name!r}", "a ChatCompletionMessage has no such field")
+    if message.name:
+        reporter.loss("name", "name", "a ChatCompletionMessage has no name")
+    if message.error:
+        reporter.loss("error", "error", "a ChatCompletion has no error text")
+    provenance = message.provenance
+    if provenance is not None and (provenance.provider, provenance.api) != (PROVIDER, API):
+        reporter.loss(
+            "provenance",
+            f"provenance {provenance.provider}/{provenance.api}",
+            "a ChatCompletion comes from openai/openai-chat-completions; model and response id are kept",
+        )
+    out: dict[str, Any] = {
+        "id": (provenance.response_id if provenance is not None else "") or f"chatcmpl-{message.id}",
+        "object": "chat.completion",
+        "created": int(message.timestamp.timestamp()),
+        "model": (provenance.model if provenance is not None else "") or model or "",
+        "choices": [{"index": 0, "message": body, "finish_reason": _finish_out(message, reporter), "logprobs": None}],
+    }
+    usage = message.usage
+    if usage is not None:
+        out["usage"] = _usage_out(usage, reporter)
+    reporter.finish()
+    return out
+
+
+# --------------------------------------------------------------------------- format -> agentmsg
+
+
+class _Reader:
+    """Reads a payload, collecting every problem with its JSON path."""
+
+    def __init__(self, what: str, *, id_map: Mapping[str, str] | None, pass_through: bool, loose_args: bool) -> None:
+        self.errors = PayloadErrors(what)
+        self.id_map = id_map
+        self.pass_through = pass_through
+        self.loose_args = loose_args
+        self.calls: dict[str, tuple[str, int]] = {}
+        self.legacy: tuple[str, str] | None = None  # (id, name) of a function_call waiting for its result
+
+    # -- recording
+
+    def add(self, path: str, rule: str, message: str) -> None:
+        self.errors.add(path, f"{RULE}.{rule}", message)
+
+    def count(self) -> int:
+        return len(self.errors.found)
+
+    @contextmanager
+    def building(self, path: str) -> Iterator[None]:
+        """Record an agentmsg error raised while building at ``path``, its rule id prefixed with ``openai_chat.``."""
+        start = self.count()
+        try:
+            with self.errors.building(path):
+                yield
+        finally:
+            found = self.errors.found
+            for k in range(start, len(found)):
+                if not found[k].rule_id.startswith(f"{RULE}."):
+                    found[k] = Violation(found[k].field, f"{RULE}.{found[k].rule_id}", found[k].message)
+
+    # -- typed fields (None: absent, null or wrong; a wrong or missing required value is recorded)
+
+    def field(self, obj: Mapping[str, Any], key: str, path: str, kind: type, what: str, *, required: bool) -> Any:
+        where = _at(path, key)
+        if key not in obj or obj[key] is None:
+            if required:
+                self.add(where, "required", f"required field {key!r} is missing" + (" (null)" if key in obj else ""))
+            return None
+        value = obj[key]
+        if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+            self.add(where, "type", f"expected {what}, got {json_type(value)}")
+            return None
+        return value
+
+    def string(self, obj: Mapping[str, Any], key: str, path: str, *, required: bool = True) -> str | None:
+        value: str | None = self.field(obj, key, path, str, "a string", required=required)
+        return value
+
+    def obj(self, obj: Mapping[str, Any], key: str, path: str, *, required: bool = True) -> Mapping[str, Any] | None:
+        value: Mapping[str, Any] | None = self.field(obj, key, path, Mapping, "an object", required=required)
+        return value
+
+    def array(self, obj: Mapping[str, Any], key: str, path: str, *, required: bool = True) -> list[Any] | None:
+        value: list[Any] | None = self.field(obj, key, path, list, "an array", required=required)
+        return value
+
+    def count_field(self, obj: Mapping[str, Any], key: str, path: str) -> int | None:
+        value: int | None = self.field(obj, key, path, int, "an integer", required=False)
+        if value is not None and value < 0:
+            self.add(_at(path, key), "usage", f"a token count cannot be negative ({value})")
+            return None
+        return value
+
+    def part_type(self, part: Any, path: str) -> str | None:
+        if not isinstance(part, Mapping):
+            self.add(path, "type", f"expected a content part object, got {json_type(part)}")
+            return None
+        return self.string(part, "type", path)
+
+    def keep(self, path: str, provider_type: str, value: Mapping[str, Any]) -> ContentBase | None:
+        """A verbatim ProviderContent for something agentmsg has no kind for."""
+        with self.building(path):
+            return ProviderContent(BLOCK_FORMAT, provider_type, dump_arguments(value, "block"))
+        return None
+
+    def refuse(self, path: str, rule: str, message: str) -> None:
+        hint = "; pass pass_through_unknown=True to keep it verbatim" if rule in ("unknown_type", "unsupported") else ""
+        self.add(path, rule, message + hint)
+
+    # -- text
+
+    def text(self, value: str, path: str) -> TextContent | None:
+        try:
+            return TextContent(value)
+        except ValidationError as exc:  # a lone surrogate: not UTF-8
+            for violation in exc.violations:
+                self.add(path, violation.rule_id, violation.message)
+            return None
+
+    def text_part(self, part: Mapping[str, Any], path: str, key: str = "text") -> TextContent | None:
+        value = self.string(part, key, path)
+        return self.text(value, _at(path, key)) if value is not None else None
+
+    def texts(self, value: Any, path: str, role: str) -> list[TextContent] | None:
+        """A string or a list of text parts (system, developer and tool messages)."""
+        if isinstance(value, str):
+            block = self.text(value, path)
+            return [block] if block is not None else None
+        if not isinstance(value, list):
+            self.add(path, "type", f"expected a string or an array of text parts, got {json_type(value)}")
+            return None
+        start = self.count()
+        blocks = []
+        for j, part in enumerate(value):
+            part_path = f"{path}[{j}]"
+            kind = self.part_type(part, part_path)
+            if kind == "text":
+                block = self.text_part(part, part_path)
+                if block is not None:
+                    blocks.append(block)
+            elif kind is not None:
+                self.add(_at(part_path, "type"), "unsupported", f"a {role} message takes text parts only, not {kind!r}")
+        return blocks if self.count() == start else None
+
+    # -- user parts
+
+    def user_part(self, part: Any, path: str) -> ContentBase | None:
+        kind = self.part_type(part, path)
+        if kind is None:
+            return None
+        if kind == "text":
+            return self.text_part(part, path)
+        if kind == "image_url":
+            return self.image(part, path)
+        if kind == "input_audio":
+            return self.audio(part, path)
+        if kind == "file":
+            return self.document(part, path)
+        if self.pass_through:
+            return self.keep(path, kind, part)
+        self.refuse(
+            _at(path, "type"),
+            "unknown_type",
+            f"unknown user content part type {kind!r}; known: {', '.join(_USER_PARTS)}",
+        )
+        return None
+
+    def image(self, part: Mapping[str, Any], path: str) -> ContentBase | None:
+        start = self.count()
+        image_url = self.obj(part, "image_url", path)
+        if image_url is None:
+            return None
+        inner = _at(path, "image_url")
+        url = self.string(image_url, "url", inner)
+        detail: ImageDetail | None = None
+        raw = self.string(image_url, "detail", inner, required=False)
+        if raw == "original":
+            if self.pass_through:
+                return self.keep(path, "image_url", part)
+            self.refuse(_at(inner, "detail"), "unsupported", "agentmsg has no image detail 'original'")
+        elif raw is not None:
+            if raw not in _DETAIL_IN:
+                self.add(_at(inner, "detail"), "enum", f"{raw!r} is not one of: auto, low, high, original")
+            else:
+                detail = _DETAIL_IN[raw]
+        if url is None or self.count() > start:
+            return None
+        url_path = _at(inner, "url")
+        if url[:5].lower() == "data:":
+            try:
+                declared, data = _media.parse_data_url(url, "image")
+            except MediaError as exc:
+                self.add(url_path, "media", str(exc))
+                return None
+            with self.building(url_path):
+                return ImageContent(data, media_type=declared if declared.startswith("image/") else None, detail=detail)
+            return None
+        with self.building(inner):
+            return ImageContent.from_url(url, detail=detail)
+        return None
+
+    def audio(self, part: Mapping[str, Any], path: str) -> ContentBase | None:
+        start = self.count()
+        audio = self.obj(part, "input_audio", path)
+        if audio is None:
+            return None
+        inner = _at(path, "input_audio")
+        data = self.string(audio, "data", inner)
+        fmt = self.string(audio, "format", inner)
+        if fmt is not None and fmt not in _AUDIO_FORMATS:
+            self.add(_at(inner, "format"), "enum", f"{fmt!r} is not one of: wav, mp3")
+        if data is None or fmt is None or self.count() > start:
+            return None
+        with self.building(_at(inner, "data")):
+            return AudioContent(_media.decode_base64(data, "audio"), media_type=_AUDIO_FORMATS[fmt])
+        return None
+
+    def document(self, part: Mapping[str, Any], path: str) -> ContentBase | None:
+        start = self.count()
+        file = self.obj(part, "file", path)
+        if file is None:
+            return None
+        inner = _at(path, "file")
+        file_data = self.string(file, "file_data", inner, required=False)
+        file_id = self.string(file, "file_id", inner, required=False)
+        filename = self.string(file, "filename", inner, required=False) or ""
+        if file_data is not None and file_id is not None:
+            self.add(inner, "exclusive", "give file_data or file_id, not both: agentmsg keeps one source")
+        elif file_data is None and file_id is None and self.count() == start:
+            self.add(_at(inner, "file_data"), "required", "a file part needs file_data or file_id")
+        if self.count() > start:
+            return None
+        if file_id is not None:
+            if not file_id:
+                self.add(_at(inner, "file_id"), "min_len", "the file id is empty")
+                return None
+            with self.building(inner):
+                return DocumentContent.from_file_id(file_id, filename=filename)
+            return None
+        assert file_data is not None
+        data_path = _at(inner, "file_data")
+        with self.building(data_path):
+            if file_data[:5].lower() == "data:":
+                declared, data = _media.parse_data_url(file_data, "document")
+                return DocumentContent(data, media_type=declared or None, filename=filename)
+            return DocumentContent(_media.decode_base64(file_data, "document"), filename=filename)
+        return None
+
+    # -- assistant
+
+    def assistant_blocks(self, message: Mapping[str, Any], path: str, legacy_id: str) -> tuple[list[ContentBase], bool]:
+        """The blocks of an assistant message (request or response) and whether it holds a refusal."""
+        blocks: list[ContentBase] = []
+        refusals: list[str] = []
+        content = message.get("content")
+        content_path = _at(path, "content")
+        if isinstance(content, str):
+            block = self.text(content, content_path)
+            if block is not None:
+                blocks.append(block)
+        elif isinstance(content, list):
+            for j, part in enumerate(content):
+                part_path = f"{content_path}[{j}]"
+                kind = self.part_type(part, part_path)
+                if kind == "text":
+                    block = self.text_part(part, part_path)
+                    if block is not None:
+                        blocks.append(block)
+                elif kind == "refusal":
+                    refusal = self.string(part, "refusal", part_path)
+                    if refusal is not None:
+                        refusals.append(refusal)
+                elif kind is not None:
+                    if self.pass_through:
+                        kept = self.keep(part_path, kind, part)
+                        if kept is not None:
+                            blocks.append(kept)
+                    else:
+                        self.refuse(
+                            _at(part_path, "type"),
+                            "unknown_type",
+                            f"unknown assistant content part type {kind!r}; known: {', '.join(_ASSISTANT_PARTS)}",
+                        )
+        elif content is not None:
+            self.add(content_path, "type", f"expected a string, an array of parts or null, got {json_type(content)}")
+        refusal = self.string(message, "refusal", path, required=False)
+        if refusal is not None:
+            refusals.append(refusal)
+        if refusals:
+            refusal_block = self.text("".join(refusals), _at(path, "refusal"))
+            if refusal_block is not None:
+                blocks.append(refusal_block)
+        for name in ("audio", "annotations"):
+            value = message.get(name)
+            if value is None or value == []:
+                continue
+            if self.pass_through:
+                kept = self.keep(_at(path, name), FIELD_PREFIX + name, {name: value})
+                if kept is not None:
+                    blocks.append(kept)
+            else:
+                self.refuse(_at(path, name), "unsupported", f"agentmsg has no assistant {name}")
+        function_call = self.obj(message, "function_call", path, required=False)
+        if function_call is not None:
+            call = self.tool_call_body(function_call, _at(path, "function_call"), legacy_id, 0)
+            if call is not None:
+                blocks.append(call)
+                self.legacy = (legacy_id, call.name)
+        tool_calls = self.array(message, "tool_calls", path, required=False)
+        for position, item in enumerate(tool_calls or ()):
+            call_path = f"{_at(path, 'tool_calls')}[{position}]"
+            call_block = self.tool_call(item, call_path, position)
+            if call_block is not None:
+                blocks.append(call_block)
+        return blocks, bool(refusals)
+
+    def tool_call(self, item: Any, path: str, position: int) -> ContentBase | None:
+        if not isinstance(item, Mapping):
+            self.add(path, "type", f"expected a tool call object, got {json_type(item)}")
+            return None
+        kind = self.string(item, "type", path)
+        if kind is None:
+            return None
+        if kind != "function":
+            if self.pass_through:
+                kept = self.keep(path, TOOL_CALL_PREFIX + kind, item)
+                call_id, body = item.get("id"), item.get(kind)
+                name = body.get("name") if isinstance(body, Mapping) else None
+                if isinstance(call_id, str):
+                    self.calls[restore_id(call_id, self.id_map)] = (name if isinstance(name, str) else "", position)
+                return kept
+            rule = "unsupported" if kind in _TOOL_CALL_TYPES else "unknown_type"
+            self.refuse(_at(path, "type"), rule, f"agentmsg has no {kind!r} tool call (known: function)")
+            return None
+        call_id = self.string(item, "id", path)
+        if call_id is not None and not call_id:
+            self.add(_at(path, "id"), "min_len", "the tool call id is empty")
+            call_id = None
+        function = self.obj(item, "function", path)
+        if function is None:
+            return None
+        restored = restore_id(call_id, self.id_map) if call_id is not None else ""
+        call = self.tool_call_body(function, _at(path, "function"), restored, position)
+        if call is None or call_id is None:
+            return None
+        self.calls[call.id] = (call.name, position)
+        return call
+
+    def tool_call_body(
+        self, function: Mapping[str, Any], path: str, call_id: str, position: int
+    ) -> ToolCallContent | None:
+        start = self.count()
+        name = self.string(function, "name", path)
+        if name is not None and not name:
+            self.add(_at(path, "name"), "min_len", "the function name is empty")
+        arguments = self.string(function, "arguments", path)
+        if arguments is not None and not self.loose_args:
+            _, reason = parse_json_object(arguments)
+            if reason is not None:
+                self.add(
+                    _at(path, "arguments"),
+                    "json",
+                    f"the arguments are not a JSON object ({reason}); pass allow_invalid_arguments=True to keep them",
+                )
+        if name is None or arguments is None or not call_id or self.count() > start:
+            return None
+        call: ToolCallContent | None = None
+        with self.building(path):
+            call = ToolCallContent(call_id, name, arguments=arguments, index=position)
+        return call
+
+    # -- messages
+
+    def tool_result(self, message: Mapping[str, Any], path: str) -> ToolResultContent | None:
+        start = self.count()
+        call_id = self.string(message, "tool_call_id", path)
+        if call_id is not None and not call_id:
+            self.add(_at(path, "tool_call_id"), "min_len", "the tool call id is empty")
+        if "content" not in message:
+            self.add(_at(path, "content"), "required", "required field 'content' is missing")
+            return None
+        texts = self.texts(message["content"], _at(path, "content"), "tool")
+        if call_id is None or texts is None or self.count() > start:
+            return None
+        restored = restore_id(call_id, self.id_map)
+        name, index = self.calls.get(restored, ("", 0))
+        content: str | list[TextContent] = "" if message["content"] == "" else texts
+        with self.building(path):
+            return ToolResultContent(restored, content, name=name, index=index)
+        return None
+
+    def function_result(self, message: Mapping[str, Any], path: str, index: int) -> ToolResultContent | None:
+        start = self.count()
+        name = self.string(message, "name", path)
+        if "content" not in message:
+            self.add(_at(path, "content"), "required", "required field 'content' is missing (it may be null)")
+        content = self.string(message, "content", path, required=False) or ""
+        if name is None or self.count() > start:
+            return None
+        waiting = self.legacy is not None and self.legacy[1] == name
+        call_id = self.legacy[0] if self.legacy is not None and waiting else f"function_call_{index}"
+        self.legacy = None
+        with self.building(path):
+            return ToolResultContent(call_id, content, name=name)
+        return None
+
+    def name(self, message: Mapping[str, Any], path: str) -> str:
+        return self.string(message, "name", path, required=False) or ""
+
+    def read_message(self, message: Any, path: str, index: int) -> tuple[str, BaseMessage | None]:
+        """(role, the agentmsg message); tool results come back as a ToolResultContent wrapped later."""
+        if not isinstance(message, Mapping):
+            self.add(path, "type", f"expected a message object, got {json_type(message)}")
+            return "", None
+        role = self.string(message, "role", path)
+        if role is None:
+            return "", None
+        if role not in _ROLES:
+            self.add(_at(path, "role"), "role", f"unknown role {role!r}; known: {', '.join(_ROLES)}")
+            return role, None
+        start = self.count()
+        name = self.name(message, path) if role in ("developer", "system", "user", "assistant") else ""
+        if role in ("developer", "system"):
+            blocks = self.required_content(message, path, lambda value, where: self.texts(value, where, role))
+            if blocks is None or self.count() > start:
+                return role, None
+            with self.building(path):
+                return role, SystemMessage(blocks, name=name)  # type: ignore[arg-type]
+            return role, None
+        if role == "user":
+            blocks = self.required_content(message, path, self.user_content)
+            if blocks is None or self.count() > start:
+                return role, None
+            with self.building(path):
+                return role, UserMessage(blocks, name=name)  # type: ignore[arg-type]
+            return role, None
+        if role == "assistant":
+            if self.count() > start:
+                return role, None
+            return role, self.assistant(message, path, f"function_call_{index}", name=name)
+        return role, None
+
+    def required_content(
+        self, message: Mapping[str, Any], path: str, read: Callable[[Any, str], Sequence[ContentBase] | None]
+    ) -> list[ContentBase] | None:
+        where = _at(path, "content")
+        if message.get("content") is None:
+            self.add(
+                where, "required", "required field 'content' is missing" + (" (null)" if "content" in message else "")
+            )
+            return None
+        blocks = read(message["content"], where)
+        if blocks is None:
+            return None
+        if not blocks:
+            self.add(where, "min_items", "agentmsg needs at least one content block (the array is empty)")
+            return None
+        return list(blocks)
+
+    def user_content(self, value: Any, path: str) -> list[ContentBase] | None:
+        if isinstance(value, str):
+            block = self.text(value, path)
+            return [block] if block is not None else None
+        if not isinstance(value, list):
+            self.add(path, "type", f"expected a string or an array of content parts, got {json_type(value)}")
+            return None
+        start = self.count()
+        blocks = [self.user_part(part, f"{path}[{j}]") for j, part in enumerate(value)]
+        if self.count() > start:
+            return None
+        return [block for block in blocks if block is not None]
+
+    def assistant(
+        self,
+        message: Mapping[str, Any],
+        path: str,
+        legacy_id: str,
+        *,
+        name: str = "",
+        finish: str | None = None,
+        **extra: Any,
+    ) -> AssistantMessage | None:
+        """An assistant message; ``finish`` (a response's finish_reason) and ``extra`` only for responses."""
+        start = self.count()
+        blocks, refused = self.assistant_blocks(message, path, legacy_id)
+        if self.count() > start:
+            return None
+        if refused:
+            extra["stop_reason"] = StopReason.CONTENT_FILTER
+        elif finish is not None:
+            extra["stop_reason"] = _FINISH_TO_STOP.get(finish)
+        if finish is not None:
+            extra["stop_reason_raw"] = finish
+        result: AssistantMessage | None = None
+        with self.building(path):
+            result = AssistantMessage(blocks, name=name, **extra)  # type: ignore[arg-type]
+        found = self.errors.found
+        for k in range(start, len(found)):
+            if found[k].rule_id == f"{RULE}.assistant.content.required":
+                reason = f"; the finish reason {finish!r} does not allow an empty response" if finish else ""
+                found[k] = Violation(
+                    _at(path, "content"),
+                    f"{RULE}.required",
+                    f"an assistant message needs content, a refusal or tool calls{reason}",
+                )
+        return result
+
+
+def _messages_of(payload: Any) -> Any:
+    if isinstance(payload, Mapping) and "messages" in payload:
+        return payload["messages"]
+    return payload
+
+
+def from_openai_chat(
+    payload: Iterable[Mapping[str, Any]] | Mapping[str, Any],
+    *,
+    id_map: Mapping[str, str] | None = None,
+    pass_through_unknown: bool = False,
+    merge_tool_messages: bool = True,
+    allow_invalid_arguments: bool = False,
+) -> list[AgentMessage]:
+    """Chat Completions request messages as agentmsg messages.
+
+    ``payload`` is the ``messages`` list, or a whole request body (a mapping
+    with ``messages``; its other keys are ignored); error paths start with
+    ``messages`` either way. ``system`` and ``developer`` become
+    SystemMessage; consecutive ``tool`` (and legacy ``function``) messages
+    become one ToolMessage unless ``merge_tool_messages=False``. Tool-call ids
+    are restored through ``id_map``. Raises :class:`~agentmsg.ValidationError`
+    listing every problem (see the module docstring); nothing is returned
+    unless the whole payload converts.
+    """
+    reader = _Reader(
+        "OpenAI Chat Completions messages",
+        id_map=id_map,
+        pass_through=pass_through_unknown,
+        loose_args=allow_invalid_arguments,
+    )
+    items = _messages_of(payload)
+    if isinstance(items, (str, bytes, Mapping)) or not isinstance(items, Iterable):
+        reader.add("messages", "type", f"expected an array of messages, got {json_type(items)}")
+        reader.errors.raise_if_any()
+    out: list[AgentMessage] = []
+    results: list[ToolResultContent] = []
+
+    def flush() -> None:
+        if not results:
+            return
+        if merge_tool_messages:
+            out.append(ToolMessage(list(results)))
+        else:
+            out.extend(ToolMessage([result]) for result in results)
+        results.clear()
+
+    for i, message in enumerate(items):
+        path = f"messages[{i}]"
+        role = message.get("role") if isinstance(message, Mapping) else None
+        if role == "tool":
+            result = reader.tool_result(message, path)
+        elif role == "function":
+            result = reader.function_result(message, path, i)
+        else:
+            flush()
+            _, converted = reader.read_message(message, path, i)
+            if converted is not None:
+                out.append(converted)  # type: ignore[arg-type]
+            continue
+        if result is not None:
+            results.append(result)
+    flush()
+    reader.errors.raise_if_any()
+    return out
+
+
+def _usage_in(usage: Mapping[str, Any], path: str, reader: _Reader) -> Usage | None:
+    start = reader.count()
+    prompt = reader.count_field(usage, "prompt_tokens", path)
+    completion = reader.count_field(usage, "completion_tokens", path)
+    total = reader.count_field(usage, "total_tokens", path)
+    cached = write = reasoning = None
+    prompt_details = reader.obj(usage, "prompt_tokens_details", path, required=False)
+    if prompt_details is not None:
+        details_path = _at(path, "prompt_tokens_details")
+        cached = reader.count_field(prompt_details, "cached_tokens", details_path)
+        write = reader.count_field(prompt_details, "cache_write_tokens", details_path)
+    completion_details = reader.obj(usage, "completion_tokens_details", path, required=False)
+    if completion_details is not None:
+        reasoning = reader.count_field(completion_details, "reasoning_tokens", _at(path, "completion_tokens_details"))
+    input_tokens = None
+    if prompt is not None:
+        input_tokens = prompt - (cached or 0) - (write or 0)
+        if input_tokens < 0:
+            reader.add(
+                _at(path, "prompt_tokens"),
+                "usage",
+                f"cached_tokens + cache_write_tokens ({(cached or 0) + (write or 0)}) exceed prompt_tokens ({prompt})",
+            )
+    if reader.count() > start:
+        return None
+    with reader.building(path):
+        return Usage(
+            input_tokens=input_tokens,
+            output_tokens=completion,
+            cache_read_tokens=cached,
+            cache_write_tokens=write,
+            reasoning_tokens=reasoning,
+            total_tokens=total,
+        )
+    return None
+
+
+def from_openai_chat_response(
+    response: Mapping[str, Any],
+    *,
+    choice: int = 0,
+    pass_through_unknown: bool = False,
+) -> AssistantMessage:
+    """A ``ChatCompletion`` (one of its choices, the first by default) as an AssistantMessage.
+
+    Content, refusal (see the module docstring) and tool calls become blocks
+    (arguments verbatim, even when not JSON); ``finish_reason`` gives the stop
+    reason (``stop`` STOP, ``length`` LENGTH, ``tool_calls`` and
+    ``function_call`` TOOL_CALLS, ``content_filter`` CONTENT_FILTER, anything
+    else unspecified) and is kept verbatim as ``stop_reason_raw``; ``usage`` is
+    normalised per usage.proto; ``model`` and ``id`` go to the provenance,
+    ``created`` to the timestamp. Assistant ``audio`` and ``annotations`` are
+    refused unless ``pass_through_unknown=True`` keeps them.
+    """
+    reader = _Reader("OpenAI ChatCompletion", id_map=None, pass_through=pass_through_unknown, loose_args=True)
+    if not isinstance(response, Mapping):
+        reader.add("", "type", f"expected a ChatCompletion object, got {json_type(response)}")
+        reader.errors.raise_if_any()
+    obj = reader.string(response, "object", "", required=False)
+    if obj is not None and obj != "chat.completion":
+        reader.add("object", "enum", f"expected 'chat.completion', got {obj!r}")
+    response_id = reader.string(response, "id", "", required=False) or ""
+    model = reader.string(response, "model", "", required=False) or ""
+    created = reader.field(response, "created", "", int, "an integer", required=False)
+    choices = reader.array(response, "choices", "")
+    extra: dict[str, Any] = {}
+    if created is not None and not _MIN_SECONDS <= created <= _MAX_SECONDS:
+        reader.add("created", "range", f"{created} is not a Unix time between the years 1 and 9999")
+    elif created is not None:
+        extra["timestamp"] = created
+    usage = reader.obj(response, "usage", "", required=False)
+    if usage is not None:
+        extra["usage"] = _usage_in(usage, "usage", reader)
+    result: AssistantMessage | None = None
+    if choices is not None:
+        path = f"choices[{choice}]"
+        if not 0 <= choice < len(choices):
+            reader.add("choices", "min_items", f"no choice {choice}: the response has {len(choices)}")
+        elif not isinstance(choices[choice], Mapping):
+            reader.add(path, "type", f"expected a choice object, got {json_type(choices[choice])}")
+        else:
+            picked = choices[choice]
+            finish = reader.string(picked, "finish_reason", path, required=False)
+            message = reader.obj(picked, "message", path)
+            if message is not None:
+                message_path = _at(path, "message")
+                role = reader.string(message, "role", message_path, required=False)
+                if role is not None and role != "assistant":
+                    reader.add(_at(message_path, "role"), "role", f"expected 'assistant', got {role!r}")
+                try:
+                    extra["provenance"] = Provenance(PROVIDER, API, model, response_id)
+                except ValidationError as exc:  # a lone surrogate in model or id
+                    for violation in exc.violations:
+                        reader.add(violation.field, violation.rule_id, violation.message)
+                if reader.count() == 0:
+                    result = reader.assistant(message, message_path, "function_call_0", finish=finish or "", **extra)
+    reader.errors.raise_if_any()
+    assert result is not None
+    return result

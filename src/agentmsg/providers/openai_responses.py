@@ -1,0 +1,1594 @@
+"""The OpenAI Responses API (``POST /v1/responses``), both directions, plus its response object.
+
+Field names and shapes follow the Python SDK's types (``openai`` 3.52.0,
+``openai.types.responses``: ``ResponseInputParam`` and its members
+``EasyInputMessageParam``, ``Message``, ``ResponseInputTextParam``,
+``ResponseInputImageParam``, ``ResponseInputFileParam``,
+``ResponseFunctionToolCallParam``, ``FunctionCallOutput``,
+``ResponseFunctionCallOutputItemListParam``, ``ResponseReasoningItemParam``;
+and for responses ``Response``, ``ResponseOutputItem``,
+``ResponseOutputMessage``, ``ResponseOutputText``, ``ResponseOutputRefusal``,
+``ResponseReasoningItem``, ``ResponseFunctionToolCall``, ``ResponseUsage``,
+``ResponseError``) and the platform guides (conversation state, function
+calling, reasoning, images and vision, file inputs). No SDK is imported here:
+payloads are plain dicts and lists, exactly as the HTTP API takes and gives them.
+
+A request payload is ``{"input": [items]}``, plus ``"instructions"`` when asked
+for (see below); the caller adds ``model``, ``tools``, ``store``, ``include``...
+
+Mapping (agentmsg <-> format):
+
+==============================  ===================================================================
+agentmsg                        OpenAI Responses
+==============================  ===================================================================
+SystemMessage                   a ``message`` item, role ``system`` (or ``developer``:
+                                ``system_role=``), content ``input_text`` parts; or, with
+                                ``instructions=True``, the leading system messages as the
+                                top-level ``instructions`` string
+UserMessage                     a ``message`` item, role ``user``, content a list of parts; its
+                                tool results become ``function_call_output`` items in place
+                                (splitting the message item around them)
+ToolMessage                     one ``function_call_output`` item per result
+AssistantMessage                consecutive items: ``reasoning``, ``message`` (role
+                                ``assistant``), ``function_call``, passed-through items
+TextContent                     user/system: ``input_text`` {text}; assistant: one ``message``
+                                item ``{"type": "message", "role": "assistant", "content":
+                                text}`` per block (in responses: ``output_text`` {text,
+                                annotations: []} in an output message item)
+ImageContent                    ``input_image`` {image_url: URL or ``data:`` URL | file_id, detail}
+DocumentContent                 ``input_file`` {file_data: ``data:`` URL | file_url | file_id,
+                                filename?}
+ThinkingContent                 a ``reasoning`` item: text <-> one ``summary_text`` part,
+                                signature <-> ``encrypted_content`` (see Reasoning)
+RedactedThinkingContent         a ``reasoning`` item with an empty ``summary`` and only
+                                ``encrypted_content``
+ToolCallContent                 ``function_call`` {call_id, name, arguments}; arguments verbatim
+ToolResultContent               ``function_call_output`` {call_id, output, name?}; output is a
+                                string for one non-empty text block (``""`` for none), else a
+                                list of ``input_text`` / ``input_image`` / ``input_file`` parts
+ProviderContent (openai)        verbatim: in a user message a part whose type does not end in
+                                ``_output`` (and is not ``mcp_approval_response`` or
+                                ``item_reference``), else a whole item
+Usage (response)                ``usage``: input_tokens minus ``input_tokens_details``
+                                ``cached_tokens`` and ``cache_write_tokens`` -> input_tokens;
+                                cached_tokens -> cache_read_tokens; cache_write_tokens ->
+                                cache_write_tokens; output_tokens (reasoning included) ->
+                                output_tokens; ``output_tokens_details.reasoning_tokens`` ->
+                                reasoning_tokens; total_tokens -> total_tokens
+StopReason (response)           ``status`` completed -> TOOL_CALLS when the output has a
+                                ``function_call``, CONTENT_FILTER when it has a refusal, else
+                                STOP; incomplete with ``incomplete_details.reason``
+                                max_output_tokens -> LENGTH, content_filter -> CONTENT_FILTER,
+                                other reasons -> unspecified; failed -> ERROR (``error`` is
+                                ``"<code>: <message>"``); cancelled -> ABORT; in_progress and
+                                queued -> unspecified. ``stop_reason_raw`` is the incomplete
+                                reason when there is one, else the status
+Provenance (response)           ("openai", "openai-responses", ``model``, ``id``); the message
+                                timestamp is ``created_at``
+==============================  ===================================================================
+
+Structure. Reading, consecutive assistant-side items (assistant ``message``,
+``reasoning``, ``function_call`` and passed-through call items) form one
+:class:`~agentmsg.AssistantMessage`, consecutive ``function_call_output``
+items one :class:`~agentmsg.ToolMessage`, and every user, system or
+developer ``message`` item one message; ``input`` given as a string is one
+user message, ``instructions`` a system message before the rest. So
+``from_openai_responses(to_openai_responses(m)) == m`` holds (message ids and
+timestamps aside: request items carry none) for conversations that answer
+tool calls with tool messages, except for what the item structure cannot give
+back: two assistant (or two tool) messages in a row read back as one, a user
+message holding tool results reads back split around them (the results as a
+tool message), ``developer`` reads back as a system message, and with
+``instructions=True`` the leading system messages read back as one.
+
+Choices where the two models differ:
+
+- Assistant text is written in the SDK's ``EasyInputMessageParam`` form
+  (string content), one item per text block: the SDK's output-message form
+  (``ResponseOutputMessageParam``) requires an item ``id`` and ``status``,
+  which agentmsg does not keep. Reading accepts both forms (string content,
+  or ``output_text`` / ``input_text`` parts: one text block per part).
+- Reasoning. One ``reasoning`` item reads as one ThinkingContent per
+  ``summary_text`` part, the item's ``encrypted_content`` on the last of them
+  (the others have an empty signature); an item with no summary part but
+  ``encrypted_content`` reads as RedactedThinkingContent. Writing groups the
+  blocks back: consecutive thinking blocks up to and including one with a
+  signature form one item. The reasoning item ``id`` (``rs_...``) has no field
+  in agentmsg and is dropped on reading (said here: reading keeps no report);
+  requests are written without it, as OpenAI's own Codex client writes them
+  for stateless (``store: false``) replay, where ``encrypted_content``
+  carries the reasoning. The SDK's ``ResponseReasoningItemParam`` marks ``id``
+  required; the API takes the item without it. So reasoning replays only with
+  its encrypted content: ask for it with ``include=["reasoning.encrypted_content"]``.
+  Reasoning is sent only when :func:`~agentmsg.providers._common.may_replay`
+  allows it (provenance openai / openai-responses, and the ``model`` given);
+  thinking that may not be replayed, or has no signature, is left out and
+  reported (the format has no place for reasoning text on its own). A
+  An assistant turn read from a request that holds reasoning gets
+  ``Provenance("openai", "openai-responses")`` with no model (reasoning items
+  are this API's own), so it may be sent back to any OpenAI model; other
+  assistant turns read from a request have no provenance. A
+  reasoning item's ``content`` (``reasoning_text`` parts, from open-weight
+  models) and ``status`` are dropped on reading. A reasoning item with
+  neither summary nor encrypted content (it only names a stored item by its
+  id) is left out on reading, or kept whole as ProviderContent with
+  ``pass_through_unknown=True``.
+- Refusals: an assistant message item holding a ``refusal`` part is kept
+  whole, verbatim, as ProviderContent (type ``message``) -- always, since
+  agentmsg has no refusal block -- and in a response makes the stop reason
+  CONTENT_FILTER.
+- Image ``detail`` is required by the SDK type (the API's default is
+  ``auto``): an unstated detail is written ``"auto"``, and ``"auto"`` reads
+  back as unstated. ImageDetail.AUTO is therefore reported (it reads back as
+  None), and MEDIUM, which the format lacks, is written ``"auto"`` and
+  reported. The format's ``original`` detail has no agentmsg value: reading
+  it is an error (``unsupported``), or, in a user message with
+  ``pass_through_unknown=True``, the part is kept as ProviderContent.
+- Media bytes are written as base64 ``data:`` URLs (``image_url``,
+  ``file_data``) with the media type verbatim; reading decodes them (bare
+  base64 ``file_data`` is accepted too, its media type sniffed or guessed from
+  the filename). A URL or file id carries no media type: reading guesses it
+  from the URL path (as ``ImageContent.from_url`` does) or leaves it empty
+  for a file id; a media type that would not come back is reported.
+- The API requires a ``filename`` on inline files: a document with bytes and
+  no filename is sent as ``document`` plus the extension of its media type
+  (``document.pdf``), and reported.
+- Tool-call ids are rewritten to ``^[a-zA-Z0-9_-]+$`` (at most 64
+  characters) by :class:`~agentmsg.providers._common.ToolIdMap`, the same
+  way in ``function_call.call_id`` and ``function_call_output.call_id``;
+  ``from_openai_responses(..., id_map=report.id_map)`` restores them.
+  Response payloads keep ids as they are.
+- A tool call's ``index`` is its position among its message's tool calls; a
+  tool result's ``index`` is the index of the call it answers (0 when that
+  call is not in the payload). Other values are reported when written.
+- Arguments are kept verbatim both ways. Reading a request, arguments that
+  are not JSON are an error (``json``), so writing reports them; reading a
+  response they are kept (a response cut short can end inside a call).
+- Not carried and not reported, because no request carries them and they are
+  not meant for a model: message ids and timestamps; an assistant message's
+  usage, stop reason, error and provenance (the response functions carry
+  them); tool-result ``metadata`` / ``terminate`` / ``terminate_message`` and
+  tool-call ``metadata``.
+- Reading ignores what agentmsg has no place for: item ``id`` and
+  ``status``, message ``phase``, ``output_text`` ``annotations`` and
+  ``logprobs``, ``function_call`` ``namespace`` / ``caller``,
+  ``function_call_output`` ``id`` / ``status`` / ``caller``, file ``detail``,
+  and every other request or response field not listed above.
+
+Reported as lost by :func:`to_openai_responses` (each with its input path,
+e.g. ``[3].contents[1]``): audio (the Responses input has no audio part);
+text signatures; message ``name``; thinking and redacted thinking that may
+not be replayed or have no signature; image detail ``auto`` (reads back
+unstated) and ``medium``; a media type that does not come back (URL and file
+id sources); document ``title``; a missing filename on inline documents (a
+made-up one is sent); tool-call ``kind``, ``signature``, ``server_name`` and
+an ``index`` that is not the call's position, and argument text that is not
+JSON (it is sent as it is; reading it back is refused); tool-result
+``is_error`` (the
+format has no error flag) and an ``index`` that is not the answered call's;
+the block boundaries of system messages joined into ``instructions``;
+ProviderContent of another provider; content and messages of a kind this
+version does not know. :func:`to_openai_responses_response` reports the same
+for the assistant's content (thinking is kept there without a foreign
+signature), and: usage ``cost``; a count agentmsg does not know (the
+response's usage needs every count: it is written as 0, the total as
+input plus output); a stop reason or raw string the response cannot express;
+an error on a response that did not fail, or without a known error code;
+provenance other than openai / openai-responses.
+
+Reading raises :class:`~agentmsg.ValidationError` listing every problem,
+each with its JSON path in the payload (``input[2].content[0].image_url``)
+and a rule id prefixed ``openai_responses.``: ``type`` (wrong JSON type),
+``required`` (missing field), ``enum`` (a value outside an enumeration),
+``min_len`` (an empty id or name), ``unknown_type`` (an item or part type
+not read here; see ``pass_through_unknown``), ``unsupported`` (something
+agentmsg cannot hold), ``one_of`` (several sources for one part), ``url``,
+``base64``, ``json`` (argument text that is not JSON), ``min_items``,
+``usage`` (counts that contradict each other). Errors raised by agentmsg's
+own constructors keep their rule ids (``media``, ``string.utf8``, ...).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import mimetypes
+import re
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any, Final, Literal, TypeVar
+from urllib.parse import unquote_to_bytes
+
+from agentmsg import _media
+from agentmsg.content import (
+    AudioContent,
+    ContentBase,
+    DocumentContent,
+    ImageContent,
+    ImageDetail,
+    ProviderContent,
+    RedactedThinkingContent,
+    TextContent,
+    ThinkingContent,
+    ToolCallContent,
+    ToolKind,
+    ToolResultContent,
+    parse_json_object,
+)
+from agentmsg.errors import ValidationError
+from agentmsg.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BaseMessage,
+    Provenance,
+    StopReason,
+    SystemMessage,
+    ToolMessage,
+    UserMessage,
+)
+from agentmsg.providers._common import (
+    ConversionReport,
+    PayloadErrors,
+    Reporter,
+    SessionPolicy,
+    ToolIdMap,
+    json_type,
+    llm_messages,
+    may_replay,
+    restore_id,
+)
+from agentmsg.usage import Usage
+
+__all__ = [
+    "API",
+    "PROVIDER",
+    "from_openai_responses",
+    "from_openai_responses_response",
+    "to_openai_responses",
+    "to_openai_responses_response",
+]
+
+T = TypeVar("T")
+
+PROVIDER: Final = "openai"
+API: Final = "openai-responses"
+# ProviderContent blocks are tagged with the API, not the provider: Chat and Responses blocks differ.
+BLOCK_FORMAT: Final = API
+
+_TARGET: Final = "OpenAI Responses"
+_RULE: Final = "openai_responses"
+
+_STATUSES: Final = ("completed", "failed", "in_progress", "cancelled", "queued", "incomplete")
+_INCOMPLETE_REASONS: Final = ("max_output_tokens", "max_messages", "content_filter", "steered")
+_ERROR_CODES: Final = frozenset(
+    {
+        "server_error",
+        "rate_limit_exceeded",
+        "invalid_prompt",
+        "data_residency_mismatch",
+        "bio_policy",
+        "misalignment_policy_violation",
+        "vector_store_timeout",
+        "invalid_image",
+        "invalid_image_format",
+        "invalid_base64_image",
+        "invalid_image_url",
+        "image_too_large",
+        "image_too_small",
+        "image_parse_error",
+        "image_content_policy_violation",
+        "invalid_image_mode",
+        "image_file_too_large",
+        "unsupported_image_media_type",
+        "empty_image_file",
+        "failed_to_download_image",
+        "image_file_not_found",
+    }
+)
+_IMAGE_DETAILS: Final = ("low", "high", "auto", "original")
+_FILE_DETAILS: Final = ("auto", "low", "high")
+_ROLES: Final = ("user", "system", "developer", "assistant")
+_USER_PARTS: Final = ("input_text", "input_image", "input_file")
+_USER_SIDE_ITEMS: Final = frozenset({"mcp_approval_response", "item_reference"})
+_URL: Final = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_DATA_URL: Final = re.compile(r"^(?i:data):(?P<mime>[^,]*?)(?P<b64>;(?i:base64))?,(?P<data>.*)$", re.DOTALL)
+_ERROR_TEXT: Final = re.compile(r"^(?P<code>[a-z][a-z0-9_]*): (?P<message>.*)$", re.DOTALL)
+# A private table (built-in types only): the module-level mimetypes functions read /etc/mime.types.
+_TYPES: Final = mimetypes.MimeTypes()
+_EXTENSIONS: Final = {"application/pdf": ".pdf", "text/plain": ".txt", "text/markdown": ".md", "text/csv": ".csv"}
+
+
+def _at(path: str, key: str) -> str:
+    """``path.key`` (or ``key`` at the top)."""
+    return f"{path}.{key}" if path else key
+
+
+def _user_side_item(item_type: str) -> bool:
+    """Is a passed-through item the client's (an ``*_output``, an approval, a reference) rather than the model's?"""
+    return item_type.endswith("_output") or item_type in _USER_SIDE_ITEMS
+
+
+def _data_url(media_type: str, data: bytes) -> str:
+    return f"data:{media_type};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _made_up_filename(media_type: str) -> str:
+    base = media_type.split(";", 1)[0].strip().lower()
+    extension = _EXTENSIONS.get(base) or _TYPES.guess_extension(base, strict=False) or ""
+    return f"document{extension}"
+
+
+# --------------------------------------------------------------------------- agentmsg -> format
+
+
+class _Writer:
+    """Writes items for one conversion and records what cannot go."""
+
+    def __init__(self, reporter: Reporter, ids: ToolIdMap | None, model: str | None, *, response: bool) -> None:
+        self.reporter = reporter
+        self.ids = ids
+        self.model = model
+        self.response = response
+        self.call_index: dict[str, int] = {}
+
+    def loss(self, path: str, what: str, reason: str) -> None:
+        self.reporter.loss(path, what, reason)
+
+    def call_id(self, call_id: str) -> str:
+        return self.ids(call_id) if self.ids is not None else call_id
+
+    # ----------------------------------------------------------------- parts
+
+    def text_part(self, block: TextContent, path: str) -> dict[str, Any]:
+        self.text_signature(block, path)
+        return {"type": "input_text", "text": block.content}
+
+    def text_signature(self, block: TextContent, path: str) -> None:
+        if block.signature:
+            self.loss(_at(path, "signature"), "text signature", "the format has no signature on text")
+
+    def detail(self, detail: ImageDetail | None, path: str) -> str:
+        if detail is ImageDetail.LOW or detail is ImageDetail.HIGH:
+            return detail.value
+        if detail is ImageDetail.AUTO:
+            self.loss(
+                _at(path, "detail"),
+                "image detail 'auto'",
+                "'auto' is the format's default and is written for an unstated detail too: it reads back as unstated",
+            )
+        elif detail is ImageDetail.MEDIUM:
+            self.loss(
+                _at(path, "detail"),
+                "image detail 'medium'",
+                "the format's details are low, high, auto and original; 'auto' was sent",
+            )
+        return "auto"
+
+    def image_part(self, block: ImageContent, path: str) -> dict[str, Any]:
+        part: dict[str, Any] = {"type": "input_image"}
+        if block.data is not None:
+            part["image_url"] = _data_url(block.media_type, block.data)
+        elif block.url is not None:
+            part["image_url"] = block.url
+            guess = _media.guess_from_path(block.url, "image/")
+            if block.media_type != guess:
+                self.loss(
+                    _at(path, "media_type"),
+                    f"image media type {block.media_type!r}",
+                    f"an image URL carries no media type; it reads back as {guess!r}, guessed from the URL path",
+                )
+        else:
+            part["file_id"] = block.file_id
+            if block.media_type:
+                self.loss(
+                    _at(path, "media_type"),
+                    f"image media type {block.media_type!r}",
+                    "an image file id carries no media type; it reads back empty",
+                )
+        part["detail"] = self.detail(block.detail, path)
+        return part
+
+    def file_part(self, block: DocumentContent, path: str) -> dict[str, Any]:
+        part: dict[str, Any] = {"type": "input_file"}
+        filename = block.filename
+        if block.data is not None:
+            part["file_data"] = _data_url(block.media_type, block.data)
+            if not filename:
+                filename = _made_up_filename(block.media_type)
+                self.loss(
+                    _at(path, "filename"),
+                    "missing filename",
+                    f"the API requires a filename on inline files; {filename!r} was sent and reads back",
+                )
+        elif block.url is not None:
+            part["file_url"] = block.url
+            guess = _media.guess_from_path(block.url, "")
+            if block.media_type != guess:
+                self.loss(
+                    _at(path, "media_type"),
+                    f"document media type {block.media_type!r}",
+                    f"a file URL carries no media type; it reads back as {guess!r}, guessed from the URL path",
+                )
+        else:
+            part["file_id"] = block.file_id
+            if block.media_type:
+                self.loss(
+                    _at(path, "media_type"),
+                    f"document media type {block.media_type!r}",
+                    "a file id carries no media type; it reads back empty",
+                )
+        if filename:
+            part["filename"] = filename
+        if block.title:
+            self.loss(_at(path, "title"), "document title", "input_file has no title")
+        return part
+
+    def media_part(self, block: ContentBase, path: str) -> dict[str, Any] | None:
+        """A text, image or document part (the same shapes in messages and tool outputs); None after a loss."""
+        match block:
+            case TextContent():
+                return self.text_part(block, path)
+            case ImageContent():
+                return self.image_part(block, path)
+            case DocumentContent():
+                return self.file_part(block, path)
+            case AudioContent():
+                self.loss(path, "audio", "the Responses input has no audio part (input_text, input_image, input_file)")
+            case _:
+                self.loss(path, f"{block.type or 'unknown'} content", "not a content kind this part can hold")
+        return None
+
+    def provider_block(self, block: ProviderContent, path: str) -> dict[str, Any] | None:
+        if block.provider != BLOCK_FORMAT:
+            self.loss(
+                path,
+                f"{block.provider} {block.block_type} block",
+                f"a block of {block.provider}'s format goes back only to {block.provider}",
+            )
+            return None
+        return block.block()
+
+    # ----------------------------------------------------------------- messages
+
+    def message_name(self, message: BaseMessage, path: str) -> None:
+        if message.name:
+            self.loss(_at(path, "name"), "message name", "the format's items have no participant name")
+
+    def system_items(self, message: SystemMessage, path: str, role: str) -> list[dict[str, Any]]:
+        self.message_name(message, path)
+        parts: list[dict[str, Any]] = []
+        for j, block in enumerate(message.contents):
+            where = f"{path}.contents[{j}]"
+            if isinstance(block, TextContent):
+                parts.append(self.text_part(block, where))
+            else:
+                self.loss(where, f"{block.type or 'unknown'} content", "a system message holds text only")
+        return [{"type": "message", "role": role, "content": parts}] if parts else []
+
+    def user_items(self, message: UserMessage, path: str) -> list[dict[str, Any]]:
+        self.message_name(message, path)
+        items: list[dict[str, Any]] = []
+        parts: list[dict[str, Any]] = []
+
+        def flush() -> None:
+            if parts:
+                items.append({"type": "message", "role": "user", "content": list(parts)})
+                parts.clear()
+
+        for j, block in enumerate(message.contents):
+            where = f"{path}.contents[{j}]"
+            if isinstance(block, ToolResultContent):
+                flush()
+                items.append(self.tool_output(block, where))
+            elif isinstance(block, ProviderContent):
+                data = self.provider_block(block, where)
+                if data is None:
+                    continue
+                if _user_side_item(block.block_type):
+                    flush()
+                    items.append(data)
+                else:
+                    parts.append(data)
+            else:
+                part = self.media_part(block, where)
+                if part is not None:
+                    parts.append(part)
+        flush()
+        return items
+
+    def tool_items(self, message: ToolMessage, path: str) -> list[dict[str, Any]]:
+        self.message_name(message, path)
+        items: list[dict[str, Any]] = []
+        for j, block in enumerate(message.contents):
+            where = f"{path}.contents[{j}]"
+            if isinstance(block, ToolResultContent):
+                items.append(self.tool_output(block, where))
+            else:
+                self.loss(where, f"{block.type or 'unknown'} content", "a tool message holds tool results only")
+        return items
+
+    def tool_output(self, block: ToolResultContent, path: str) -> dict[str, Any]:
+        content = block.content
+        output: str | list[dict[str, Any]]
+        if not content:
+            output = ""
+        elif len(content) == 1 and isinstance(content[0], TextContent) and content[0].content:
+            self.text_signature(content[0], f"{path}.content[0]")
+            output = content[0].content
+        else:
+            output = []
+            for k, inner in enumerate(content):
+                part = self.media_part(inner, f"{path}.content[{k}]")
+                if part is not None:
+                    output.append(part)
+        item: dict[str, Any] = {"type": "function_call_output", "call_id": self.call_id(block.id), "output": output}
+        if block.name:
+            item["name"] = block.name
+        if block.is_error:
+            self.loss(
+                _at(path, "is_error"),
+                "tool error flag",
+                "function_call_output has no error flag; the output is sent as it is",
+            )
+        expected = self.call_index.get(block.id, 0)
+        if block.index != expected:
+            self.loss(
+                _at(path, "index"),
+                f"tool result index {block.index}",
+                f"the index is read back from the answered call ({expected})",
+            )
+        return item
+
+    def assistant_items(self, message: AssistantMessage, path: str) -> list[dict[str, Any]]:
+        self.message_name(message, path)
+        replay = may_replay(message.provenance, PROVIDER, API, self.model)
+        items: list[dict[str, Any]] = []
+        pending: list[tuple[str, ThinkingContent]] = []
+        position = 0
+        for j, block in enumerate(message.contents):
+            where = f"{path}.contents[{j}]" if path else f"contents[{j}]"
+            if isinstance(block, ThinkingContent):
+                pending.append((where, block))
+                if block.signature:
+                    self.reasoning(items, pending, replay, message)
+                    pending = []
+                continue
+            if pending:
+                self.reasoning(items, pending, replay, message)
+                pending = []
+            match block:
+                case TextContent():
+                    self.text_signature(block, where)
+                    items.append(self.assistant_text(block.content, len(items)))
+                case RedactedThinkingContent():
+                    if replay:
+                        items.append(self.reasoning_item([], block.data, len(items)))
+                    else:
+                        self.loss(where, "redacted thinking", self.replay_reason(message))
+                case ToolCallContent():
+                    items.append(self.function_call(block, where, position, len(items)))
+                    position += 1
+                case ProviderContent():
+                    data = self.provider_block(block, where)
+                    if data is not None:
+                        items.append(data)
+                case _:
+                    self.loss(where, f"{block.type or 'unknown'} content", "an assistant message cannot hold it here")
+        if pending:
+            self.reasoning(items, pending, replay, message)
+        return items
+
+    def replay_reason(self, message: AssistantMessage) -> str:
+        prov = message.provenance
+        source = f"{prov.provider}/{prov.api}/{prov.model or '?'}" if prov is not None else "no provenance"
+        target = f"{PROVIDER}/{API}" + (f"/{self.model}" if self.model else "")
+        return f"reasoning goes back only to the provider, API and model that produced it ({source}, not {target})"
+
+    def reasoning(
+        self,
+        items: list[dict[str, Any]],
+        group: Sequence[tuple[str, ThinkingContent]],
+        replay: bool,
+        message: AssistantMessage,
+    ) -> None:
+        """One reasoning item from a run of thinking blocks (the last may carry the signature)."""
+        last_path, last = group[-1]
+        signature = last.signature
+        texts = [block.content for _, block in group]
+        if self.response:
+            if signature and not replay:
+                self.loss(
+                    _at(last_path, "signature"),
+                    "thinking signature",
+                    "the reasoning's encrypted_content goes back only to the provider, API and model that produced it",
+                )
+                signature = ""
+            items.append(self.reasoning_item(texts, signature, len(items)))
+            return
+        if not replay or not signature:
+            reason = (
+                "it has no signature: reasoning goes back only as an item with its encrypted_content "
+                "(request include=['reasoning.encrypted_content']), and agentmsg keeps no reasoning item id"
+                if replay
+                else self.replay_reason(message) + "; the format has no place for reasoning text on its own"
+            )
+            for where, _ in group:
+                self.loss(where, "thinking", reason)
+            return
+        items.append(self.reasoning_item(texts, signature, len(items)))
+
+    def reasoning_item(self, texts: Sequence[str], encrypted: str, position: int) -> dict[str, Any]:
+        item: dict[str, Any] = {"type": "reasoning"}
+        if self.response:
+            item["id"] = f"rs_{position}"
+        item["summary"] = [{"type": "summary_text", "text": text} for text in texts]
+        if encrypted:
+            item["encrypted_content"] = encrypted
+        return item
+
+    def assistant_text(self, text: str, position: int) -> dict[str, Any]:
+        if not self.response:
+            return {"type": "message", "role": "assistant", "content": text}
+        return {
+            "type": "message",
+            "id": f"msg_{position}",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
+
+    def function_call(self, block: ToolCallContent, path: str, position: int, item_position: int) -> dict[str, Any]:
+        if block.kind is not ToolKind.UNKNOWN:
+            self.loss(_at(path, "kind"), f"tool kind {block.kind.value!r}", "function_call has no tool kind")
+        if block.signature:
+            self.loss(_at(path, "signature"), "tool call signature", "function_call has no signature")
+        if block.server_name:
+            self.loss(_at(path, "server_name"), "tool server name", "function_call has no server name")
+        if block.index != position:
+            self.loss(
+                _at(path, "index"),
+                f"tool call index {block.index}",
+                f"the index is read back as the call's position among the message's calls ({position})",
+            )
+        error = None if self.response else parse_json_object(block.arguments)[1]
+        if error is not None and error.startswith("invalid JSON"):
+            self.loss(
+                _at(path, "arguments"),
+                "tool arguments that are not JSON",
+                "function_call.arguments holds JSON text: the text is sent as it is, and reading it back is refused",
+            )
+        self.call_index.setdefault(block.id, position)
+        item: dict[str, Any] = {"type": "function_call"}
+        if self.response:
+            item["id"] = f"fc_{item_position}"
+        item.update(call_id=self.call_id(block.id), name=block.name, arguments=block.arguments)
+        if self.response:
+            item["status"] = "completed"
+        return item
+
+
+def to_openai_responses(
+    messages: Iterable[BaseMessage],
+    *,
+    strict: bool = False,
+    report: ConversionReport | None = None,
+    session_messages: SessionPolicy = "project",
+    model: str | None = None,
+    instructions: bool = False,
+    system_role: Literal["system", "developer"] = "system",
+) -> dict[str, Any]:
+    """Messages as a Responses request payload: ``{"input": [...]}`` (plus ``"instructions"``).
+
+    ``instructions=True`` puts the leading system messages into the
+    top-level ``instructions`` string (text blocks joined with ``""``,
+    messages with a blank line) instead of ``system_role`` message items.
+    ``model`` is the model the request is for: reasoning produced by another
+    model is not sent back. What the format cannot hold is reported
+    (``report=``), raised (``strict=True``) or warned about.
+    """
+    if system_role not in ("system", "developer"):
+        raise ValidationError.single("system_role", "enum", f"{system_role!r} is not one of: system, developer")
+    reporter = Reporter(_TARGET, report, strict=strict)
+    writer = _Writer(reporter, ToolIdMap(max_length=64, report=reporter.report), model, response=False)
+    items: list[dict[str, Any]] = []
+    instruction_texts: list[str] = []
+    joined: list[str] = []
+    leading = True
+    for path, message, _projected in llm_messages(messages, session_messages):
+        if isinstance(message, SystemMessage):
+            if instructions and leading:
+                writer.message_name(message, path)
+                texts = []
+                for j, block in enumerate(message.contents):
+                    where = f"{path}.contents[{j}]"
+                    if isinstance(block, TextContent):
+                        writer.text_signature(block, where)
+                        texts.append(block.content)
+                        joined.append(where)
+                    else:
+                        writer.loss(where, f"{block.type or 'unknown'} content", "a system message holds text only")
+                instruction_texts.append("".join(texts))
+            else:
+                items.extend(writer.system_items(message, path, system_role))
+            continue
+        leading = False
+        if isinstance(message, UserMessage):
+            items.extend(writer.user_items(message, path))
+        elif isinstance(message, AssistantMessage):
+            items.extend(writer.assistant_items(message, path))
+        elif isinstance(message, ToolMessage):
+            items.extend(writer.tool_items(message, path))
+        else:
+            writer.loss(path, "message of an unknown role", "this agentmsg version does not know the role")
+    payload: dict[str, Any] = {}
+    if instructions and instruction_texts:
+        payload["instructions"] = "\n\n".join(instruction_texts)
+        for where in joined[1:]:
+            writer.loss(
+                where,
+                "text block boundary",
+                "instructions is one string: the leading system messages' text blocks are joined "
+                "(blocks with '', messages with a blank line) and read back as one block",
+            )
+    payload["input"] = items
+    reporter.finish()
+    return payload
+
+
+def to_openai_responses_response(
+    message: AssistantMessage,
+    *,
+    strict: bool = False,
+    report: ConversionReport | None = None,
+    model: str | None = None,
+) -> dict[str, Any]:
+    """An assistant message as a Responses ``Response`` object (the fields the message can fill).
+
+    Written: ``id`` (the provenance's response id, else ``resp_`` plus the
+    message id), ``object``, ``created_at`` (the message timestamp), ``model``
+    (the provenance's model), ``status`` with ``incomplete_details`` or
+    ``error``, ``output`` and ``usage``. The request-echo fields the SDK's
+    ``Response`` also requires (``parallel_tool_calls``, ``tool_choice``,
+    ``tools``...) are not the message's to say and are left out. Output items
+    get made-up ids by position (``msg_0``, ``rs_1``, ``fc_2``): agentmsg keeps
+    no item ids. ``model`` is the model the response stands for: reasoning
+    signatures of another model are not written.
+    """
+    if not isinstance(message, AssistantMessage):
+        raise ValidationError.single("", "type", f"expected an AssistantMessage, got {type(message).__name__}")
+    reporter = Reporter(f"{_TARGET} response", report, strict=strict)
+    writer = _Writer(reporter, None, model, response=True)
+    output = writer.assistant_items(message, "")
+    provenance = message.provenance
+    if provenance is None:
+        reporter.loss("provenance", "no provenance", "a response always names its producer: it reads back as openai")
+    elif (provenance.provider, provenance.api) != (PROVIDER, API):
+        reporter.loss(
+            "provenance",
+            f"provenance {provenance.provider}/{provenance.api}",
+            f"the response reads back as {PROVIDER}/{API}",
+        )
+    response_id = provenance.response_id if provenance is not None and provenance.response_id else ""
+    if not response_id:
+        response_id = f"resp_{message.id}"
+        if provenance is not None:
+            reporter.loss("provenance.response_id", "empty response id", f"a response needs an id; {response_id!r}")
+    timestamp = message.pb.timestamp
+    created: int | float = timestamp.seconds if not timestamp.nanos else timestamp.seconds + timestamp.nanos / 1e9
+    data: dict[str, Any] = {
+        "id": response_id,
+        "object": "response",
+        "created_at": created,
+        "model": provenance.model if provenance is not None else (model or ""),
+    }
+    status, reason = _write_status(message, reporter)
+    data["status"] = status
+    if reason is not None:
+        data["incomplete_details"] = {"reason": reason}
+    error = _write_error(message, status, reporter)
+    if error is not None:
+        data["error"] = error
+    data["output"] = output
+    has_calls = any(item.get("type") == "function_call" for item in output)
+    has_refusal = any(_is_refusal_message(item) for item in output)
+    normal = _stop_reason(status, reason, has_calls, has_refusal)
+    if normal != message.stop_reason:
+        shown = message.stop_reason.value if message.stop_reason is not None else "unspecified"
+        back = normal.value if normal is not None else "unspecified"
+        reporter.loss("stop_reason", f"stop reason {shown}", f"the response's status reads back as {back}")
+    if message.usage is not None:
+        data["usage"] = _write_usage(message.usage, reporter)
+    reporter.finish()
+    return data
+
+
+def _write_status(message: AssistantMessage, reporter: Reporter) -> tuple[str, str | None]:
+    raw = message.stop_reason_raw
+    if raw in _STATUSES:
+        return raw, None
+    if raw in _INCOMPLETE_REASONS:
+        return "incomplete", raw
+    stop = message.stop_reason
+    if stop is StopReason.LENGTH:
+        status, reason = "incomplete", "max_output_tokens"
+    elif stop is StopReason.CONTENT_FILTER:
+        status, reason = "incomplete", "content_filter"
+    elif stop is StopReason.ABORT:
+        status, reason = "cancelled", None
+    elif stop is StopReason.ERROR or (stop is None and message.error):
+        status, reason = "failed", None
+    else:
+        status, reason = "completed", None
+    if raw:
+        reporter.loss(
+            "stop_reason_raw",
+            f"stop reason {raw!r}",
+            f"not a response status or incomplete reason; the status is derived from the normalised stop reason "
+            f"({reason or status})",
+        )
+    return status, reason
+
+
+def _write_error(message: AssistantMessage, status: str, reporter: Reporter) -> dict[str, Any] | None:
+    if status != "failed":
+        if message.error:
+            reporter.loss("error", "error text", f"only a failed response carries an error (this one is {status})")
+        return None
+    if not message.error:
+        return None
+    match = _ERROR_TEXT.match(message.error)
+    if match is not None and match.group("code") in _ERROR_CODES:
+        return {"code": match.group("code"), "message": match.group("message")}
+    reporter.loss(
+        "error",
+        "error without an error code",
+        "a response error needs one of the API's codes: it is written as server_error and reads back with it",
+    )
+    return {"code": "server_error", "message": message.error}
+
+
+def _write_usage(usage: Usage, reporter: Reporter) -> dict[str, Any]:
+    def known(value: int | None, name: str, written: int) -> int:
+        if value is None:
+            reporter.loss(
+                f"usage.{name}",
+                f"unknown {name}",
+                f"the response's usage needs every count: {written} was written and reads back as known",
+            )
+            return written
+        return value
+
+    fresh = known(usage.input_tokens, "input_tokens", 0)
+    cached = known(usage.cache_read_tokens, "cache_read_tokens", 0)
+    written = known(usage.cache_write_tokens, "cache_write_tokens", 0)
+    output = known(usage.output_tokens, "output_tokens", 0)
+    reasoning = known(usage.reasoning_tokens, "reasoning_tokens", 0)
+    prompt = fresh + cached + written
+    total = known(usage.total_tokens, "total_tokens", prompt + output)
+    if usage.cost is not None:
+        reporter.loss("usage.cost", "usage cost", "the response's usage has no cost")
+    return {
+        "input_tokens": prompt,
+        "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": written},
+        "output_tokens": output,
+        "output_tokens_details": {"reasoning_tokens": reasoning},
+        "total_tokens": total,
+    }
+
+
+def _is_refusal_message(item: Any) -> bool:
+    if not isinstance(item, Mapping) or item.get("type", "message") != "message":
+        return False
+    content = item.get("content")
+    return isinstance(content, list) and any(
+        isinstance(part, Mapping) and part.get("type") == "refusal" for part in content
+    )
+
+
+def _stop_reason(status: str | None, reason: str | None, has_calls: bool, has_refusal: bool) -> StopReason | None:
+    """The normalised stop reason of a response's status (and incomplete reason)."""
+    if status == "completed":
+        if has_calls:
+            return StopReason.TOOL_CALLS
+        return StopReason.CONTENT_FILTER if has_refusal else StopReason.STOP
+    if status == "incomplete":
+        return {"max_output_tokens": StopReason.LENGTH, "content_filter": StopReason.CONTENT_FILTER}.get(reason or "")
+    return {"failed": StopReason.ERROR, "cancelled": StopReason.ABORT}.get(status or "")
+
+
+# --------------------------------------------------------------------------- format -> agentmsg
+
+
+class _Reader:
+    """Reads one payload, recording every problem with its JSON path."""
+
+    def __init__(self, what: str, id_map: Mapping[str, str] | None, pass_through: bool, *, response: bool) -> None:
+        self.errors = PayloadErrors(what)
+        self.id_map = id_map
+        self.pass_through = pass_through
+        self.response = response
+        self.call_index: dict[str, int] = {}
+
+    def add(self, path: str, rule: str, message: str) -> None:
+        self.errors.add(path, f"{_RULE}.{rule}", message)
+
+    def count(self) -> int:
+        return len(self.errors.found)
+
+    def build(self, path: str, factory: Callable[[], T]) -> T | None:
+        with self.errors.building(path):
+            return factory()
+        return None
+
+    # ----------------------------------------------------------------- fields
+
+    def obj(self, value: Any, path: str, what: str = "an object") -> Mapping[str, Any] | None:
+        if not isinstance(value, Mapping):
+            self.add(path, "type", f"expected {what}, got {json_type(value)}")
+            return None
+        return value
+
+    def string(self, obj: Mapping[str, Any], key: str, path: str, *, min_len: int = 0) -> str | None:
+        """A required string field."""
+        where = _at(path, key)
+        if key not in obj:
+            self.add(where, "required", f"required string {key!r} is missing")
+            return None
+        value = obj[key]
+        if not isinstance(value, str):
+            self.add(where, "type", f"expected a string, got {json_type(value)}")
+            return None
+        if len(value) < min_len:
+            self.add(where, "min_len", f"{key!r} must not be empty")
+            return None
+        return value
+
+    def optional_string(self, obj: Mapping[str, Any], key: str, path: str) -> str | None:
+        """An optional string field: absent or null gives None."""
+        value = obj.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            self.add(_at(path, key), "type", f"expected a string or null, got {json_type(value)}")
+            return None
+        return value
+
+    def enum(self, obj: Mapping[str, Any], key: str, path: str, allowed: Sequence[str]) -> str | None:
+        value = self.optional_string(obj, key, path)
+        if value is not None and value not in allowed:
+            self.add(_at(path, key), "enum", f"{value!r} is not one of: {', '.join(allowed)}")
+            return None
+        return value
+
+    def array(self, obj: Mapping[str, Any], key: str, path: str) -> list[Any] | None:
+        where = _at(path, key)
+        if key not in obj:
+            self.add(where, "required", f"required array {key!r} is missing")
+            return None
+        value = obj[key]
+        if not isinstance(value, list):
+            self.add(where, "type", f"expected an array, got {json_type(value)}")
+            return None
+        return value
+
+    def item_type(self, item: Mapping[str, Any], path: str) -> str | None:
+        """The item's ``type``; a message may leave it out (the SDK's EasyInputMessageParam)."""
+        if "type" not in item or item["type"] is None:
+            if "role" in item:
+                return "message"
+            self.add(_at(path, "type"), "required", "required string 'type' is missing")
+            return None
+        value = item["type"]
+        if not isinstance(value, str):
+            self.add(_at(path, "type"), "type", f"expected a string, got {json_type(value)}")
+            return None
+        return value
+
+    def text(self, text: str, path: str) -> TextContent | None:
+        return self.build(path, lambda: TextContent(text))
+
+    def pass_block(self, block: Mapping[str, Any], path: str) -> ProviderContent | None:
+        return self.build(path, lambda: ProviderContent.from_block(BLOCK_FORMAT, block))
+
+    # ----------------------------------------------------------------- parts
+
+    def part(self, part: Any, path: str, allowed: Sequence[str], holder: str) -> ContentBase | None:
+        """One content part of a user or system message or of a tool output."""
+        data = self.obj(part, path)
+        if data is None:
+            return None
+        kind = self.item_type(data, path)
+        if kind is None:
+            return None
+        if kind not in allowed:
+            if holder == "user" and self.pass_through:
+                return self.pass_block(data, path)
+            known = ", ".join(allowed)
+            if kind in _USER_PARTS:
+                self.add(_at(path, "type"), "unsupported", f"a {holder} cannot hold {kind} in agentmsg (only {known})")
+            else:
+                tail = " (pass_through_unknown=True keeps it)" if holder == "user" else ""
+                self.add(_at(path, "type"), "unknown_type", f"unknown part type {kind!r} here; known: {known}{tail}")
+            return None
+        if kind == "input_text":
+            text = self.string(data, "text", path)
+            return None if text is None else self.build(path, lambda: TextContent(text))
+        if kind == "input_image":
+            return self.image(data, path, holder)
+        return self.file(data, path)
+
+    def image(self, data: Mapping[str, Any], path: str, holder: str) -> ContentBase | None:
+        before = self.count()
+        detail_text = self.enum(data, "detail", path, _IMAGE_DETAILS)
+        url = self.optional_string(data, "image_url", path)
+        file_id = self.optional_string(data, "file_id", path)
+        if self.count() > before:
+            return None
+        if detail_text == "original":
+            if holder == "user" and self.pass_through:
+                return self.pass_block(data, path)
+            self.add(_at(path, "detail"), "unsupported", "agentmsg has no image detail 'original'")
+            return None
+        detail = None if detail_text in (None, "auto") else ImageDetail(detail_text)
+        if url is not None and file_id is not None:
+            self.add(path, "one_of", "an input_image has image_url or file_id, not both")
+            return None
+        if file_id is not None:
+            if not file_id:
+                self.add(_at(path, "file_id"), "min_len", "'file_id' must not be empty")
+                return None
+            return self.build(path, lambda: ImageContent.from_file_id(file_id, detail=detail))
+        if url is None:
+            self.add(path, "required", "an input_image needs image_url or file_id")
+            return None
+        where = _at(path, "image_url")
+        if url[:5].lower() == "data:":
+            decoded = self.data_url(url, where)
+            if decoded is None:
+                return None
+            declared, raw = decoded
+            media_type = declared if declared.lower().startswith("image/") else None
+            return self.build(where, lambda: ImageContent(raw, media_type=media_type, detail=detail))
+        if not _URL.match(url):
+            self.add(where, "url", f"not an absolute URL or a data: URL: {url[:80]!r}")
+            return None
+        return self.build(where, lambda: ImageContent.from_url(url, detail=detail))
+
+    def file(self, data: Mapping[str, Any], path: str) -> ContentBase | None:
+        before = self.count()
+        self.enum(data, "detail", path, _FILE_DETAILS)
+        file_data = self.optional_string(data, "file_data", path)
+        file_id = self.optional_string(data, "file_id", path)
+        file_url = self.optional_string(data, "file_url", path)
+        filename = self.optional_string(data, "filename", path) or ""
+        if self.count() > before:
+            return None
+        sources = [
+            name
+            for name, value in (("file_data", file_data), ("file_id", file_id), ("file_url", file_url))
+            if value is not None
+        ]
+        if len(sources) > 1:
+            self.add(
+                path, "one_of", f"an input_file has one of file_data, file_id, file_url, not {' and '.join(sources)}"
+            )
+            return None
+        if file_id is not None:
+            if not file_id:
+                self.add(_at(path, "file_id"), "min_len", "'file_id' must not be empty")
+                return None
+            return self.build(path, lambda: DocumentContent.from_file_id(file_id, filename=filename))
+        if file_url is not None:
+            where = _at(path, "file_url")
+            if not _URL.match(file_url):
+                self.add(where, "url", f"not an absolute URL: {file_url[:80]!r}")
+                return None
+            return self.build(where, lambda: DocumentContent.from_url(file_url, filename=filename))
+        if file_data is None:
+            self.add(path, "required", "an input_file needs file_data, file_id or file_url")
+            return None
+        where = _at(path, "file_data")
+        if file_data[:5].lower() == "data:":
+            decoded = self.data_url(file_data, where)
+            if decoded is None:
+                return None
+            declared, raw = decoded
+            media_type: str | None = declared or None
+        else:
+            try:
+                raw = _media.decode_base64(file_data, "file_data")
+            except ValueError as exc:
+                self.add(where, "base64", str(exc))
+                return None
+            media_type = None
+        if media_type is None and not raw.startswith(b"%PDF-"):
+            media_type = _media.guess_from_path(filename, "") or None
+        return self.build(where, lambda: DocumentContent(raw, media_type=media_type, filename=filename))
+
+    def data_url(self, url: str, path: str) -> tuple[str, bytes] | None:
+        """(media type as written, bytes) of a ``data:`` URL."""
+        match = _DATA_URL.match(url)
+        if match is None:
+            self.add(path, "url", "a malformed data: URL (no comma)")
+            return None
+        payload = match.group("data")
+        if match.group("b64"):
+            try:
+                raw = base64.b64decode(re.sub(r"\s+", "", payload), validate=True)
+            except (binascii.Error, ValueError) as exc:
+                self.add(path, "base64", f"invalid base64 in the data: URL: {exc}")
+                return None
+        else:
+            raw = unquote_to_bytes(payload)
+        if not raw:
+            self.add(path, "url", "the data: URL holds no data")
+            return None
+        return match.group("mime"), raw
+
+    # ----------------------------------------------------------------- items
+
+    def message_content(self, item: Mapping[str, Any], path: str, role: str) -> list[ContentBase] | None:
+        """The blocks of a user, system or developer message item."""
+        where = _at(path, "content")
+        if "content" not in item:
+            self.add(where, "required", "required field 'content' is missing")
+            return None
+        content = item["content"]
+        if isinstance(content, str):
+            text = self.text(content, where)
+            return None if text is None else [text]
+        if not isinstance(content, list):
+            self.add(where, "type", f"expected a string or an array, got {json_type(content)}")
+            return None
+        if not content:
+            self.add(where, "min_items", f"a {role} message needs at least one part in agentmsg")
+            return None
+        allowed = _USER_PARTS if role == "user" else ("input_text",)
+        holder = "user" if role == "user" else "system message"
+        before = self.count()
+        blocks = [self.part(part, f"{where}[{k}]", allowed, holder) for k, part in enumerate(content)]
+        if self.count() > before:
+            return None
+        return [block for block in blocks if block is not None]
+
+    def assistant_message(self, item: Mapping[str, Any], path: str) -> list[ContentBase] | None:
+        """An assistant message item: text blocks, or the whole item kept when it holds a refusal."""
+        where = _at(path, "content")
+        if "content" not in item:
+            self.add(where, "required", "required field 'content' is missing")
+            return None
+        content = item["content"]
+        if isinstance(content, str):
+            whole = self.text(content, where)
+            return None if whole is None else [whole]
+        if not isinstance(content, list):
+            self.add(where, "type", f"expected a string or an array, got {json_type(content)}")
+            return None
+        before = self.count()
+        texts: list[str] = []
+        keep_whole = False
+        for k, part in enumerate(content):
+            part_path = f"{where}[{k}]"
+            data = self.obj(part, part_path)
+            if data is None:
+                continue
+            kind = self.item_type(data, part_path)
+            if kind in ("output_text", "input_text"):
+                text = self.string(data, "text", part_path)
+                if text is not None:
+                    texts.append(text)
+            elif kind == "refusal":
+                if self.string(data, "refusal", part_path) is not None:
+                    keep_whole = True
+            elif kind is not None:
+                if self.pass_through:
+                    keep_whole = True
+                else:
+                    self.add(
+                        _at(part_path, "type"),
+                        "unknown_type",
+                        f"unknown assistant part type {kind!r}; known: output_text, refusal "
+                        "(pass_through_unknown=True keeps the whole item)",
+                    )
+        if self.count() > before:
+            return None
+        if keep_whole:
+            block = self.pass_block(item, path)
+            return None if block is None else [block]
+        blocks = [self.text(text, f"{where}[{k}]") for k, text in enumerate(texts)]
+        return [block for block in blocks if block is not None]
+
+    def function_call(self, item: Mapping[str, Any], path: str, position: int) -> ToolCallContent | None:
+        before = self.count()
+        call_id = self.string(item, "call_id", path, min_len=1)
+        name = self.string(item, "name", path, min_len=1)
+        arguments = self.string(item, "arguments", path)
+        if arguments is not None and not self.response:
+            _, error = parse_json_object(arguments)
+            if error is not None and error.startswith("invalid JSON"):
+                self.add(_at(path, "arguments"), "json", f"the arguments are not JSON: {error}")
+        if call_id is None or name is None or arguments is None or self.count() > before:
+            return None
+        original = restore_id(call_id, self.id_map)
+        self.call_index.setdefault(original, position)
+        return self.build(path, lambda: ToolCallContent(original, name, arguments=arguments, index=position))
+
+    def function_output(self, item: Mapping[str, Any], path: str) -> ToolResultContent | None:
+        before = self.count()
+        call_id = self.string(item, "call_id", path, min_len=1)
+        name = self.optional_string(item, "name", path) or ""
+        where = _at(path, "output")
+        blocks: list[Any] = []
+        if "output" not in item:
+            self.add(where, "required", "required field 'output' is missing")
+        else:
+            output = item["output"]
+            if isinstance(output, str):
+                text = self.text(output, where) if output else None
+                blocks = [] if text is None else [text]
+            elif isinstance(output, list):
+                for k, part in enumerate(output):
+                    block = self.part(part, f"{where}[{k}]", _USER_PARTS, "tool output")
+                    if block is not None:
+                        blocks.append(block)
+            else:
+                self.add(where, "type", f"expected a string or an array, got {json_type(output)}")
+        if call_id is None or self.count() > before:
+            return None
+        original = restore_id(call_id, self.id_map)
+        index = self.call_index.get(original, 0)
+        return self.build(path, lambda: ToolResultContent(original, blocks, name=name, index=index))
+
+    def reasoning(self, item: Mapping[str, Any], path: str) -> list[ContentBase] | None:
+        before = self.count()
+        summary = self.array(item, "summary", path)
+        encrypted = self.optional_string(item, "encrypted_content", path) or ""
+        texts: list[str] = []
+        for k, part in enumerate(summary or []):
+            part_path = f"{_at(path, 'summary')}[{k}]"
+            data = self.obj(part, part_path)
+            if data is None:
+                continue
+            kind = self.string(data, "type", part_path)
+            if kind is not None and kind != "summary_text":
+                self.add(_at(part_path, "type"), "enum", f"{kind!r} is not summary_text")
+            text = self.string(data, "text", part_path)
+            if text is not None:
+                texts.append(text)
+        if summary is None or self.count() > before:
+            return None
+        if not texts and not encrypted:
+            if self.pass_through:
+                block = self.pass_block(item, path)
+                return None if block is None else [block]
+            return []
+        if not texts:
+            redacted = self.build(path, lambda: RedactedThinkingContent(encrypted))
+            return None if redacted is None else [redacted]
+        blocks: list[ContentBase] = []
+        for k, text in enumerate(texts):
+            with self.errors.building(f"{_at(path, 'summary')}[{k}]"):
+                blocks.append(ThinkingContent(text, encrypted if k == len(texts) - 1 else ""))
+        return blocks
+
+
+def from_openai_responses(
+    payload: Mapping[str, Any] | Sequence[Any],
+    *,
+    id_map: Mapping[str, str] | None = None,
+    pass_through_unknown: bool = False,
+) -> list[AgentMessage]:
+    """A Responses request payload (``{"input": ..., "instructions"?: ...}``, or the input list) as messages.
+
+    Every problem raises one :class:`~agentmsg.ValidationError` naming each
+    JSON path. ``id_map`` (a report's ``id_map``) restores rewritten call
+    ids. With ``pass_through_unknown=True`` items and user parts of types not
+    read here are kept verbatim as :class:`~agentmsg.ProviderContent` (items
+    the client sends, ``*_output``, ``mcp_approval_response`` and
+    ``item_reference``, in a user message; the others in the assistant's).
+    Message ids are new UUIDs and timestamps the time of reading.
+    """
+    reader = _Reader("OpenAI Responses payload", id_map, pass_through_unknown, response=False)
+    out: list[AgentMessage] = []
+    base = ""
+    raw_items: Any = None
+    if isinstance(payload, Mapping):
+        base = "input"
+        instructions = payload.get("instructions")
+        if instructions is not None:
+            if isinstance(instructions, str):
+                system = reader.build("instructions", lambda: SystemMessage.text(instructions))
+                if system is not None:
+                    out.append(system)
+            else:
+                reader.add("instructions", "type", f"expected a string or null, got {json_type(instructions)}")
+        if "input" not in payload:
+            reader.add("input", "required", "required field 'input' is missing")
+            reader.errors.raise_if_any()
+        raw_items = payload["input"]
+        if isinstance(raw_items, str):
+            user = reader.build("input", lambda: UserMessage.text(raw_items))
+            reader.errors.raise_if_any()
+            assert user is not None
+            return [*out, user]
+    elif isinstance(payload, (list, tuple)):
+        raw_items = payload
+    else:
+        reader.add("", "type", f"expected a request object or an input array, got {json_type(payload)}")
+        reader.errors.raise_if_any()
+    if not isinstance(raw_items, (list, tuple)):
+        reader.add(base, "type", f"expected a string or an array, got {json_type(raw_items)}")
+        reader.errors.raise_if_any()
+    out.extend(_read_items(reader, raw_items, base))
+    reader.errors.raise_if_any()
+    return out
+
+
+def _read_items(reader: _Reader, raw_items: Sequence[Any], base: str) -> list[AgentMessage]:
+    """The messages of an input list: items grouped as the module docstring says."""
+    out: list[AgentMessage] = []
+    assistant: list[ContentBase] = []
+    results: list[ToolResultContent] = []
+    position = 0
+    group_path = base
+
+    def flush() -> None:
+        nonlocal position
+        if assistant:
+            # Reasoning items are this API's own: a turn holding them may send them back to any OpenAI model.
+            reasoned = any(isinstance(block, (ThinkingContent, RedactedThinkingContent)) for block in assistant)
+            provenance = Provenance(PROVIDER, API) if reasoned else None
+            message = reader.build(
+                group_path,
+                lambda: AssistantMessage(list(assistant), provenance=provenance),  # type: ignore[arg-type]
+            )
+            if message is not None:
+                out.append(message)
+            assistant.clear()
+        if results:
+            tool = reader.build(group_path, lambda: ToolMessage(list(results)))
+            if tool is not None:
+                out.append(tool)
+            results.clear()
+        position = 0
+
+    for i, raw in enumerate(raw_items):
+        path = f"{base}[{i}]"
+        item = reader.obj(raw, path, "an item object")
+        if item is None:
+            continue
+        kind = reader.item_type(item, path)
+        if kind is None:
+            continue
+        side = (
+            "assistant" if kind in ("function_call", "reasoning") else "tool" if kind == "function_call_output" else ""
+        )
+        role = None
+        if kind == "message":
+            role = reader.string(item, "role", path)
+            if role is not None and role not in _ROLES:
+                reader.add(_at(path, "role"), "enum", f"{role!r} is not one of: {', '.join(_ROLES)}")
+                role = None
+            if role == "assistant":
+                side = "assistant"
+        elif side == "":
+            side = "user" if _user_side_item(kind) else "assistant"
+        if (side != "assistant" and assistant) or (side != "tool" and results):
+            flush()
+        if not assistant and not results:
+            group_path = path
+        if kind == "message":
+            if role is None:
+                continue
+            if role == "assistant":
+                blocks = reader.assistant_message(item, path)
+                assistant.extend(blocks or [])
+                continue
+            content = reader.message_content(item, path, role)
+            if content is None:
+                continue
+            if role == "user":
+                user = reader.build(path, lambda content=content: UserMessage(content))  # type: ignore[misc]
+                if user is not None:
+                    out.append(user)
+            else:
+                system = reader.build(path, lambda content=content: SystemMessage(content))  # type: ignore[misc]
+                if system is not None:
+                    out.append(system)
+        elif kind == "function_call":
+            call = reader.function_call(item, path, position)
+            position += 1
+            if call is not None:
+                assistant.append(call)
+        elif kind == "function_call_output":
+            result = reader.function_output(item, path)
+            if result is not None:
+                results.append(result)
+        elif kind == "reasoning":
+            assistant.extend(reader.reasoning(item, path) or [])
+        elif reader.pass_through:
+            block = reader.pass_block(item, path)
+            if block is None:
+                continue
+            if side == "user":
+                user = reader.build(path, lambda block=block: UserMessage([block]))  # type: ignore[misc]
+                if user is not None:
+                    out.append(user)
+            else:
+                assistant.append(block)
+        else:
+            reader.add(
+                _at(path, "type"),
+                "unknown_type",
+                f"an item of type {kind!r} is not read here (message, function_call, function_call_output, "
+                "reasoning); pass_through_unknown=True keeps it verbatim",
+            )
+    flush()
+    return out
+
+
+def from_openai_responses_response(
+    response: Mapping[str, Any],
+    *,
+    pass_through_unknown: bool = False,
+) -> AssistantMessage:
+    """A Responses ``Response`` object (as a dict) as an assistant message.
+
+    Output items become content as :func:`from_openai_responses` reads them
+    (argument text is kept even when it is not JSON); ``status`` and
+    ``incomplete_details`` give the stop reason, ``usage`` the normalised
+    usage, ``model`` and ``id`` the provenance, ``created_at`` the timestamp.
+    Output items of other types raise (``unknown_type``) unless
+    ``pass_through_unknown=True`` keeps them as ProviderContent.
+    """
+    reader = _Reader("OpenAI Responses response", None, pass_through_unknown, response=True)
+    data = reader.obj(response, "", "a response object")
+    if data is None:
+        reader.errors.raise_if_any()
+        raise AssertionError("unreachable")
+    response_id = reader.optional_string(data, "id", "") or ""
+    model = reader.optional_string(data, "model", "") or ""
+    status = reader.enum(data, "status", "", _STATUSES)
+    reason: str | None = None
+    incomplete = data.get("incomplete_details")
+    if incomplete is not None:
+        details = reader.obj(incomplete, "incomplete_details")
+        if details is not None:
+            reason = reader.optional_string(details, "reason", "incomplete_details")
+    error_text = ""
+    if data.get("error") is not None:
+        error = reader.obj(data["error"], "error")
+        if error is not None:
+            code = reader.optional_string(error, "code", "error") or ""
+            text = reader.optional_string(error, "message", "error") or ""
+            error_text = f"{code}: {text}" if code and text else (text or code)
+    created = data.get("created_at")
+    timestamp: float | None = None
+    if created is not None:
+        if isinstance(created, bool) or not isinstance(created, (int, float)):
+            reader.add("created_at", "type", f"expected a number, got {json_type(created)}")
+        else:
+            timestamp = created
+    usage = _read_usage(reader, data.get("usage"))
+    blocks: list[ContentBase] = []
+    has_calls = False
+    has_refusal = False
+    output = reader.array(data, "output", "")
+    for i, raw in enumerate(output or []):
+        path = f"output[{i}]"
+        item = reader.obj(raw, path, "an item object")
+        if item is None:
+            continue
+        kind = reader.item_type(item, path)
+        if kind == "message":
+            role = reader.string(item, "role", path)
+            if role is not None and role != "assistant":
+                reader.add(_at(path, "role"), "enum", f"an output message's role is assistant, not {role!r}")
+                continue
+            has_refusal = has_refusal or _is_refusal_message(item)
+            blocks.extend(reader.assistant_message(item, path) or [])
+        elif kind == "function_call":
+            has_calls = True
+            call = reader.function_call(item, path, sum(isinstance(b, ToolCallContent) for b in blocks))
+            if call is not None:
+                blocks.append(call)
+        elif kind == "reasoning":
+            blocks.extend(reader.reasoning(item, path) or [])
+        elif kind is not None:
+            if reader.pass_through:
+                block = reader.pass_block(item, path)
+                if block is not None:
+                    blocks.append(block)
+            else:
+                reader.add(
+                    _at(path, "type"),
+                    "unknown_type",
+                    f"an output item of type {kind!r} is not read here (message, function_call, reasoning); "
+                    "pass_through_unknown=True keeps it verbatim",
+                )
+    reader.errors.raise_if_any()
+    stop = _stop_reason(status, reason, has_calls, has_refusal)
+    raw_reason = reason if status == "incomplete" and reason else (status or "")
+    if (
+        not blocks
+        and not error_text
+        and stop
+        not in (
+            StopReason.LENGTH,
+            StopReason.CONTENT_FILTER,
+            StopReason.ABORT,
+            StopReason.ERROR,
+        )
+    ):
+        reader.add("output", "min_items", "agentmsg needs content in a response that did not stop early or fail")
+        reader.errors.raise_if_any()
+    message = reader.build(
+        "",
+        lambda: AssistantMessage(
+            blocks,  # type: ignore[arg-type]
+            usage=usage,
+            stop_reason=stop,
+            stop_reason_raw=raw_reason,
+            error=error_text,
+            provenance=Provenance(PROVIDER, API, model, response_id),
+            id=str(uuid.uuid4()),
+            timestamp=timestamp if timestamp is not None else datetime.now(UTC),
+        ),
+    )
+    reader.errors.raise_if_any()
+    assert message is not None
+    return message
+
+
+def _read_usage(reader: _Reader, value: Any) -> Usage | None:
+    """The normalised usage (input_tokens without the cached and cache-written tokens)."""
+    if value is None:
+        return None
+    usage = reader.obj(value, "usage")
+    if usage is None:
+        return None
+    before = reader.count()
+
+    def count(obj: Mapping[str, Any], key: str, path: str) -> int | None:
+        number = obj.get(key)
+        if number is None:
+            return None
+        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
+            reader.add(_at(path, key), "type", f"expected a non-negative integer, got {json.dumps(number)[:40]}")
+            return None
+        return number
+
+    def details(key: str) -> Mapping[str, Any]:
+        inner = usage.get(key)
+        if inner is None:
+            return {}
+        return reader.obj(inner, _at("usage", key)) or {}
+
+    prompt = count(usage, "input_tokens", "usage")
+    cached = count(details("input_tokens_details"), "cached_tokens", "usage.input_tokens_details")
+    written = count(details("input_tokens_details"), "cache_write_tokens", "usage.input_tokens_details")
+    output = count(usage, "output_tokens", "usage")
+    reasoning = count(details("output_tokens_details"), "reasoning_tokens", "usage.output_tokens_details")
+    total = count(usage, "total_tokens", "usage")
+    fresh = None if prompt is None else prompt - (cached or 0) - (written or 0)
+    if fresh is not None and fresh < 0:
+        reader.add(
+            "usage.input_tokens",
+            "usage",
+            f"input_tokens ({prompt}) is less than the cached and cache-written tokens it includes",
+        )
+    if reader.count() > before:
+        return None
+    return reader.build(
+        "usage",
+        lambda: Usage(
+            input_tokens=fresh,
+            output_tokens=output,
+            cache_read_tokens=cached,
+            cache_write_tokens=written,
+            reasoning_tokens=reasoning,
+            total_tokens=total,
+        ),
+    )

@@ -1,0 +1,796 @@
+"""OpenAI Responses streaming (``POST /v1/responses`` with ``stream: true``) to agentmsg stream events.
+
+The API streams typed server-sent events (``response.created``,
+``response.output_item.added``, ``response.output_text.delta``, ...), each with
+a ``sequence_number``, and ends with ``response.completed``,
+``response.incomplete``, ``response.failed`` or ``error``.
+:class:`OpenAIResponsesStreamParser` turns each decoded event into
+:class:`~agentmsg.streaming.StreamEvent` values that fold (with
+:func:`agentmsg.streaming.fold`) into an :class:`~agentmsg.AssistantMessage`.
+Shapes follow the API reference (Responses streaming events, the response
+object) and the SDK's ``ResponseStreamEvent`` union; no SDK is imported.
+
+The folded message is the one :func:`agentmsg.providers.openai_responses.from_openai_responses_response`
+reads from the final response object (with ``pass_through_unknown=True``):
+the same blocks, usage, stop reason and provenance; the stop-reason and usage
+mappings are that module's own functions. Only a failed response differs, as
+a stream error carries a message and a code where the converter writes
+``"<code>: <message>"`` and the status ``failed``.
+
+Mapping (event -> agentmsg):
+
+============================================  =======================================================
+Responses event                               agentmsg stream events
+============================================  =======================================================
+``response.created`` (or ``.queued`` /        ``message_start``: id = ``message_id`` or
+``.in_progress``, whichever comes first)      ``response.id``; timestamp = ``created_at``; provenance
+                                              ("openai", "openai-responses", ``model``, ``id``)
+``reasoning_summary_part.added``              a thinking block per summary part of a ``reasoning``
+                                              item, its text from ``reasoning_summary_text.delta``
+``output_item.done`` ``reasoning``            ``encrypted_content`` as a signature delta on the
+                                              item's last thinking block, then its blocks stop; an
+                                              item with no summary part but ``encrypted_content`` is
+                                              one complete ``RedactedThinkingContent``; one with
+                                              neither (it names a stored item by its id) is kept
+                                              whole as ``ProviderContent``
+``output_item.added`` ``function_call``       a tool-call block (id = ``call_id``, ``name``,
+                                              ``ToolCallContent.index`` = position among the calls)
+``function_call_arguments.delta``             argument fragments, verbatim
+``output_item.done`` ``function_call``        ``block_stop``
+``content_part.added`` ``output_text``        a text block per content part
+``output_text.delta``                         text fragments
+``content_part.done``                         ``block_stop`` of that part's block
+``output_item.done`` ``message`` holding a    the whole item as one complete ``ProviderContent``
+``refusal`` part                              ("openai", ``message``): agentmsg has no refusal block;
+                                              the refusal streams no text (OpenAI sends a refusal
+                                              part alone; text parts before it would also stay)
+``output_item.done`` of any other item type   a complete ``ProviderContent`` ("openai", the item's
+(``web_search_call``, ``custom_tool_call``,   ``type``, the item as JSON)
+``mcp_call``, ``image_generation_call``...)
+``response.completed``                        open blocks stopped; ``usage``; ``message_stop``:
+                                              TOOL_CALLS when the output has a ``function_call``,
+                                              else CONTENT_FILTER after a refusal, else STOP; raw
+                                              ``"completed"``
+``response.incomplete``                       the same, with ``incomplete_details.reason`` as the raw
+                                              stop reason: ``max_output_tokens`` -> LENGTH,
+                                              ``content_filter`` -> CONTENT_FILTER, others ->
+                                              unspecified (None)
+``response.failed``                           ``usage`` when reported; ``error`` (``response.error``
+                                              message and code)
+``error``                                     ``error`` (message; code = ``code``, else the nested
+                                              ``error.code`` or ``error.type``)
+end of input before a terminal event          ``error`` saying the stream was cut short
+============================================  =======================================================
+
+Block indexes. Blocks are numbered from 0 in the order they begin: a text
+block at its ``content_part.added``, a thinking block at its
+``reasoning_summary_part.added``, a tool-call block at its
+``output_item.added``, and a block sent whole (redacted reasoning, a refusal
+message, another item type) at its item's ``output_item.done``. OpenAI
+streams output items one after another in ``output_index`` order, and the
+parts of an item in ``content_index`` / ``summary_index`` order, so the folded
+message's blocks follow ``response.output`` (a message item gives one block
+per text part, a reasoning item one per summary part). The numbering depends
+only on the order of the events, never on timing.
+
+Usage, by the converter's reading: ``input_tokens`` = ``input_tokens`` minus
+``input_tokens_details.cached_tokens`` and ``cache_write_tokens``;
+``cache_read_tokens`` = ``cached_tokens``; ``cache_write_tokens`` =
+``cache_write_tokens``; ``output_tokens`` as reported (reasoning included);
+``reasoning_tokens`` = ``output_tokens_details.reasoning_tokens``;
+``total_tokens`` as reported. Details left out stay unknown; ``usage: null``
+leaves the message's usage None (unknown, not zero).
+
+``*.done`` events (``output_text.done``, ``refusal.done``,
+``function_call_arguments.done``, ``content_part.done``, the reasoning
+summary ``done`` events, and ``function_call`` and ``reasoning`` items at
+``output_item.done``) carry the whole text: when it extends what the deltas
+gave, the rest is sent as one more delta; when it contradicts them, that is a
+:class:`~agentmsg.streaming.StreamProtocolError` (a delta was lost).
+
+Skipped as harmless: ``response.in_progress`` and ``response.queued`` after
+the start; ``response.output_text.annotation.added`` (text blocks have no
+annotations, as in the converter); reasoning text of open-weight models
+(``reasoning_text`` content parts, ``response.reasoning_text.delta`` /
+``.done``), which the converter drops too; the progress events of hosted and
+custom tools, whose result arrives whole at ``output_item.done``:
+``response.{web_search_call,file_search_call,code_interpreter_call,
+image_generation_call,mcp_call,mcp_list_tools}.*``,
+``response.code_interpreter_call_code.*``, ``response.mcp_call_arguments.*``,
+``response.custom_tool_call_input.*``, ``response.shell_call_command.*``,
+``response.shell_call_output_content.*``, ``response.compaction.compacting``;
+and a ``response.failed`` right after an ``error`` event. Rejected with
+:class:`~agentmsg.streaming.StreamProtocolError`, naming the event number
+(from 0) and type: events of the wrong shape or types, unknown event types,
+an event before ``response.created``, deltas for an item or part never added
+or already done, an ``output_index``, ``content_index`` or ``summary_index``
+added twice, a ``sequence_number`` that does not increase, a response id
+that changes, events after the end, and ``response.audio.*`` events
+(agentmsg has no audio output block).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any, Final, TypeGuard
+
+from agentmsg.content import ProviderContent, RedactedThinkingContent, TextContent, ThinkingContent, ToolCallContent
+from agentmsg.errors import ValidationError
+from agentmsg.messages import Provenance
+from agentmsg.providers.openai_responses import _read_usage, _Reader, _stop_reason
+from agentmsg.streaming import StreamEvent, StreamProtocolError, iter_sse
+from agentmsg.usage import Usage
+
+__all__ = [
+    "API",
+    "PROVIDER",
+    "OpenAIResponsesStreamParser",
+    "stream_events",
+    "stream_events_from_sse",
+]
+
+PROVIDER: Final = "openai"
+API: Final = "openai-responses"
+# ProviderContent blocks are tagged with the API, not the provider: Chat and Responses blocks differ.
+BLOCK_FORMAT: Final = API
+
+_LIFECYCLE: Final = frozenset({"response.created", "response.queued", "response.in_progress"})
+_SKIPPED: Final = frozenset(
+    {
+        "response.output_text.annotation.added",
+        "response.reasoning_text.delta",
+        "response.reasoning_text.done",
+        "response.code_interpreter_call.completed",
+        "response.code_interpreter_call.in_progress",
+        "response.code_interpreter_call.interpreting",
+        "response.code_interpreter_call_code.delta",
+        "response.code_interpreter_call_code.done",
+        "response.compaction.compacting",
+        "response.custom_tool_call_input.delta",
+        "response.custom_tool_call_input.done",
+        "response.file_search_call.completed",
+        "response.file_search_call.in_progress",
+        "response.file_search_call.searching",
+        "response.image_generation_call.completed",
+        "response.image_generation_call.generating",
+        "response.image_generation_call.in_progress",
+        "response.image_generation_call.partial_image",
+        "response.mcp_call.completed",
+        "response.mcp_call.failed",
+        "response.mcp_call.in_progress",
+        "response.mcp_call_arguments.delta",
+        "response.mcp_call_arguments.done",
+        "response.mcp_list_tools.completed",
+        "response.mcp_list_tools.failed",
+        "response.mcp_list_tools.in_progress",
+        "response.shell_call_command.added",
+        "response.shell_call_command.delta",
+        "response.shell_call_command.done",
+        "response.shell_call_output_content.delta",
+        "response.shell_call_output_content.done",
+        "response.web_search_call.completed",
+        "response.web_search_call.in_progress",
+        "response.web_search_call.searching",
+    }
+)
+_AUDIO: Final = frozenset(
+    {
+        "response.audio.delta",
+        "response.audio.done",
+        "response.audio.transcript.delta",
+        "response.audio.transcript.done",
+    }
+)
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+class _Where:
+    """Reads fields of the event being parsed; errors name the event number and type."""
+
+    __slots__ = ("kind", "number")
+
+    def __init__(self, number: int, kind: str = "") -> None:
+        self.number = number
+        self.kind = kind
+
+    def error(self, message: str) -> StreamProtocolError:
+        named = f" ({self.kind})" if self.kind else ""
+        return StreamProtocolError(f"event {self.number}{named}: {message}")
+
+    def string(self, obj: Mapping[str, Any], key: str, path: str, *, required: bool = True) -> str | None:
+        value = obj.get(key)
+        if value is None and not required:
+            return None
+        if not isinstance(value, str):
+            raise self.error(f"{path}.{key} must be a string, got {_json_type(value)}")
+        return value
+
+    def text(self, obj: Mapping[str, Any], key: str, path: str) -> str:
+        value = self.string(obj, key, path)
+        assert value is not None
+        return value
+
+    def index(self, obj: Mapping[str, Any], key: str, path: str) -> int:
+        value = obj.get(key)
+        if not _is_int(value) or value < 0:
+            raise self.error(f"{path}.{key} must be a non-negative integer, got {value!r}")
+        return int(value)
+
+    def mapping(
+        self, obj: Mapping[str, Any], key: str, path: str, *, required: bool = True
+    ) -> Mapping[str, Any] | None:
+        value = obj.get(key)
+        if value is None and not required:
+            return None
+        if not isinstance(value, Mapping):
+            raise self.error(f"{path}.{key} must be an object, got {_json_type(value)}")
+        return value
+
+    def obj(self, obj: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:
+        value = self.mapping(obj, key, path)
+        assert value is not None
+        return value
+
+
+def _usage(value: Any, where: _Where) -> Usage | None:
+    """The response's usage, read by the converter (so both agree); its errors name the event."""
+    reader = _Reader("OpenAI Responses stream usage", None, False, response=True)
+    usage = _read_usage(reader, value)
+    try:
+        reader.errors.raise_if_any()
+    except ValidationError as exc:
+        raise where.error(str(exc)) from None
+    return usage
+
+
+class _Text:
+    """One streamed text (a message part, a summary part, a call's arguments) as far as it got."""
+
+    __slots__ = ("block", "fragments", "kind", "open")
+
+    def __init__(self, block: int | None, kind: str) -> None:
+        self.block = block  # None for a refusal part, which streams into no block
+        self.kind = kind  # output_text | refusal | summary | arguments
+        self.fragments: list[str] = []
+        self.open = True
+
+    @property
+    def value(self) -> str:
+        return "".join(self.fragments)
+
+
+class _Item:
+    """An output item being streamed."""
+
+    __slots__ = ("block", "first", "item_id", "open", "parts", "type")
+
+    def __init__(self, item_type: str, item_id: str | None, first: Mapping[str, Any]) -> None:
+        self.type = item_type
+        self.item_id = item_id
+        self.first = first  # the item as added
+        self.block: int | None = None  # a function call's block
+        self.parts: dict[tuple[str, int], _Text] = {}  # ("content" | "summary" | "arguments", index) -> text
+        self.open = True
+
+    @property
+    def kind(self) -> str:
+        return self.type if self.type in ("message", "reasoning", "function_call") else "other"
+
+    @property
+    def refusal(self) -> bool:
+        return any(text.kind == "refusal" for text in self.parts.values())
+
+
+class OpenAIResponsesStreamParser:
+    """Turns decoded Responses stream events into agentmsg stream events, one event at a time.
+
+    ``feed(event)`` returns the events one provider event makes (possibly
+    none); ``close()`` ends the input: it returns an ``error`` when no terminal
+    event came (the stream was cut short) and nothing otherwise; it is
+    idempotent. See the module docstring for the mapping.
+
+    Options: ``message_id`` (default: the response id, or a UUID4 when the
+    stream fails before ``response.created``), ``model`` (used when the
+    response does not name one), ``provider`` and ``api`` (the provenance
+    constants, for compatible servers).
+    """
+
+    def __init__(
+        self, *, message_id: str | None = None, model: str = "", provider: str = PROVIDER, api: str = API
+    ) -> None:
+        self._message_id = message_id
+        self._model = model
+        self._provider = provider
+        self._api = api
+        self._events = 0
+        self._started = False
+        self._ended: str | None = None  # the provider event type that ended the stream
+        self._response_id: str | None = None
+        self._last_sequence: int | None = None
+        self._next_block = 0
+        self._calls = 0
+        self._items: dict[int, _Item] = {}
+
+    @property
+    def events_seen(self) -> int:
+        """How many provider events were fed."""
+        return self._events
+
+    @property
+    def ended(self) -> bool:
+        """True once ``message_stop`` or ``error`` was produced."""
+        return self._ended is not None
+
+    def feed(self, event: Mapping[str, Any]) -> list[StreamEvent]:
+        """The agentmsg events one decoded Responses stream event makes."""
+        where = _Where(self._events)
+        self._events += 1
+        if not isinstance(event, Mapping):
+            raise where.error(f"an event must be a JSON object, got {_json_type(event)}")
+        kind = where.text(event, "type", "event")
+        where.kind = kind
+        self._check_sequence(event, where)
+        if self._ended is not None:
+            if self._ended == "error" and kind == "response.failed":
+                return []
+            raise where.error(f"an event after the stream ended ({self._ended})")
+        if kind == "error":
+            return self._error(event, where)
+        if kind in _LIFECYCLE:
+            return self._lifecycle(event, where)
+        if kind in _AUDIO:
+            raise where.error("audio output is not supported (agentmsg has no audio output block)")
+        handler = _HANDLERS.get(kind)
+        if handler is None and kind not in _SKIPPED:
+            raise where.error(f"unknown event type {kind!r}")
+        if not self._started:
+            raise where.error("the stream must begin with response.created")
+        out: list[StreamEvent] = []
+        if handler is not None:
+            handler(self, event, where, out)
+        return out
+
+    def close(self) -> list[StreamEvent]:
+        """End of input: an ``error`` when no terminal event came, else nothing."""
+        if self._ended is not None:
+            return []
+        out: list[StreamEvent] = []
+        if not self._started:
+            out.append(self._start(None))
+        self._ended = "close"
+        out.append(
+            StreamEvent.error(
+                "the stream ended before response.completed, response.incomplete or response.failed: it was cut short"
+            )
+        )
+        return out
+
+    # --- lifecycle ----------------------------------------------------------
+
+    def _check_sequence(self, event: Mapping[str, Any], where: _Where) -> None:
+        sequence = event.get("sequence_number")
+        if sequence is None:
+            return
+        if not _is_int(sequence) or sequence < 0:
+            raise where.error(f"sequence_number must be a non-negative integer, got {sequence!r}")
+        if self._last_sequence is not None and sequence <= self._last_sequence:
+            raise where.error(f"sequence_number {sequence} does not follow {self._last_sequence}")
+        self._last_sequence = sequence
+
+    def _start(self, response: Mapping[str, Any] | None) -> StreamEvent:
+        self._started = True
+        response_id = model = None
+        timestamp = None
+        if response is not None:
+            response_id = response.get("id")
+            model = response.get("model")
+            created = response.get("created_at")
+            if isinstance(created, (int, float)) and not isinstance(created, bool):
+                timestamp = datetime.fromtimestamp(created, UTC)
+        self._response_id = response_id
+        provenance = Provenance(self._provider, self._api, model or self._model, response_id or "")
+        message_id = self._message_id or response_id or str(uuid.uuid4())
+        return StreamEvent.message_start(message_id, provenance=provenance, timestamp=timestamp)
+
+    def _response(self, event: Mapping[str, Any], where: _Where) -> Mapping[str, Any]:
+        """The event's ``response`` object, its id checked against the stream's."""
+        response = where.obj(event, "response", "event")
+        response_id = where.text(response, "id", "response")
+        where.string(response, "model", "response", required=False)
+        if self._started and self._response_id is not None and response_id != self._response_id:
+            raise where.error(f"response.id changed from {self._response_id!r} to {response_id!r}")
+        return response
+
+    def _lifecycle(self, event: Mapping[str, Any], where: _Where) -> list[StreamEvent]:
+        response = self._response(event, where)
+        return [] if self._started else [self._start(response)]
+
+    def _error(self, event: Mapping[str, Any], where: _Where) -> list[StreamEvent]:
+        nested = event.get("error")
+        source: Mapping[str, Any] = nested if isinstance(nested, Mapping) else event
+        message = source.get("message")
+        code = source.get("code") or (source.get("type") if source is nested else None)
+        out = [] if self._started else [self._start(None)]
+        out.append(
+            StreamEvent.error(
+                message if isinstance(message, str) and message else "the provider reported an error",
+                code=code if isinstance(code, str) else "",
+            )
+        )
+        self._ended = "error"
+        return out
+
+    def _terminal(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        response = self._response(event, where)
+        kind = where.kind
+        usage = _usage(response.get("usage"), where)
+        if kind == "response.failed":
+            if usage is not None:
+                out.append(StreamEvent.usage_update(usage))
+            error = where.mapping(response, "error", "response", required=False) or {}
+            message = error.get("message")
+            code = error.get("code")
+            out.append(
+                StreamEvent.error(
+                    message if isinstance(message, str) and message else "the response failed",
+                    code=code if isinstance(code, str) else "",
+                )
+            )
+            self._ended = kind
+            return
+        self._finish_items(response, where, out)
+        if usage is not None:
+            out.append(StreamEvent.usage_update(usage))
+        status = where.string(response, "status", "response", required=False)
+        status = status or ("incomplete" if kind == "response.incomplete" else "completed")
+        details = where.mapping(response, "incomplete_details", "response", required=False) or {}
+        reason = where.string(details, "reason", "response.incomplete_details", required=False)
+        has_calls = any(item.type == "function_call" for item in self._items.values())
+        has_refusal = any(item.refusal for item in self._items.values())
+        stop = _stop_reason(status, reason, has_calls, has_refusal)
+        raw = reason if status == "incomplete" and reason else status
+        out.append(StreamEvent.message_stop(stop, raw, response_id=self._response_id or ""))
+        self._ended = kind
+
+    def _finish_items(self, response: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        """At the end: finish every item still open, as far as it got."""
+        final = response.get("output")
+        for output_index, item in sorted(self._items.items()):
+            if not item.open:
+                continue
+            last = final[output_index] if isinstance(final, list) and output_index < len(final) else None
+            body = last if isinstance(last, Mapping) and last.get("type") == item.type else None
+            self._finish_item(item, body, where, out)
+
+    def _finish_item(self, item: _Item, body: Mapping[str, Any] | None, where: _Where, out: list[StreamEvent]) -> None:
+        """Send what an item still owes (``body`` is the item as done, when known) and stop its blocks."""
+        item.open = False
+        if item.kind == "function_call":
+            arguments = where.string(body, "arguments", "item", required=False) if body is not None else None
+            if arguments is not None:
+                self._settle(item.parts[("arguments", 0)], arguments, where, out)
+        elif item.kind == "reasoning":
+            self._finish_reasoning(item, body, where, out)
+        elif item.kind == "other" or (item.kind == "message" and item.refusal):
+            self._whole(body or item.first, where, out)
+        stops = [text.block for text in item.parts.values() if text.open and text.block is not None]
+        for text in item.parts.values():
+            text.open = False
+        out.extend(StreamEvent.block_stop(block) for block in sorted(set(stops)))
+
+    def _whole(self, body: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        """Send an item whole, as a complete ProviderContent block."""
+        try:
+            block = ProviderContent.from_block(BLOCK_FORMAT, body)
+        except ValidationError as exc:
+            raise where.error(f"the output item cannot be kept: {exc}") from None
+        index = self._new_block()
+        out.append(StreamEvent.block_start(index, block))
+        out.append(StreamEvent.block_stop(index))
+
+    # --- output items -------------------------------------------------------
+
+    def _new_block(self) -> int:
+        index = self._next_block
+        self._next_block += 1
+        return index
+
+    def _item(self, event: Mapping[str, Any], where: _Where, *kinds: str) -> tuple[int, _Item]:
+        """The open item the event names (by ``output_index``), checked against ``item_id`` and kind."""
+        output_index = where.index(event, "output_index", "event")
+        item = self._items.get(output_index)
+        if item is None:
+            raise where.error(f"output item {output_index} was never added")
+        if not item.open:
+            raise where.error(f"output item {output_index} is already done")
+        item_id = where.string(event, "item_id", "event", required=False)
+        if item_id is not None and item.item_id is not None and item_id != item.item_id:
+            raise where.error(f"item_id {item_id!r} does not match output item {output_index} ({item.item_id!r})")
+        if kinds and item.kind not in kinds:
+            raise where.error(f"output item {output_index} is a {item.type!r} item, not {' or '.join(kinds)}")
+        return output_index, item
+
+    def _item_added(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        output_index = where.index(event, "output_index", "event")
+        body = where.obj(event, "item", "event")
+        item_type = where.text(body, "type", "item")
+        item_id = where.string(body, "id", "item", required=False)
+        if output_index in self._items:
+            raise where.error(f"output item {output_index} was added twice")
+        item = self._items[output_index] = _Item(item_type, item_id, body)
+        if item_type != "function_call":
+            return
+        call_id = where.text(body, "call_id", "item")
+        name = where.text(body, "name", "item")
+        arguments = where.string(body, "arguments", "item", required=False) or ""
+        if not call_id or not name:
+            raise where.error(f"a function_call item needs a call_id and a name (got {call_id!r}, {name!r})")
+        item.block = self._new_block()
+        text = item.parts[("arguments", 0)] = _Text(item.block, "arguments")
+        out.append(StreamEvent.block_start(item.block, ToolCallContent(call_id, name, arguments="", index=self._calls)))
+        self._calls += 1
+        if arguments:
+            text.fragments.append(arguments)
+            out.append(StreamEvent.arguments_delta(item.block, arguments))
+
+    def _item_done(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        output_index, item = self._item(event, where)
+        body = where.obj(event, "item", "event")
+        item_type = where.text(body, "type", "item")
+        if item_type != item.type:
+            raise where.error(f"output item {output_index} was added as {item.type!r}, done as {item_type!r}")
+        self._finish_item(item, body, where, out)
+
+    # --- message parts ------------------------------------------------------
+
+    def _part_added(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        output_index, item = self._item(event, where, "message", "reasoning")
+        content_index = where.index(event, "content_index", "event")
+        part = where.obj(event, "part", "event")
+        part_type = where.text(part, "type", "part")
+        if item.kind == "reasoning":
+            if part_type != "reasoning_text":
+                raise where.error(f"a reasoning item cannot hold a {part_type!r} part")
+            return  # reasoning text is skipped (see the module docstring)
+        key = ("content", content_index)
+        if key in item.parts:
+            raise where.error(f"content part {content_index} of output item {output_index} was added twice")
+        if part_type not in ("output_text", "refusal"):
+            raise where.error(f"unknown message content part type {part_type!r}")
+        initial = where.text(part, "text" if part_type == "output_text" else "refusal", "part")
+        if part_type == "refusal":
+            text = item.parts[key] = _Text(None, part_type)
+        else:
+            block = self._new_block()
+            text = item.parts[key] = _Text(block, part_type)
+            out.append(StreamEvent.block_start(block, TextContent()))
+        self._append(text, initial, out)
+
+    def _part_done(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        _, item = self._item(event, where, "message", "reasoning")
+        content_index = where.index(event, "content_index", "event")
+        part = where.obj(event, "part", "event")
+        part_type = where.text(part, "type", "part")
+        if item.kind == "reasoning":
+            return
+        text = self._part(item, ("content", content_index), where)
+        if part_type != text.kind:
+            raise where.error(f"content part {content_index} was added as {text.kind!r}, done as {part_type!r}")
+        self._settle(text, where.text(part, "refusal" if part_type == "refusal" else "text", "part"), where, out)
+        text.open = False
+        if text.block is not None:
+            out.append(StreamEvent.block_stop(text.block))
+
+    def _part(self, item: _Item, key: tuple[str, int], where: _Where) -> _Text:
+        text = item.parts.get(key)
+        what = "summary part" if key[0] == "summary" else "content part"
+        if text is None:
+            raise where.error(f"{what} {key[1]} was never added")
+        if not text.open:
+            raise where.error(f"{what} {key[1]} is already done")
+        return text
+
+    def _text_delta(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        _, item = self._item(event, where, "message")
+        text = self._part(item, ("content", where.index(event, "content_index", "event")), where)
+        expected = "refusal" if where.kind == "response.refusal.delta" else "output_text"
+        if text.kind != expected:
+            raise where.error(f"a {where.kind} event for a {text.kind!r} part")
+        self._append(text, where.text(event, "delta", "event"), out)
+
+    def _text_done(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        _, item = self._item(event, where, "message")
+        text = self._part(item, ("content", where.index(event, "content_index", "event")), where)
+        expected, field = ("refusal", "refusal") if where.kind == "response.refusal.done" else ("output_text", "text")
+        if text.kind != expected:
+            raise where.error(f"a {where.kind} event for a {text.kind!r} part")
+        self._settle(text, where.text(event, field, "event"), where, out)
+
+    # --- reasoning ----------------------------------------------------------
+
+    def _summary_added(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        output_index, item = self._item(event, where, "reasoning")
+        summary_index = where.index(event, "summary_index", "event")
+        part = where.obj(event, "part", "event")
+        key = ("summary", summary_index)
+        if key in item.parts:
+            raise where.error(f"summary part {summary_index} of output item {output_index} was added twice")
+        block = self._new_block()
+        text = item.parts[key] = _Text(block, "summary")
+        out.append(StreamEvent.block_start(block, ThinkingContent()))
+        self._append(text, where.text(part, "text", "part"), out)
+
+    def _summary_delta(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        _, item = self._item(event, where, "reasoning")
+        text = self._part(item, ("summary", where.index(event, "summary_index", "event")), where)
+        self._append(text, where.text(event, "delta", "event"), out)
+
+    def _summary_done(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        _, item = self._item(event, where, "reasoning")
+        text = self._part(item, ("summary", where.index(event, "summary_index", "event")), where)
+        if where.kind == "response.reasoning_summary_part.done":
+            final = where.text(where.obj(event, "part", "event"), "text", "part")
+        else:
+            final = where.text(event, "text", "event")
+        self._settle(text, final, where, out)
+
+    def _finish_reasoning(
+        self, item: _Item, body: Mapping[str, Any] | None, where: _Where, out: list[StreamEvent]
+    ) -> None:
+        """A reasoning item's end: summary parts streamed or not, then its encrypted content.
+
+        Without the item as done (``body`` None) there is no signature: the
+        ``encrypted_content`` of ``output_item.added`` may be incomplete.
+        """
+        if body is None:
+            return
+        summary = body.get("summary")
+        if summary is not None and not isinstance(summary, list):
+            raise where.error(f"item.summary must be an array, got {_json_type(summary)}")
+        for k, part in enumerate(summary or ()):
+            if not isinstance(part, Mapping):
+                raise where.error(f"item.summary[{k}] must be an object, got {_json_type(part)}")
+            final = where.text(part, "text", f"item.summary[{k}]")
+            text = item.parts.get(("summary", k))
+            if text is None:  # a part the events did not stream
+                block = self._new_block()
+                text = item.parts[("summary", k)] = _Text(block, "summary")
+                out.append(StreamEvent.block_start(block, ThinkingContent()))
+            self._settle(text, final, where, out)
+        signature = where.string(body, "encrypted_content", "item", required=False) or ""
+        last = max((key for key in item.parts if key[0] == "summary"), default=None)
+        if last is not None and signature:
+            signed = item.parts[last].block
+            assert signed is not None
+            out.append(StreamEvent.signature_delta(signed, signature))
+        elif signature:
+            index = self._new_block()
+            out.append(StreamEvent.block_start(index, RedactedThinkingContent(signature)))
+            out.append(StreamEvent.block_stop(index))
+        elif last is None:
+            self._whole(body, where, out)  # it only names a stored reasoning item, by its id
+
+    # --- function calls -----------------------------------------------------
+
+    def _arguments_delta(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        _, item = self._item(event, where, "function_call")
+        self._append(item.parts[("arguments", 0)], where.text(event, "delta", "event"), out)
+
+    def _arguments_done(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        _, item = self._item(event, where, "function_call")
+        self._settle(item.parts[("arguments", 0)], where.text(event, "arguments", "event"), where, out)
+
+    # --- shared -------------------------------------------------------------
+
+    @staticmethod
+    def _append(text: _Text, fragment: str, out: list[StreamEvent]) -> None:
+        """Add a fragment to a text and send it to the text's block."""
+        if not fragment:
+            return
+        text.fragments.append(fragment)
+        if text.block is None:
+            return
+        if text.kind == "arguments":
+            out.append(StreamEvent.arguments_delta(text.block, fragment))
+        elif text.kind == "summary":
+            out.append(StreamEvent.thinking_delta(text.block, fragment))
+        else:
+            out.append(StreamEvent.text_delta(text.block, fragment))
+
+    def _settle(self, text: _Text, final: str, where: _Where, out: list[StreamEvent]) -> None:
+        """Check a ``done`` event's full text against the deltas; send what the deltas left out."""
+        so_far = text.value
+        if final == so_far:
+            return
+        if not final.startswith(so_far):
+            raise where.error(
+                f"the final text ({len(final)} characters) contradicts the {len(so_far)} characters streamed"
+                " before it: a delta was lost or reordered"
+            )
+        self._append(text, final[len(so_far) :], out)
+
+
+_Handler = Callable[[OpenAIResponsesStreamParser, Mapping[str, Any], _Where, list[StreamEvent]], None]
+_HANDLERS: Final[Mapping[str, _Handler]] = {
+    "response.output_item.added": OpenAIResponsesStreamParser._item_added,
+    "response.output_item.done": OpenAIResponsesStreamParser._item_done,
+    "response.content_part.added": OpenAIResponsesStreamParser._part_added,
+    "response.content_part.done": OpenAIResponsesStreamParser._part_done,
+    "response.output_text.delta": OpenAIResponsesStreamParser._text_delta,
+    "response.output_text.done": OpenAIResponsesStreamParser._text_done,
+    "response.refusal.delta": OpenAIResponsesStreamParser._text_delta,
+    "response.refusal.done": OpenAIResponsesStreamParser._text_done,
+    "response.function_call_arguments.delta": OpenAIResponsesStreamParser._arguments_delta,
+    "response.function_call_arguments.done": OpenAIResponsesStreamParser._arguments_done,
+    "response.reasoning_summary_part.added": OpenAIResponsesStreamParser._summary_added,
+    "response.reasoning_summary_part.done": OpenAIResponsesStreamParser._summary_done,
+    "response.reasoning_summary_text.delta": OpenAIResponsesStreamParser._summary_delta,
+    "response.reasoning_summary_text.done": OpenAIResponsesStreamParser._summary_done,
+    "response.completed": OpenAIResponsesStreamParser._terminal,
+    "response.incomplete": OpenAIResponsesStreamParser._terminal,
+    "response.failed": OpenAIResponsesStreamParser._terminal,
+}
+
+
+def stream_events(events: Iterable[Mapping[str, Any]], **options: Any) -> Iterator[StreamEvent]:
+    """The agentmsg events for decoded Responses stream events (options as :class:`OpenAIResponsesStreamParser`)."""
+    parser = OpenAIResponsesStreamParser(**options)
+    for event in events:
+        yield from parser.feed(event)
+    yield from parser.close()
+
+
+def stream_events_from_sse(lines: Iterable[str | bytes], **options: Any) -> Iterator[StreamEvent]:
+    """The agentmsg events for raw SSE text (lines of the HTTP body).
+
+    Each SSE event's ``data`` is one JSON event; its ``event:`` name, when
+    given, must match the data's ``type``. Reading stops after the terminal
+    event (or at a ``data: [DONE]`` line, which Responses does not send but
+    relays may). An SSE ``error`` event becomes an agentmsg ``error``; data
+    that is not JSON is a :class:`~agentmsg.streaming.StreamProtocolError`
+    naming the SSE event (from 0).
+    """
+    parser = OpenAIResponsesStreamParser(**options)
+    for number, sse in enumerate(iter_sse(lines)):
+        if sse.data.strip() == "[DONE]":
+            break
+        try:
+            data = json.loads(sse.data)
+        except ValueError as exc:
+            if sse.event == "error":
+                yield from parser.feed({"type": "error", "message": sse.data})
+                break
+            raise StreamProtocolError(f"SSE event {number}: data is not JSON ({exc}): {sse.data[:80]!r}") from None
+        if isinstance(data, Mapping):
+            if sse.event == "error" and data.get("type") != "error":
+                data = {"type": "error", **data}
+            elif sse.event != "message" and data.get("type") != sse.event:
+                raise StreamProtocolError(
+                    f"SSE event {number}: named {sse.event!r} but its data is of type {data.get('type')!r}"
+                )
+        yield from parser.feed(data)
+        if parser.ended:
+            break
+    yield from parser.close()

@@ -1,0 +1,811 @@
+"""Anthropic Messages streaming (``agentmsg.providers.anthropic_stream``): recorded streams, SSE, errors.
+
+Recorded streams live in ``tests/golden/anthropic_stream/``: ``*.sse`` files are
+raw ``text/event-stream`` text (their leading SSE comment lines name the
+documentation section they follow), ``*.json`` files are
+``{"_source": ..., "events": [...]}`` with the decoded events. Each is folded
+into the message it stands for, written out in full here; every event is
+checked against the ``anthropic`` SDK's own stream types.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from anthropic.types import RawMessageStreamEvent
+from anthropic.types.shared.error_response import ErrorResponse
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import TypeAdapter
+from pydantic import ValidationError as PydanticValidationError
+
+from agentmsg import (
+    AssistantMessage,
+    Provenance,
+    ProviderContent,
+    RedactedThinkingContent,
+    StopReason,
+    TextContent,
+    ThinkingContent,
+    ToolCallContent,
+    Usage,
+)
+from agentmsg.providers.anthropic import from_anthropic_response
+from agentmsg.providers.anthropic_stream import AnthropicStreamParser, stream_events, stream_events_from_sse
+from agentmsg.streaming import StreamAccumulator, StreamEvent, StreamProtocolError, fold, iter_sse
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "anthropic_stream"
+DOCS = "https://platform.claude.com/docs/"
+MODEL = "claude-sonnet-4-5-20250929"
+SDK_EVENT = TypeAdapter(RawMessageStreamEvent)
+
+
+def prov(response_id: str) -> Provenance:
+    return Provenance("anthropic", "anthropic-messages", MODEL, response_id)
+
+
+# -- loading fixtures
+
+
+def sse_text(name: str) -> str:
+    return (GOLDEN / name).read_text(encoding="utf-8")
+
+
+def sse_events(name: str) -> list[dict[str, Any]]:
+    """The decoded data of every SSE event of a ``.sse`` fixture."""
+    return [event.json() for event in iter_sse(sse_text(name).splitlines(keepends=True))]
+
+
+def json_events(name: str) -> list[dict[str, Any]]:
+    doc = json.loads((GOLDEN / name).read_text(encoding="utf-8"))
+    assert DOCS in doc.pop("_source")
+    events = doc.pop("events")
+    assert doc == {}, f"unexpected top-level keys in {name}: {sorted(doc)}"
+    return events  # type: ignore[no-any-return]
+
+
+def events_of(name: str) -> list[dict[str, Any]]:
+    return sse_events(name) if name.endswith(".sse") else json_events(name)
+
+
+def fold_fixture(name: str, **options: Any) -> tuple[AssistantMessage, StreamAccumulator]:
+    """Fold a fixture (SSE text for ``.sse``, decoded events for ``.json``); the message and its accumulator."""
+    if name.endswith(".sse"):
+        events = list(stream_events_from_sse(sse_text(name).splitlines(keepends=True), **options))
+    else:
+        events = list(stream_events(json_events(name), **options))
+    accumulator = StreamAccumulator().extend(events)
+    return accumulator.finish(), accumulator
+
+
+def expected(folded: AssistantMessage, contents: list[Any], **fields: Any) -> AssistantMessage:
+    """The expected message, with the folded message's id and timestamp (the stream's own)."""
+    return AssistantMessage(contents, id=folded.id, timestamp=folded.timestamp, **fields)
+
+
+FIXTURES = sorted(path.name for path in GOLDEN.iterdir() if path.suffix in (".sse", ".json"))
+
+
+# -- the fixtures are real: sources named, every event valid for the SDK
+
+# thinking.sse is the documentation's own example, which leaves out what the SDK's types require:
+# these are exactly its deviations (event number -> the field added back for the check).
+SDK_DEVIATIONS: dict[str, dict[int, tuple[tuple[str, ...], Any]]] = {
+    "thinking.sse": {
+        0: (("message", "usage"), {"input_tokens": 0, "output_tokens": 0}),
+        1: (("content_block", "signature"), ""),
+        13: (("usage",), {"output_tokens": 0}),
+    }
+}
+
+
+def with_field(event: dict[str, Any], path: tuple[str, ...], value: Any) -> dict[str, Any]:
+    copy = json.loads(json.dumps(event))
+    target = copy
+    for key in path[:-1]:
+        target = target[key]
+    assert path[-1] not in target
+    target[path[-1]] = value
+    return copy  # type: ignore[no-any-return]
+
+
+def test_every_fixture_is_found() -> None:
+    assert FIXTURES == [
+        "cut_off.json",
+        "error.sse",
+        "invalid_json.json",
+        "parallel_tool_use.json",
+        "refusal.sse",
+        "text.json",
+        "text.sse",
+        "thinking.sse",
+        "thinking_redacted.json",
+        "tool_use.json",
+        "tool_use.sse",
+        "web_search.json",
+    ]
+
+
+@pytest.mark.parametrize("name", [n for n in FIXTURES if n.endswith(".sse")])
+def test_sse_fixtures_name_their_documentation(name: str) -> None:
+    comments = [line for line in sse_text(name).splitlines() if line.startswith(":")]
+    assert any(DOCS in line for line in comments)
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_every_fixture_event_is_valid_for_the_sdk(name: str) -> None:
+    deviations = SDK_DEVIATIONS.get(name, {})
+    for number, event in enumerate(events_of(name)):
+        if event["type"] == "ping":
+            assert event == {"type": "ping"}  # the SDK has no type for it: it skips pings
+        elif event["type"] == "error":
+            ErrorResponse.model_validate(event)
+        elif number in deviations:
+            with pytest.raises(PydanticValidationError):
+                SDK_EVENT.validate_python(event)
+            SDK_EVENT.validate_python(with_field(event, *deviations[number]))
+        else:
+            SDK_EVENT.validate_python(event)
+
+
+@pytest.mark.parametrize("name", ["text", "tool_use"])
+def test_sse_text_and_decoded_events_give_the_same_message(name: str) -> None:
+    assert sse_events(f"{name}.sse") == json_events(f"{name}.json")
+    from_sse, _ = fold_fixture(f"{name}.sse", message_id="m")
+    from_json, _ = fold_fixture(f"{name}.json", message_id="m")
+    assert from_json == expected(from_json, list(from_sse.contents), **fields_of(from_sse))
+    assert from_sse.id == from_json.id == "m"
+
+
+def fields_of(message: AssistantMessage) -> dict[str, Any]:
+    return {
+        "usage": message.usage,
+        "stop_reason": message.stop_reason,
+        "stop_reason_raw": message.stop_reason_raw,
+        "error": message.error,
+        "provenance": message.provenance,
+    }
+
+
+@pytest.mark.parametrize("name", [n for n in FIXTURES if n.endswith(".sse")])
+def test_bytes_lines_and_decoded_events_agree(name: str) -> None:
+    raw = [line.encode("utf-8") for line in sse_text(name).splitlines(keepends=True)]
+    options: dict[str, Any] = {"message_id": "m"}
+    from_bytes = fold(stream_events_from_sse(raw, **options))
+    from_events = fold(stream_events(sse_events(name), **options))
+    assert from_events == expected(from_events, list(from_bytes.contents), **fields_of(from_bytes))
+
+
+# -- each recorded stream folds into its message
+
+
+def test_plain_text_answer() -> None:
+    message, accumulator = fold_fixture("text.sse")
+    assert message == expected(
+        message,
+        [TextContent("Hello!")],
+        usage=Usage(input_tokens=25, output_tokens=15),  # message_delta's cumulative count replaces message_start's
+        stop_reason=StopReason.STOP,
+        stop_reason_raw="end_turn",
+        provenance=prov("msg_1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY"),
+    )
+    assert message.id == "msg_1nZdL29xx5MUA1yADyHTEsnR8uuvGzszyY"  # the default message id is the response id
+    assert accumulator.issues == []
+
+
+def test_text_then_a_tool_call() -> None:
+    message, accumulator = fold_fixture("tool_use.sse", message_id="m-tool")
+    assert message == expected(
+        message,
+        [
+            TextContent("Okay, let's check the weather for San Francisco, CA:"),
+            ToolCallContent(
+                "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
+                "get_weather",
+                arguments='{"location": "San Francisco, CA", "unit": "fahrenheit"}',  # fragments, verbatim
+                index=0,
+            ),
+        ],
+        usage=Usage(input_tokens=472, output_tokens=89),
+        stop_reason=StopReason.TOOL_CALLS,
+        stop_reason_raw="tool_use",
+        provenance=prov("msg_014p7gG3wDgGV9EUtLvnow3U"),
+    )
+    assert message.id == "m-tool"
+    assert message.tool_calls()[0].args == {"location": "San Francisco, CA", "unit": "fahrenheit"}
+    assert accumulator.issues == []
+
+
+def test_parallel_tool_calls_with_cache_usage() -> None:
+    message, accumulator = fold_fixture("parallel_tool_use.json")
+    assert message == expected(
+        message,
+        [
+            TextContent("I'll look up the weather and the time in Paris at once."),
+            ToolCallContent(
+                "toolu_01Wq7a1JbR5cYk2Tn8Hd3LsM", "get_weather", arguments='{"location": "Paris, France"}', index=0
+            ),
+            ToolCallContent(
+                "toolu_01Hx4e9MdV2pQs6Rb1Zk8TnY", "get_time", arguments='{"timezone": "Europe/Paris"}', index=1
+            ),
+            # no fragment at all: the start's input {}, as compact JSON (as the converter writes input)
+            ToolCallContent("toolu_01Cn2v5GfA8wLj3Ks9Pe6DqR", "get_location", arguments="{}", index=2),
+        ],
+        usage=Usage(input_tokens=21, output_tokens=132, cache_read_tokens=1842, cache_write_tokens=188),
+        stop_reason=StopReason.TOOL_CALLS,
+        stop_reason_raw="tool_use",
+        provenance=prov("msg_01Ptl8Vq2yhXb6LzKc4WfN3D"),
+    )
+    assert accumulator.issues == []
+
+
+THINKING_TEXT = (
+    "Let me solve this step by step:\n\n1. First break down 27 * 453\n2. 453 = 400 + 50 + 3\n"
+    "3. 27 * 400 = 10,800\n4. 27 * 50 = 1,350\n5. 27 * 3 = 81\n6. 10,800 + 1,350 + 81 = 12,231"
+)
+
+
+def test_thinking_with_signature_and_no_usage() -> None:
+    message, accumulator = fold_fixture("thinking.sse")
+    assert message == expected(
+        message,
+        [
+            ThinkingContent(THINKING_TEXT, "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds..."),
+            TextContent("27 * 453 = 12,231"),
+        ],
+        stop_reason=StopReason.STOP,
+        stop_reason_raw="end_turn",
+        provenance=prov("msg_01..."),
+    )
+    assert message.usage is None  # never reported: unknown, not zero
+    assert accumulator.issues == []
+
+
+def test_thinking_redacted_thinking_and_reasoning_tokens() -> None:
+    message, _ = fold_fixture("thinking_redacted.json", message_id="m-think")
+    assert message == expected(
+        message,
+        [
+            ThinkingContent(
+                "The user asks for 17 squared. 17 * 17 = 289.", "EuYBCkQYAiJAq9sT2m7vFh0wLr3Xc8BjN5pKe1YgUz4oQd6Wa=="
+            ),
+            RedactedThinkingContent(
+                "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB4URj"
+            ),
+            TextContent("17 squared is 289."),
+        ],
+        usage=Usage(input_tokens=46, output_tokens=97, cache_read_tokens=0, cache_write_tokens=0, reasoning_tokens=71),
+        stop_reason=StopReason.STOP,
+        stop_reason_raw="end_turn",
+        provenance=prov("msg_01Th5kWv9QmBz3Ld7Xc2RnYe"),
+    )
+
+
+def test_arguments_that_end_in_invalid_json_are_kept_and_reported() -> None:
+    message, accumulator = fold_fixture("invalid_json.json")
+    arguments = '{"filename": "poem.txt", "lines_of_text": ["Roses are red", "Violets are'
+    assert message == expected(
+        message,
+        [ToolCallContent("toolu_01Mk3s8ZxQ4vNb7Wd2Ja5GtE", "make_file", arguments=arguments, index=0)],
+        usage=Usage(input_tokens=310, output_tokens=40),
+        stop_reason=StopReason.LENGTH,
+        stop_reason_raw="max_tokens",
+        provenance=prov("msg_01Fg6dNw3kTz8Yp2Hs5VqLcR"),
+    )
+    assert message.tool_calls()[0].arguments_error is not None
+    assert len(accumulator.issues) == 1
+    assert "block 0 (tool call 'make_file', id 'toolu_01Mk3s8ZxQ4vNb7Wd2Ja5GtE')" in accumulator.issues[0]
+    assert "not a JSON object" in accumulator.issues[0]
+
+
+def test_a_streaming_refusal_is_a_content_filter_stop() -> None:
+    events: list[StreamEvent] = []
+    parser = AnthropicStreamParser()
+    for event in sse_events("refusal.sse"):
+        events += parser.feed(event)
+    events += parser.close()
+    message = fold(events)
+    assert message == expected(
+        message,
+        [TextContent("Hello..")],
+        usage=Usage(input_tokens=18, output_tokens=6),  # usage is still reported for a refusal
+        stop_reason=StopReason.CONTENT_FILTER,
+        stop_reason_raw="refusal",
+        provenance=prov("msg_01RfSl7qk2WcDdy8N3Vb4aZe"),
+    )
+    assert parser.stop_details == {"type": "refusal", "category": None, "explanation": None}
+    assert parser.stop_sequence is None
+    assert parser.skipped == []
+
+
+def test_a_stream_cut_off_before_its_end_records_an_error() -> None:
+    message, accumulator = fold_fixture("cut_off.json")
+    assert message == expected(
+        message,
+        [
+            TextContent("Checking the weather."),
+            ToolCallContent(
+                "toolu_01Vb9q2LmX7cRk4Tz8Nw1HsF", "get_weather", arguments='{"location": "San Fra', index=0
+            ),
+        ],
+        usage=Usage(input_tokens=472, output_tokens=2),
+        stop_reason=StopReason.ERROR,
+        error="the stream was cut short: it ended before message_stop",
+        provenance=prov("msg_01Ct4rHk8pZw2Nv6Jq3LsXdB"),
+    )
+    assert message.stop_reason_raw == ""  # the provider gave no error type
+    assert accumulator.issues == [
+        "block 1 (tool call 'get_weather', id 'toolu_01Vb9q2LmX7cRk4Tz8Nw1HsF') was cut short by the error "
+        "and kept as far as it got"
+    ]
+
+
+def test_an_error_event_ends_the_stream_with_its_type_as_code() -> None:
+    message, accumulator = fold_fixture("error.sse")
+    assert message == expected(
+        message,
+        [TextContent("The first three primes are 2,")],
+        usage=Usage(input_tokens=25, output_tokens=1),
+        stop_reason=StopReason.ERROR,
+        stop_reason_raw="overloaded_error",
+        error="Overloaded",
+        provenance=prov("msg_01Kp3nQyq1Zr2wWm8TfC5hXe"),
+    )
+    assert len(accumulator.issues) == 1
+    assert "block 0 (text) was cut short" in accumulator.issues[0]
+
+
+WEB_SEARCH_RESULT = {
+    "type": "web_search_tool_result",
+    "tool_use_id": "srvtoolu_014hJH82Qum7Td6UV8gDXThB",
+    "content": [
+        {
+            "type": "web_search_result",
+            "title": "Weather in New York City in May 2025 (New York) - detailed Weather Forecast for a month",
+            "url": "https://world-weather.info/forecast/usa/new_york/may-2025/",
+            "encrypted_content": "Ev0DCioIAxgCIiQ3NmU4ZmI4OC1k...",
+            "page_age": None,
+        }
+    ],
+}
+SERVER_TOOL_USE = {
+    "type": "server_tool_use",
+    "id": "srvtoolu_014hJH82Qum7Td6UV8gDXThB",
+    "name": "web_search",
+    "input": {"query": "weather NYC today"},  # parsed from its input_json_delta fragments
+}
+
+
+def test_server_tool_blocks_pass_through_as_provider_blocks() -> None:
+    message, accumulator = fold_fixture("web_search.json", pass_through_unknown=True)
+    assert message == expected(
+        message,
+        [
+            TextContent("I'll check the current weather in New York City for you."),
+            ProviderContent.from_block("anthropic", SERVER_TOOL_USE),
+            ProviderContent.from_block("anthropic", WEB_SEARCH_RESULT),
+            TextContent("Here's the current weather information for New York City."),
+        ],
+        usage=Usage(input_tokens=10682, output_tokens=510, cache_read_tokens=0, cache_write_tokens=0),
+        stop_reason=StopReason.STOP,
+        stop_reason_raw="end_turn",
+        provenance=prov("msg_01G..."),
+    )
+    assert accumulator.issues == []
+
+
+def test_server_tool_blocks_are_refused_without_pass_through() -> None:
+    with pytest.raises(
+        StreamProtocolError, match=r"event 7 \(content_block_start\): block 1 of type 'server_tool_use'"
+    ):
+        list(stream_events(json_events("web_search.json")))
+
+
+# -- the stream and the converter agree
+
+
+def same_message(message: AssistantMessage, like: AssistantMessage) -> AssistantMessage:
+    """``message`` with ``like``'s id and timestamp."""
+    return expected(like, list(message.contents), **fields_of(message))
+
+
+def final_message(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """The non-streaming response the events add up to (texts joined, tool input parsed), built by hand."""
+    response: dict[str, Any] = {}
+    blocks: dict[int, dict[str, Any]] = {}
+    fragments: dict[int, str] = {}
+    for event in events:
+        kind = event["type"]
+        if kind == "message_start":
+            response = json.loads(json.dumps(event["message"]))
+        elif kind == "content_block_start":
+            blocks[event["index"]] = dict(event["content_block"])
+        elif kind == "content_block_delta":
+            block, delta = blocks[event["index"]], event["delta"]
+            if delta["type"] == "text_delta":
+                block["text"] += delta["text"]
+            elif delta["type"] == "thinking_delta":
+                block["thinking"] += delta["thinking"]
+            elif delta["type"] == "signature_delta":
+                block["signature"] += delta["signature"]
+            elif delta["type"] == "input_json_delta":
+                fragments[event["index"]] = fragments.get(event["index"], "") + delta["partial_json"]
+        elif kind == "message_delta":
+            response.update(event["delta"])
+            response["usage"].update(event["usage"])
+    for index, text in fragments.items():
+        if text:
+            blocks[index]["input"] = json.loads(text)
+    response["content"] = [blocks[i] for i in sorted(blocks)]
+    return response
+
+
+@pytest.mark.parametrize(
+    ("name", "options"),
+    [
+        ("thinking_redacted.json", {}),
+        ("parallel_tool_use.json", {}),
+        ("refusal.sse", {}),
+        ("web_search.json", {"pass_through_unknown": True}),
+    ],
+)
+def test_the_fold_agrees_with_the_converter_on_the_whole_response(name: str, options: dict[str, Any]) -> None:
+    events = events_of(name)
+    folded = fold(stream_events(events, **options))
+    converted = from_anthropic_response(final_message(events), **options)
+    # Argument text: the stream keeps the fragments verbatim, the converter writes compact JSON.
+    assert [c.args for c in folded.tool_calls()] == [c.args for c in converted.tool_calls()]
+    if not any(c.arguments != "{}" for c in folded.tool_calls()):
+        assert same_message(converted, folded) == folded
+    else:
+        assert [type(c) for c in folded.contents] == [type(c) for c in converted.contents]
+        assert fields_of(converted) == fields_of(folded)
+
+
+def test_a_message_with_no_block_gets_an_empty_text_block_as_the_converter_gives() -> None:
+    events: list[dict[str, Any]] = [
+        {"type": "message_start", "message": {"id": "msg_e", "model": MODEL, "content": [], "usage": {}}},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+        {"type": "message_stop"},
+    ]
+    folded = fold(stream_events(events))
+    assert folded.contents == (TextContent(""),)
+    converted = from_anthropic_response(
+        {
+            "id": "msg_e",
+            "type": "message",
+            "role": "assistant",
+            "model": MODEL,
+            "content": [],
+            "stop_reason": "end_turn",
+        }
+    )
+    assert folded.contents == converted.contents
+    # A length stop may be empty: no block is made up.
+    events[1] = {"type": "message_delta", "delta": {"stop_reason": "max_tokens"}, "usage": {"output_tokens": 1}}
+    assert fold(stream_events(events)).contents == ()
+
+
+# -- stop reasons, ids, options
+
+
+def text_stream(stop: dict[str, Any], *, response_id: str | None = "msg_x") -> list[dict[str, Any]]:
+    message: dict[str, Any] = {"type": "message", "role": "assistant", "model": MODEL, "content": []}
+    if response_id is not None:
+        message["id"] = response_id
+    return [
+        {"type": "message_start", "message": message},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": stop, "usage": {"output_tokens": 2}},
+        {"type": "message_stop"},
+    ]
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        ("end_turn", StopReason.STOP),
+        ("stop_sequence", StopReason.STOP),
+        ("max_tokens", StopReason.LENGTH),
+        ("model_context_window_exceeded", StopReason.LENGTH),
+        ("tool_use", StopReason.TOOL_CALLS),
+        ("refusal", StopReason.CONTENT_FILTER),
+        ("pause_turn", None),  # paused, neither finished nor failed: send it back to continue (the converter's rule)
+        ("a_future_reason", None),
+    ],
+)
+def test_stop_reasons_are_mapped_and_kept_verbatim(raw: str, reason: StopReason | None) -> None:
+    message = fold(stream_events(text_stream({"stop_reason": raw, "stop_sequence": None})))
+    assert (message.stop_reason, message.stop_reason_raw) == (reason, raw)
+
+
+def test_the_stop_sequence_is_kept_on_the_parser() -> None:
+    parser = AnthropicStreamParser()
+    for event in text_stream({"stop_reason": "stop_sequence", "stop_sequence": "\n\nHuman:"}):
+        parser.feed(event)
+    assert parser.stop_sequence == "\n\nHuman:"
+    assert parser.ended
+    assert parser.close() == []
+
+
+def test_message_ids_and_provenance_options() -> None:
+    assert fold(stream_events(text_stream({"stop_reason": "end_turn"}))).id == "msg_x"
+    assert fold(stream_events(text_stream({"stop_reason": "end_turn"}), message_id="mine")).id == "mine"
+    no_id = fold(stream_events(text_stream({"stop_reason": "end_turn"}, response_id=None)))
+    assert len(no_id.id) == 36  # a UUID4
+    assert no_id.provenance == Provenance("anthropic", "anthropic-messages", MODEL, "")
+    other = fold(stream_events(text_stream({"stop_reason": "end_turn"}), provider="bedrock", api="bedrock-invoke"))
+    assert other.provenance == Provenance("bedrock", "bedrock-invoke", MODEL, "msg_x")
+    events = text_stream({"stop_reason": "end_turn"})
+    del events[0]["message"]["model"]
+    assert fold(stream_events(events, model="fallback-model")).provenance.model == "fallback-model"  # type: ignore[union-attr]
+
+
+def test_a_tool_start_input_is_used_only_when_no_fragment_comes() -> None:
+    start = {"type": "message_start", "message": {"id": "msg_t", "model": MODEL, "content": []}}
+    tool = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {"a": 1}}
+    whole = fold(
+        stream_events(
+            [
+                start,
+                {"type": "content_block_start", "index": 0, "content_block": tool},
+                {"type": "content_block_stop", "index": 0},
+                {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 3}},
+                {"type": "message_stop"},
+            ]
+        )
+    )
+    assert whole.tool_calls()[0].arguments == '{"a":1}'
+
+
+def test_an_error_before_message_start_still_gives_a_message() -> None:
+    message = fold(stream_events([{"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}]))
+    assert message.contents == ()
+    assert (message.stop_reason, message.stop_reason_raw, message.error) == (
+        StopReason.ERROR,
+        "overloaded_error",
+        "Overloaded",
+    )
+
+
+def test_an_empty_stream_is_an_error_not_a_hang() -> None:
+    message = fold(stream_events([]))
+    assert message.error == "the stream was cut short: it ended before message_start"
+    assert message.stop_reason is StopReason.ERROR
+
+
+def test_pings_unknown_events_and_citations_are_skipped_with_notes() -> None:
+    events = text_stream({"stop_reason": "end_turn"})
+    citation = {
+        "type": "char_location",
+        "cited_text": "hi",
+        "document_index": 0,
+        "document_title": None,
+        "start_char_index": 0,
+        "end_char_index": 2,
+    }
+    events[2:2] = [
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "citations_delta", "citation": citation}},
+        {"type": "ping"},
+        {"type": "content_block_hint", "index": 0},
+    ]
+    SDK_EVENT.validate_python(events[2])
+    events.insert(0, {"type": "ping"})
+    parser = AnthropicStreamParser()
+    out = [e for event in events for e in parser.feed(event)] + parser.close()
+    got = fold(out)
+    assert got == same_message(fold(stream_events(text_stream({"stop_reason": "end_turn"}))), got)
+    assert parser.skipped == [
+        "event 3 (content_block_delta): block 0: a citation has no agentmsg field and is left out",
+        "event 5 (content_block_hint): an event type this version does not know, skipped",
+    ]
+    with pytest.raises(StreamProtocolError, match=r"event 3 \(content_block_delta\).*citation.*strict=True"):
+        list(stream_events(events, strict=True))
+    del events[3]
+    with pytest.raises(StreamProtocolError, match=r"event 4 \(content_block_hint\).*strict=True"):
+        list(stream_events(events, strict=True))
+
+
+def test_a_provider_block_still_open_at_an_error_is_left_out_and_noted() -> None:
+    events = [*json_events("web_search.json")[:10], {"type": "error", "error": {"type": "api_error", "message": "x"}}]
+    parser = AnthropicStreamParser(pass_through_unknown=True)
+    out = [e for event in events for e in parser.feed(event)]
+    message = fold(out)
+    assert [type(c) for c in message.contents] == [TextContent]
+    assert parser.skipped == ["event 10 (error): block 1 (server_tool_use) was still open and is left out"]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=60), max_size=8))
+def test_argument_fragments_may_be_cut_anywhere(cuts: list[int]) -> None:
+    events = json_events("tool_use.json")
+    text = "".join(e["delta"]["partial_json"] for e in events if e["type"] == "content_block_delta" and e["index"] == 1)
+    points = sorted({min(c, len(text)) for c in cuts} | {0, len(text)})
+    pieces = [text[a:b] for a, b in itertools.pairwise(points)]
+    kept = [e for e in events if not (e["type"] == "content_block_delta" and e["index"] == 1)]
+    at = next(i for i, e in enumerate(kept) if e["type"] == "content_block_stop" and e["index"] == 1)
+    recut = [
+        {"type": "content_block_delta", "index": 1, "delta": {"type": "input_json_delta", "partial_json": p}}
+        for p in pieces
+    ]
+    message = fold(stream_events(kept[:at] + recut + kept[at:], message_id="m"))
+    assert message.tool_calls()[0].arguments == text
+
+
+# -- malformed input
+
+
+def start_event() -> dict[str, Any]:
+    return {"type": "message_start", "message": {"id": "msg_1", "model": MODEL, "content": []}}
+
+
+def text_block(index: int = 0) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+
+
+def delta(index: int, body: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": body}
+
+
+TEXT = {"type": "text_delta", "text": "x"}
+STOP0 = {"type": "content_block_stop", "index": 0}
+
+
+@pytest.mark.parametrize(
+    ("events", "needle"),
+    [
+        ([42], r"event 0: expected an object, got number"),
+        ([{}], r"event 0: 'type' must be a string, got null"),
+        ([text_block()], r"event 0 \(content_block_start\): arrived before message_start"),
+        ([start_event(), start_event()], r"event 1 \(message_start\): a second message_start"),
+        ([{"type": "message_start"}], r"'message' is required"),
+        ([{"type": "message_start", "message": {"content": [{"type": "text", "text": "x"}]}}], r"must be empty"),
+        ([start_event(), delta(3, TEXT)], r"event 1 \(content_block_delta\): block 3 was never started"),
+        ([start_event(), text_block(), STOP0, delta(0, TEXT)], r"event 3 .*block 0 already stopped"),
+        ([start_event(), text_block(), STOP0, STOP0], r"event 3 \(content_block_stop\): block 0 already stopped"),
+        ([start_event(), text_block(), STOP0, text_block()], r"block 0 started twice"),
+        ([start_event(), text_block(), text_block()], r"block 0 started twice"),
+        ([start_event(), {**text_block(), "index": "0"}], r"'index' must be an integer, got string"),
+        ([start_event(), {**text_block(), "index": True}], r"'index' must be an integer, got boolean"),
+        ([start_event(), {**text_block(), "index": -1}], r"'index' must not be negative"),
+        ([start_event(), {"type": "content_block_start", "index": 0}], r"'content_block' is required"),
+        ([start_event(), text_block(), delta(0, {"type": "text_delta", "text": 5})], r"'text' must be a string"),
+        ([start_event(), text_block(), delta(0, {"type": "text_delta"})], r"'text' is required"),
+        (
+            [start_event(), text_block(), delta(0, {"type": "thinking_delta", "thinking": "x"})],
+            r"block 0: a thinking_delta cannot go to a text block",
+        ),
+        (
+            [start_event(), text_block(), delta(0, {"type": "input_json_delta", "partial_json": "{"})],
+            r"a input_json_delta cannot go to a text block",
+        ),
+        (
+            [start_event(), text_block(), delta(0, {"type": "signature_delta", "signature": "s"})],
+            r"a signature_delta cannot go to a text block",
+        ),
+        ([start_event(), text_block(), delta(0, {"type": "sparkle_delta"})], r"unknown delta type 'sparkle_delta'"),
+        ([start_event(), text_block(), delta(0, "x")], r"'delta' must be an object, got string"),  # type: ignore[arg-type]
+        (
+            [start_event(), {"type": "content_block_start", "index": 0, "content_block": {"type": "server_tool_use"}}],
+            r"block 0 of type 'server_tool_use' has no agentmsg kind \(pass_through_unknown=True",
+        ),
+        (
+            [start_event(), {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use"}}],
+            r"'id' is required",
+        ),
+        (
+            [
+                start_event(),
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "tool_use", "id": "", "name": "f", "input": {}},
+                },
+            ],
+            r"event 1 \(content_block_start\): .*id",
+        ),
+        (
+            [
+                start_event(),
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "redacted_thinking"}},
+            ],
+            r"'data' is required",
+        ),
+        ([start_event(), text_block(), {"type": "message_stop"}], r"block 0 \(text\) still open"),
+        ([start_event(), {"type": "message_stop"}, {"type": "message_stop"}], r"event 2 .*already ended"),
+        ([start_event(), {"type": "error", "error": {}}, text_block()], r"event 2 .*already ended"),
+        ([{**start_event(), "message": {"usage": "lots"}}], r"'message.usage' must be an object, got string"),
+        ([{**start_event(), "message": {"usage": {"input_tokens": -1}}}], r"event 0 \(message_start\): .*input_tokens"),
+        ([{**start_event(), "message": {"usage": {"input_tokens": 1.5}}}], r"'input_tokens' must be an integer"),
+        ([start_event(), {"type": "message_delta", "delta": {"stop_reason": 7}}], r"'stop_reason' must be a string"),
+        ([start_event(), {"type": "message_delta"}], r"'delta' is required"),
+        ([start_event(), {"type": "error", "error": "bad"}], r"'error' must be an object, got string"),
+    ],
+)
+def test_malformed_events_name_the_event_and_the_fault(events: list[Any], needle: str) -> None:
+    with pytest.raises(StreamProtocolError, match=needle):
+        list(stream_events(events))
+
+
+def test_a_provider_block_whose_input_is_not_json_is_refused() -> None:
+    server = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+    events = [
+        start_event(),
+        {"type": "content_block_start", "index": 0, "content_block": server},
+        delta(0, {"type": "input_json_delta", "partial_json": '{"query": "x'}),
+        STOP0,
+    ]
+    with pytest.raises(StreamProtocolError, match=r"event 3 .*block 0 \(server_tool_use\): its input is not JSON"):
+        list(stream_events(events, pass_through_unknown=True))
+    events[2] = delta(0, {"type": "input_json_delta", "partial_json": "[1]"})
+    with pytest.raises(StreamProtocolError, match=r"its input is a JSON array"):
+        list(stream_events(events, pass_through_unknown=True))
+    events[2] = delta(0, TEXT)
+    with pytest.raises(StreamProtocolError, match=r"a text_delta cannot go to a server_tool_use block"):
+        list(stream_events(events, pass_through_unknown=True))
+
+
+def sse(*blocks: str) -> list[str]:
+    return "\n\n".join(blocks).splitlines(keepends=True)
+
+
+START_SSE = "event: message_start\ndata: " + json.dumps(start_event())
+
+
+def test_sse_data_that_is_not_json_is_refused() -> None:
+    with pytest.raises(StreamProtocolError, match=r"event 1 \(content_block_start\): data is not JSON"):
+        list(stream_events_from_sse(sse(START_SSE, "event: content_block_start\ndata: {oops")))
+
+
+def test_an_sse_event_name_must_match_the_data_type() -> None:
+    lying = "event: content_block_stop\ndata: " + json.dumps(text_block())
+    with pytest.raises(
+        StreamProtocolError, match=r"event 1 \(content_block_stop\): the data's type 'content_block_start'"
+    ):
+        list(stream_events_from_sse(sse(START_SSE, lying)))
+    # An unnamed event takes its type from the data.
+    unnamed = sse(*("data: " + json.dumps(event) for event in text_stream({"stop_reason": "end_turn"})))
+    assert fold(stream_events_from_sse(unnamed)).text_content() == "hi"
+
+
+def test_an_sse_error_event_whose_data_is_not_json_still_ends_the_stream() -> None:
+    message = fold(stream_events_from_sse(sse(START_SSE, "event: error\ndata: upstream connect error")))
+    assert (message.stop_reason, message.error, message.stop_reason_raw) == (
+        StopReason.ERROR,
+        "upstream connect error",
+        "",
+    )
+    untyped = '{"error": {"type": "api_error", "message": "Internal server error"}}'
+    message = fold(stream_events_from_sse(sse(START_SSE, "event: error\ndata: " + untyped)))
+    assert (message.error, message.stop_reason_raw) == ("Internal server error", "api_error")
+    message = fold(stream_events_from_sse(sse(START_SSE, 'event: error\ndata: "gateway timeout"')))
+    assert (message.error, message.stop_reason_raw) == ('"gateway timeout"', "")
+    # A ping's data is never read.
+    pinged = fold(
+        stream_events_from_sse(
+            sse("event: ping\ndata: -", START_SSE, 'event: message_stop\ndata: {"type": "message_stop"}')
+        )
+    )
+    assert pinged.contents == (TextContent(""),)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(["tool_use.sse", "thinking.sse", "error.sse"]), st.lists(st.integers(min_value=0), max_size=30))
+def test_sse_may_come_in_arbitrary_chunks(name: str, cuts: list[int]) -> None:
+    raw = sse_text(name).replace("\n", "\r\n").encode("utf-8") + "é…".encode()  # CRLF ends; a split character
+    points = sorted({c % (len(raw) + 1) for c in cuts} | {0, len(raw)})
+    chunks = [raw[a:b] for a, b in itertools.pairwise(points)]
+    by_lines = fold(stream_events_from_sse(sse_text(name).splitlines(keepends=True), message_id="m"))
+    by_chunks = fold(stream_events_from_sse(chunks, message_id="m"))
+    assert by_chunks == same_message(by_lines, by_chunks)
+
+
+def test_sse_that_is_not_utf8_is_refused() -> None:
+    with pytest.raises(StreamProtocolError, match="not UTF-8"):
+        list(stream_events_from_sse([b"event: ping\n", b"data: \xff\n", b"\n"]))

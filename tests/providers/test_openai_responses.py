@@ -1,0 +1,1205 @@
+"""The OpenAI Responses converter (``agentmsg.providers.openai_responses``).
+
+Golden payloads live in ``tests/golden/openai_responses/*.json``; each names,
+under ``_source``, the SDK types (``openai`` 3.52.0) and documentation pages
+it follows. Every payload :func:`to_openai_responses` writes is validated
+with the SDK's own request types, and every response
+:func:`to_openai_responses_response` writes with its ``Response`` model.
+
+What a request cannot carry, and the tests therefore normalise: message ids
+and timestamps (request items have none; reading gives new UUIDs and the
+time of reading), and an assistant message's usage, stop reason, error and
+provenance (requests carry none of them; an assistant turn read back with
+reasoning gets ``Provenance("openai", "openai-responses")``, which the
+samples use so that whole messages compare equal).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import warnings
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from openai.types.responses import (
+    EasyInputMessageParam,
+    Response,
+    ResponseFunctionToolCallParam,
+    ResponseInputParam,
+    ResponseOutputItem,
+    ResponseOutputMessageParam,
+    ResponseReasoningItemParam,
+)
+from openai.types.responses.response_input_param import FunctionCallOutput, Message
+from samples import PDF, WAV, png_bytes
+from sdk_check import validate_with
+
+from agentmsg import (
+    AgentMessage,
+    AssistantMessage,
+    AudioContent,
+    CompactionSummaryMessage,
+    DocumentContent,
+    ImageContent,
+    ImageDetail,
+    Provenance,
+    ProviderContent,
+    RedactedThinkingContent,
+    StopReason,
+    SystemMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCallContent,
+    ToolMessage,
+    ToolResultContent,
+    Usage,
+    UsageCost,
+    UserMessage,
+    ValidationError,
+)
+from agentmsg.providers._common import ConversionError, ConversionReport, ConversionWarning
+from agentmsg.providers.openai_responses import (
+    API,
+    BLOCK_FORMAT,
+    PROVIDER,
+    from_openai_responses,
+    from_openai_responses_response,
+    to_openai_responses,
+    to_openai_responses_response,
+)
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "openai_responses"
+PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
+PNG = base64.b64decode(PNG_B64)
+OPENAI = Provenance(PROVIDER, API)
+# The request-echo fields the SDK's Response requires and a message cannot say; these are the API's
+# documented defaults (parallel_tool_calls true, tool_choice "auto", no tools).
+ECHO = {"parallel_tool_calls": True, "tool_choice": "auto", "tools": []}
+
+
+def load_golden(name: str) -> dict[str, Any]:
+    """A golden payload, with its ``_source`` note checked and stripped."""
+    doc = json.loads((GOLDEN / name).read_text(encoding="utf-8"))
+    source = doc.pop("_source")
+    assert source["sdk"] == "openai 3.52.0"
+    assert source["types"]
+    assert source["docs"]
+    return dict(doc)
+
+
+# --------------------------------------------------------------------------- SDK checks
+
+
+ITEM_TYPES: dict[str, Any] = {
+    "function_call": ResponseFunctionToolCallParam,
+    "function_call_output": FunctionCallOutput,
+}
+
+
+def check_request(payload: dict[str, Any], *, ours: bool = True) -> None:
+    """Validate a request payload with the SDK's types, item by item, and assert nothing was dropped.
+
+    ``ResponseInputParam`` is a plain union in which ``ItemReference`` (only ``id`` required)
+    matches nearly anything, so each item is also validated as its own type and compared
+    with the validated value (a TypedDict drops unknown keys silently).
+    The SDK's ``ResponseReasoningItemParam`` requires ``id``; the converter writes reasoning
+    items without one (agentmsg keeps no item ids; OpenAI's Codex client sends them so),
+    so a placeholder stands in for it during validation only. Goldens (``ours=False``) are
+    written as clients send them: with item ids and output-form assistant messages.
+    """
+    assert set(payload) <= {"input", "instructions"}
+    if "instructions" in payload:
+        assert isinstance(payload["instructions"], str)
+    items = payload["input"]
+    view = [
+        {**item, "id": "rs_placeholder"} if item.get("type") == "reasoning" and "id" not in item else item
+        for item in items
+    ]
+    validate_with(ResponseInputParam, view)
+    for item, shown in zip(items, view, strict=True):
+        kind = item.get("type", "message")
+        if kind == "message" and "id" in item:
+            assert validate_with(ResponseOutputMessageParam, item) == item
+        elif kind == "message":
+            assert validate_with(EasyInputMessageParam, item) == item
+            if isinstance(item["content"], list):
+                assert validate_with(Message, item) == item
+        elif kind == "reasoning":
+            assert "id" not in item or not ours
+            assert validate_with(ResponseReasoningItemParam, shown) == shown
+        elif kind in ITEM_TYPES:
+            assert validate_with(ITEM_TYPES[kind], item) == item
+
+
+def no_extras(value: Any) -> None:
+    """No field the SDK model does not declare, anywhere (its models keep unknown keys as extras)."""
+    if isinstance(value, pydantic.BaseModel):
+        assert not value.model_extra, (type(value).__name__, value.model_extra)
+        for name in type(value).model_fields:
+            no_extras(getattr(value, name))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            no_extras(item)
+
+
+def check_response(data: dict[str, Any]) -> None:
+    """Validate a written response with the SDK's ``Response`` (plus the echo fields) and its output items."""
+    model = Response.model_validate({**data, **ECHO})
+    no_extras(model)
+    assert model.model_dump(mode="json", by_alias=True, exclude_unset=True) == json.loads(json.dumps({**data, **ECHO}))
+    for item in data["output"]:
+        validated = validate_with(ResponseOutputItem, item)
+        assert validated.model_dump(mode="json", by_alias=True, exclude_unset=True) == item
+
+
+def write(messages: Sequence[Any], **kwargs: Any) -> tuple[dict[str, Any], ConversionReport]:
+    """to_openai_responses with a report, validated with the SDK."""
+    report = ConversionReport()
+    payload = to_openai_responses(messages, report=report, **kwargs)
+    check_request(payload)
+    return payload, report
+
+
+def restamp(read: Sequence[AgentMessage], originals: Sequence[AgentMessage]) -> list[AgentMessage]:
+    """The read messages with the originals' ids and timestamps (requests carry neither)."""
+    assert len(read) == len(originals), (read, originals)
+    for message, original in zip(read, originals, strict=True):
+        message.pb.id = original.id
+        message.pb.timestamp.CopyFrom(original.pb.timestamp)
+    return list(read)
+
+
+def losses(report: ConversionReport) -> list[str]:
+    return [str(loss) for loss in report.losses]
+
+
+def violations(info: pytest.ExceptionInfo[ValidationError]) -> set[tuple[str, str]]:
+    return {(v.field, v.rule_id) for v in info.value.violations}
+
+
+# --------------------------------------------------------------------------- the conversation the format holds
+
+
+def holdable() -> list[AgentMessage]:
+    """Everything the format can hold, in the shapes that read back as they are."""
+    return [
+        SystemMessage([TextContent("Be terse."), TextContent(" Really.")], id="s1", timestamp=1),
+        UserMessage(
+            [
+                TextContent("Look:"),
+                ImageContent(png_bytes(), detail="high"),
+                ImageContent.from_url("https://example.test/cat.jpg"),
+                ImageContent.from_file_id("file-img-1", detail="low"),
+                DocumentContent(PDF, filename="a.pdf"),
+                DocumentContent.from_url("https://example.test/d.pdf"),
+                DocumentContent.from_file_id("file-doc-1", filename="notes.txt"),
+                DocumentContent.from_text("plain words", filename="p.txt"),
+                DocumentContent.from_text("# Title", media_type="text/markdown; charset=utf-8", filename="r.md"),
+            ],
+            id="u1",
+            timestamp=2,
+        ),
+        AssistantMessage(
+            [
+                ThinkingContent("Step one.", ""),
+                ThinkingContent("Step two.", "enc-1"),
+                RedactedThinkingContent("enc-2"),
+                ThinkingContent("", "enc-3"),
+                TextContent("Calling."),
+                ToolCallContent("call_a", "f", arguments='{"x": 1, "y": [1.50, "é"]}'),
+                ToolCallContent("call_b", "g", arguments="{}", index=1),
+                ToolCallContent("call_c", "h", arguments="", index=2),
+                ToolCallContent("call_d", "h", arguments=' {"spaced" : [1e5]} ', index=3),
+            ],
+            provenance=OPENAI,
+            id="a1",
+            timestamp=3,
+        ),
+        ToolMessage(
+            [
+                ToolResultContent("call_a", "one", name="f"),
+                ToolResultContent("call_b", [TextContent("two"), ImageContent(png_bytes())], name="g", index=1),
+                ToolResultContent("call_c", "", index=2),
+                ToolResultContent("call_d", [TextContent("")], index=3),
+                ToolResultContent("call_x", [TextContent("a"), TextContent("b")]),
+            ],
+            id="t1",
+            timestamp=4,
+        ),
+        AssistantMessage([TextContent("Done."), TextContent("")], id="a2", timestamp=5),
+        UserMessage([TextContent("")], id="u2", timestamp=6),
+    ]
+
+
+def test_round_trip_holds_for_everything_the_format_holds() -> None:
+    messages = holdable()
+    payload, report = write(messages)
+    assert losses(report) == []
+    assert restamp(from_openai_responses(payload), messages) == messages
+
+
+def test_round_trip_payload_is_exactly_the_items_the_sdk_describes() -> None:
+    payload, _ = write(holdable())
+    items = payload["input"]
+    assert items[0] == {
+        "type": "message",
+        "role": "system",
+        "content": [{"type": "input_text", "text": "Be terse."}, {"type": "input_text", "text": " Really."}],
+    }
+    parts = items[1]["content"]
+    assert parts[1]["image_url"].startswith("data:image/png;base64,")
+    assert parts[1]["detail"] == "high"
+    assert parts[2] == {"type": "input_image", "image_url": "https://example.test/cat.jpg", "detail": "auto"}
+    assert parts[3] == {"type": "input_image", "file_id": "file-img-1", "detail": "low"}
+    assert parts[4] == {
+        "type": "input_file",
+        "file_data": "data:application/pdf;base64," + base64.b64encode(PDF).decode(),
+        "filename": "a.pdf",
+    }
+    assert parts[5] == {"type": "input_file", "file_url": "https://example.test/d.pdf"}
+    assert parts[6] == {"type": "input_file", "file_id": "file-doc-1", "filename": "notes.txt"}
+    assert parts[8]["file_data"].startswith("data:text/markdown; charset=utf-8;base64,")
+    assert items[2:9] == [
+        {
+            "type": "reasoning",
+            "summary": [{"type": "summary_text", "text": "Step one."}, {"type": "summary_text", "text": "Step two."}],
+            "encrypted_content": "enc-1",
+        },
+        {"type": "reasoning", "summary": [], "encrypted_content": "enc-2"},
+        {"type": "reasoning", "summary": [{"type": "summary_text", "text": ""}], "encrypted_content": "enc-3"},
+        {"type": "message", "role": "assistant", "content": "Calling."},
+        {"type": "function_call", "call_id": "call_a", "name": "f", "arguments": '{"x": 1, "y": [1.50, "é"]}'},
+        {"type": "function_call", "call_id": "call_b", "name": "g", "arguments": "{}"},
+        {"type": "function_call", "call_id": "call_c", "name": "h", "arguments": ""},
+    ]
+    outputs = [item for item in items if item["type"] == "function_call_output"]
+    assert outputs[0] == {"type": "function_call_output", "call_id": "call_a", "output": "one", "name": "f"}
+    assert outputs[1]["output"][0] == {"type": "input_text", "text": "two"}
+    assert outputs[1]["output"][1]["type"] == "input_image"
+    assert outputs[2] == {"type": "function_call_output", "call_id": "call_c", "output": ""}
+    assert outputs[3]["output"] == [{"type": "input_text", "text": ""}]
+    assert items[-3:] == [
+        {"type": "message", "role": "assistant", "content": "Done."},
+        {"type": "message", "role": "assistant", "content": ""},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": ""}]},
+    ]
+
+
+SURROGATES: tuple[Literal["Cs"]] = ("Cs",)  # protobuf strings are UTF-8: no lone surrogates
+CHARS = st.characters(exclude_categories=SURROGATES)
+TEXT = st.text(CHARS, max_size=20)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    user_text=TEXT,
+    answer=st.lists(TEXT, min_size=1, max_size=3),
+    call_ids=st.lists(st.text(CHARS, min_size=1, max_size=70), max_size=3),
+    args=st.dictionaries(TEXT, st.integers() | TEXT | st.booleans(), max_size=3),
+)
+def test_round_trip_property(user_text: str, answer: list[str], call_ids: list[str], args: dict[str, Any]) -> None:
+    ids = list(dict.fromkeys(call_ids))
+    calls = [
+        ToolCallContent(call_id, "tool", arguments=json.dumps(args, ensure_ascii=False), index=k)
+        for k, call_id in enumerate(ids)
+    ]
+    messages: list[AgentMessage] = [
+        UserMessage.text(user_text),
+        AssistantMessage([*(TextContent(text) for text in answer), *calls]),
+    ]
+    if ids:
+        messages.append(ToolMessage([ToolResultContent(call_id, user_text, index=k) for k, call_id in enumerate(ids)]))
+    payload, report = write(messages)
+    assert report.losses == []
+    for item in payload["input"]:
+        if "call_id" in item:
+            assert len(item["call_id"]) <= 64
+    assert restamp(from_openai_responses(payload, id_map=report.id_map), messages) == messages
+
+
+# --------------------------------------------------------------------------- goldens, format -> agentmsg
+
+
+def test_golden_text_and_roles() -> None:
+    payload = load_golden("text_and_roles.json")
+    check_request(payload, ours=False)
+    read = from_openai_responses(payload)
+    assert [type(m) for m in read] == [
+        SystemMessage,
+        SystemMessage,
+        UserMessage,
+        AssistantMessage,
+        UserMessage,
+        AssistantMessage,
+    ]
+    assert read[0].contents == (TextContent("You are a terse assistant."),)
+    assert read[1].contents == (TextContent("Answer in French."),)  # developer reads as system
+    assert read[2].contents == (TextContent("Bonjour"),)
+    assert read[3].contents == (TextContent("Bonjour !"),)
+    assert read[4].contents == (TextContent("Deux "), TextContent("blocs."))
+    # The output-message form: one text block per output_text part; id, status and phase dropped.
+    assert read[5].contents == (TextContent("D'accord."), TextContent(" Voilà."))
+    assert all(isinstance(m, AssistantMessage) and m.provenance is None for m in read[3::2])
+    # Written back in the converter's own form: system items, easy assistant messages.
+    again, report = write(read)
+    assert report.losses == []
+    assert again == {
+        "input": [
+            {
+                "type": "message",
+                "role": "system",
+                "content": [{"type": "input_text", "text": "You are a terse assistant."}],
+            },
+            {"type": "message", "role": "system", "content": [{"type": "input_text", "text": "Answer in French."}]},
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Bonjour"}]},
+            {"type": "message", "role": "assistant", "content": "Bonjour !"},
+            payload["input"][3],
+            {"type": "message", "role": "assistant", "content": "D'accord."},
+            {"type": "message", "role": "assistant", "content": " Voilà."},
+        ],
+    }
+
+
+def test_golden_media_reads_every_source_and_writes_back_identically() -> None:
+    payload = load_golden("media.json")
+    check_request(payload, ours=False)
+    (message,) = from_openai_responses(payload)
+    assert isinstance(message, UserMessage)
+    text, url_image, data_image, file_image, pdf, pdf_url, file_doc = message.contents
+    assert text == TextContent("What is in these?")
+    assert isinstance(url_image, ImageContent)
+    assert url_image.url is not None
+    assert url_image.url.endswith("boardwalk.jpg")
+    assert (url_image.media_type, url_image.detail) == ("image/jpeg", None)  # "auto" reads as unstated
+    assert data_image == ImageContent(PNG, media_type="image/png", detail=ImageDetail.HIGH)
+    assert file_image == ImageContent.from_file_id("file-6F2ksmvXxt4VdoqmHRw6kL", detail="low")
+    assert pdf == DocumentContent(b"%PDF-1.4\n%%EOF\n", media_type="application/pdf", filename="draconomicon.pdf")
+    assert pdf_url == DocumentContent.from_url("https://www.berkshirehathaway.com/letters/2024ltr.pdf")
+    assert isinstance(pdf_url, DocumentContent)
+    assert pdf_url.media_type == "application/pdf"
+    assert file_doc == DocumentContent.from_file_id("file-6F2ksmvXxt4VdoqmHRw6kL", filename="notes.txt")
+    again, report = write([message])
+    assert report.losses == []
+    assert again == payload
+
+
+def test_golden_tool_calls_parallel_calls_outputs_and_error_text() -> None:
+    payload = load_golden("tool_calls.json")
+    check_request(payload, ours=False)
+    user, assistant, tool, answer = from_openai_responses(payload)
+    assert isinstance(assistant, AssistantMessage)
+    assert assistant.contents == (
+        ToolCallContent("call_12345xyz", "get_weather", arguments='{"location":"Paris, France"}'),
+        ToolCallContent(
+            "call_67890abc", "get_weather", arguments='{"location": "Bogotá, Colombia", "units": "celsius"}', index=1
+        ),
+        ToolCallContent("call_time_01", "get_time", arguments='{"zone":"Atlantis"}', index=2),
+    )
+    assert isinstance(tool, ToolMessage)
+    first, second, third = tool.results()
+    assert first == ToolResultContent("call_12345xyz", '{"temperature": 14, "sky": "cloudy"}')
+    assert second == ToolResultContent(
+        "call_67890abc",
+        [TextContent("18 °C. Radar:"), ImageContent(PNG, media_type="image/png")],
+        name="get_weather",
+        index=1,
+    )
+    # The format has no error flag: an error is text like any other.
+    assert third == ToolResultContent("call_time_01", "Error: unknown time zone 'Atlantis'", name="get_time", index=2)
+    assert answer.contents == (TextContent("Paris: 14 °C, cloudy. Bogotá: 18 °C. Atlantis has no time zone."),)
+    again, report = write([user, assistant, tool, answer])
+    assert report.losses == []
+    assert again == payload
+
+
+def test_golden_reasoning_items_become_thinking_and_replay_without_ids() -> None:
+    payload = load_golden("reasoning.json")
+    check_request(payload, ours=False)
+    user, assistant, tool, final = from_openai_responses(payload)
+    assert isinstance(assistant, AssistantMessage)
+    encrypted = payload["input"][1]["encrypted_content"]
+    assert assistant.contents == (
+        ThinkingContent("**Multiplying**\n\n17 times 23 is 391.", ""),
+        ThinkingContent("**Checking primality**\n\nI should use the tool.", encrypted),
+        ToolCallContent("call_prime_1", "is_prime", arguments='{"n":391}'),
+    )
+    # Reasoning is this API's own: the turn may send it back to any OpenAI model.
+    assert assistant.provenance == OPENAI
+    assert tool.contents == (ToolResultContent("call_prime_1", "false"),)
+    assert isinstance(final, AssistantMessage)
+    assert final.contents == (
+        RedactedThinkingContent(payload["input"][4]["encrypted_content"]),
+        TextContent("391 = 17 * 23, so it is not prime."),
+    )
+    again, report = write([user, assistant, tool, final], model="gpt-5")
+    assert report.losses == []
+    # The same items, minus what agentmsg keeps no field for: item ids, status, output-message form.
+    expected = [dict(item) for item in payload["input"]]
+    for item in expected:
+        item.pop("id", None)
+        item.pop("status", None)
+    expected[-1] = {"type": "message", "role": "assistant", "content": "391 = 17 * 23, so it is not prime."}
+    assert again == {"input": expected}
+
+
+# --------------------------------------------------------------------------- writing: options and reasoning
+
+
+def test_instructions_option_and_developer_role() -> None:
+    messages = [
+        SystemMessage.text("A"),
+        SystemMessage([TextContent("B"), TextContent("C")]),
+        UserMessage.text("hi"),
+        SystemMessage.text("late"),
+    ]
+    payload, report = write(messages, instructions=True, system_role="developer")
+    assert payload == {
+        "instructions": "A\n\nBC",
+        "input": [
+            {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
+            {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "late"}]},
+        ],
+    }
+    assert [loss.path for loss in report.losses] == ["[1].contents[0]", "[1].contents[1]"]
+    assert all(loss.what == "text block boundary" for loss in report.losses)
+    read = from_openai_responses(payload)
+    assert [(type(m), m.text_content()) for m in read] == [
+        (SystemMessage, "A\n\nBC"),
+        (UserMessage, "hi"),
+        (SystemMessage, "late"),
+    ]
+    with pytest.raises(ValidationError):
+        to_openai_responses(messages, system_role="boss")  # type: ignore[arg-type]
+
+
+def reasoning_turn(provenance: Provenance | None) -> AssistantMessage:
+    return AssistantMessage(
+        [ThinkingContent("Think.", "enc-a"), RedactedThinkingContent("enc-b"), TextContent("Answer.")],
+        provenance=provenance,
+    )
+
+
+def test_reasoning_is_replayed_only_to_its_own_provider_api_and_model() -> None:
+    own = reasoning_turn(Provenance(PROVIDER, API, "gpt-5", "resp_1"))
+    payload, report = write([own], model="gpt-5")
+    assert report.losses == []
+    assert [item["type"] for item in payload["input"]] == ["reasoning", "reasoning", "message"]
+
+    other_model, report = write([own], model="gpt-4.1")
+    assert other_model["input"] == [{"type": "message", "role": "assistant", "content": "Answer."}]
+    assert [(loss.path, loss.what) for loss in report.losses] == [
+        ("[0].contents[0]", "thinking"),
+        ("[0].contents[1]", "redacted thinking"),
+    ]
+    assert "openai/openai-responses/gpt-5, not openai/openai-responses/gpt-4.1" in report.losses[0].reason
+
+    for provenance in (None, Provenance("anthropic", "anthropic-messages", "claude", "msg_1")):
+        foreign, report = write([reasoning_turn(provenance)])
+        assert foreign["input"] == [{"type": "message", "role": "assistant", "content": "Answer."}]
+        assert [loss.what for loss in report.losses] == ["thinking", "redacted thinking"]
+
+
+def test_unsigned_thinking_cannot_be_replayed_even_from_openai() -> None:
+    turn = AssistantMessage([ThinkingContent("Summary only."), TextContent("Hi.")], provenance=OPENAI)
+    payload, report = write([turn])
+    assert payload["input"] == [{"type": "message", "role": "assistant", "content": "Hi."}]
+    (loss,) = report.losses
+    assert (loss.path, loss.what) == ("[0].contents[0]", "thinking")
+    assert "encrypted_content" in loss.reason
+
+
+def test_tool_ids_are_rewritten_and_restored() -> None:
+    weird = "toolu:01/AbC d" + "x" * 80
+    messages: list[AgentMessage] = [
+        AssistantMessage([ToolCallContent(weird, "f", {"a": 1})]),
+        ToolMessage([ToolResultContent(weird, "ok")]),
+    ]
+    payload, report = write(messages)
+    call, output = payload["input"]
+    assert call["call_id"] == output["call_id"] != weird
+    assert len(call["call_id"]) <= 64
+    assert report.id_map == {call["call_id"]: weird}
+    assert report.losses == []
+    assert restamp(from_openai_responses(payload, id_map=report.id_map), messages) == messages
+    assert from_openai_responses(payload)[0].contents[0].id == call["call_id"]  # type: ignore[union-attr]
+
+
+def test_provider_content_goes_back_verbatim_as_parts_or_items() -> None:
+    audio_part = {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}}
+    search = {
+        "id": "ws_1",
+        "type": "web_search_call",
+        "status": "completed",
+        "action": {"type": "search", "query": "x"},
+    }
+    shell_output = {"type": "computer_call_output", "call_id": "call_c", "output": {"type": "computer_screenshot"}}
+    messages: list[AgentMessage] = [
+        UserMessage([TextContent("Listen:"), ProviderContent.from_block(BLOCK_FORMAT, audio_part)]),
+        AssistantMessage([ProviderContent.from_block(BLOCK_FORMAT, search), TextContent("Found.")]),
+        UserMessage([ProviderContent.from_block(BLOCK_FORMAT, shell_output)]),
+    ]
+    report = ConversionReport()
+    payload = to_openai_responses(messages, report=report)
+    assert report.losses == []
+    assert payload["input"] == [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Listen:"}, audio_part]},
+        search,
+        {"type": "message", "role": "assistant", "content": "Found."},
+        shell_output,
+    ]
+    assert restamp(from_openai_responses(payload, pass_through_unknown=True), messages) == messages
+    # Another provider's block is reported, not sent.
+    foreign = UserMessage([ProviderContent.from_block("anthropic", {"type": "search_result", "title": "t"})])
+    payload = to_openai_responses([foreign], report=report)
+    assert payload["input"] == []
+    assert report.losses[-1].what == "anthropic search_result block"
+
+
+def test_session_messages_are_projected_or_refused() -> None:
+    payload, _ = write([CompactionSummaryMessage("Earlier: hello.", 10)])
+    (item,) = payload["input"]
+    assert item["role"] == "user"
+    assert "<summary>\nEarlier: hello.\n</summary>" in item["content"][0]["text"]
+    with pytest.raises(ValidationError) as info:
+        to_openai_responses([CompactionSummaryMessage("x")], session_messages="refuse")
+    assert violations(info) == {("[0]", "session_message")}
+
+
+# --------------------------------------------------------------------------- losses: report, strict, warning
+
+
+def lossy() -> list[AgentMessage]:
+    return [
+        UserMessage(
+            [
+                TextContent("hi", signature="sig-gemini"),
+                AudioContent(WAV),
+                ImageContent(png_bytes(), detail="auto"),
+                ImageContent(png_bytes(), detail="medium"),
+                ImageContent.from_url("https://example.test/pic", media_type="image/webp"),
+                ImageContent.from_file_id("file-1", media_type="image/png"),
+                DocumentContent(PDF, title="Spec"),
+                DocumentContent.from_file_id("file-2", media_type="application/pdf"),
+            ],
+            name="alice",
+        ),
+        AssistantMessage(
+            [
+                ToolCallContent("c1", "run", {"cmd": "ls"}, kind="execute", signature="s", server_name="srv", index=4),
+                ToolCallContent("c2", "run", {}, metadata={"app": True}, index=1),
+            ]
+        ),
+        ToolMessage(
+            [
+                ToolResultContent.error("c1", "boom"),
+                ToolResultContent(
+                    "c2", [AudioContent(WAV)], metadata={"x": 1}, terminate=True, terminate_message="m", index=1
+                ),
+            ]
+        ),
+    ]
+
+
+EXPECTED_LOSSES = [
+    "[0].name: message name dropped: the format's items have no participant name",
+    "[0].contents[0].signature: text signature dropped: the format has no signature on text",
+    "[0].contents[1]: audio dropped: the Responses input has no audio part (input_text, input_image, input_file)",
+    "[0].contents[2].detail: image detail 'auto' dropped: 'auto' is the format's default and is written for an "
+    "unstated detail too: it reads back as unstated",
+    "[0].contents[3].detail: image detail 'medium' dropped: the format's details are low, high, auto and original; "
+    "'auto' was sent",
+    "[0].contents[4].media_type: image media type 'image/webp' dropped: an image URL carries no media type; "
+    "it reads back as '', guessed from the URL path",
+    "[0].contents[5].media_type: image media type 'image/png' dropped: an image file id carries no media type; "
+    "it reads back empty",
+    "[0].contents[6].filename: missing filename dropped: the API requires a filename on inline files; "
+    "'document.pdf' was sent and reads back",
+    "[0].contents[6].title: document title dropped: input_file has no title",
+    "[0].contents[7].media_type: document media type 'application/pdf' dropped: a file id carries no media type; "
+    "it reads back empty",
+    "[1].contents[0].kind: tool kind 'execute' dropped: function_call has no tool kind",
+    "[1].contents[0].signature: tool call signature dropped: function_call has no signature",
+    "[1].contents[0].server_name: tool server name dropped: function_call has no server name",
+    "[1].contents[0].index: tool call index 4 dropped: the index is read back as the call's position among the "
+    "message's calls (0)",
+    "[2].contents[0].is_error: tool error flag dropped: function_call_output has no error flag; the output is sent "
+    "as it is",
+    "[2].contents[1].content[0]: audio dropped: the Responses input has no audio part (input_text, input_image, "
+    "input_file)",
+]
+
+
+def test_report_lists_every_loss_with_its_input_path() -> None:
+    payload, report = write(lossy())
+    assert losses(report) == EXPECTED_LOSSES
+    user = payload["input"][0]
+    assert [part["type"] for part in user["content"]] == [
+        "input_text",
+        "input_image",
+        "input_image",
+        "input_image",
+        "input_image",
+        "input_file",
+        "input_file",
+    ]
+    assert user["content"][5]["filename"] == "document.pdf"
+    # metadata / terminate / terminate_message are app-only: never sent, never reported.
+    assert payload["input"][-1] == {"type": "function_call_output", "call_id": "c2", "output": []}
+    assert "metadata" not in json.dumps(payload)
+
+
+def test_strict_mode_raises_with_the_losses() -> None:
+    with pytest.raises(ConversionError) as info:
+        to_openai_responses(lossy(), strict=True)
+    assert [str(loss) for loss in info.value.losses] == EXPECTED_LOSSES
+    assert info.value.target == "OpenAI Responses"
+    # Nothing lost: strict mode is silent.
+    assert to_openai_responses([UserMessage.text("ok")], strict=True)["input"][0]["role"] == "user"
+
+
+def test_one_warning_when_the_caller_keeps_no_report() -> None:
+    with pytest.warns(ConversionWarning, match=r"OpenAI Responses: 16 item\(s\) dropped"):
+        to_openai_responses(lossy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        to_openai_responses([UserMessage.text("fine")])
+
+
+# --------------------------------------------------------------------------- reading: pass-through and bad input
+
+
+def test_unknown_items_and_parts_pass_through_when_asked() -> None:
+    search = {"id": "ws_1", "type": "web_search_call", "status": "completed", "action": {"type": "search"}}
+    approval = {"type": "mcp_approval_response", "approval_request_id": "mcpr_1", "approve": True}
+    stored = {"id": "rs_only", "type": "reasoning", "summary": []}
+    payload: dict[str, Any] = {
+        "input": [
+            {"role": "user", "content": [{"type": "input_audio", "input_audio": {"data": "AA==", "format": "mp3"}}]},
+            search,
+            stored,
+            {"type": "message", "role": "assistant", "content": "ok"},
+            approval,
+            {
+                "role": "user",
+                "content": [{"type": "input_image", "image_url": "https://x.test/a.png", "detail": "original"}],
+            },
+        ]
+    }
+    with pytest.raises(ValidationError) as info:
+        from_openai_responses(payload)
+    assert violations(info) == {
+        ("input[0].content[0].type", "openai_responses.unknown_type"),
+        ("input[1].type", "openai_responses.unknown_type"),
+        ("input[4].type", "openai_responses.unknown_type"),
+        ("input[5].content[0].detail", "openai_responses.unsupported"),
+    }
+    user, assistant, approved, original = from_openai_responses(payload, pass_through_unknown=True)
+    assert user.contents == (ProviderContent.from_block(BLOCK_FORMAT, payload["input"][0]["content"][0]),)
+    assert assistant.contents == (
+        ProviderContent.from_block(BLOCK_FORMAT, search),
+        ProviderContent.from_block(BLOCK_FORMAT, stored),
+        TextContent("ok"),
+    )
+    assert approved.contents == (ProviderContent.from_block(BLOCK_FORMAT, approval),)
+    assert isinstance(original, UserMessage)
+    assert original.contents[0].block_type == "input_image"  # type: ignore[union-attr]
+    # Without pass-through, a reasoning item that only names a stored item is left out.
+    without = {"input": [stored, {"type": "message", "role": "assistant", "content": "ok"}]}
+    (only,) = from_openai_responses(without)
+    assert only.contents == (TextContent("ok"),)
+    assert isinstance(only, AssistantMessage)
+    assert only.provenance is None
+
+
+def test_refusals_are_kept_whole() -> None:
+    refusal = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "refusal", "refusal": "No."}],
+    }
+    (message,) = from_openai_responses([refusal])
+    assert message.contents == (ProviderContent.from_block(BLOCK_FORMAT, refusal),)
+    payload, report = write([message])
+    assert payload == {"input": [refusal]}
+    assert report.losses == []
+
+
+def test_bad_payload_reports_every_problem_with_its_path() -> None:
+    payload = {
+        "instructions": 7,
+        "input": [
+            {"type": "message", "role": "robot", "content": "x"},
+            {"type": "function_call", "name": "f", "arguments": "{not json"},
+            {
+                "type": "message",
+                "role": "user",
+                "content": [
+                    {"type": "input_image", "detail": "huge", "image_url": "https://x.test/y.png"},
+                    {"type": "input_video"},
+                    {"type": "input_image", "image_url": "data:image/png;base64,@@@", "detail": "low"},
+                    {"type": "input_image", "image_url": "not a url", "detail": "low"},
+                    {"type": "input_file", "file_id": "f", "file_url": "https://x.test/a.pdf"},
+                    {"type": "input_text"},
+                    "loose",
+                ],
+            },
+            {"type": "web_search_call", "id": "ws_1"},
+            5,
+            {"type": "function_call_output", "call_id": "", "output": 3},
+            {"type": "reasoning", "summary": [{"type": "reasoning_text", "text": 1}]},
+            {"role": "system", "content": [{"type": "input_image", "file_id": "f", "detail": "low"}]},
+            {"type": "message", "role": "user", "content": []},
+            {"type": "function_call", "call_id": "c", "name": "", "arguments": {}},
+            {"id": "no_type"},
+        ],
+    }
+    with pytest.raises(ValidationError) as info:
+        from_openai_responses(payload)
+    assert violations(info) == {
+        ("instructions", "openai_responses.type"),
+        ("input[0].role", "openai_responses.enum"),
+        ("input[1].call_id", "openai_responses.required"),
+        ("input[1].arguments", "openai_responses.json"),
+        ("input[2].content[0].detail", "openai_responses.enum"),
+        ("input[2].content[1].type", "openai_responses.unknown_type"),
+        ("input[2].content[2].image_url", "openai_responses.base64"),
+        ("input[2].content[3].image_url", "openai_responses.url"),
+        ("input[2].content[4]", "openai_responses.one_of"),
+        ("input[2].content[5].text", "openai_responses.required"),
+        ("input[2].content[6]", "openai_responses.type"),
+        ("input[3].type", "openai_responses.unknown_type"),
+        ("input[4]", "openai_responses.type"),
+        ("input[5].call_id", "openai_responses.min_len"),
+        ("input[5].output", "openai_responses.type"),
+        ("input[6].summary[0].type", "openai_responses.enum"),
+        ("input[6].summary[0].text", "openai_responses.type"),
+        ("input[7].content[0].type", "openai_responses.unsupported"),
+        ("input[8].content", "openai_responses.min_items"),
+        ("input[9].name", "openai_responses.min_len"),
+        ("input[9].arguments", "openai_responses.type"),
+        ("input[10].type", "openai_responses.required"),
+    }
+    assert "invalid OpenAI Responses payload" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        ("hello", {("", "openai_responses.type")}),
+        ({"model": "gpt-5"}, {("input", "openai_responses.required")}),
+        ({"input": 3}, {("input", "openai_responses.type")}),
+        ([{"role": "user", "content": 1}], {("[0].content", "openai_responses.type")}),
+        ([{"type": "reasoning"}], {("[0].summary", "openai_responses.required")}),
+        ([{"type": "function_call_output", "call_id": "c"}], {("[0].output", "openai_responses.required")}),
+        (
+            [{"type": "message", "role": "user", "content": [{"type": "input_file", "file_data": "%%%"}]}],
+            {("[0].content[0].file_data", "openai_responses.base64")},
+        ),
+        (
+            [{"type": "message", "role": "user", "content": [{"type": "input_image", "detail": "low"}]}],
+            {("[0].content[0]", "openai_responses.required")},
+        ),
+        (
+            [
+                {
+                    "role": "user",
+                    "content": [{"type": "input_file", "file_data": base64.b64encode(b"\xff\xfe").decode()}],
+                }
+            ],
+            {("[0].content[0].file_data", "media")},
+        ),
+        (
+            [{"role": "assistant", "content": [{"type": "output_audio"}]}],
+            {("[0].content[0].type", "openai_responses.unknown_type")},
+        ),
+        (
+            [{"type": "function_call_output", "call_id": "c", "output": [{"type": "input_audio"}]}],
+            {("[0].output[0].type", "openai_responses.unknown_type")},
+        ),
+    ],
+)
+def test_bad_payload_cases(payload: Any, expected: set[tuple[str, str]]) -> None:
+    with pytest.raises(ValidationError) as info:
+        from_openai_responses(payload)
+    assert violations(info) == expected
+
+
+def test_reading_accepts_the_sdk_shorthands() -> None:
+    assert [m.text_content() for m in from_openai_responses({"input": "Hi", "instructions": "Sys"})] == ["Sys", "Hi"]
+    bare = [
+        {
+            "role": "user",
+            "content": [{"type": "input_file", "file_data": base64.b64encode(PDF).decode(), "filename": "x"}],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "input_file", "file_data": base64.b64encode(b"hi").decode(), "filename": "a.csv"}],
+        },
+        {"role": "assistant", "content": [{"type": "input_text", "text": "echo"}]},
+    ]
+    pdf, csv, echo = from_openai_responses(bare)
+    assert pdf.contents == (DocumentContent(PDF, media_type="application/pdf", filename="x"),)
+    assert csv.contents == (DocumentContent(b"hi", media_type="text/csv", filename="a.csv"),)
+    assert echo.contents == (TextContent("echo"),)
+
+
+# --------------------------------------------------------------------------- responses
+
+
+def test_golden_response_with_parallel_tool_calls_and_usage() -> None:
+    data = load_golden("response_tool_calls.json")
+    message = from_openai_responses_response(data)
+    assert message.contents == (
+        ThinkingContent("**Looking up the weather**\n\nTwo cities: two calls.", data["output"][0]["encrypted_content"]),
+        ToolCallContent("call_12345xyz", "get_weather", arguments='{"location":"Paris, France"}'),
+        ToolCallContent("call_67890abc", "get_weather", arguments='{"location":"Bogotá, Colombia"}', index=1),
+    )
+    assert (message.stop_reason, message.stop_reason_raw) == (StopReason.TOOL_CALLS, "completed")
+    # input_tokens 2048 includes 1536 cached and 256 cache-written tokens.
+    assert message.usage == Usage(
+        input_tokens=256,
+        output_tokens=312,
+        cache_read_tokens=1536,
+        cache_write_tokens=256,
+        reasoning_tokens=256,
+        total_tokens=2360,
+    )
+    assert message.provenance == Provenance(PROVIDER, API, "gpt-5-2025-08-07", data["id"])
+    assert message.timestamp == datetime.fromtimestamp(1741476542, UTC)
+    assert message.error == ""
+
+
+def test_golden_response_message_with_summaries_and_citations() -> None:
+    message = from_openai_responses_response(load_golden("response_message.json"))
+    assert message.contents == (
+        ThinkingContent("**Recalling the capital**\n\nThe capital of France is Paris."),
+        ThinkingContent("**Citing**\n\nAdd a source."),
+        TextContent("Paris is the capital of France."),  # the url_citation annotation is dropped
+    )
+    assert (message.stop_reason, message.stop_reason_raw) == (StopReason.STOP, "completed")
+    assert message.usage == Usage(12, 90, 0, 0, 64, 102)
+    assert message.timestamp == datetime.fromtimestamp(1756315696.5, UTC)
+
+
+def test_golden_incomplete_refusal_and_failed_responses() -> None:
+    incomplete = load_golden("response_incomplete.json")
+    message = from_openai_responses_response(incomplete)
+    assert message.contents == ()  # the id-only reasoning item is left out
+    assert (message.stop_reason, message.stop_reason_raw) == (StopReason.LENGTH, "max_output_tokens")
+    assert message.usage == Usage(25, 16, 0, 0, 16, 41)
+    kept = from_openai_responses_response(incomplete, pass_through_unknown=True)
+    assert kept.contents == (ProviderContent.from_block(BLOCK_FORMAT, incomplete["output"][0]),)
+
+    refusal = load_golden("response_refusal.json")
+    message = from_openai_responses_response(refusal)
+    assert message.contents == (ProviderContent.from_block(BLOCK_FORMAT, refusal["output"][0]),)
+    assert (message.stop_reason, message.stop_reason_raw) == (StopReason.CONTENT_FILTER, "completed")
+
+    failed = from_openai_responses_response(load_golden("response_failed.json"))
+    assert failed.contents == ()
+    assert (failed.stop_reason, failed.stop_reason_raw) == (StopReason.ERROR, "failed")
+    assert failed.error == "server_error: The server had an error while processing your request. Sorry about that!"
+    assert failed.usage is None
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "response_tool_calls.json",
+        "response_message.json",
+        "response_incomplete.json",
+        "response_refusal.json",
+        "response_failed.json",
+    ],
+)
+def test_responses_round_trip_and_validate(name: str) -> None:
+    golden = load_golden(name)
+    Response.model_validate(golden)
+    message = from_openai_responses_response(golden)
+    report = ConversionReport()
+    written = to_openai_responses_response(message, report=report)
+    assert report.losses == []
+    check_response(written)
+    again = from_openai_responses_response(written)
+    again.pb.id = message.id
+    assert again == message
+    # What is written back is the golden's own fields, except the item ids and statuses agentmsg does not keep.
+    assert {key: written[key] for key in ("id", "object", "created_at", "model", "status")} == {
+        key: golden[key] for key in ("id", "object", "created_at", "model", "status")
+    }
+    assert written.get("usage") == golden["usage"]
+    assert written.get("error") == golden["error"]
+    assert written.get("incomplete_details") == golden["incomplete_details"]
+
+
+def test_response_written_for_our_own_message_exactly() -> None:
+    message = AssistantMessage(
+        [
+            ThinkingContent("a"),
+            ThinkingContent("b", "enc"),
+            TextContent("Hi."),
+            ToolCallContent("call_1", "f", arguments='{"q":1}'),
+        ],
+        usage=Usage(10, 5, 2, 1, 3, 18),
+        stop_reason=StopReason.TOOL_CALLS,
+        stop_reason_raw="completed",
+        provenance=Provenance(PROVIDER, API, "gpt-5", "resp_9"),
+        timestamp=1_700_000_000.25,
+    )
+    report = ConversionReport()
+    written = to_openai_responses_response(message, report=report)
+    assert report.losses == []
+    assert written == {
+        "id": "resp_9",
+        "object": "response",
+        "created_at": 1_700_000_000.25,
+        "model": "gpt-5",
+        "status": "completed",
+        "output": [
+            {
+                "type": "reasoning",
+                "id": "rs_0",
+                "summary": [{"type": "summary_text", "text": "a"}, {"type": "summary_text", "text": "b"}],
+                "encrypted_content": "enc",
+            },
+            {
+                "type": "message",
+                "id": "msg_1",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": "Hi.", "annotations": []}],
+            },
+            {
+                "type": "function_call",
+                "id": "fc_2",
+                "call_id": "call_1",
+                "name": "f",
+                "arguments": '{"q":1}',
+                "status": "completed",
+            },
+        ],
+        "usage": {
+            "input_tokens": 13,
+            "input_tokens_details": {"cached_tokens": 2, "cache_write_tokens": 1},
+            "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 3},
+            "total_tokens": 18,
+        },
+    }
+    check_response(written)
+    again = from_openai_responses_response(written)
+    again.pb.id = message.id
+    assert again == message
+
+
+def test_response_of_a_foreign_message_reports_what_does_not_come_back() -> None:
+    message = AssistantMessage(
+        [
+            ThinkingContent("hm", "anthropic-sig"),
+            RedactedThinkingContent("opaque"),
+            TextContent("Done.", signature="t"),
+            ToolCallContent("toolu_1", "f", {"a": 1}, kind="read"),
+        ],
+        usage=Usage(input_tokens=10, output_tokens=4, cost=UsageCost(total=0.01)),
+        stop_reason=StopReason.STOP,
+        stop_reason_raw="end_turn",
+        error="overloaded",
+        provenance=Provenance("anthropic", "anthropic-messages", "claude-x", "msg_1"),
+    )
+    report = ConversionReport()
+    written = to_openai_responses_response(message, report=report)
+    check_response(written)
+    assert [(loss.path, loss.what) for loss in report.losses] == [
+        ("contents[0].signature", "thinking signature"),
+        ("contents[1]", "redacted thinking"),
+        ("contents[2].signature", "text signature"),
+        ("contents[3].kind", "tool kind 'read'"),
+        ("provenance", "provenance anthropic/anthropic-messages"),
+        ("stop_reason_raw", "stop reason 'end_turn'"),
+        ("error", "error text"),
+        ("stop_reason", "stop reason stop"),
+        ("usage.cache_read_tokens", "unknown cache_read_tokens"),
+        ("usage.cache_write_tokens", "unknown cache_write_tokens"),
+        ("usage.reasoning_tokens", "unknown reasoning_tokens"),
+        ("usage.total_tokens", "unknown total_tokens"),
+        ("usage.cost", "usage cost"),
+    ]
+    assert written["output"][0] == {
+        "type": "reasoning",
+        "id": "rs_0",
+        "summary": [{"type": "summary_text", "text": "hm"}],
+    }
+    assert written["usage"]["total_tokens"] == 14
+    assert written["status"] == "completed"
+    with pytest.raises(ConversionError):
+        to_openai_responses_response(message, strict=True)
+    with pytest.warns(ConversionWarning):
+        to_openai_responses_response(message)
+
+
+def test_response_errors_and_statuses_are_written_from_the_stop_reason() -> None:
+    cases = [
+        (StopReason.LENGTH, "", ("incomplete", {"reason": "max_output_tokens"})),
+        (StopReason.CONTENT_FILTER, "", ("incomplete", {"reason": "content_filter"})),
+        (StopReason.ABORT, "", ("cancelled", None)),
+        (StopReason.ERROR, "", ("failed", None)),
+        (None, "queued", ("queued", None)),
+        (None, "steered", ("incomplete", {"reason": "steered"})),
+    ]
+    for stop, raw, (status, details) in cases:
+        written = to_openai_responses_response(
+            AssistantMessage(
+                [TextContent("x")],
+                stop_reason=stop,
+                stop_reason_raw=raw,
+                provenance=Provenance(PROVIDER, API, "m", "r"),
+            ),
+            strict=True,
+        )
+        check_response(written)
+        assert (written["status"], written.get("incomplete_details")) == (status, details)
+    failed = AssistantMessage(
+        stop_reason="error", error="rate_limit_exceeded: slow down", provenance=Provenance(PROVIDER, API, "m", "r")
+    )
+    written = to_openai_responses_response(failed, strict=True)
+    assert written["error"] == {"code": "rate_limit_exceeded", "message": "slow down"}
+    assert from_openai_responses_response(written).error == "rate_limit_exceeded: slow down"
+    report = ConversionReport()
+    uncoded = to_openai_responses_response(
+        AssistantMessage(stop_reason="error", error="kaput", provenance=Provenance(PROVIDER, API, "m", "r")),
+        report=report,
+    )
+    assert uncoded["error"] == {"code": "server_error", "message": "kaput"}
+    assert [loss.what for loss in report.losses] == ["error without an error code"]
+
+
+@pytest.mark.parametrize(
+    ("status", "reason", "output", "expected"),
+    [
+        ("completed", None, [{"type": "message", "role": "assistant", "content": "x"}], StopReason.STOP),
+        (
+            "completed",
+            None,
+            [{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{"}],
+            StopReason.TOOL_CALLS,
+        ),
+        ("incomplete", "max_output_tokens", [], StopReason.LENGTH),
+        ("incomplete", "content_filter", [], StopReason.CONTENT_FILTER),
+        ("incomplete", "max_messages", [{"type": "message", "role": "assistant", "content": "x"}], None),
+        ("cancelled", None, [], StopReason.ABORT),
+        ("in_progress", None, [{"type": "message", "role": "assistant", "content": "x"}], None),
+    ],
+)
+def test_response_stop_reasons(status: str, reason: str | None, output: list[Any], expected: StopReason | None) -> None:
+    data: dict[str, Any] = {"id": "resp_1", "model": "m", "status": status, "output": output}
+    if reason is not None:
+        data["incomplete_details"] = {"reason": reason}
+    message = from_openai_responses_response(data)
+    assert message.stop_reason == expected
+    assert message.stop_reason_raw == (reason or status)
+
+
+def test_response_usage_keeps_presence() -> None:
+    base: dict[str, Any] = {
+        "id": "r",
+        "model": "m",
+        "status": "completed",
+        "output": [{"role": "assistant", "content": "x", "type": "message"}],
+    }
+    bare = from_openai_responses_response(
+        {**base, "usage": {"input_tokens": 9, "output_tokens": 2, "total_tokens": 11}}
+    )
+    assert bare.usage == Usage(input_tokens=9, output_tokens=2, total_tokens=11)
+    assert bare.usage is not None
+    assert bare.usage.cache_read_tokens is None
+    assert bare.usage.reasoning_tokens is None
+    older = from_openai_responses_response(
+        {**base, "usage": {"input_tokens": 9, "input_tokens_details": {"cached_tokens": 4}, "output_tokens": 2}}
+    )
+    assert older.usage == Usage(input_tokens=5, output_tokens=2, cache_read_tokens=4)
+    assert from_openai_responses_response(base).usage is None
+
+
+def test_bad_responses_report_every_problem() -> None:
+    with pytest.raises(ValidationError) as info:
+        from_openai_responses_response(
+            {
+                "status": "done",
+                "created_at": "yesterday",
+                "output": [
+                    {"type": "message", "role": "user", "content": "x"},
+                    {"type": "file_search_call", "id": "fs_1"},
+                    {"type": "function_call", "call_id": "c", "name": "f"},
+                ],
+                "usage": {"input_tokens": 3, "input_tokens_details": {"cached_tokens": 5}, "output_tokens": -1},
+            }
+        )
+    assert violations(info) == {
+        ("status", "openai_responses.enum"),
+        ("created_at", "openai_responses.type"),
+        ("output[0].role", "openai_responses.enum"),
+        ("output[1].type", "openai_responses.unknown_type"),
+        ("output[2].arguments", "openai_responses.required"),
+        ("usage.output_tokens", "openai_responses.type"),
+        ("usage.input_tokens", "openai_responses.usage"),
+    }
+    with pytest.raises(ValidationError) as info:
+        from_openai_responses_response({"status": "completed", "output": []})
+    assert violations(info) == {("output", "openai_responses.min_items")}
+    with pytest.raises(ValidationError) as info:
+        from_openai_responses_response([])  # type: ignore[arg-type]
+    assert violations(info) == {("", "openai_responses.type")}
+    with pytest.raises(ValidationError) as info:
+        to_openai_responses_response(UserMessage.text("x"))  # type: ignore[arg-type]
+    assert violations(info) == {("", "type")}
+
+
+def test_response_arguments_are_kept_even_when_cut_short() -> None:
+    data = {
+        "id": "r",
+        "model": "m",
+        "status": "incomplete",
+        "incomplete_details": {"reason": "max_output_tokens"},
+        "output": [{"type": "function_call", "call_id": "c", "name": "f", "arguments": '{"q": "unfini'}],
+    }
+    (call,) = from_openai_responses_response(data).contents
+    assert isinstance(call, ToolCallContent)
+    assert call.arguments == '{"q": "unfini'
+    assert call.arguments_error is not None
+
+
+def test_what_the_item_structure_cannot_give_back_is_regrouped_not_lost() -> None:
+    messages: list[AgentMessage] = [
+        AssistantMessage([ToolCallContent("c1", "f", {})]),
+        UserMessage([TextContent("before"), ToolResultContent("c1", "ok"), TextContent("after")]),
+        AssistantMessage.text("one"),
+        AssistantMessage.text("two"),
+    ]
+    payload, report = write(messages)
+    assert report.losses == []
+    assert [item["type"] for item in payload["input"]] == [
+        "function_call",
+        "message",
+        "function_call_output",
+        "message",
+        "message",
+        "message",
+    ]
+    read = from_openai_responses(payload)
+    assert [(type(m).__name__, m.contents) for m in read] == [
+        ("AssistantMessage", (ToolCallContent("c1", "f", {}),)),
+        ("UserMessage", (TextContent("before"),)),
+        ("ToolMessage", (ToolResultContent("c1", "ok"),)),
+        ("UserMessage", (TextContent("after"),)),
+        # Two assistant messages in a row are one run of items: they read back as one message.
+        ("AssistantMessage", (TextContent("one"), TextContent("two"))),
+    ]
