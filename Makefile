@@ -66,9 +66,11 @@ pytest: deps ## Only the pytest suite
 
 test: deps lint check-generated typecheck pytest ## Everything CI runs: lint, generated-code drift, types, tests
 
-bench: deps ## Benchmarks: codec (wrapper vs raw protobuf vs JSON) and stream folding (never part of test)
+bench: deps ## Benchmarks: codec, conversion, stream folding, service (never part of test)
 	$(PY) bench/run.py
+	$(PY) bench/conversion.py
 	$(PY) bench/streaming.py
+	$(PY) bench/service.py
 
 clean: ## Remove the venv, node_modules and caches
 	rm -rf $(VENV) node_modules .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO)

@@ -171,6 +171,77 @@ def _tools(args: argparse.Namespace) -> int:
         return 1 if result.is_error else 0
 
 
+FORMATS = ("agentmsg", "seed1", "adaline", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain")
+
+
+def _read_format(name: str, data: Any, pass_through: bool) -> list[am.AgentMessage]:
+    from agentmsg.providers import adaline, anthropic, gemini, openai_chat, openai_responses
+
+    if name == "agentmsg":
+        return list(am.Conversation.from_json(data))
+    if name == "seed1":
+        return dict_form.messages_from_dicts(data)
+    if name == "adaline":
+        return adaline.from_adaline(data)
+    if name == "openai-chat":
+        return openai_chat.from_openai_chat(data, pass_through_unknown=pass_through)
+    if name == "openai-responses":
+        return openai_responses.from_openai_responses(data, pass_through_unknown=pass_through)
+    if name == "anthropic":
+        return anthropic.from_anthropic(data, pass_through_unknown=pass_through)
+    if name == "gemini":
+        return gemini.from_gemini(data, pass_through_unknown=pass_through)
+    from langchain_core.messages import messages_from_dict
+
+    from agentmsg.providers import langchain
+
+    return langchain.from_langchain(messages_from_dict(data))
+
+
+def _write_format(name: str, messages: list[am.AgentMessage], strict: bool, report: Any) -> Any:
+    from agentmsg.providers import adaline, anthropic, gemini, openai_chat, openai_responses
+
+    options = {"strict": strict, "report": report}
+    if name == "agentmsg":
+        return am.Conversation(messages).to_json_dict()
+    if name == "seed1":
+        return dict_form.messages_to_dicts(messages)
+    if name == "adaline":
+        return adaline.to_adaline(messages)
+    if name == "openai-chat":
+        return openai_chat.to_openai_chat(messages, **options)
+    if name == "openai-responses":
+        return openai_responses.to_openai_responses(messages, **options)
+    if name == "anthropic":
+        return anthropic.to_anthropic(messages, **options)
+    if name == "gemini":
+        return gemini.to_gemini(messages, **options)
+    from langchain_core.messages import messages_to_dict
+
+    from agentmsg.providers import langchain
+
+    return messages_to_dict(langchain.to_langchain(messages, **options))
+
+
+def _convert(args: argparse.Namespace) -> int:
+    from agentmsg.providers._common import ConversionReport
+
+    raw = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise am.DecodeError(f"{args.file}: not JSON: {exc}") from None
+    messages = _read_format(args.source, data, args.pass_through_unknown)
+    report = ConversionReport()
+    payload = _write_format(args.target_format, messages, args.strict, report)
+    print(json.dumps(payload, ensure_ascii=False, indent=2 if args.pretty else None))
+    for loss in report.losses:
+        print(f"lost: {loss}", file=sys.stderr)
+    for safe, original in report.id_map.items():
+        print(f"tool call id {original!r} written as {safe!r}", file=sys.stderr)
+    return 0
+
+
 def _connection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default=os.environ.get("AGENTMSG_TARGET", DEFAULT_TARGET), help="host:port")
     parser.add_argument("--token", default=os.environ.get("AGENTMSG_TOKEN"), help="bearer token")
@@ -192,6 +263,15 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("file", help="a Conversation as binary protobuf, ProtoJSON, or seed-1 dicts (- for stdin)")
     check.add_argument("--format", choices=["auto", "binpb", "protojson", "seed1"], default="auto")
     check.set_defaults(handler=_validate)
+
+    convert = commands.add_parser("convert", help="convert a conversation between formats")
+    convert.add_argument("--from", dest="source", choices=FORMATS, required=True, help="the input's format")
+    convert.add_argument("--to", dest="target_format", choices=FORMATS, required=True, help="the output's format")
+    convert.add_argument("file", nargs="?", default="-", help="a JSON file (- or nothing: stdin)")
+    convert.add_argument("--strict", action="store_true", help="fail instead of dropping what the target cannot hold")
+    convert.add_argument("--pass-through-unknown", action="store_true", help="keep unknown provider blocks verbatim")
+    convert.add_argument("--pretty", action="store_true", help="indent the output")
+    convert.set_defaults(handler=_convert)
 
     serve = commands.add_parser("serve", help="run the gRPC server")
     serve.add_argument("--host", default="127.0.0.1")
@@ -253,6 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args)
     except (am.AgentMsgError, OSError) as exc:
         print(f"agentmsg: {exc}", file=sys.stderr)
+        return 2
+    except ImportError as exc:
+        print(f"agentmsg: {exc} (the langchain format needs: pip install 'agentmsg[langchain]')", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
