@@ -161,6 +161,63 @@ class LiveHub:
             queue.put_nowait(live)
 
 
+def _varint(value: int) -> bytes:
+    if value < 0x80:
+        return _SMALL[value]
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_SMALL = [bytes([i]) for i in range(0x80)]
+
+
+def _encode_logged(rows: list[tuple[int, bytes]]) -> bytes:
+    """A ``SubscribeResponse`` holding ``rows`` as ``LoggedMessage``s, encoded directly from the stored bytes.
+
+    ``LoggedMessage`` is field 1 ``offset`` (varint, tag 0x08) and field 2
+    ``message`` (bytes, tag 0x12); each is field 1 of the response (tag 0x0a).
+    """
+    parts: list[bytes] = []
+    for offset, body in rows:
+        logged = b"\x08" + _varint(offset) + b"\x12" + _varint(len(body))
+        parts += (b"\x0a", _varint(len(logged) + len(body)), logged, body)
+    return b"".join(parts)
+
+
+def _serialize_response(response: Any) -> bytes:
+    """Subscribe responses are messages, or bytes already encoded by :func:`_encode_logged`."""
+    return response if isinstance(response, bytes) else bytes(response.SerializeToString())
+
+
+class _Captured:
+    """Stands in for a server to take the generated handlers (so one can be adjusted before registering)."""
+
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        pass
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        self.handlers = handlers
+
+
+def _add_session_service(servicer: SessionServicer, server: grpc.aio.Server) -> None:
+    captured = _Captured()
+    session_service_pb2_grpc.add_SessionServiceServicer_to_server(servicer, captured)  # type: ignore[arg-type]
+    handlers = dict(captured.handlers)
+    handlers["Subscribe"] = grpc.unary_stream_rpc_method_handler(
+        servicer.Subscribe,
+        request_deserializer=session_service_pb2.SubscribeRequest.FromString,
+        response_serializer=_serialize_response,
+    )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SESSION_SERVICE, handlers),))
+    server.add_registered_method_handlers(SESSION_SERVICE, handlers)
+
+
 class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     """``agentmsg.v1.SessionService`` over a :class:`~agentmsg.service.store.Store`."""
 
@@ -212,7 +269,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         self,
         request: session_service_pb2.SubscribeRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
-    ) -> AsyncIterator[session_service_pb2.SubscribeResponse]:
+    ) -> AsyncIterator[session_service_pb2.SubscribeResponse | bytes]:
         _check(request)
         session_id = request.session_id
         cursor = request.after_offset
@@ -222,12 +279,9 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                 changed = self.store.changed(session_id)  # before reading: an append after the read wakes us
                 rows = await self.store.read(session_id, cursor, batch)
                 if rows:
-                    response = session_service_pb2.SubscribeResponse()
-                    for offset, body in rows:
-                        logged = response.messages.add(offset=offset)
-                        logged.message.ParseFromString(body)
                     cursor = rows[-1][0]
-                    yield response
+                    # The stored bytes go out as they are: no parse and re-encode per message.
+                    yield _encode_logged(rows)
                     continue
                 if request.live_events:
                     while not live.empty():
@@ -555,7 +609,7 @@ async def create_server(config: ServerConfig) -> Running:
     hub = LiveHub()
     sessions = SessionServicer(store, hub)
     tools = ToolServicer()
-    session_service_pb2_grpc.add_SessionServiceServicer_to_server(sessions, server)
+    _add_session_service(sessions, server)
     tool_service_pb2_grpc.add_ToolServiceServicer_to_server(tools, server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
