@@ -277,26 +277,30 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         with self.hub.subscribe(session_id) as live:
             while True:
                 changed = self.store.changed(session_id)  # before reading: an append after the read wakes us
+                if request.live_events:
+                    # Live events queued so far were published before any append we are about to read:
+                    # deliver them first, so a message's events never trail the message itself.
+                    while not live.empty():
+                        yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
                 rows = await self.store.read(session_id, cursor, batch)
                 if rows:
                     cursor = rows[-1][0]
                     # The stored bytes go out as they are: no parse and re-encode per message.
                     yield _encode_logged(rows)
                     continue
-                if request.live_events:
-                    while not live.empty():
-                        yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
-                    waits = [asyncio.ensure_future(changed.wait()), asyncio.ensure_future(live.get())]
-                    try:
-                        done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                    finally:
-                        for waiter in waits:
-                            waiter.cancel()
-                    for waiter in done:
-                        if not waiter.cancelled() and isinstance(waiter.result(), session_service_pb2.LiveEvent):
-                            yield session_service_pb2.SubscribeResponse(live_event=waiter.result())
-                else:
+                if not request.live_events:
                     await changed.wait()
+                    continue
+                waits = [asyncio.ensure_future(changed.wait()), asyncio.ensure_future(live.get())]
+                try:
+                    done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for waiter in waits:
+                        waiter.cancel()
+                    await asyncio.gather(*waits, return_exceptions=True)
+                got = waits[1]
+                if got in done and not got.cancelled() and got.exception() is None:
+                    yield session_service_pb2.SubscribeResponse(live_event=got.result())
 
     async def PublishStream(  # noqa: N802
         self,
