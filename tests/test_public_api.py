@@ -8,7 +8,7 @@ PUBLIC = {
     "AgentMessage", "AgentMsgError", "AssistantMessage", "AudioContent", "BaseMessage", "BranchSummaryMessage",
     "CompactionSummaryMessage", "Content", "ContentBase", "Conversation", "CustomMessage", "DecodeError",
     "DocumentContent", "ImageContent", "ImageDetail", "LLMMessage", "MediaError", "Provenance", "ProtoWrapper",
-    "ProviderContent",
+    "ProviderContent", "ProviderState",
     "RedactedThinkingContent", "Role", "SessionMessage", "StopReason", "SystemMessage", "TextContent",
     "ThinkingContent", "ToolArgumentsError", "ToolCallContent", "ToolDefinition", "ToolKind", "ToolMessage",
     "ToolResultContent", "UnknownContent", "UnknownMessage", "Usage", "UsageCost", "UserMessage", "ValidationError",

@@ -128,6 +128,21 @@ def _tail(args: argparse.Namespace) -> int:
 
     seen = 0
     with _client(args) as client:
+        if args.tree:
+            from agentmsg._pretty import block_line
+            from agentmsg.sessions import Session
+
+            session = Session([item.message for item in client.history(args.session)], session_id=args.session)
+            leaf = session.leaf_id
+            on_path = {entry.id for entry in session.path()} if leaf else set()
+            for depth, entry in session.tree_lines():
+                role = entry.role.value if entry.role else "unknown"
+                first = block_line(entry.contents[0]) if entry.contents else ""
+                if isinstance(entry, (am.BranchSummaryMessage, am.CompactionSummaryMessage)):
+                    first = f"summary    {entry.summary[:70]}"
+                mark = "*" if entry.id in on_path else " "
+                print(f"{mark} {'  ' * depth}{entry.id:<14.14} {role:<18} {first}", flush=True)
+            return 0
         if not args.follow:
             for item in client.history(args.session, after=args.after):
                 print("\n".join(message_lines(item.offset, item.message)), flush=True)
@@ -305,6 +320,7 @@ def build_parser() -> argparse.ArgumentParser:
     tail.add_argument("--live", action="store_true", help="with --follow: show messages as they are generated")
     tail.add_argument("--count", type=int, default=0, help="with --follow: exit after this many messages")
     tail.add_argument("--until-stop", action="store_true", help="with --follow: exit after a finished assistant answer")
+    tail.add_argument("--tree", action="store_true", help="show the session as a tree (* marks the path to the leaf)")
     _connection_options(tail)
     tail.set_defaults(handler=_tail)
 

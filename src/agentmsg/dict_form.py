@@ -61,6 +61,7 @@ from agentmsg.messages import (
     CompactionSummaryMessage,
     CustomMessage,
     Provenance,
+    ProviderState,
     SystemMessage,
     ToolMessage,
     UnknownMessage,
@@ -212,12 +213,24 @@ def message_to_dict(message: AgentMessage) -> dict[str, Any]:
             out["custom_type"] = message.custom_type
             out["contents"] = [content_to_dict(block) for block in message.contents]
             out["details"] = message.details
+            if message.to_model:
+                out["to_model"] = True
         case BranchSummaryMessage():
             out["summary"] = message.summary
             out["from_id"] = message.from_id
         case CompactionSummaryMessage():
             out["summary"] = message.summary
             out["tokens_before"] = message.tokens_before
+            if message.first_kept_id:
+                out["first_kept_id"] = message.first_kept_id
+            state = message.provider_state
+            if state is not None:
+                out["provider_state"] = {
+                    "provider": state.provider,
+                    "api": state.api,
+                    "type": state.type,
+                    "data": state.data,
+                }
         case UnknownMessage():
             out["proto"] = base64.b64encode(message.to_bytes()).decode("ascii")
             return out
@@ -225,6 +238,8 @@ def message_to_dict(message: AgentMessage) -> dict[str, Any]:
     out["timestamp"] = _timestamp(message)
     if message.name:
         out["name"] = message.name
+    if message.parent_id:
+        out["parent_id"] = message.parent_id
     return out
 
 
@@ -472,6 +487,18 @@ def _usage_from_dict(data: Any, path: str) -> Usage | None:
         return Usage(**{key: data.get(key) for key in TOKEN_FIELDS}, cost=cost)
 
 
+def _provider_state_from_dict(data: Mapping[str, Any] | None, path: str) -> ProviderState | None:
+    if data is None:
+        return None
+    with _at(path):
+        return ProviderState(
+            _get(data, "provider", str, "", ""),
+            _get(data, "data", str, "", ""),
+            api=_get(data, "api", str, "", ""),
+            type=_get(data, "type", str, "", ""),
+        )
+
+
 def _provenance_from_dict(data: Mapping[str, Any] | None, path: str) -> Provenance | None:
     if data is None:
         return None
@@ -489,6 +516,7 @@ def message_from_dict(data: Mapping[str, Any], path: str = "") -> AgentMessage:
         "id": _get(data, "id", str, path),
         "timestamp": _timestamp_of(data, path),
         "name": _get(data, "name", str, path, ""),
+        "parent_id": _get(data, "parent_id", str, path, ""),
     }
     message: AgentMessage
     with _at(path):
@@ -511,15 +539,24 @@ def message_from_dict(data: Mapping[str, Any], path: str = "") -> AgentMessage:
             message = ToolMessage(_blocks(data, path), **common)
         elif role == "custom":
             message = CustomMessage(
-                _require(data, "custom_type", str, path), _blocks(data, path), details=data.get("details"), **common
+                _require(data, "custom_type", str, path),
+                _blocks(data, path),
+                details=data.get("details"),
+                to_model=_get(data, "to_model", bool, path, False),
+                **common,
             )
         elif role == "branch_summary":
             message = BranchSummaryMessage(
                 _require(data, "summary", str, path), _get(data, "from_id", str, path, ""), **common
             )
         elif role == "compaction_summary":
+            state = _get(data, "provider_state", Mapping, path)
             message = CompactionSummaryMessage(
-                _require(data, "summary", str, path), _get(data, "tokens_before", int, path), **common
+                _require(data, "summary", str, path),
+                _get(data, "tokens_before", int, path),
+                first_kept_id=_get(data, "first_kept_id", str, path, ""),
+                provider_state=_provider_state_from_dict(state, f"{path}.provider_state"),
+                **common,
             )
         elif role == "unknown":
             raw = _media.decode_base64(_require(data, "proto", str, path), "unknown message")

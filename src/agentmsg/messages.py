@@ -53,6 +53,7 @@ __all__ = [
     "CustomMessage",
     "LLMMessage",
     "Provenance",
+    "ProviderState",
     "Role",
     "SessionMessage",
     "StopReason",
@@ -174,6 +175,39 @@ class Provenance(ProtoWrapper[message_pb2.Provenance]):
         return self._pb.response_id
 
 
+class ProviderState(ProtoWrapper[message_pb2.ProviderState]):
+    """Opaque provider state kept verbatim, tagged with its source (``agentmsg.v1.ProviderState``)."""
+
+    __slots__ = ()
+    _PB = message_pb2.ProviderState
+
+    def __init__(self, provider: str, data: str, *, api: str = "", type: str = "") -> None:  # noqa: A002
+        for field, value in (("provider", provider), ("data", data), ("api", api), ("type", type)):
+            _check_str(value, field)
+        self._pb = message_pb2.ProviderState(provider=provider, api=api, type=type, data=data)
+        _validation.check(self._pb)
+
+    @property
+    def provider(self) -> str:
+        """The provider, e.g. ``openai``."""
+        return self._pb.provider
+
+    @property
+    def api(self) -> str:
+        """The API, e.g. ``openai-responses``."""
+        return self._pb.api
+
+    @property
+    def type(self) -> str:
+        """The provider's name for the state, e.g. ``compaction``."""
+        return self._pb.type
+
+    @property
+    def data(self) -> str:
+        """The state, verbatim."""
+        return self._pb.data
+
+
 class BaseMessage(ProtoWrapper[message_pb2.Message]):
     """Base of the message classes: a view of one ``agentmsg.v1.Message``."""
 
@@ -198,11 +232,13 @@ class BaseMessage(ProtoWrapper[message_pb2.Message]):
         id: str | None,  # noqa: A002
         timestamp: datetime | float | None,
         name: str,
+        parent_id: str = "",
     ) -> None:
         if id is not None:
             _check_str(id, "id")
         _check_str(name, "name")
-        pb = message_pb2.Message(id=str(uuid.uuid4()) if id is None else id, name=name)
+        _check_str(parent_id, "parent_id")
+        pb = message_pb2.Message(id=str(uuid.uuid4()) if id is None else id, name=name, parent_id=parent_id)
         getattr(pb, self.ROLE.value).MergeFrom(body)  # type: ignore[union-attr]
         _set_timestamp(pb.timestamp, timestamp)
         _validation.check(pb)
@@ -239,6 +275,18 @@ class BaseMessage(ProtoWrapper[message_pb2.Message]):
     def name(self) -> str:
         """The participant name, or ``""``."""
         return self._pb.name
+
+    @property
+    def parent_id(self) -> str:
+        """The session-tree entry this one follows; ``""``: the one before it in the log."""
+        return self._pb.parent_id
+
+    def with_parent(self, parent_id: str) -> Self:
+        """A copy that follows ``parent_id`` in its session's tree."""
+        _check_str(parent_id, "parent_id")
+        copy = self.copy()
+        copy._pb.parent_id = parent_id
+        return copy
 
     @property
     def contents(self) -> tuple[Content, ...]:
@@ -295,10 +343,11 @@ class SystemMessage(BaseMessage):
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
         name: str = "",
+        parent_id: str = "",
     ) -> None:
         body = message_pb2.SystemMessage()
         _fill_content(body.content, contents)
-        self._init(body, id, timestamp, name)
+        self._init(body, id, timestamp, name, parent_id)
 
     @classmethod
     def text(cls, content: str, **kwargs: Any) -> SystemMessage:
@@ -321,10 +370,11 @@ class UserMessage(BaseMessage):
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
         name: str = "",
+        parent_id: str = "",
     ) -> None:
         body = message_pb2.UserMessage()
         _fill_content(body.content, contents)
-        self._init(body, id, timestamp, name)
+        self._init(body, id, timestamp, name, parent_id)
 
     @classmethod
     def text(cls, content: str, **kwargs: Any) -> UserMessage:
@@ -375,6 +425,7 @@ class AssistantMessage(BaseMessage):
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
         name: str = "",
+        parent_id: str = "",
     ) -> None:
         _check_str(stop_reason_raw, "stop_reason_raw")
         _check_str(error, "error")
@@ -392,7 +443,7 @@ class AssistantMessage(BaseMessage):
                     "provenance", "type", f"expected Provenance, got {type(provenance).__name__}"
                 )
             body.provenance.CopyFrom(provenance._pb)
-        self._init(body, id, timestamp, name)
+        self._init(body, id, timestamp, name, parent_id)
 
     @classmethod
     def text(cls, content: str, **kwargs: Any) -> AssistantMessage:
@@ -448,10 +499,11 @@ class ToolMessage(BaseMessage):
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
         name: str = "",
+        parent_id: str = "",
     ) -> None:
         body = message_pb2.ToolMessage()
         _fill_content(body.content, contents)
-        self._init(body, id, timestamp, name)
+        self._init(body, id, timestamp, name, parent_id)
 
     @classmethod
     def from_result(cls, result: ToolResultContent, **kwargs: Any) -> ToolMessage:
@@ -480,21 +532,30 @@ class CustomMessage(BaseMessage):
         contents: Sequence[TextContent | ImageContent | AudioContent | DocumentContent] = (),
         *,
         details: Any = None,
+        to_model: bool = False,
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
         name: str = "",
+        parent_id: str = "",
     ) -> None:
         _check_str(custom_type, "custom_type")
-        body = message_pb2.CustomMessage(custom_type=custom_type)
+        if not isinstance(to_model, bool):
+            raise ValidationError.single("to_model", "type", f"expected bool, got {type(to_model).__name__}")
+        body = message_pb2.CustomMessage(custom_type=custom_type, to_model=to_model)
         _fill_content(body.content, contents)
         if details is not None:
             _struct.fill_value(body.details, details, "details")
-        self._init(body, id, timestamp, name)
+        self._init(body, id, timestamp, name, parent_id)
 
     @property
     def custom_type(self) -> str:
         """The application's name for the message kind."""
         return self._pb.custom.custom_type
+
+    @property
+    def to_model(self) -> bool:
+        """Whether a context builder gives the content to the model."""
+        return self._pb.custom.to_model
 
     @property
     def details(self) -> Any:
@@ -517,10 +578,11 @@ class BranchSummaryMessage(BaseMessage):
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
         name: str = "",
+        parent_id: str = "",
     ) -> None:
         _check_str(summary, "summary")
         _check_str(from_id, "from_id")
-        self._init(message_pb2.BranchSummaryMessage(summary=summary, from_id=from_id), id, timestamp, name)
+        self._init(message_pb2.BranchSummaryMessage(summary=summary, from_id=from_id), id, timestamp, name, parent_id)
 
     @property
     def summary(self) -> str:
@@ -548,12 +610,22 @@ class CompactionSummaryMessage(BaseMessage):
         summary: str,
         tokens_before: int | None = None,
         *,
+        first_kept_id: str = "",
+        provider_state: ProviderState | None = None,
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
         name: str = "",
+        parent_id: str = "",
     ) -> None:
         _check_str(summary, "summary")
-        body = message_pb2.CompactionSummaryMessage(summary=summary)
+        _check_str(first_kept_id, "first_kept_id")
+        body = message_pb2.CompactionSummaryMessage(summary=summary, first_kept_id=first_kept_id)
+        if provider_state is not None:
+            if not isinstance(provider_state, ProviderState):
+                raise ValidationError.single(
+                    "provider_state", "type", f"expected ProviderState, got {type(provider_state).__name__}"
+                )
+            body.provider_state.CopyFrom(provider_state.pb)
         if tokens_before is not None:
             if isinstance(tokens_before, bool) or not isinstance(tokens_before, int):
                 raise ValidationError.single(
@@ -562,12 +634,23 @@ class CompactionSummaryMessage(BaseMessage):
             if not -(2**63) <= tokens_before < 2**63:
                 raise ValidationError.single("tokens_before", "int64", f"{tokens_before} does not fit in int64")
             body.tokens_before = tokens_before
-        self._init(body, id, timestamp, name)
+        self._init(body, id, timestamp, name, parent_id)
 
     @property
     def summary(self) -> str:
         """What the compacted history said."""
         return self._pb.compaction_summary.summary
+
+    @property
+    def first_kept_id(self) -> str:
+        """The first entry kept after the summary (``""``: none before it)."""
+        return self._pb.compaction_summary.first_kept_id
+
+    @property
+    def provider_state(self) -> ProviderState | None:
+        """A provider's own compaction of the history, or None."""
+        body = self._pb.compaction_summary
+        return ProviderState._wrap(body.provider_state) if body.HasField("provider_state") else None
 
     @property
     def tokens_before(self) -> int | None:

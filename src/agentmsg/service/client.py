@@ -18,7 +18,7 @@ import grpc
 
 from agentmsg.content import ToolCallContent, ToolResultContent
 from agentmsg.errors import ValidationError
-from agentmsg.messages import AgentMessage, AssistantMessage, BaseMessage, message_from_proto
+from agentmsg.messages import AgentMessage, AssistantMessage, BaseMessage, ProviderState, message_from_proto
 from agentmsg.service import status
 from agentmsg.service.server import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
 from agentmsg.streaming import StreamEvent
@@ -111,6 +111,24 @@ def _publish_requests(
 ) -> Iterator[session_service_pb2.PublishStreamRequest]:
     for i, event in enumerate(events):
         yield session_service_pb2.PublishStreamRequest(session_id=session_id if i == 0 else "", event=event.pb)
+
+
+def _compact_request(
+    session_id: str,
+    summary: str,
+    first_kept_entry_id: str,
+    tokens_before: int | None,
+    provider_state: ProviderState | None,
+    entry_id: str,
+) -> session_service_pb2.CompactSessionRequest:
+    request = session_service_pb2.CompactSessionRequest(
+        session_id=session_id, summary=summary, first_kept_entry_id=first_kept_entry_id, entry_id=entry_id
+    )
+    if tokens_before is not None:
+        request.tokens_before = tokens_before
+    if provider_state is not None:
+        request.provider_state.CopyFrom(provider_state.pb)
+    return request
 
 
 class Client:
@@ -221,6 +239,35 @@ class Client:
         except grpc.RpcError as exc:
             raise status.from_rpc_error(exc) from None
         return response.offset, AssistantMessage.from_proto(response.message)
+
+    def branch(self, session_id: str, from_entry_id: str, summary: str, *, entry_id: str = "") -> Logged:
+        """Go back to ``from_entry_id``, leaving ``summary`` of the branch being left; the summary entry."""
+        request = session_service_pb2.BranchSessionRequest(
+            session_id=session_id, from_entry_id=from_entry_id, summary=summary, entry_id=entry_id
+        )
+        response = self._call(self._sessions.BranchSession, request)
+        return Logged(response.offset, message_from_proto(response.entry))
+
+    def compact(
+        self,
+        session_id: str,
+        summary: str,
+        *,
+        first_kept_entry_id: str = "",
+        tokens_before: int | None = None,
+        provider_state: ProviderState | None = None,
+        entry_id: str = "",
+    ) -> Logged:
+        """Compact the history up to the session's leaf; the compaction entry."""
+        request = _compact_request(session_id, summary, first_kept_entry_id, tokens_before, provider_state, entry_id)
+        response = self._call(self._sessions.CompactSession, request)
+        return Logged(response.offset, message_from_proto(response.entry))
+
+    def build_context(self, session_id: str, *, leaf: str = "") -> list[AgentMessage]:
+        """The messages a model sees for the path to ``leaf`` (default: the last entry)."""
+        request = session_service_pb2.BuildContextRequest(session_id=session_id, leaf_entry_id=leaf)
+        response = self._call(self._sessions.BuildContext, request)
+        return [message_from_proto(m) for m in response.messages]
 
     def sessions(self, *, page_size: int = 100) -> list[SessionInfo]:
         """Every session, ordered by id."""
@@ -375,6 +422,35 @@ class AsyncClient:
             call.cancel()
             raise
         return response.offset, AssistantMessage.from_proto(response.message)
+
+    async def branch(self, session_id: str, from_entry_id: str, summary: str, *, entry_id: str = "") -> Logged:
+        """Go back to ``from_entry_id``, leaving ``summary`` of the branch being left; the summary entry."""
+        request = session_service_pb2.BranchSessionRequest(
+            session_id=session_id, from_entry_id=from_entry_id, summary=summary, entry_id=entry_id
+        )
+        response = await self._call(self._sessions.BranchSession, request)
+        return Logged(response.offset, message_from_proto(response.entry))
+
+    async def compact(
+        self,
+        session_id: str,
+        summary: str,
+        *,
+        first_kept_entry_id: str = "",
+        tokens_before: int | None = None,
+        provider_state: ProviderState | None = None,
+        entry_id: str = "",
+    ) -> Logged:
+        """Compact the history up to the session's leaf; the compaction entry."""
+        request = _compact_request(session_id, summary, first_kept_entry_id, tokens_before, provider_state, entry_id)
+        response = await self._call(self._sessions.CompactSession, request)
+        return Logged(response.offset, message_from_proto(response.entry))
+
+    async def build_context(self, session_id: str, *, leaf: str = "") -> list[AgentMessage]:
+        """The messages a model sees for the path to ``leaf`` (default: the last entry)."""
+        request = session_service_pb2.BuildContextRequest(session_id=session_id, leaf_entry_id=leaf)
+        response = await self._call(self._sessions.BuildContext, request)
+        return [message_from_proto(m) for m in response.messages]
 
     async def sessions(self, *, page_size: int = 100) -> list[SessionInfo]:
         """Every session, ordered by id."""

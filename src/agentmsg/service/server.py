@@ -37,8 +37,10 @@ from agentmsg.errors import (
     ValidationError,
     Violation,
 )
+from agentmsg.messages import AgentMessage, ProviderState, message_from_proto
 from agentmsg.service import status
 from agentmsg.service.store import Store, open_store
+from agentmsg.sessions import Session
 from agentmsg.streaming import IncompleteStreamError, StreamAccumulator, StreamProtocolError
 from agentmsg.v1 import (
     content_pb2,
@@ -224,6 +226,42 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     def __init__(self, store: Store, hub: LiveHub) -> None:
         self.store = store
         self.hub = hub
+        # Tree operations read the session, then append: one at a time per session on this node.
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def _lock(self, session_id: str) -> asyncio.Lock:
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = self._locks[session_id] = asyncio.Lock()
+        return lock
+
+    async def _session(self, session_id: str) -> Session:
+        """The whole session, for tree operations (read page by page)."""
+        entries: list[AgentMessage] = []
+        after = 0
+        while rows := await self.store.read(session_id, after, 1000):
+            entries.extend(message_from_proto(message_pb2.Message.FromString(body)) for _, body in rows)
+            after = rows[-1][0]
+        session = Session(session_id=session_id)
+        session._entries = entries  # stored entries were checked when they came
+        session._index = {entry.id: i for i, entry in enumerate(entries)}
+        return session
+
+    async def _check_parents(self, session_id: str, messages: Sequence[message_pb2.Message]) -> None:
+        """Parent ids must name entries of the session (or earlier messages of the same batch)."""
+        if not any(m.parent_id for m in messages):
+            return
+        known = set((await self._session(session_id))._index)
+        found = []
+        for i, message in enumerate(messages):
+            if message.parent_id and (message.parent_id == message.id or message.parent_id not in known):
+                problem = "names itself" if message.parent_id == message.id else "is not in the session"
+                found.append(
+                    Violation(f"messages[{i}].parent_id", "session.parent", f"{message.parent_id!r} {problem}")
+                )
+            known.add(message.id)
+        if found:
+            raise ValidationError(found, "append")
 
     @_guard
     async def AppendMessage(  # noqa: N802 - the RPC's name
@@ -232,7 +270,9 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> session_service_pb2.AppendMessageResponse:
         _check(request)
-        (appended,) = await self.store.append(request.session_id, [request.message])
+        async with self._lock(request.session_id):
+            await self._check_parents(request.session_id, [request.message])
+            (appended,) = await self.store.append(request.session_id, [request.message])
         return session_service_pb2.AppendMessageResponse(offset=appended.offset, duplicate=appended.duplicate)
 
     @_guard
@@ -242,7 +282,9 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> session_service_pb2.AppendMessagesResponse:
         _check(request)
-        appended = await self.store.append(request.session_id, list(request.messages))
+        async with self._lock(request.session_id):
+            await self._check_parents(request.session_id, list(request.messages))
+            appended = await self.store.append(request.session_id, list(request.messages))
         return session_service_pb2.AppendMessagesResponse(
             offsets=[a.offset for a in appended], duplicates=[a.duplicate for a in appended]
         )
@@ -346,6 +388,57 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                 error=stream_pb2.StreamError(message=reason, stop_reason=message_pb2.STOP_REASON_ERROR)
             )
             self.hub.publish(session_id, session_service_pb2.LiveEvent(stream_id=stream_id, event=error))
+
+    @_guard
+    async def BranchSession(  # noqa: N802
+        self,
+        request: session_service_pb2.BranchSessionRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.BranchSessionResponse:
+        _check(request)
+        async with self._lock(request.session_id):
+            session = await self._session(request.session_id)
+            fields = {"id": request.entry_id} if request.entry_id else {}
+            entry = session.branch(request.from_entry_id, summary=request.summary, **fields)
+            assert entry is not None
+            (appended,) = await self.store.append(request.session_id, [entry.pb])
+        return session_service_pb2.BranchSessionResponse(offset=appended.offset, entry=entry.pb)
+
+    @_guard
+    async def CompactSession(  # noqa: N802
+        self,
+        request: session_service_pb2.CompactSessionRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.CompactSessionResponse:
+        _check(request)
+        async with self._lock(request.session_id):
+            session = await self._session(request.session_id)
+            if not len(session):
+                raise NotFoundError(f"session {request.session_id!r} has no entries to compact")
+            fields: dict[str, Any] = {"id": request.entry_id} if request.entry_id else {}
+            state = ProviderState._wrap(request.provider_state) if request.HasField("provider_state") else None
+            entry = session.compact(
+                request.summary,
+                first_kept_id=request.first_kept_entry_id,
+                tokens_before=request.tokens_before if request.HasField("tokens_before") else None,
+                provider_state=state,
+                **fields,
+            )
+            (appended,) = await self.store.append(request.session_id, [entry.pb])
+        return session_service_pb2.CompactSessionResponse(offset=appended.offset, entry=entry.pb)
+
+    @_guard
+    async def BuildContext(  # noqa: N802
+        self,
+        request: session_service_pb2.BuildContextRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.BuildContextResponse:
+        _check(request)
+        session = await self._session(request.session_id)
+        if request.leaf_entry_id and request.leaf_entry_id not in session:
+            raise NotFoundError(f"session {request.session_id!r} has no entry {request.leaf_entry_id!r}")
+        messages = session.build_context(request.leaf_entry_id or None)
+        return session_service_pb2.BuildContextResponse(messages=[m.pb for m in messages])
 
     @_guard
     async def ListSessions(  # noqa: N802

@@ -95,6 +95,7 @@ class Message(_message.Message):
     BRANCH_SUMMARY_FIELD_NUMBER: _builtins.int
     COMPACTION_SUMMARY_FIELD_NUMBER: _builtins.int
     NAME_FIELD_NUMBER: _builtins.int
+    PARENT_ID_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """A unique id for the message (a UUID4 string unless the producer chose
     another scheme). Required.
@@ -102,6 +103,11 @@ class Message(_message.Message):
     name: _builtins.str
     """The name of the participant who wrote the message (OpenAI and LangChain
     `name`), for multi-agent conversations. Empty when not given.
+    """
+    parent_id: _builtins.str
+    """The entry this one follows in its session's tree. Empty: the entry just
+    before it in the session's log (a linear session needs no parent ids). A
+    message that names an earlier entry starts a branch there.
     """
     @_builtins.property
     def timestamp(self) -> _timestamp_pb2.Timestamp:
@@ -154,10 +160,11 @@ class Message(_message.Message):
         branch_summary: Global___BranchSummaryMessage | None = ...,
         compaction_summary: Global___CompactionSummaryMessage | None = ...,
         name: _builtins.str = ...,
+        parent_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["assistant", b"assistant", "branch_summary", b"branch_summary", "compaction_summary", b"compaction_summary", "custom", b"custom", "role", b"role", "system", b"system", "timestamp", b"timestamp", "tool", b"tool", "user", b"user"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["assistant", b"assistant", "branch_summary", b"branch_summary", "compaction_summary", b"compaction_summary", "custom", b"custom", "id", b"id", "name", b"name", "role", b"role", "system", b"system", "timestamp", b"timestamp", "tool", b"tool", "user", b"user"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["assistant", b"assistant", "branch_summary", b"branch_summary", "compaction_summary", b"compaction_summary", "custom", b"custom", "id", b"id", "name", b"name", "parent_id", b"parent_id", "role", b"role", "system", b"system", "timestamp", b"timestamp", "tool", b"tool", "user", b"user"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_role: _TypeAlias = _typing.Literal["system", "user", "assistant", "tool", "custom", "branch_summary", "compaction_summary"]  # noqa: Y015
     _WhichOneofArgType_role: _TypeAlias = _typing.Literal["role", b"role"]  # noqa: Y015
@@ -303,8 +310,13 @@ class CustomMessage(_message.Message):
     CUSTOM_TYPE_FIELD_NUMBER: _builtins.int
     CONTENT_FIELD_NUMBER: _builtins.int
     DETAILS_FIELD_NUMBER: _builtins.int
+    TO_MODEL_FIELD_NUMBER: _builtins.int
     custom_type: _builtins.str
     """The application's name for the kind of message, e.g. `bash_execution`."""
+    to_model: _builtins.bool
+    """Whether a context builder gives the content to the model (projected as
+    user content). False: the entry stays in the session only.
+    """
     @_builtins.property
     def content(self) -> _containers.RepeatedCompositeFieldContainer[_content_pb2.Content]:
         """Content a context builder may show the model. May be empty."""
@@ -319,10 +331,11 @@ class CustomMessage(_message.Message):
         custom_type: _builtins.str = ...,
         content: _abc.Iterable[_content_pb2.Content] | None = ...,
         details: _struct_pb2.Value | None = ...,
+        to_model: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["details", b"details"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "custom_type", b"custom_type", "details", b"details"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "custom_type", b"custom_type", "details", b"details", "to_model", b"to_model"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -330,7 +343,10 @@ Global___CustomMessage: _TypeAlias = CustomMessage  # noqa: Y015
 
 @_typing.final
 class BranchSummaryMessage(_message.Message):
-    """The summary of a branch of the session that was left."""
+    """The summary of a branch of the session that was left. Its `parent_id` is
+    the entry the session went back to; it summarises the abandoned path from
+    there to `from_id`.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -339,7 +355,7 @@ class BranchSummaryMessage(_message.Message):
     summary: _builtins.str
     """What happened on the branch, for the model to read."""
     from_id: _builtins.str
-    """The id of the entry the summarised branch started from."""
+    """The last entry of the branch that was left."""
     def __init__(
         self,
         *,
@@ -356,33 +372,83 @@ Global___BranchSummaryMessage: _TypeAlias = BranchSummaryMessage  # noqa: Y015
 
 @_typing.final
 class CompactionSummaryMessage(_message.Message):
-    """The summary of history that was compacted away."""
+    """The summary of history that was compacted away. A context built through
+    it starts with the summary, then the entries from `first_kept_id` on.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     SUMMARY_FIELD_NUMBER: _builtins.int
     TOKENS_BEFORE_FIELD_NUMBER: _builtins.int
+    FIRST_KEPT_ID_FIELD_NUMBER: _builtins.int
+    PROVIDER_STATE_FIELD_NUMBER: _builtins.int
     summary: _builtins.str
     """What the compacted history said, for the model to read."""
     tokens_before: _builtins.int
     """How many context tokens the history took before compaction. Unset when
     not known.
     """
+    first_kept_id: _builtins.str
+    """The first entry kept after the summary; it must lie on the path to this
+    entry. Empty: nothing before the summary is kept.
+    """
+    @_builtins.property
+    def provider_state(self) -> Global___ProviderState:
+        """A provider's own compaction of the history (OpenAI Responses `compaction`
+        items, Anthropic `compaction` blocks), sent back only to that provider.
+        """
+
     def __init__(
         self,
         *,
         summary: _builtins.str = ...,
         tokens_before: _builtins.int | None = ...,
+        first_kept_id: _builtins.str = ...,
+        provider_state: Global___ProviderState | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_tokens_before", b"_tokens_before", "tokens_before", b"tokens_before"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_tokens_before", b"_tokens_before", "provider_state", b"provider_state", "tokens_before", b"tokens_before"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_tokens_before", b"_tokens_before", "summary", b"summary", "tokens_before", b"tokens_before"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_tokens_before", b"_tokens_before", "first_kept_id", b"first_kept_id", "provider_state", b"provider_state", "summary", b"summary", "tokens_before", b"tokens_before"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__tokens_before: _TypeAlias = _typing.Literal["tokens_before"]  # noqa: Y015
     _WhichOneofArgType__tokens_before: _TypeAlias = _typing.Literal["_tokens_before", b"_tokens_before"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType__tokens_before) -> _WhichOneofReturnType__tokens_before | None: ...
 
 Global___CompactionSummaryMessage: _TypeAlias = CompactionSummaryMessage  # noqa: Y015
+
+@_typing.final
+class ProviderState(_message.Message):
+    """Opaque state a provider returned, kept verbatim and tagged with its source."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROVIDER_FIELD_NUMBER: _builtins.int
+    API_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    DATA_FIELD_NUMBER: _builtins.int
+    provider: _builtins.str
+    """The provider, e.g. `openai`, `anthropic`."""
+    api: _builtins.str
+    """The API, e.g. `openai-responses`."""
+    type: _builtins.str
+    """The provider's name for the state, e.g. `compaction`."""
+    data: _builtins.str
+    """The state itself (e.g. `encrypted_content`), verbatim."""
+    def __init__(
+        self,
+        *,
+        provider: _builtins.str = ...,
+        api: _builtins.str = ...,
+        type: _builtins.str = ...,
+        data: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["api", b"api", "data", b"data", "provider", b"provider", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProviderState: _TypeAlias = ProviderState  # noqa: Y015
 
 @_typing.final
 class Provenance(_message.Message):

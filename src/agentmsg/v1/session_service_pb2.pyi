@@ -473,3 +473,189 @@ class SessionInfo(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SessionInfo: _TypeAlias = SessionInfo  # noqa: Y015
+
+@_typing.final
+class BranchSessionRequest(_message.Message):
+    """The request of `BranchSession`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    FROM_ENTRY_ID_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    ENTRY_ID_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    """The session."""
+    from_entry_id: _builtins.str
+    """The entry to go back to."""
+    summary: _builtins.str
+    """What happened on the branch being left, for the model to read."""
+    entry_id: _builtins.str
+    """The summary entry's id; empty: the service picks one."""
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        from_entry_id: _builtins.str = ...,
+        summary: _builtins.str = ...,
+        entry_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry_id", b"entry_id", "from_entry_id", b"from_entry_id", "session_id", b"session_id", "summary", b"summary"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BranchSessionRequest: _TypeAlias = BranchSessionRequest  # noqa: Y015
+
+@_typing.final
+class BranchSessionResponse(_message.Message):
+    """The response of `BranchSession`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OFFSET_FIELD_NUMBER: _builtins.int
+    ENTRY_FIELD_NUMBER: _builtins.int
+    offset: _builtins.int
+    """The summary entry's offset in the log."""
+    @_builtins.property
+    def entry(self) -> _message_pb2.Message:
+        """The summary entry (a `BranchSummaryMessage` whose parent is `from_entry_id`)."""
+
+    def __init__(
+        self,
+        *,
+        offset: _builtins.int = ...,
+        entry: _message_pb2.Message | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "offset", b"offset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BranchSessionResponse: _TypeAlias = BranchSessionResponse  # noqa: Y015
+
+@_typing.final
+class CompactSessionRequest(_message.Message):
+    """The request of `CompactSession`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    FIRST_KEPT_ENTRY_ID_FIELD_NUMBER: _builtins.int
+    TOKENS_BEFORE_FIELD_NUMBER: _builtins.int
+    PROVIDER_STATE_FIELD_NUMBER: _builtins.int
+    ENTRY_ID_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    """The session."""
+    summary: _builtins.str
+    """What the compacted history said."""
+    first_kept_entry_id: _builtins.str
+    """The first entry to keep after the summary; empty: keep nothing before it."""
+    tokens_before: _builtins.int
+    """Context tokens before compaction, when known."""
+    entry_id: _builtins.str
+    """The compaction entry's id; empty: the service picks one."""
+    @_builtins.property
+    def provider_state(self) -> _message_pb2.ProviderState:
+        """A provider's own compaction of the history, kept for that provider."""
+
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        summary: _builtins.str = ...,
+        first_kept_entry_id: _builtins.str = ...,
+        tokens_before: _builtins.int | None = ...,
+        provider_state: _message_pb2.ProviderState | None = ...,
+        entry_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_tokens_before", b"_tokens_before", "provider_state", b"provider_state", "tokens_before", b"tokens_before"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_tokens_before", b"_tokens_before", "entry_id", b"entry_id", "first_kept_entry_id", b"first_kept_entry_id", "provider_state", b"provider_state", "session_id", b"session_id", "summary", b"summary", "tokens_before", b"tokens_before"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__tokens_before: _TypeAlias = _typing.Literal["tokens_before"]  # noqa: Y015
+    _WhichOneofArgType__tokens_before: _TypeAlias = _typing.Literal["_tokens_before", b"_tokens_before"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__tokens_before) -> _WhichOneofReturnType__tokens_before | None: ...
+
+Global___CompactSessionRequest: _TypeAlias = CompactSessionRequest  # noqa: Y015
+
+@_typing.final
+class CompactSessionResponse(_message.Message):
+    """The response of `CompactSession`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    OFFSET_FIELD_NUMBER: _builtins.int
+    ENTRY_FIELD_NUMBER: _builtins.int
+    offset: _builtins.int
+    """The compaction entry's offset in the log."""
+    @_builtins.property
+    def entry(self) -> _message_pb2.Message:
+        """The compaction entry."""
+
+    def __init__(
+        self,
+        *,
+        offset: _builtins.int = ...,
+        entry: _message_pb2.Message | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entry", b"entry", "offset", b"offset"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompactSessionResponse: _TypeAlias = CompactSessionResponse  # noqa: Y015
+
+@_typing.final
+class BuildContextRequest(_message.Message):
+    """The request of `BuildContext`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    LEAF_ENTRY_ID_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    """The session."""
+    leaf_entry_id: _builtins.str
+    """The leaf to build for; empty: the session's last entry."""
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+        leaf_entry_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["leaf_entry_id", b"leaf_entry_id", "session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BuildContextRequest: _TypeAlias = BuildContextRequest  # noqa: Y015
+
+@_typing.final
+class BuildContextResponse(_message.Message):
+    """The response of `BuildContext`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def messages(self) -> _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]:
+        """The messages for the model, in order."""
+
+    def __init__(
+        self,
+        *,
+        messages: _abc.Iterable[_message_pb2.Message] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BuildContextResponse: _TypeAlias = BuildContextResponse  # noqa: Y015

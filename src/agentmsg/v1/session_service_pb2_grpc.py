@@ -72,6 +72,21 @@ class SessionServiceStub:
                 request_serializer=agentmsg_dot_v1_dot_session__service__pb2.ListSessionsRequest.SerializeToString,
                 response_deserializer=agentmsg_dot_v1_dot_session__service__pb2.ListSessionsResponse.FromString,
                 _registered_method=True)
+        self.BranchSession = channel.unary_unary(
+                '/agentmsg.v1.SessionService/BranchSession',
+                request_serializer=agentmsg_dot_v1_dot_session__service__pb2.BranchSessionRequest.SerializeToString,
+                response_deserializer=agentmsg_dot_v1_dot_session__service__pb2.BranchSessionResponse.FromString,
+                _registered_method=True)
+        self.CompactSession = channel.unary_unary(
+                '/agentmsg.v1.SessionService/CompactSession',
+                request_serializer=agentmsg_dot_v1_dot_session__service__pb2.CompactSessionRequest.SerializeToString,
+                response_deserializer=agentmsg_dot_v1_dot_session__service__pb2.CompactSessionResponse.FromString,
+                _registered_method=True)
+        self.BuildContext = channel.unary_unary(
+                '/agentmsg.v1.SessionService/BuildContext',
+                request_serializer=agentmsg_dot_v1_dot_session__service__pb2.BuildContextRequest.SerializeToString,
+                response_deserializer=agentmsg_dot_v1_dot_session__service__pb2.BuildContextResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -129,6 +144,30 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BranchSession(self, request, context):
+        """Go back to an earlier entry, leaving a summary of the branch being left:
+        appends a branch summary after that entry (later messages follow it).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CompactSession(self, request, context):
+        """Compact the history up to the session's leaf: appends a compaction
+        summary whose first kept entry must lie on the path to the leaf.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def BuildContext(self, request, context):
+        """The messages a model sees for the path to a leaf: summaries projected to
+        user text, custom entries only when flagged for the model.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -161,6 +200,21 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.ListSessions,
                     request_deserializer=agentmsg_dot_v1_dot_session__service__pb2.ListSessionsRequest.FromString,
                     response_serializer=agentmsg_dot_v1_dot_session__service__pb2.ListSessionsResponse.SerializeToString,
+            ),
+            'BranchSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.BranchSession,
+                    request_deserializer=agentmsg_dot_v1_dot_session__service__pb2.BranchSessionRequest.FromString,
+                    response_serializer=agentmsg_dot_v1_dot_session__service__pb2.BranchSessionResponse.SerializeToString,
+            ),
+            'CompactSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompactSession,
+                    request_deserializer=agentmsg_dot_v1_dot_session__service__pb2.CompactSessionRequest.FromString,
+                    response_serializer=agentmsg_dot_v1_dot_session__service__pb2.CompactSessionResponse.SerializeToString,
+            ),
+            'BuildContext': grpc.unary_unary_rpc_method_handler(
+                    servicer.BuildContext,
+                    request_deserializer=agentmsg_dot_v1_dot_session__service__pb2.BuildContextRequest.FromString,
+                    response_serializer=agentmsg_dot_v1_dot_session__service__pb2.BuildContextResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -333,6 +387,87 @@ class SessionService:
             '/agentmsg.v1.SessionService/ListSessions',
             agentmsg_dot_v1_dot_session__service__pb2.ListSessionsRequest.SerializeToString,
             agentmsg_dot_v1_dot_session__service__pb2.ListSessionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BranchSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmsg.v1.SessionService/BranchSession',
+            agentmsg_dot_v1_dot_session__service__pb2.BranchSessionRequest.SerializeToString,
+            agentmsg_dot_v1_dot_session__service__pb2.BranchSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompactSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmsg.v1.SessionService/CompactSession',
+            agentmsg_dot_v1_dot_session__service__pb2.CompactSessionRequest.SerializeToString,
+            agentmsg_dot_v1_dot_session__service__pb2.CompactSessionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BuildContext(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmsg.v1.SessionService/BuildContext',
+            agentmsg_dot_v1_dot_session__service__pb2.BuildContextRequest.SerializeToString,
+            agentmsg_dot_v1_dot_session__service__pb2.BuildContextResponse.FromString,
             options,
             channel_credentials,
             insecure,

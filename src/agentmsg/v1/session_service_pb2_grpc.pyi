@@ -59,6 +59,18 @@ class SessionServiceStub:
     """
     ListSessions: _grpc.UnaryUnaryMultiCallable[_session_service_pb2.ListSessionsRequest, _session_service_pb2.ListSessionsResponse]
     """List the sessions."""
+    BranchSession: _grpc.UnaryUnaryMultiCallable[_session_service_pb2.BranchSessionRequest, _session_service_pb2.BranchSessionResponse]
+    """Go back to an earlier entry, leaving a summary of the branch being left:
+    appends a branch summary after that entry (later messages follow it).
+    """
+    CompactSession: _grpc.UnaryUnaryMultiCallable[_session_service_pb2.CompactSessionRequest, _session_service_pb2.CompactSessionResponse]
+    """Compact the history up to the session's leaf: appends a compaction
+    summary whose first kept entry must lie on the path to the leaf.
+    """
+    BuildContext: _grpc.UnaryUnaryMultiCallable[_session_service_pb2.BuildContextRequest, _session_service_pb2.BuildContextResponse]
+    """The messages a model sees for the path to a leaf: summaries projected to
+    user text, custom entries only when flagged for the model.
+    """
 
 @_typing.type_check_only
 class SessionServiceAsyncStub(SessionServiceStub):
@@ -89,6 +101,18 @@ class SessionServiceAsyncStub(SessionServiceStub):
     """
     ListSessions: _aio.UnaryUnaryMultiCallable[_session_service_pb2.ListSessionsRequest, _session_service_pb2.ListSessionsResponse]  # type: ignore[assignment]
     """List the sessions."""
+    BranchSession: _aio.UnaryUnaryMultiCallable[_session_service_pb2.BranchSessionRequest, _session_service_pb2.BranchSessionResponse]  # type: ignore[assignment]
+    """Go back to an earlier entry, leaving a summary of the branch being left:
+    appends a branch summary after that entry (later messages follow it).
+    """
+    CompactSession: _aio.UnaryUnaryMultiCallable[_session_service_pb2.CompactSessionRequest, _session_service_pb2.CompactSessionResponse]  # type: ignore[assignment]
+    """Compact the history up to the session's leaf: appends a compaction
+    summary whose first kept entry must lie on the path to the leaf.
+    """
+    BuildContext: _aio.UnaryUnaryMultiCallable[_session_service_pb2.BuildContextRequest, _session_service_pb2.BuildContextResponse]  # type: ignore[assignment]
+    """The messages a model sees for the path to a leaf: summaries projected to
+    user text, custom entries only when flagged for the model.
+    """
 
 class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
     """Sessions (conversations) and their messages.
@@ -152,5 +176,35 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_session_service_pb2.ListSessionsResponse, _abc.Awaitable[_session_service_pb2.ListSessionsResponse]]:
         """List the sessions."""
+
+    @_abc_1.abstractmethod
+    def BranchSession(
+        self,
+        request: _session_service_pb2.BranchSessionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_service_pb2.BranchSessionResponse, _abc.Awaitable[_session_service_pb2.BranchSessionResponse]]:
+        """Go back to an earlier entry, leaving a summary of the branch being left:
+        appends a branch summary after that entry (later messages follow it).
+        """
+
+    @_abc_1.abstractmethod
+    def CompactSession(
+        self,
+        request: _session_service_pb2.CompactSessionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_service_pb2.CompactSessionResponse, _abc.Awaitable[_session_service_pb2.CompactSessionResponse]]:
+        """Compact the history up to the session's leaf: appends a compaction
+        summary whose first kept entry must lie on the path to the leaf.
+        """
+
+    @_abc_1.abstractmethod
+    def BuildContext(
+        self,
+        request: _session_service_pb2.BuildContextRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_service_pb2.BuildContextResponse, _abc.Awaitable[_session_service_pb2.BuildContextResponse]]:
+        """The messages a model sees for the path to a leaf: summaries projected to
+        user text, custom entries only when flagged for the model.
+        """
 
 def add_SessionServiceServicer_to_server(servicer: SessionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
