@@ -7,9 +7,11 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 BUF    := node_modules/.bin/buf
 VALIDATE_PROTO := proto/buf/validate/validate.proto
+# The contract's last release: `make breaking` compares with this tag, or with proto/BASELINE's commit without it.
+RELEASE_TAG := v0.1.0
 
 .DEFAULT_GOAL := help
-.PHONY: help deps run serve demo test pytest lint format typecheck generate check-generated bench clean
+.PHONY: help deps run serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean
 
 help: ## List the targets with one line each
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -47,6 +49,15 @@ generate: deps ## Regenerate src/agentmsg/v1 (and src/buf) from proto/ with the 
 check-generated: generate ## Fail when the checked-in generated code differs from a fresh generation
 	@git status --porcelain -- src/agentmsg/v1 src/buf | grep . && { echo "generated code is stale: run make generate and commit"; git diff --stat -- src/agentmsg/v1 src/buf; exit 1; } || echo "generated code is current"
 
+breaking: deps ## buf breaking (FILE rules) against the last release: its tag, else the commit in proto/BASELINE
+	$(PY) scripts/breaking.py --tag $(RELEASE_TAG)
+
+docs: $(VENV)/.installed $(VALIDATE_PROTO) ## Render the proto comments to docs/proto.md (run after changing a .proto)
+	$(PY) scripts/proto_docs.py
+
+check-docs: $(VENV)/.installed $(VALIDATE_PROTO) ## Fail when docs/proto.md differs from what the protos give
+	$(PY) scripts/proto_docs.py --check
+
 lint: deps ## buf lint + buf format check + ruff lint + ruff format check
 	$(BUF) lint
 	$(BUF) format -d --exit-code --path proto/agentmsg
@@ -64,13 +75,38 @@ typecheck: deps ## mypy --strict on src/ (generated code excluded)
 pytest: deps ## Only the pytest suite
 	$(PY) -m pytest -q
 
-test: deps lint check-generated typecheck pytest ## Everything CI runs: lint, generated-code drift, types, tests
+test: deps lint breaking check-generated check-docs typecheck pytest ## Everything CI runs: lint, breaking, generated-code and docs drift, types, tests
 
-bench: deps ## Benchmarks: codec, conversion, stream folding, service (never part of test)
-	$(PY) bench/run.py
-	$(PY) bench/conversion.py
-	$(PY) bench/streaming.py
-	$(PY) bench/service.py
+# The peer libraries the codec benchmark compares with (pydantic-ai, LangChain): benchmark-only.
+$(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install --quiet -e '.[bench]'
+	touch $@
+
+BENCH_OUT := bench/.results
+# BENCH_ARGS=--quick for a short smoke run (the results file then says QUICK)
+bench: deps $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydantic-ai, LangChain, bare gRPC, TCP: writes bench/results.md (never part of test)
+	@mkdir -p $(BENCH_OUT)
+	$(PY) bench/run.py --json $(BENCH_OUT)/codec.json $(BENCH_ARGS)
+	$(PY) bench/conversion.py --json $(BENCH_OUT)/conversion.json $(BENCH_ARGS)
+	$(PY) bench/streaming.py --json $(BENCH_OUT)/streaming.json $(BENCH_ARGS)
+	$(PY) bench/service.py --json $(BENCH_OUT)/service.json $(BENCH_ARGS)
+	$(PY) bench/report.py $(BENCH_OUT) -o bench/results.md --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS=$(BENCH_ARGS))"
+
+.PHONY: fuzz soak
+FUZZ_SECONDS ?= 60
+# atheris (coverage-guided) over every decoder; the corpus grows in .cache/fuzz-corpus, crashes land in .cache/fuzz-crashes
+$(VENV)/.fuzz-installed: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install --quiet -e '.[fuzz]'
+	touch $@
+
+fuzz: $(VENV)/.fuzz-installed ## Fuzz every decoder with atheris for FUZZ_SECONDS (default 60; never part of test)
+	@mkdir -p .cache/fuzz-corpus .cache/fuzz-crashes
+	$(PY) fuzz/fuzz_decoders.py -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
+		-artifact_prefix=.cache/fuzz-crashes/ .cache/fuzz-corpus
+
+soak: deps ## The reliability tests' long variants (AGENTMSG_SOAK=1: 10x examples, messages, sizes; minutes)
+	AGENTMSG_SOAK=1 $(PY) -m pytest -q tests/test_fuzz_decoders.py tests/test_input_limits.py \
+		tests/service/test_faults.py tests/service/test_load.py
 
 clean: ## Remove the venv, node_modules and caches
 	rm -rf $(VENV) node_modules .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO)

@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
+import os
 import statistics
 import sys
+import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -58,7 +63,10 @@ def fold_pbs(events: list[stream_pb2.StreamEvent]) -> am.AssistantMessage:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, shorter time")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write every result as JSON to PATH")
     args = parser.parse_args(argv)
+    started = time.perf_counter()
+    load = os.getloadavg()
     repeats, target = (3, 0.05) if args.quick else (7, 0.2)
     text = long_text_stream()
     tools = tool_call_stream()
@@ -69,14 +77,38 @@ def main(argv: list[str] | None = None) -> int:
         ("replay of the tool-call message, 8-char pieces", len(replay), lambda: fold_pbs([e.pb for e in replay])),
     ]
     print("agentmsg streaming benchmark: events folded per second (median of repeats [min-max])")
+    rows: list[dict[str, Any]] = []
     for name, count, fn in cases:
         gc.collect()
         _, samples = measure(fn, target_s=target, repeats=repeats, max_loops=10_000)
         rates = sorted(count / (ns / 1e9) for ns in samples)
+        rows.append(
+            {
+                "name": name,
+                "events": count,
+                "median_events_per_s": statistics.median(rates),
+                "min_events_per_s": rates[0],
+                "max_events_per_s": rates[-1],
+                "median_ms_per_stream": statistics.median(samples) / 1e6,
+            }
+        )
         print(
             f"  {name:<48} {count:>7} events  {statistics.median(rates) / 1e6:6.2f} M events/s "
             f"[{rates[0] / 1e6:.2f}-{rates[-1] / 1e6:.2f}]  {statistics.median(samples) / 1e6:7.2f} ms per stream"
         )
+    if args.json:
+        report = {
+            "cases": rows,
+            "created": datetime.now(UTC).isoformat(timespec="seconds"),
+            "command": " ".join([Path(sys.executable).name, *sys.argv]),
+            "quick": args.quick,
+            "total_s": time.perf_counter() - started,
+            "load_average": load,
+            "load_average_end": os.getloadavg(),
+        }
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+        print(f"results written to {args.json}")
     return 0
 
 

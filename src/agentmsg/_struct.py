@@ -31,7 +31,12 @@ def _restore(value: Any) -> Any:
     return value
 
 
-def _plain(value: Any, field: str) -> Any:
+# Objects and arrays nested deeper than this are refused: each level is two or three protobuf message
+# levels (Struct, map entry, Value), and protobuf's decoders stop at 100 levels in all, envelope included.
+MAX_DEPTH = 24
+
+
+def _plain(value: Any, field: str, depth: int = 0) -> Any:
     """Check that ``value`` is JSON data and return it with tuples made lists."""
     if isinstance(value, str):
         _utf8(value, field)
@@ -44,17 +49,29 @@ def _plain(value: Any, field: str) -> Any:
         if not math.isfinite(value):
             raise ValidationError.single(field, "json", "NaN and infinity are not JSON numbers")
         return value
+    if isinstance(value, (Mapping, list, tuple)) and depth >= MAX_DEPTH:
+        raise ValidationError.single(
+            field, "json.depth", f"nested more than {MAX_DEPTH} levels (protobuf could not decode it)"
+        )
     if isinstance(value, Mapping):
         out = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise ValidationError.single(field, "json", f"object keys must be strings, got {type(key).__name__}")
             _utf8(key, field)
-            out[key] = _plain(item, f"{field}.{key}")
+            out[key] = _plain(item, f"{field}.{key}", depth + 1)
         return out
     if isinstance(value, (list, tuple)):
-        return [_plain(item, f"{field}[{i}]") for i, item in enumerate(value)]
+        return [_plain(item, f"{field}[{i}]", depth + 1) for i, item in enumerate(value)]
     raise ValidationError.single(field, "json", f"{type(value).__name__} is not a JSON value")
+
+
+def _checked(value: Any, field: str) -> Any:
+    """:func:`_plain`, with a value nested too deeply to walk refused (rather than a RecursionError)."""
+    try:
+        return _plain(value, field)
+    except RecursionError:
+        raise ValidationError.single(field, "json", "the value is nested too deeply") from None
 
 
 def _utf8(value: str, field: str) -> None:
@@ -70,12 +87,12 @@ def fill_struct(target: struct_pb2.Struct, value: Mapping[str, Any] | None, fiel
         return
     if not isinstance(value, Mapping):
         raise ValidationError.single(field, "type", f"expected a JSON object (dict), got {type(value).__name__}")
-    target.update(_plain(value, field))
+    target.update(_checked(value, field))
 
 
 def fill_value(target: struct_pb2.Value, value: Any, field: str) -> None:
     """Write any JSON value into a Value field."""
-    plain = _plain(value, field)
+    plain = _checked(value, field)
     if plain is None:
         target.null_value = struct_pb2.NULL_VALUE
     elif isinstance(plain, bool):

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Generic, Self, TypeVar
 
 from google.protobuf import json_format
+from google.protobuf.internal import api_implementation
 from google.protobuf.message import DecodeError as _PbDecodeError
 from google.protobuf.message import Message
 
@@ -20,6 +21,7 @@ from agentmsg import _validation
 from agentmsg.errors import DecodeError
 
 P = TypeVar("P", bound=Message)
+_UPB = api_implementation.Type() == "upb"
 
 
 class ProtoWrapper(Generic[P]):
@@ -62,6 +64,9 @@ class ProtoWrapper(Generic[P]):
 
     def to_bytes(self) -> bytes:
         """Binary protobuf encoding (deterministic: equal values give equal bytes)."""
+        if _UPB:
+            # upb takes the flag positionally; parsing the keyword costs more than encoding a small message.
+            return self._pb.SerializeToString(True)  # type: ignore[call-arg]
         return self._pb.SerializeToString(deterministic=True)
 
     @classmethod
@@ -72,11 +77,12 @@ class ProtoWrapper(Generic[P]):
         ``validate=True`` (or call :func:`agentmsg.validate`) for data from an
         untrusted peer.
         """
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise DecodeError(f"{cls.__name__}.from_bytes expects bytes, got {type(data).__name__}")
-        pb = cls._PB()
+        if type(data) is not bytes:
+            if not isinstance(data, (bytes, bytearray, memoryview)):
+                raise DecodeError(f"{cls.__name__}.from_bytes expects bytes, got {type(data).__name__}")
+            data = bytes(data)
         try:
-            pb.ParseFromString(bytes(data))
+            pb = cls._PB.FromString(data)
         except _PbDecodeError as exc:
             raise DecodeError(f"not a valid {cls._PB.DESCRIPTOR.full_name} encoding: {exc}") from None
         return cls.from_proto(pb, validate=validate)  # type: ignore[arg-type]
@@ -113,6 +119,12 @@ class ProtoWrapper(Generic[P]):
             json_format.ParseDict(value, pb)
         except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
             raise DecodeError(f"not valid ProtoJSON for {name}: {exc}") from None
+        except SystemError as exc:
+            # upb looks field names up as UTF-8: a name holding an unpaired surrogate (which JSON text may
+            # spell as an escape) surfaces as a SystemError caused by the UnicodeEncodeError.
+            if not isinstance(exc.__cause__, UnicodeError):
+                raise
+            raise DecodeError(f"not valid ProtoJSON for {name}: a field name is not UTF-8: {exc.__cause__}") from None
         return cls.from_proto(pb, validate=validate)  # type: ignore[arg-type]
 
     def validate(self) -> Self:

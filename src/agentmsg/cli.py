@@ -72,19 +72,21 @@ def _client(args: argparse.Namespace) -> Any:
 
 def _serve(args: argparse.Namespace) -> int:
     from agentmsg.service import ServerConfig, serve
+    from agentmsg.service.access import FULL, Scope, load_token_file, parse_token
     from agentmsg.service.server import Running
 
-    tokens = list(args.token or [])
+    grants: dict[str, Scope] = dict(parse_token(spec) for spec in args.token or [])
     if args.token_file:
-        tokens += [line.strip() for line in Path(args.token_file).read_text().splitlines() if line.strip()]
+        grants.update(load_token_file(args.token_file))
     env_token = os.environ.get("AGENTMSG_TOKEN")
-    if env_token and not tokens:
-        tokens = [env_token]
+    if env_token and not grants:
+        grants = {env_token: FULL}  # the variable holds a token as it is (full access)
+    tokens = list(grants)
     config = ServerConfig(
         host=args.host,
         port=args.port,
         db=None if args.memory else args.db,
-        tokens=tokens,
+        grants=grants,
         tls_cert=_read(args.tls_cert),
         tls_key=_read(args.tls_key),
         tls_client_ca=_read(args.tls_client_ca),
@@ -97,7 +99,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     def ready(running: Running) -> None:
         store = "in memory" if args.memory else f"SQLite {config.db}"
-        auth = f"{len(tokens)} token(s)" if tokens else "no auth"
+        scoped = sum(1 for scope in grants.values() if scope is not FULL)
+        auth = f"{len(tokens)} token(s), {scoped} scoped" if tokens else "no auth"
         tls = "mTLS" if config.tls_client_ca else "TLS" if config.tls_cert else "plaintext"
         print(f"agentmsg serving on {config.host}:{running.port} ({store}, {auth}, {tls})", flush=True)
 
@@ -293,8 +296,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=50051, help="0 picks a free port (printed)")
     serve.add_argument("--db", default="agentmsg.db", help="SQLite file (created if missing)")
     serve.add_argument("--memory", action="store_true", help="keep messages in memory only")
-    serve.add_argument("--token", action="append", help="accepted bearer token (repeatable)")
-    serve.add_argument("--token-file", help="file with one accepted token per line")
+    serve.add_argument(
+        "--token",
+        action="append",
+        metavar="TOKEN[=SCOPE]",
+        help="accepted bearer token (repeatable); SCOPE limits it: comma-separated '*', 'PREFIX*' (sessions whose "
+        "id starts with PREFIX), a session id, 'tools:call', 'tools:serve' (see docs/reliability.md)",
+    )
+    serve.add_argument("--token-file", help="file with one TOKEN or TOKEN=SCOPE per line ('#' comments)")
     serve.add_argument("--tls-cert", help="PEM certificate chain: serve TLS")
     serve.add_argument("--tls-key", help="PEM private key for --tls-cert")
     serve.add_argument("--tls-client-ca", help="PEM CA bundle: require client certificates (mTLS)")

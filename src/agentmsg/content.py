@@ -109,6 +109,15 @@ def check_utf8(value: str, field: str) -> None:
         ) from None
 
 
+INT32_MAX = 2**31 - 1
+
+
+def check_int32(value: int, field: str) -> None:
+    """An ``int32`` field cannot hold more: refuse the value instead of letting protobuf raise."""
+    if not -(2**31) <= value <= INT32_MAX:
+        raise ValidationError.single(field, "int32.range", f"{value} does not fit in an int32")
+
+
 def _as_tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
     return types if isinstance(types, tuple) else (types,)
 
@@ -361,6 +370,7 @@ class ImageContent(_MediaContent):
     ) -> ImageContent:
         """An image already uploaded to the provider's file store."""
         _expect(file_id, str, "file_id")
+        _expect(media_type, str, "media_type")
         block = cls.__new__(cls)
         block._pb = content_pb2.Content(
             image=content_pb2.ImageContent(file_id=file_id, media_type=media_type, detail=detail_to_pb(detail))
@@ -436,6 +446,7 @@ class AudioContent(_MediaContent):
     def from_file_id(cls, file_id: str, *, media_type: str = "") -> AudioContent:
         """Audio already uploaded to the provider's file store."""
         _expect(file_id, str, "file_id")
+        _expect(media_type, str, "media_type")
         block = cls.__new__(cls)
         block._pb = content_pb2.Content(audio=content_pb2.AudioContent(file_id=file_id, media_type=media_type))
         _validation.check(block._pb)
@@ -443,11 +454,23 @@ class AudioContent(_MediaContent):
 
     @classmethod
     def from_url(cls, url: str, *, media_type: str | None = None) -> AudioContent:
-        """Audio by URL; the media type is guessed from the path when None (``""``: unknown)."""
+        """Audio by URL; the media type is guessed from the path when None (``""``: unknown).
+
+        A URL is kept as a URL, never read: ``file://`` URLs too (only the
+        constructor's ``"file:<path>"`` strings and :meth:`from_file` read files).
+        """
         _expect(url, str, "url")
         if not _URL.match(url) and not _is_data_url(url):
             raise ValidationError.single("url", "string.uri", f"not an absolute URL: {url!r}")
-        return cls(url, media_type=media_type)
+        if _is_data_url(url):
+            return cls(url, media_type=media_type)
+        if media_type is not None:
+            _expect(media_type, str, "media_type")
+        block = cls.__new__(cls)
+        guessed = media_type if media_type is not None else _media.guess_from_path(url, "audio/")
+        block._pb = content_pb2.Content(audio=content_pb2.AudioContent(url=url, media_type=guessed))
+        _validation.check(block._pb)
+        return block
 
 
 class DocumentContent(_MediaContent):
@@ -544,6 +567,9 @@ class DocumentContent(_MediaContent):
     ) -> DocumentContent:
         """A document already uploaded to the provider's file store."""
         _expect(file_id, str, "file_id")
+        _expect(media_type, str, "media_type")
+        _expect(filename, str, "filename")
+        _expect(title, str, "title")
         block = cls.__new__(cls)
         block._pb = content_pb2.Content(
             document=content_pb2.DocumentContent(file_id=file_id, media_type=media_type, filename=filename, title=title)
@@ -667,6 +693,7 @@ class ToolCallContent(ContentBase):
         _expect(id, str, "id")
         _expect(name, str, "name")
         _expect(index, int, "index")
+        check_int32(index, "index")
         _expect(signature, str, "signature")
         _expect(server_name, str, "server_name")
         if args is not None and arguments is not None:
@@ -775,10 +802,12 @@ class ToolResultContent(ContentBase):
         _expect(terminate, bool, "terminate")
         _expect(terminate_message, str, "terminate_message")
         _expect(index, int, "index")
+        check_int32(index, "index")
         arm = content_pb2.ToolResultContent(
             id=id, name=name, is_error=is_error, terminate=terminate, terminate_message=terminate_message, index=index
         )
         if isinstance(content, str):
+            check_utf8(content, "content")
             if content:
                 arm.content.add().text.text = content
         elif isinstance(content, Sequence):

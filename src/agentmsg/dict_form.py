@@ -52,7 +52,7 @@ from agentmsg.content import (
     ToolResultContent,
     UnknownContent,
 )
-from agentmsg.errors import DecodeError, MediaError, ValidationError, Violation
+from agentmsg.errors import DecodeError, MediaError, ValidationError, Violation, preview
 from agentmsg.messages import (
     AgentMessage,
     AssistantMessage,
@@ -345,7 +345,7 @@ def contents_from_dict(data: Mapping[str, Any], path: str = "") -> list[Content]
         if kind == "unknown":
             raw = _media.decode_base64(_require(data, "proto", str, path), "unknown content")
             return [UnknownContent.from_bytes(raw)]
-    raise _fail(f"{path}.type", "enum", f"unknown content type {kind!r}")
+    raise _fail(f"{path}.type", "enum", f"unknown content type {preview(kind)}")
 
 
 def content_from_dict(data: Mapping[str, Any]) -> Content:
@@ -562,13 +562,13 @@ def message_from_dict(data: Mapping[str, Any], path: str = "") -> AgentMessage:
             raw = _media.decode_base64(_require(data, "proto", str, path), "unknown message")
             message = BaseMessage.from_bytes(raw)  # type: ignore[assignment]
         else:
-            raise _fail(f"{path}.role", "enum", f"unknown role {role!r}")
+            raise _fail(f"{path}.role", "enum", f"unknown role {preview(role)}")
     return message
 
 
 def messages_from_dicts(data: Iterable[Mapping[str, Any]]) -> list[AgentMessage]:
     """Messages from seed-1 dicts; errors name the path (``[3].contents[1].images[0]``)."""
-    if isinstance(data, (str, bytes, Mapping)):
+    if isinstance(data, (str, bytes, Mapping)) or not isinstance(data, Iterable):
         raise _fail("", "type", f"expected a list of message dicts, got {type(data).__name__}")
     messages: list[AgentMessage] = []
     found: list[Violation] = []

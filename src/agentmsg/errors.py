@@ -7,6 +7,7 @@ plain exceptions keeps working.
 
 from __future__ import annotations
 
+import reprlib
 from dataclasses import dataclass
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "ResourceExhaustedError",
     "ServiceError",
     "StoreError",
+    "StoreFullError",
     "ToolArgumentsError",
     "UnauthenticatedError",
     "UnavailableError",
@@ -31,6 +33,23 @@ __all__ = [
 
 class AgentMsgError(Exception):
     """Base class of every error agentmsg raises."""
+
+
+_PREVIEW = reprlib.Repr()
+_PREVIEW.maxlevel = 3
+_PREVIEW.maxstring = 80
+_PREVIEW.maxother = 80
+_PREVIEW.maxlong = 40
+
+
+def preview(value: object) -> str:
+    """A bounded ``repr`` of an untrusted value for an error message.
+
+    Plain ``repr`` of a payload value recurses (a value nested 100,000 deep
+    raises ``RecursionError``) and has no size limit; this one stops at three
+    levels and about 80 characters a part.
+    """
+    return _PREVIEW.repr(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,3 +149,7 @@ class ResourceExhaustedError(ServiceError):
 
 class StoreError(ServiceError):
     """The store could not write or read (a read-only or full disk, a broken file)."""
+
+
+class StoreFullError(StoreError, ResourceExhaustedError):
+    """The store refused a write because its disk (or database size limit) is full: RESOURCE_EXHAUSTED."""

@@ -244,13 +244,21 @@ class Session:
     @classmethod
     def import_jsonl(cls, text: str | bytes) -> Session:
         """Read an export (any version up to :data:`EXPORT_VERSION`); errors name the line."""
-        raw = text.decode("utf-8") if isinstance(text, bytes) else text
+        if isinstance(text, (bytes, bytearray, memoryview)):
+            try:
+                raw = bytes(text).decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DecodeError(f"the session export is not UTF-8: {exc}") from None
+        elif isinstance(text, str):
+            raw = text
+        else:
+            raise DecodeError(f"Session.import_jsonl expects str or bytes, got {type(text).__name__}")
         lines = [line for line in raw.splitlines() if line.strip()]
         if not lines:
             raise DecodeError("an empty session export: the header line is missing")
         try:
             header = json.loads(lines[0])
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise DecodeError(f"line 1: the header is not JSON: {exc}") from None
         if not isinstance(header, dict) or header.get("kind") != _EXPORT_KIND:
             raise DecodeError(f"line 1: not an agentmsg session export (kind {_EXPORT_KIND!r} expected)")

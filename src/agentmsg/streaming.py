@@ -50,7 +50,7 @@ from datetime import datetime
 from typing import Any, Self
 
 from agentmsg._wrapper import ProtoWrapper
-from agentmsg.content import ContentBase, parse_json_object
+from agentmsg.content import ContentBase, check_int32, check_utf8, parse_json_object
 from agentmsg.errors import AgentMsgError, ValidationError
 from agentmsg.messages import AssistantMessage, Provenance, StopReason, _stop_to_pb
 from agentmsg.usage import Usage
@@ -118,6 +118,8 @@ class StreamEvent(ProtoWrapper[stream_pb2.StreamEvent]):
         timestamp: datetime | None = None,
     ) -> StreamEvent:
         """The first event; ``message_id`` defaults to a new UUID4."""
+        if message_id is not None:
+            _text(message_id, "message_id")
         start = stream_pb2.MessageStart(message_id=message_id or str(uuid.uuid4()))
         if timestamp is None:
             start.timestamp.FromMicroseconds(time.time_ns() // 1000)
@@ -130,11 +132,14 @@ class StreamEvent(ProtoWrapper[stream_pb2.StreamEvent]):
     @classmethod
     def block_start(cls, index: int, content: ContentBase) -> StreamEvent:
         """Open block ``index`` with its initial content."""
+        _index(index)
         return cls._wrap(stream_pb2.StreamEvent(block_start=stream_pb2.BlockStart(index=index, content=content.pb)))
 
     @classmethod
     def text_delta(cls, index: int, text: str) -> StreamEvent:
         """Append text to text block ``index``."""
+        _index(index)
+        _text(text, "text")
         return cls._wrap(
             stream_pb2.StreamEvent(block_delta=stream_pb2.BlockDelta(index=index, text=stream_pb2.TextDelta(text=text)))
         )
@@ -142,24 +147,31 @@ class StreamEvent(ProtoWrapper[stream_pb2.StreamEvent]):
     @classmethod
     def thinking_delta(cls, index: int, text: str) -> StreamEvent:
         """Append reasoning text to thinking block ``index``."""
+        _index(index)
+        _text(text, "text")
         delta = stream_pb2.BlockDelta(index=index, thinking=stream_pb2.ThinkingDelta(text=text))
         return cls._wrap(stream_pb2.StreamEvent(block_delta=delta))
 
     @classmethod
     def signature_delta(cls, index: int, signature: str) -> StreamEvent:
         """Append signature text to block ``index``."""
+        _index(index)
+        _text(signature, "signature")
         delta = stream_pb2.BlockDelta(index=index, signature=stream_pb2.SignatureDelta(signature=signature))
         return cls._wrap(stream_pb2.StreamEvent(block_delta=delta))
 
     @classmethod
     def arguments_delta(cls, index: int, arguments: str) -> StreamEvent:
         """Append a fragment of tool call ``index``'s argument text."""
+        _index(index)
+        _text(arguments, "arguments")
         delta = stream_pb2.BlockDelta(index=index, tool_call=stream_pb2.ToolCallDelta(arguments=arguments))
         return cls._wrap(stream_pb2.StreamEvent(block_delta=delta))
 
     @classmethod
     def block_stop(cls, index: int) -> StreamEvent:
         """Close block ``index``."""
+        _index(index)
         return cls._wrap(stream_pb2.StreamEvent(block_stop=stream_pb2.BlockStop(index=index)))
 
     @classmethod
@@ -172,6 +184,8 @@ class StreamEvent(ProtoWrapper[stream_pb2.StreamEvent]):
         cls, stop_reason: StopReason | str | None = None, stop_reason_raw: str = "", response_id: str = ""
     ) -> StreamEvent:
         """The last event of a complete message."""
+        _text(stop_reason_raw, "stop_reason_raw")
+        _text(response_id, "response_id")
         stop = stream_pb2.MessageStop(
             stop_reason=_stop_to_pb(stop_reason), stop_reason_raw=stop_reason_raw, response_id=response_id
         )
@@ -180,6 +194,8 @@ class StreamEvent(ProtoWrapper[stream_pb2.StreamEvent]):
     @classmethod
     def error(cls, message: str, *, code: str = "", aborted: bool = False) -> StreamEvent:
         """The last event of a failed message."""
+        _text(message, "message")
+        _text(code, "code")
         reason = message_pb2.STOP_REASON_ABORT if aborted else message_pb2.STOP_REASON_ERROR
         return cls._wrap(
             stream_pb2.StreamEvent(error=stream_pb2.StreamError(message=message, stop_reason=reason, code=code))
@@ -193,6 +209,19 @@ class StreamEvent(ProtoWrapper[stream_pb2.StreamEvent]):
 
     def __repr__(self) -> str:
         return f"StreamEvent({self.kind}, {self._pb.ListFields()[-1][1] if self._pb.ListFields() else ''!s:.80})"
+
+
+def _text(value: Any, field: str) -> None:
+    """Event text must be a str protobuf can hold (UTF-8): a ValidationError otherwise."""
+    if not isinstance(value, str):
+        raise ValidationError.single(field, "type", f"expected str, got {type(value).__name__}")
+    check_utf8(value, field)
+
+
+def _index(index: Any) -> None:
+    if not isinstance(index, int) or isinstance(index, bool):
+        raise ValidationError.single("index", "type", f"expected int, got {type(index).__name__}")
+    check_int32(index, "index")
 
 
 class _Block:

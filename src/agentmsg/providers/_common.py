@@ -274,6 +274,17 @@ class PayloadErrors:
             self.add(path, "media" if isinstance(exc, MediaError) else "decode", str(exc))
 
 
+def unencodable(text: str) -> bool:
+    """True when ``text`` cannot be UTF-8 (it holds an unpaired surrogate, as a JSON ``\\ud800`` escape gives)."""
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def json_type(value: Any) -> str:
     """The JSON name of a Python value's type, for error messages."""
     if value is None:

@@ -168,6 +168,7 @@ from agentmsg.messages import (
     ToolMessage,
     UserMessage,
 )
+from agentmsg.providers._common import unencodable
 from agentmsg.usage import Usage
 from agentmsg.v1 import content_pb2
 
@@ -621,6 +622,9 @@ def _read_str(obj: Mapping[str, Any], key: str, path: str, issues: _Issues, *, m
     if len(value) < min_len:
         issues.add(_at(path, key), "min_len", f"{key!r} must not be empty")
         return None
+    if unencodable(value):
+        issues.add(_at(path, key), "string.utf8", "not encodable as UTF-8 (an unpaired surrogate)")
+        return None
     return value
 
 
@@ -631,6 +635,9 @@ def _read_optional_str(obj: Mapping[str, Any], key: str, path: str, issues: _Iss
     value = obj[key]
     if not isinstance(value, str):
         issues.add(_at(path, key), "type", f"expected a string or no {key!r} at all, got {_json_type(value)}")
+        return None
+    if unencodable(value):
+        issues.add(_at(path, key), "string.utf8", "not encodable as UTF-8 (an unpaired surrogate)")
         return None
     return value
 

@@ -198,12 +198,13 @@ from agentmsg.content import (
     ToolCallContent,
     ToolKind,
     ToolResultContent,
+    check_utf8,
     content_from_proto,
     detail_to_pb,
     dump_arguments,
     parse_json_object,
 )
-from agentmsg.errors import DecodeError, MediaError, ValidationError
+from agentmsg.errors import DecodeError, MediaError, ValidationError, preview
 from agentmsg.messages import (
     AgentMessage,
     AssistantMessage,
@@ -306,7 +307,8 @@ _SNAKE = re.compile(r"_([a-z0-9])")
 
 def generated_call_id(seed: str, part_index: int, name: str) -> str:
     """The id given to a ``functionCall`` read without one (see the module docstring)."""
-    digest = hashlib.sha256(f"{seed}:{part_index}:{name}".encode()).hexdigest()[:12]
+    # surrogatepass: a name that is not UTF-8 still gets its id; building the call then reports the name.
+    digest = hashlib.sha256(f"{seed}:{part_index}:{name}".encode("utf-8", "surrogatepass")).hexdigest()[:12]
     return f"call_{digest}"
 
 
@@ -947,8 +949,9 @@ class _Reader:
                 return where, "agentmsg keeps a media resolution (image detail) on images only"
             if not isinstance(resolution, Mapping) or [_camel(key) for key in resolution] != ["level"]:
                 return where, "agentmsg keeps a media resolution level only (no token count)"
-            if _camel_get(resolution, "level") not in _LEVEL_TO_DETAIL:
-                return where, f"agentmsg has no image detail for level {_camel_get(resolution, 'level')!r}"
+            level = _camel_get(resolution, "level")
+            if not isinstance(level, str) or level not in _LEVEL_TO_DETAIL:
+                return where, f"agentmsg has no image detail for level {preview(level)}"
         return None
 
     def media(self, part: _Fields, path: str, kind: str) -> Content | None:
@@ -1174,6 +1177,8 @@ class _Reader:
 
 def _reference_block(arm: str, source: str, value: str, media_type: str, detail: ImageDetail | None) -> Content:
     """An image, audio or document block by URL or file id, with exactly the given media type."""
+    check_utf8(value, source)
+    check_utf8(media_type, "media_type")
     arms: dict[str, Any] = {
         "image": content_pb2.ImageContent,
         "audio": content_pb2.AudioContent,
@@ -1197,7 +1202,11 @@ def _response_blocks(body: Mapping[str, Any]) -> tuple[list[Content], bool]:
             return ([TextContent(value)] if value else []), is_error
         if isinstance(value, list) and all(isinstance(item, str) for item in value):
             return [TextContent(item) for item in value], is_error
-    return [TextContent(json.dumps(body, ensure_ascii=False, separators=(",", ":")))], "error" in body
+    try:
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise ValidationError.single("response", "json", f"the response cannot be JSON text: {exc}") from None
+    return [TextContent(text)], "error" in body
 
 
 def from_gemini(

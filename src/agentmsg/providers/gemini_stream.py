@@ -504,7 +504,7 @@ def stream_events_from_sse(
     for number, sse in enumerate(iter_sse(lines)):
         try:
             chunk = json.loads(sse.data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             raise StreamProtocolError(f"Gemini stream SSE event {number}: data is not JSON: {exc}") from None
         yield from parser.feed(chunk)
     yield from parser.close()

@@ -285,7 +285,10 @@ class OpenAIChatStreamParser:
     def _start(self, chunk_id: str | None, model: str | None, created: float | None) -> StreamEvent:
         self._started = True
         self._response_id = chunk_id
-        timestamp = datetime.fromtimestamp(created, UTC) if created is not None else None
+        try:
+            timestamp = datetime.fromtimestamp(created, UTC) if created is not None else None
+        except (OverflowError, OSError, ValueError):
+            raise StreamProtocolError(f"chunk.created {created!r} is not a representable time") from None
         provenance = Provenance(self._provider, self._api, model or self._model, chunk_id or "")
         message_id = self._message_id or chunk_id or str(uuid.uuid4())
         return StreamEvent.message_start(message_id, provenance=provenance, timestamp=timestamp)
@@ -408,7 +411,7 @@ def stream_events_from_sse(lines: Iterable[str | bytes], **options: Any) -> Iter
             break
         try:
             data = json.loads(sse.data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             if sse.event == "error":
                 yield from parser.feed({"error": sse.data})
                 break

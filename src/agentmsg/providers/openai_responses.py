@@ -192,7 +192,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import mimetypes
 import re
 import uuid
@@ -217,7 +216,7 @@ from agentmsg.content import (
     ToolResultContent,
     parse_json_object,
 )
-from agentmsg.errors import ValidationError
+from agentmsg.errors import ValidationError, preview
 from agentmsg.messages import (
     AgentMessage,
     AssistantMessage,
@@ -1556,7 +1555,7 @@ def _read_usage(reader: _Reader, value: Any) -> Usage | None:
         if number is None:
             return None
         if isinstance(number, bool) or not isinstance(number, int) or number < 0:
-            reader.add(_at(path, key), "type", f"expected a non-negative integer, got {json.dumps(number)[:40]}")
+            reader.add(_at(path, key), "type", f"expected a non-negative integer, got {preview(number)}")
             return None
         return number
 

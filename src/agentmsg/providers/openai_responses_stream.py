@@ -118,7 +118,7 @@ from datetime import UTC, datetime
 from typing import Any, Final, TypeGuard
 
 from agentmsg.content import ProviderContent, RedactedThinkingContent, TextContent, ThinkingContent, ToolCallContent
-from agentmsg.errors import ValidationError
+from agentmsg.errors import ValidationError, preview
 from agentmsg.messages import Provenance
 from agentmsg.providers.openai_responses import _read_usage, _Reader, _stop_reason
 from agentmsg.streaming import StreamEvent, StreamProtocolError, iter_sse
@@ -235,7 +235,7 @@ class _Where:
     def index(self, obj: Mapping[str, Any], key: str, path: str) -> int:
         value = obj.get(key)
         if not _is_int(value) or value < 0:
-            raise self.error(f"{path}.{key} must be a non-negative integer, got {value!r}")
+            raise self.error(f"{path}.{key} must be a non-negative integer, got {preview(value)}")
         return int(value)
 
     def mapping(
@@ -394,7 +394,7 @@ class OpenAIResponsesStreamParser:
         if sequence is None:
             return
         if not _is_int(sequence) or sequence < 0:
-            raise where.error(f"sequence_number must be a non-negative integer, got {sequence!r}")
+            raise where.error(f"sequence_number must be a non-negative integer, got {preview(sequence)}")
         if self._last_sequence is not None and sequence <= self._last_sequence:
             raise where.error(f"sequence_number {sequence} does not follow {self._last_sequence}")
         self._last_sequence = sequence
@@ -408,7 +408,10 @@ class OpenAIResponsesStreamParser:
             model = response.get("model")
             created = response.get("created_at")
             if isinstance(created, (int, float)) and not isinstance(created, bool):
-                timestamp = datetime.fromtimestamp(created, UTC)
+                try:
+                    timestamp = datetime.fromtimestamp(created, UTC)
+                except (OverflowError, OSError, ValueError):
+                    raise StreamProtocolError(f"response.created_at {created!r} is not a representable time") from None
         self._response_id = response_id
         provenance = Provenance(self._provider, self._api, model or self._model, response_id or "")
         message_id = self._message_id or response_id or str(uuid.uuid4())
@@ -778,7 +781,7 @@ def stream_events_from_sse(lines: Iterable[str | bytes], **options: Any) -> Iter
             break
         try:
             data = json.loads(sse.data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:
             if sse.event == "error":
                 yield from parser.feed({"type": "error", "message": sse.data})
                 break

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
 import signal
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,7 +38,8 @@ from agentmsg.errors import (
 )
 from agentmsg.messages import AgentMessage, ProviderState, message_from_proto
 from agentmsg.service import status
-from agentmsg.service.store import Store, open_store
+from agentmsg.service.access import Access, Scope
+from agentmsg.service.store import SessionRecord, Store, open_store
 from agentmsg.sessions import Session
 from agentmsg.streaming import IncompleteStreamError, StreamAccumulator, StreamProtocolError
 from agentmsg.v1 import (
@@ -72,7 +72,8 @@ class ServerConfig:
     host: str = "127.0.0.1"
     port: int = 0
     db: str | None = "agentmsg.db"  # None or ":memory:" for the in-memory store
-    tokens: Sequence[str] = ()  # bearer tokens accepted; empty: no auth
+    tokens: Sequence[str] = ()  # bearer tokens with full access; with no tokens and no grants: no auth
+    grants: Mapping[str, Scope] = field(default_factory=dict)  # bearer tokens with a scope (see access.py)
     tls_cert: bytes | None = None  # PEM certificate chain of the server
     tls_key: bytes | None = None  # PEM private key of the server
     tls_client_ca: bytes | None = None  # PEM CA bundle: clients must present a certificate it signed (mTLS)
@@ -92,21 +93,26 @@ def _check(request: Any) -> None:
         raise ValidationError(found, type(request).__name__)
 
 
+async def _fail(context: grpc.aio.ServicerContext, name: str, exc: Exception) -> None:  # type: ignore[type-arg]
+    """End a call that raised: agentmsg errors as rich statuses; anything else INTERNAL, logged."""
+    if isinstance(exc, AgentMsgError):
+        await status.abort(context, exc)
+    log.error("internal error in %s", name, exc_info=exc)
+    await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+
+
 def _guard(
     method: Callable[..., Awaitable[Any]],
 ) -> Callable[..., Awaitable[Any]]:
-    """Unary handlers: agentmsg errors become rich statuses; anything else INTERNAL, logged."""
+    """Unary handlers: failures end the call through :func:`_fail`."""
 
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
         try:
             return await method(self, request, context)
-        except AgentMsgError as exc:
-            await status.abort(context, exc)
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
-        except Exception:
-            log.exception("internal error in %s", method.__name__)
-            await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+        except Exception as exc:
+            await _fail(context, method.__name__, exc)
 
     wrapper.__name__ = method.__name__
     return wrapper
@@ -115,19 +121,16 @@ def _guard(
 def _guard_stream(
     method: Callable[..., AsyncIterator[Any]],
 ) -> Callable[..., AsyncIterator[Any]]:
-    """Streaming handlers: the same mapping as :func:`_guard`."""
+    """Streaming handlers: failures end the call through :func:`_fail`."""
 
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:  # type: ignore[type-arg]
         try:
             async for item in method(self, request, context):
                 yield item
-        except AgentMsgError as exc:
-            await status.abort(context, exc)
         except (asyncio.CancelledError, grpc.aio.AbortError):
             raise
-        except Exception:
-            log.exception("internal error in %s", method.__name__)
-            await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+        except Exception as exc:
+            await _fail(context, method.__name__, exc)
 
     wrapper.__name__ = method.__name__
     return wrapper
@@ -223,17 +226,34 @@ def _add_session_service(servicer: SessionServicer, server: grpc.aio.Server) -> 
 class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     """``agentmsg.v1.SessionService`` over a :class:`~agentmsg.service.store.Store`."""
 
-    def __init__(self, store: Store, hub: LiveHub) -> None:
+    def __init__(self, store: Store, hub: LiveHub, access: Access | None = None) -> None:
         self.store = store
         self.hub = hub
+        self.access = access if access is not None else Access()
         # Tree operations read the session, then append: one at a time per session on this node.
-        self._locks: dict[str, asyncio.Lock] = {}
+        # Each entry lives while someone holds or waits for it: [lock, users].
+        self._locks: dict[str, list[Any]] = {}
+        # Subscribers per session on this node: the store's change event is dropped when the last one leaves.
+        self._watchers: dict[str, int] = {}
 
-    def _lock(self, session_id: str) -> asyncio.Lock:
-        lock = self._locks.get(session_id)
-        if lock is None:
-            lock = self._locks[session_id] = asyncio.Lock()
-        return lock
+    @contextlib.asynccontextmanager
+    async def _lock(self, session_id: str) -> AsyncIterator[None]:
+        entry = self._locks.get(session_id)
+        if entry is None:
+            entry = self._locks[session_id] = [asyncio.Lock(), 0]
+        entry[1] += 1
+        try:
+            async with entry[0]:
+                yield
+        finally:
+            entry[1] -= 1
+            if not entry[1]:
+                del self._locks[session_id]
+
+    def _allow(self, context: grpc.aio.ServicerContext, session_id: str) -> None:  # type: ignore[type-arg]
+        """The caller's token must include the session (checked before anything is read: nothing leaks)."""
+        if self.access.enabled:
+            self.access.check_session(context.invocation_metadata(), session_id)
 
     async def _session(self, session_id: str) -> Session:
         """The whole session, for tree operations (read page by page)."""
@@ -269,6 +289,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         request: session_service_pb2.AppendMessageRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> session_service_pb2.AppendMessageResponse:
+        self._allow(context, request.session_id)
         _check(request)
         async with self._lock(request.session_id):
             await self._check_parents(request.session_id, [request.message])
@@ -281,6 +302,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         request: session_service_pb2.AppendMessagesRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> session_service_pb2.AppendMessagesResponse:
+        self._allow(context, request.session_id)
         _check(request)
         async with self._lock(request.session_id):
             await self._check_parents(request.session_id, list(request.messages))
@@ -295,6 +317,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         request: session_service_pb2.ListMessagesRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> session_service_pb2.ListMessagesResponse:
+        self._allow(context, request.session_id)
         _check(request)
         size = request.page_size or 100
         rows = await self.store.read(request.session_id, request.after_offset, size + 1)
@@ -312,10 +335,25 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         request: session_service_pb2.SubscribeRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> AsyncIterator[session_service_pb2.SubscribeResponse | bytes]:
+        self._allow(context, request.session_id)
         _check(request)
         session_id = request.session_id
         cursor = request.after_offset
         batch = request.max_batch or 256
+        self._watchers[session_id] = self._watchers.get(session_id, 0) + 1
+        try:
+            async for response in self._follow(request, session_id, cursor, batch):
+                yield response
+        finally:
+            left = self._watchers.pop(session_id) - 1
+            if left:
+                self._watchers[session_id] = left
+            else:
+                self.store.forget(session_id)  # nobody on this node waits for it any more
+
+    async def _follow(
+        self, request: session_service_pb2.SubscribeRequest, session_id: str, cursor: int, batch: int
+    ) -> AsyncIterator[session_service_pb2.SubscribeResponse | bytes]:
         with self.hub.subscribe(session_id) as live:
             while True:
                 changed = self.store.changed(session_id)  # before reading: an append after the read wakes us
@@ -360,6 +398,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                         raise ValidationError(
                             [Violation("session_id", "required", "the first event must name the session")]
                         )
+                    self._allow(context, request.session_id)
                     session_id = request.session_id
                 accumulator.add(request.event)
                 self.hub.publish(session_id, session_service_pb2.LiveEvent(stream_id=stream_id, event=request.event))
@@ -395,6 +434,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         request: session_service_pb2.BranchSessionRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> session_service_pb2.BranchSessionResponse:
+        self._allow(context, request.session_id)
         _check(request)
         async with self._lock(request.session_id):
             session = await self._session(request.session_id)
@@ -410,6 +450,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         request: session_service_pb2.CompactSessionRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> session_service_pb2.CompactSessionResponse:
+        self._allow(context, request.session_id)
         _check(request)
         async with self._lock(request.session_id):
             session = await self._session(request.session_id)
@@ -433,6 +474,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         request: session_service_pb2.BuildContextRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> session_service_pb2.BuildContextResponse:
+        self._allow(context, request.session_id)
         _check(request)
         session = await self._session(request.session_id)
         if request.leaf_entry_id and request.leaf_entry_id not in session:
@@ -448,7 +490,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     ) -> session_service_pb2.ListSessionsResponse:
         _check(request)
         size = request.page_size or 100
-        records = await self.store.sessions(request.page_token, size + 1)
+        scope = self.access.require(context.invocation_metadata())
+        records = await self._sessions_in(scope, request.page_token, size + 1)
         response = session_service_pb2.ListSessionsResponse()
         for record in records[:size]:
             info = response.sessions.add(session_id=record.session_id, last_offset=record.last_offset)
@@ -457,6 +500,21 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         if len(records) > size:
             response.next_page_token = records[size - 1].session_id
         return response
+
+    async def _sessions_in(self, scope: Scope, after: str, limit: int) -> list[SessionRecord]:
+        """Up to ``limit`` sessions after ``after`` that the scope includes, ordered by id.
+
+        Each of the scope's prefixes is a contiguous range of ids: one bounded store query a prefix.
+        """
+        prefixes = scope.listing()
+        if prefixes is None:
+            return await self.store.sessions(after, limit)
+        found: dict[str, SessionRecord] = {}
+        for prefix in prefixes:
+            for record in await self.store.sessions(after, limit, prefix=prefix):
+                if scope.allows(record.session_id):
+                    found[record.session_id] = record
+        return [found[key] for key in sorted(found)][:limit]
 
 
 # --- tools ---------------------------------------------------------------------------------
@@ -480,9 +538,14 @@ class _Runner:
 class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
     """``agentmsg.v1.ToolService``: runners register; engines call through."""
 
-    def __init__(self) -> None:
+    def __init__(self, access: Access | None = None) -> None:
         self.runners: dict[str, _Runner] = {}
         self.by_tool: dict[str, _Runner] = {}
+        self.access = access if access is not None else Access()
+
+    def _allow(self, context: grpc.aio.ServicerContext, *, serve: bool) -> None:  # type: ignore[type-arg]
+        if self.access.enabled:
+            self.access.check_tools(context.invocation_metadata(), serve=serve)
 
     async def ServeTools(  # noqa: N802
         self,
@@ -495,6 +558,7 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         except StopAsyncIteration:
             return
         try:
+            self._allow(context, serve=True)
             _check(first)
             if first.WhichOneof("kind") != "register":
                 raise ValidationError([Violation("register", "required", "the first message must register tools")])
@@ -572,6 +636,7 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         request: tool_service_pb2.ListToolsRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> tool_service_pb2.ListToolsResponse:
+        self._allow(context, serve=False)
         response = tool_service_pb2.ListToolsResponse()
         for name in sorted(self.by_tool):
             runner = self.by_tool[name]
@@ -585,6 +650,7 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         request: tool_service_pb2.CallToolRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> tool_service_pb2.CallToolResponse:
+        self._allow(context, serve=False)
         _check(request)
         call = request.call
         runner = self.by_tool.get(call.name)
@@ -619,20 +685,17 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
 
 
 class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
-    """Refuses calls without ``authorization: Bearer <token>`` for one of the configured tokens."""
+    """Refuses calls without ``authorization: Bearer <token>`` for one of the configured tokens.
 
-    def __init__(self, tokens: Sequence[str]) -> None:
-        self._tokens = [token.encode() for token in tokens]
+    Only authentication happens here; what a token may touch (its scope) is checked by each RPC,
+    which knows the session the request names.
+    """
+
+    def __init__(self, access: Access) -> None:
+        self._access = access
 
     def _allowed(self, metadata: Sequence[tuple[str, str | bytes]] | None) -> bool:
-        for key, value in metadata or ():
-            if key == "authorization":
-                text = value.decode() if isinstance(value, bytes) else value
-                scheme, _, token = text.partition(" ")
-                if scheme.lower() == "bearer":
-                    given = token.strip().encode()
-                    return any(hmac.compare_digest(given, known) for known in self._tokens)
-        return False
+        return self._access.scope_of(metadata) is not None
 
     async def intercept_service(
         self,
@@ -699,13 +762,14 @@ async def create_server(config: ServerConfig) -> Running:
         # Large HTTP/2 frames: a 1 MiB image crosses in one frame (measured ~35% faster on loopback).
         ("grpc.http2.max_frame_size", HTTP2_MAX_FRAME),
     ]
-    interceptors = [BearerTokenInterceptor(config.tokens)] if config.tokens else []
+    access = Access(config.tokens, config.grants)
+    interceptors = [BearerTokenInterceptor(access)] if access.enabled else []
     server = grpc.aio.server(
         interceptors=interceptors, options=options, maximum_concurrent_rpcs=config.max_concurrent_rpcs
     )
     hub = LiveHub()
-    sessions = SessionServicer(store, hub)
-    tools = ToolServicer()
+    sessions = SessionServicer(store, hub, access)
+    tools = ToolServicer(access)
     _add_session_service(sessions, server)
     tool_service_pb2_grpc.add_ToolServiceServicer_to_server(tools, server)
     health_servicer = health.aio.HealthServicer()

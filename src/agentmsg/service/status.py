@@ -35,6 +35,7 @@ _CODES: dict[type[AgentMsgError], grpc.StatusCode] = {
     errors.CancelledError: grpc.StatusCode.CANCELLED,
     errors.ResourceExhaustedError: grpc.StatusCode.RESOURCE_EXHAUSTED,
     errors.StoreError: grpc.StatusCode.UNAVAILABLE,
+    errors.StoreFullError: grpc.StatusCode.RESOURCE_EXHAUSTED,
 }
 # status code -> the class a client raises when the details name no agentmsg class
 # (statuses gRPC itself produces: deadlines, size limits, unreachable servers).

@@ -12,14 +12,17 @@ Durability policy of :class:`SQLiteStore`: WAL journal with
 ``synchronous=FULL``, one transaction per append call, committed before the
 call returns. An acknowledged append survives a process crash and a power
 loss; a crash mid-append leaves none of that batch. A write the disk refuses
-(read-only file, full disk) raises :class:`~agentmsg.StoreError`, rolls back,
-and leaves the store serving reads.
+raises :class:`~agentmsg.StoreError` (a read-only file or directory, an I/O
+error: UNAVAILABLE on the wire) or its subclass
+:class:`~agentmsg.errors.StoreFullError` (a full disk or database:
+RESOURCE_EXHAUSTED), rolls back, and leaves the store serving reads.
 """
 
 from __future__ import annotations
 
 import abc
 import asyncio
+import contextlib
 import sqlite3
 import threading
 import time
@@ -27,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentmsg.errors import ConflictError, StoreError
+from agentmsg.errors import ConflictError, StoreError, StoreFullError
 from agentmsg.v1 import message_pb2
 
 __all__ = ["Appended", "MemoryStore", "SQLiteStore", "SessionRecord", "Store", "open_store"]
@@ -86,8 +89,8 @@ class Store(abc.ABC):
         """The session's last offset (0 for an unknown session)."""
 
     @abc.abstractmethod
-    async def sessions(self, after: str, limit: int) -> list[SessionRecord]:
-        """Up to ``limit`` sessions with ids after ``after``, ordered by id."""
+    async def sessions(self, after: str, limit: int, *, prefix: str = "") -> list[SessionRecord]:
+        """Up to ``limit`` sessions with ids after ``after`` (and starting with ``prefix``), ordered by id."""
 
     async def close(self) -> None:  # noqa: B027 - an optional hook
         """Release the store's resources."""
@@ -106,6 +109,12 @@ class Store(abc.ABC):
     def changed(self, session_id: str) -> asyncio.Event:
         """An event set at the next append to the session (get it before reading, then wait)."""
         return self._event(session_id)
+
+    def forget(self, session_id: str) -> None:
+        """Drop the session's pending change event: the last one waiting for it has gone."""
+        event = self._waiters.get(session_id)
+        if event is not None and not event.is_set():
+            del self._waiters[session_id]
 
 
 class MemoryStore(Store):
@@ -135,8 +144,8 @@ class MemoryStore(Store):
     async def last_offset(self, session_id: str) -> int:
         return len(self._logs.get(session_id, ()))
 
-    async def sessions(self, after: str, limit: int) -> list[SessionRecord]:
-        ids = sorted(s for s in self._logs if s > after)[:limit]
+    async def sessions(self, after: str, limit: int, *, prefix: str = "") -> list[SessionRecord]:
+        ids = sorted(s for s in self._logs if s > after and s.startswith(prefix))[:limit]
         return [SessionRecord(s, len(self._logs[s]), *self._times[s]) for s in ids]
 
 
@@ -246,9 +255,10 @@ class SQLiteStore(Store):
                 return result
             except BaseException as exc:
                 if db.in_transaction:
-                    db.execute("ROLLBACK")
+                    with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back already
+                        db.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise StoreError(f"the store could not write to {self.path!r}: {exc}") from None
+                    raise _store_error(exc, f"the store could not write to {self.path!r}") from None
                 raise
 
     async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, bytes]]:
@@ -262,7 +272,7 @@ class SQLiteStore(Store):
                     (session_id, after, limit),
                 ).fetchall()
             except sqlite3.Error as exc:
-                raise StoreError(f"the store could not read {self.path!r}: {exc}") from None
+                raise _store_error(exc, f"the store could not read {self.path!r}") from None
         return [(offset, bytes(body)) for offset, body in rows]
 
     async def last_offset(self, session_id: str) -> int:
@@ -270,24 +280,45 @@ class SQLiteStore(Store):
 
     def _last_offset_sync(self, session_id: str) -> int:
         with self._lock:
-            row = self._db.execute("SELECT last_offset FROM sessions WHERE session_id = ?", (session_id,)).fetchone()
+            try:
+                row = self._db.execute(
+                    "SELECT last_offset FROM sessions WHERE session_id = ?", (session_id,)
+                ).fetchone()
+            except sqlite3.Error as exc:
+                raise _store_error(exc, f"the store could not read {self.path!r}") from None
         return int(row[0]) if row else 0
 
-    async def sessions(self, after: str, limit: int) -> list[SessionRecord]:
-        return await asyncio.to_thread(self._sessions_sync, after, limit)
+    async def sessions(self, after: str, limit: int, *, prefix: str = "") -> list[SessionRecord]:
+        return await asyncio.to_thread(self._sessions_sync, after, limit, prefix)
 
-    def _sessions_sync(self, after: str, limit: int) -> list[SessionRecord]:
+    def _sessions_sync(self, after: str, limit: int, prefix: str) -> list[SessionRecord]:
+        # Ids are ASCII (the contract's pattern): those starting with `prefix` are the range [prefix, end).
+        end = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\U0010ffff"
         with self._lock:
-            rows = self._db.execute(
-                "SELECT session_id, last_offset, created_us, updated_us FROM sessions "
-                "WHERE session_id > ? ORDER BY session_id LIMIT ?",
-                (after, limit),
-            ).fetchall()
+            try:
+                rows = self._db.execute(
+                    "SELECT session_id, last_offset, created_us, updated_us FROM sessions "
+                    "WHERE session_id > ? AND session_id >= ? AND session_id < ? ORDER BY session_id LIMIT ?",
+                    (after, prefix, end, limit),
+                ).fetchall()
+            except sqlite3.Error as exc:
+                raise _store_error(exc, f"the store could not read {self.path!r}") from None
         return [SessionRecord(*row) for row in rows]
 
     async def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _store_error(exc: sqlite3.Error, what: str) -> StoreError:
+    """The agentmsg error for an SQLite failure: full (SQLITE_FULL) is StoreFullError, anything else StoreError."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    name = getattr(exc, "sqlite_errorname", "") or type(exc).__name__
+    if code == sqlite3.SQLITE_FULL:
+        return StoreFullError(f"{what}: the disk or database is full ({name}: {exc})")
+    if code is not None and code & 0xFF == sqlite3.SQLITE_READONLY:
+        return StoreError(f"{what}: the database is read-only ({name}: {exc}); reads still work")
+    return StoreError(f"{what}: {name}: {exc}")
 
 
 def open_store(db: str | None) -> Store:

@@ -1,0 +1,539 @@
+"""Write the golden vectors in tests/vectors/: every message kind as binary protobuf and ProtoJSON.
+
+    .venv/bin/python scripts/make_vectors.py [--out tests/vectors]
+
+Each vector is written as ``<name>.binpb`` (deterministic binary encoding) and ``<name>.json`` (ProtoJSON,
+indented), and listed in ``manifest.json`` with its message type and the violations protovalidate must report
+(``[{field, rule_id}]``, empty for a valid vector). The vectors are defined below as ProtoJSON with fixed ids,
+timestamps and bytes, so the output is the same on every run. The expected violations are written by hand and
+checked against Python's protovalidate before anything is written.
+
+The vectors were generated once and are committed: they pin the v1 wire format. Tests in both languages decode
+them, re-encode them to the same bytes and JSON, and validate them with the same verdicts. Add vectors for new
+fields and messages; never regenerate or edit an existing vector to make a test pass — a vector that no longer
+decodes to the same thing means the contract broke its compatibility promise (proto/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import descriptor_pool, json_format, message_factory
+
+import agentmsg
+from agentmsg.v1 import (  # noqa: F401  (registers every agentmsg.v1 type in the default pool)
+    content_pb2,
+    message_pb2,
+    stream_pb2,
+    tool_pb2,
+    usage_pb2,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "tests" / "vectors"
+PACKAGE = "agentmsg.v1."
+
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010802000000907753de0000000c49444154789c63f8cfc000"
+    "0003010100c9fe92ef0000000049454e44ae426082"
+)  # a 1x1 red PNG
+WAV = b"RIFF\x24\x00\x00\x00WAVEfmt " + bytes(28)
+PDF = b"%PDF-1.7\n1 0 obj <<>> endobj\ntrailer <<>>\n%%EOF\n"
+TS = "2026-01-02T03:04:05.678901Z"  # microseconds, as the Python wrappers make them
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+@dataclass(frozen=True)
+class Vector:
+    name: str
+    type: str  # without the package
+    json: dict[str, Any]
+    violations: list[tuple[str, str]] = field(default_factory=list)  # (field path, rule id)
+
+
+def message(message_id: str, role: str, body: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"id": message_id, "timestamp": TS, role: body, **extra}
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"text": {"text": value}}
+
+
+TOOL_CALL = {
+    "id": "call_01",
+    "name": "get_weather",
+    "kind": "TOOL_KIND_WEB",
+    "arguments": '{"city": "Paris", "days": 3}',
+    "index": 1,
+    "signature": "sig-call",
+    "serverName": "weather-mcp",
+    "metadata": {"approved": True, "attempt": 2, "tags": ["a", "b"], "none": None, "nested": {"ms": 12.5}},
+}
+TOOL_RESULT = {
+    "id": "call_01",
+    "name": "get_weather",
+    "content": [text("14°C and light rain"), {"image": {"url": "https://example.test/rain.png"}}],
+    "metadata": {"source": "cache"},
+    "terminate": True,
+    "terminateMessage": "done for now",
+    "index": 1,
+}
+USAGE = {
+    "inputTokens": "812",
+    "outputTokens": "64",
+    "cacheReadTokens": "0",  # known to be zero: presence keeps it apart from unknown
+    "cacheWriteTokens": "1024",
+    "reasoningTokens": "20",
+    "totalTokens": "1900",
+    "cost": {"input": 0.002436, "output": 0.00096, "cacheRead": 0, "cacheWrite": 0.00384, "total": 0.007236},
+}
+PROVENANCE = {
+    "provider": "anthropic",
+    "api": "anthropic-messages",
+    "model": "claude-sonnet-4-5",
+    "responseId": "msg_01",
+}
+
+VALID = [
+    # Content, one vector per arm (and per media source)
+    Vector("content_text", "Content", {"text": {"text": "Hello, 世界", "signature": "sig-text"}}),
+    Vector("content_text_empty", "Content", {"text": {}}),
+    Vector(
+        "content_image_data",
+        "Content",
+        {"image": {"data": b64(PNG), "mediaType": "image/png", "detail": "IMAGE_DETAIL_HIGH"}},
+    ),
+    Vector(
+        "content_image_url", "Content", {"image": {"url": "https://example.test/cat.jpg", "detail": "IMAGE_DETAIL_LOW"}}
+    ),
+    # field 5 (file_id) before field 3 (media_type) in the .proto: encoders must write by field number
+    Vector("content_image_file_id", "Content", {"image": {"fileId": "file-img-1", "mediaType": "image/jpeg"}}),
+    Vector("content_audio_data", "Content", {"audio": {"data": b64(WAV), "mediaType": "audio/wav"}}),
+    Vector("content_audio_file_id", "Content", {"audio": {"fileId": "file-audio-1"}}),
+    Vector(
+        "content_document_data",
+        "Content",
+        {"document": {"data": b64(PDF), "mediaType": "application/pdf", "filename": "spec.pdf", "title": "Spec"}},
+    ),
+    Vector(
+        "content_document_url",
+        "Content",
+        {"document": {"url": "https://example.test/d.txt", "mediaType": "text/plain"}},
+    ),
+    Vector("content_thinking", "Content", {"thinking": {"text": "The user wants weather.", "signature": "EqQBCgIYAh"}}),
+    Vector("content_redacted_thinking", "Content", {"redactedThinking": {"data": "ENCRYPTED=="}}),
+    Vector("content_tool_call", "Content", {"toolCall": TOOL_CALL}),
+    Vector("content_tool_result", "Content", {"toolResult": TOOL_RESULT}),
+    Vector(
+        "content_tool_result_error",
+        "Content",
+        {"toolResult": {"id": "call_02", "content": [text("timeout")], "isError": True}},
+    ),
+    Vector(
+        "content_provider",
+        "Content",
+        {
+            "provider": {
+                "provider": "anthropic",
+                "type": "server_tool_use",
+                "json": '{"type":"server_tool_use","id":"s1"}',
+            }
+        },
+    ),
+    # Message, one vector per role
+    Vector("message_system", "Message", message("msg-system", "system", {"content": [text("You are terse.")]})),
+    Vector(
+        "message_user",
+        "Message",
+        message(
+            "msg-user",
+            "user",
+            {
+                "content": [
+                    text("What is in these?"),
+                    {"image": {"data": b64(PNG), "mediaType": "image/png"}},
+                    {"audio": {"url": "https://example.test/a.mp3"}},
+                    {"document": {"fileId": "file-doc-1"}},
+                    {"toolResult": {"id": "call_00", "content": [text("ok")]}},
+                ]
+            },
+            name="alice",
+        ),
+    ),
+    Vector(
+        "message_assistant",
+        "Message",
+        message(
+            "msg-assistant",
+            "assistant",
+            {
+                "content": [
+                    {"thinking": {"text": "Need the weather.", "signature": "sig-1"}},
+                    {"redactedThinking": {"data": "opaque=="}},
+                    text("Let me check."),
+                    {"toolCall": TOOL_CALL},
+                ],
+                "usage": USAGE,
+                "stopReason": "STOP_REASON_TOOL_CALLS",
+                "stopReasonRaw": "tool_use",
+                "provenance": PROVENANCE,
+            },
+        ),
+    ),
+    Vector(
+        "message_assistant_error",
+        "Message",
+        message(
+            "msg-assistant-error",
+            "assistant",
+            {"stopReason": "STOP_REASON_ERROR", "error": "overloaded", "provenance": PROVENANCE},
+        ),
+    ),
+    Vector("message_tool", "Message", message("msg-tool", "tool", {"content": [{"toolResult": TOOL_RESULT}]})),
+    Vector(
+        "message_custom",
+        "Message",
+        message(
+            "msg-custom",
+            "custom",
+            {
+                "customType": "bash_execution",
+                "content": [text("$ ls\nREADME.md")],
+                "details": {"exitCode": 0, "command": "ls", "files": ["README.md"], "truncated": False},
+            },
+        ),
+    ),
+    Vector(
+        "message_branch_summary",
+        "Message",
+        message("msg-branch", "branchSummary", {"summary": "Tried the other tool first.", "fromId": "msg-assistant"}),
+    ),
+    Vector(
+        "message_compaction_summary",
+        "Message",
+        message("msg-compaction", "compactionSummary", {"summary": "Earlier: greetings.", "tokensBefore": "48000"}),
+    ),
+    # Usage, ToolDefinition
+    Vector("usage", "Usage", USAGE),
+    Vector("usage_unknown", "Usage", {"outputTokens": "0"}),
+    Vector(
+        "tool_definition",
+        "ToolDefinition",
+        {
+            "name": "get_weather",
+            "description": "The weather in a city.",
+            "parameters": '{"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}',
+            "kind": "TOOL_KIND_WEB",
+        },
+    ),
+    # StreamEvent, one vector per event (and per delta)
+    Vector(
+        "stream_message_start",
+        "StreamEvent",
+        {"sequence": "0", "messageStart": {"messageId": "msg-stream", "timestamp": TS, "provenance": PROVENANCE}},
+    ),
+    Vector(
+        "stream_block_start",
+        "StreamEvent",
+        {
+            "sequence": "1",
+            "blockStart": {"index": 0, "content": {"toolCall": {"id": "call_01", "name": "get_weather"}}},
+        },
+    ),
+    Vector(
+        "stream_block_delta_text",
+        "StreamEvent",
+        {"sequence": "2", "blockDelta": {"index": 1, "text": {"text": "It is"}}},
+    ),
+    Vector("stream_block_delta_thinking", "StreamEvent", {"blockDelta": {"index": 2, "thinking": {"text": "Hmm"}}}),
+    Vector(
+        "stream_block_delta_signature", "StreamEvent", {"blockDelta": {"index": 2, "signature": {"signature": "sig"}}}
+    ),
+    Vector(
+        "stream_block_delta_tool_call",
+        "StreamEvent",
+        {"blockDelta": {"index": 0, "toolCall": {"arguments": '{"city": '}}},
+    ),
+    Vector("stream_block_stop", "StreamEvent", {"blockStop": {"index": 0}}),
+    Vector("stream_usage", "StreamEvent", {"usage": {"usage": {"inputTokens": "812", "outputTokens": "64"}}}),
+    Vector(
+        "stream_message_stop",
+        "StreamEvent",
+        {"messageStop": {"stopReason": "STOP_REASON_TOOL_CALLS", "stopReasonRaw": "tool_use", "responseId": "msg_01"}},
+    ),
+    Vector(
+        "stream_error",
+        "StreamEvent",
+        {"error": {"message": "overloaded", "stopReason": "STOP_REASON_ERROR", "code": "overloaded_error"}},
+    ),
+    # Conversation
+    Vector(
+        "conversation",
+        "Conversation",
+        {
+            "messages": [
+                message("c-1", "system", {"content": [text("Use tools for facts.")]}),
+                message("c-2", "user", {"content": [text("Weather in Paris?")]}),
+                message(
+                    "c-3",
+                    "assistant",
+                    {"content": [{"toolCall": TOOL_CALL}], "stopReason": "STOP_REASON_TOOL_CALLS", "usage": USAGE},
+                ),
+                message("c-4", "tool", {"content": [{"toolResult": TOOL_RESULT}]}),
+                message(
+                    "c-5", "assistant", {"content": [text("14°C and light rain.")], "stopReason": "STOP_REASON_STOP"}
+                ),
+            ]
+        },
+    ),
+]
+
+INVALID = [
+    Vector("invalid_content_no_kind", "Content", {}, [("kind", "required")]),
+    Vector(
+        "invalid_content_image_no_media_type",
+        "Content",
+        {"image": {"data": b64(PNG)}},
+        [("image", "image.media_type_for_data")],
+    ),
+    Vector("invalid_content_image_url", "Content", {"image": {"url": "not a url"}}, [("image.url", "string.uri")]),
+    Vector(
+        "invalid_content_image_media_type",
+        "Content",
+        {"image": {"data": b64(PNG), "mediaType": "text/plain"}},
+        [("image.media_type", "string.pattern")],
+    ),
+    Vector(
+        "invalid_content_audio_no_media_type",
+        "Content",
+        {"audio": {"data": b64(WAV)}},
+        [("audio", "audio.media_type_for_data")],
+    ),
+    Vector(
+        "invalid_content_document_media_type",
+        "Content",
+        {"document": {"data": b64(PDF), "mediaType": "pdf"}},
+        [("document.media_type", "string.pattern")],
+    ),
+    Vector(
+        "invalid_content_redacted_thinking_empty",
+        "Content",
+        {"redactedThinking": {}},
+        [("redacted_thinking.data", "string.min_len")],
+    ),
+    Vector(
+        "invalid_content_tool_call",
+        "Content",
+        {"toolCall": {"arguments": "{}", "index": -1}},
+        [("tool_call.id", "string.min_len"), ("tool_call.name", "string.min_len"), ("tool_call.index", "int32.gte")],
+    ),
+    Vector(
+        "invalid_content_tool_result_thinking",
+        "Content",
+        {"toolResult": {"id": "call_01", "content": [{"thinking": {"text": "no"}}]}},
+        [("tool_result.content[0]", "tool_result.content.kind")],
+    ),
+    Vector(
+        "invalid_content_provider",
+        "Content",
+        {"provider": {"provider": "anthropic", "json": "x"}},
+        [("provider.type", "string.min_len"), ("provider.json", "string.min_len")],
+    ),
+    Vector(
+        "invalid_message_empty",
+        "Message",
+        {},
+        [("id", "string.min_len"), ("timestamp", "required"), ("role", "required")],
+    ),
+    Vector(
+        "invalid_message_system_image",
+        "Message",
+        message("m-1", "system", {"content": [text("ok"), {"image": {"url": "https://example.test/a.png"}}]}),
+        [("system.content[1]", "system.content.kind")],
+    ),
+    Vector(
+        "invalid_message_user_empty", "Message", message("m-2", "user", {}), [("user.content", "repeated.min_items")]
+    ),
+    Vector(
+        "invalid_message_user_thinking",
+        "Message",
+        message("m-3", "user", {"content": [{"thinking": {"text": "no"}}]}),
+        [("user.content[0]", "user.content.kind")],
+    ),
+    Vector(
+        "invalid_message_assistant_empty",
+        "Message",
+        message("m-4", "assistant", {"stopReason": "STOP_REASON_STOP"}),
+        [("assistant", "assistant.content.required")],
+    ),
+    Vector(
+        "invalid_message_assistant_image_and_stop_reason",
+        "Message",
+        message("m-5", "assistant", {"content": [{"image": {"url": "https://example.test/a.png"}}], "stopReason": 99}),
+        [("assistant.content[0]", "assistant.content.kind"), ("assistant.stop_reason", "enum.defined_only")],
+    ),
+    Vector(
+        "invalid_message_tool_text",
+        "Message",
+        message("m-6", "tool", {"content": [text("not a result")]}),
+        [("tool.content[0]", "tool.content.kind")],
+    ),
+    Vector(
+        "invalid_message_custom",
+        "Message",
+        message("m-7", "custom", {"content": [{"toolCall": {"id": "c", "name": "n"}}]}),
+        [("custom.custom_type", "string.min_len"), ("custom.content[0]", "custom.content.kind")],
+    ),
+    Vector(
+        "invalid_message_branch_summary_empty",
+        "Message",
+        message("m-8", "branchSummary", {}),
+        [("branch_summary.summary", "string.min_len")],
+    ),
+    Vector(
+        "invalid_message_compaction_summary",
+        "Message",
+        message("m-9", "compactionSummary", {"summary": "s", "tokensBefore": "-1"}),
+        [("compaction_summary.tokens_before", "int64.gte")],
+    ),
+    Vector(
+        "invalid_usage",
+        "Usage",
+        {"inputTokens": "-1", "cost": {"input": "Infinity", "output": -0.5, "total": "NaN"}},
+        [
+            ("input_tokens", "int64.gte"),
+            ("cost.input", "double.finite"),
+            ("cost.output", "double.gte"),
+            ("cost.total", "double.gte"),
+            ("cost.total", "double.finite"),
+        ],
+    ),
+    Vector("invalid_tool_definition", "ToolDefinition", {"description": "no name"}, [("name", "string.min_len")]),
+    Vector("invalid_stream_event_empty", "StreamEvent", {}, [("event", "required")]),
+    Vector(
+        "invalid_stream_block_start",
+        "StreamEvent",
+        {"sequence": "-1", "blockStart": {"index": -1}},
+        [("sequence", "int64.gte"), ("block_start.index", "int32.gte"), ("block_start.content", "required")],
+    ),
+    Vector(
+        "invalid_stream_block_delta_empty",
+        "StreamEvent",
+        {"blockDelta": {"index": 0}},
+        [("block_delta.delta", "required")],
+    ),
+    Vector(
+        "invalid_stream_message_start",
+        "StreamEvent",
+        {"messageStart": {}},
+        [("message_start.message_id", "string.min_len")],
+    ),
+    Vector("invalid_stream_usage_empty", "StreamEvent", {"usage": {}}, [("usage.usage", "required")]),
+    Vector("invalid_stream_error_empty", "StreamEvent", {"error": {}}, [("error.message", "string.min_len")]),
+    Vector(
+        "invalid_conversation",
+        "Conversation",
+        {
+            "messages": [
+                message("ok", "user", {"content": [text("hi")]}),
+                message("", "system", {"content": [{"audio": {"fileId": "f"}}]}),
+            ]
+        },
+        [("messages[1].id", "string.min_len"), ("messages[1].system.content[0]", "system.content.kind")],
+    ),
+]
+
+
+def message_class(type_name: str) -> Any:
+    return message_factory.GetMessageClass(descriptor_pool.Default().FindMessageTypeByName(PACKAGE + type_name))
+
+
+def build(vector: Vector) -> Any:
+    pb = message_class(vector.type)()
+    json_format.ParseDict(vector.json, pb)
+    return pb
+
+
+JSON_VALUES = {"google.protobuf.Struct", "google.protobuf.Value", "google.protobuf.ListValue"}
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _sorted(value[key]) for key in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(item) for item in value]
+    return value
+
+
+def _ordered(descriptor: Any, value: dict[str, Any]) -> dict[str, Any]:
+    """ProtoJSON ``value`` of ``descriptor`` with fields in field order and map and Struct keys sorted."""
+    result: dict[str, Any] = {}
+    for key, item in value.items():
+        field_ = descriptor.fields_by_camelcase_name[key]
+        kind = field_.message_type
+        if kind is None:
+            result[key] = item
+        elif kind.full_name in JSON_VALUES or kind.GetOptions().map_entry:
+            result[key] = _sorted(item)  # map and Struct keys have no order of their own: sort, as the binary does
+        elif field_.is_repeated:
+            result[key] = [_ordered(kind, element) for element in item]
+        else:
+            result[key] = _ordered(kind, item) if isinstance(item, dict) else item  # well-known types print as scalars
+    return result
+
+
+def to_json(pb: Any) -> str:
+    """Deterministic ProtoJSON text (json_format prints map and Struct keys in hash order)."""
+    return json.dumps(_ordered(pb.DESCRIPTOR, json_format.MessageToDict(pb)), indent=2, ensure_ascii=False) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=OUT, help="the directory to write (default: tests/vectors)")
+    out: Path = parser.parse_args().out
+    names = [v.name for v in (*VALID, *INVALID)]
+    if len(set(names)) != len(names):
+        sys.exit("vector names repeat")
+    built = [(vector, build(vector)) for vector in (*VALID, *INVALID)]
+    wrong = []
+    for vector, pb in built:
+        found = sorted((v.field, v.rule_id) for v in agentmsg.violations(pb))
+        if found != sorted(vector.violations):
+            wrong.append(f"{vector.name}: expected {sorted(vector.violations)}, protovalidate reports {found}")
+    if wrong:
+        sys.exit("the expected violations are wrong:\n" + "\n".join(wrong))
+    out.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for vector, pb in built:
+        (out / f"{vector.name}.binpb").write_bytes(pb.SerializeToString(deterministic=True))
+        (out / f"{vector.name}.json").write_text(to_json(pb), encoding="utf-8")
+        entries.append(
+            {
+                "name": vector.name,
+                "type": PACKAGE + vector.type,
+                "binary": f"{vector.name}.binpb",
+                "json": f"{vector.name}.json",
+                "violations": [{"field": f, "rule_id": r} for f, r in vector.violations],
+            }
+        )
+    manifest = {
+        "about": "Golden vectors of the agentmsg.v1 contract, written by scripts/make_vectors.py. Each vector is "
+        "<name>.binpb (binary) and <name>.json (ProtoJSON) of message type `type`; `violations` are what "
+        "protovalidate must report for it, [] when it is valid.",
+        "vectors": entries,
+    }
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {len(entries)} vectors to {out}")
+
+
+if __name__ == "__main__":
+    main()
