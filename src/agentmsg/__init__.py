@@ -68,7 +68,7 @@ from agentmsg.messages import (
 from agentmsg.tools import ToolDefinition
 from agentmsg.usage import Usage, UsageCost
 
-__version__ = "0.1.0.dev0"
+__version__ = "0.1.0"
 
 __all__ = [
     "AgentMessage",
