@@ -285,18 +285,22 @@ def unencodable(text: str) -> bool:
     return False
 
 
-def json_type(value: Any) -> str:
-    """The JSON name of a Python value's type, for error messages."""
+def json_type(value: Any, *, article: bool = False) -> str:
+    """The JSON name of a Python value's type, for error messages (``"an object"`` with ``article``)."""
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    return type(value).__name__
+        name = "boolean"
+    elif isinstance(value, (int, float)):
+        name = "number"
+    elif isinstance(value, str):
+        name = "string"
+    elif isinstance(value, Mapping):
+        name = "object"
+    elif isinstance(value, (list, tuple)):
+        name = "array"
+    else:
+        return type(value).__name__
+    if not article:
+        return name
+    return f"an {name}" if name[0] in "aeiou" else f"a {name}"

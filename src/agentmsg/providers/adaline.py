@@ -168,7 +168,7 @@ from agentmsg.messages import (
     ToolMessage,
     UserMessage,
 )
-from agentmsg.providers._common import unencodable
+from agentmsg.providers._common import json_type, unencodable
 from agentmsg.usage import Usage
 from agentmsg.v1 import content_pb2
 
@@ -232,22 +232,6 @@ def _image_format(media_type: str) -> str | None:
 def _guess_image_type(url: str) -> str:
     """The media type a URL image gets on reading: the guess ``ImageContent.from_url`` makes."""
     return _media.guess_from_path(url, "image/")
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    return type(value).__name__
 
 
 class _Issues:
@@ -575,7 +559,7 @@ def from_adaline(payload: Sequence[Mapping[str, Any]]) -> list[AgentMessage]:
     """
     issues = _Issues()
     if isinstance(payload, (str, bytes, bytearray, Mapping)) or not isinstance(payload, Sequence):
-        issues.add("", "type", f"expected an array of messages, got {_json_type(payload)}")
+        issues.add("", "type", f"expected an array of messages, got {json_type(payload)}")
         issues.raise_if_any("Adaline payload")
     out: list[AgentMessage] = []
     for i, item in enumerate(payload):
@@ -617,7 +601,7 @@ def _read_str(obj: Mapping[str, Any], key: str, path: str, issues: _Issues, *, m
         return None
     value = obj[key]
     if not isinstance(value, str):
-        issues.add(_at(path, key), "type", f"expected a string, got {_json_type(value)}")
+        issues.add(_at(path, key), "type", f"expected a string, got {json_type(value)}")
         return None
     if len(value) < min_len:
         issues.add(_at(path, key), "min_len", f"{key!r} must not be empty")
@@ -634,7 +618,7 @@ def _read_optional_str(obj: Mapping[str, Any], key: str, path: str, issues: _Iss
         return None
     value = obj[key]
     if not isinstance(value, str):
-        issues.add(_at(path, key), "type", f"expected a string or no {key!r} at all, got {_json_type(value)}")
+        issues.add(_at(path, key), "type", f"expected a string or no {key!r} at all, got {json_type(value)}")
         return None
     if unencodable(value):
         issues.add(_at(path, key), "string.utf8", "not encodable as UTF-8 (an unpaired surrogate)")
@@ -647,7 +631,7 @@ def _read_object(obj: Mapping[str, Any], key: str, path: str, issues: _Issues) -
     if value is None and key not in obj:
         return None
     if not isinstance(value, Mapping):
-        issues.add(_at(path, key), "type", f"expected an object, got {_json_type(value)}")
+        issues.add(_at(path, key), "type", f"expected an object, got {json_type(value)}")
         return None
     return value
 
@@ -664,7 +648,7 @@ def _read_enum(obj: Mapping[str, Any], key: str, path: str, issues: _Issues, all
 
 def _read_nonneg_int(value: Any, path: str, issues: _Issues) -> int | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        issues.add(path, "type", f"expected a number, got {_json_type(value)}")
+        issues.add(path, "type", f"expected a number, got {json_type(value)}")
         return None
     if isinstance(value, float) and not value.is_integer():
         issues.add(path, "int", f"expected an integer, got {value!r}")
@@ -760,14 +744,14 @@ class _Stash:
             if isinstance(stash, Mapping):
                 self.values = stash
             else:
-                issues.add(self.path, "metadata", f"expected an object, got {_json_type(stash)}")
+                issues.add(self.path, "metadata", f"expected an object, got {json_type(stash)}")
 
     def _get(self, key: str, check: Callable[[Any], bool], what: str) -> Any:
         if key not in self.values:
             return None
         value = self.values[key]
         if not check(value):
-            self.issues.add(_at(self.path, key), "metadata", f"expected {what}, got {_json_type(value)}")
+            self.issues.add(_at(self.path, key), "metadata", f"expected {what}, got {json_type(value)}")
             return None
         return value
 
@@ -793,7 +777,7 @@ class _Stash:
 def _import_message(data: Any, path: str, issues: _Issues) -> AgentMessage | None:
     """A ``Message``: role, content (each block checked), then the message-level stash."""
     if not isinstance(data, Mapping):
-        issues.add(path, "type", f"expected a message object, got {_json_type(data)}")
+        issues.add(path, "type", f"expected a message object, got {json_type(data)}")
         return None
     before = len(issues.found)
     role = _read_enum(data, "role", path, issues, ROLES)
@@ -802,7 +786,7 @@ def _import_message(data: Any, path: str, issues: _Issues) -> AgentMessage | Non
     blocks: list[ContentBase] = []
     if "content" in data:
         if not isinstance(raw_content, (list, tuple)):
-            issues.add(content_path, "type", f"expected an array, got {_json_type(raw_content)}")
+            issues.add(content_path, "type", f"expected an array, got {json_type(raw_content)}")
         else:
             for j, item in enumerate(raw_content):
                 modality, block = _import_content(item, f"{content_path}[{j}]", issues)
@@ -910,14 +894,14 @@ def _read_assistant_stash(stash: _Stash, issues: _Issues) -> dict[str, Any]:
 def _import_content(item: Any, path: str, issues: _Issues) -> tuple[str | None, ContentBase | None]:
     """One content block: (its modality, the agentmsg block) or Nones after recording the violations."""
     if not isinstance(item, Mapping):
-        issues.add(path, "type", f"expected a content object, got {_json_type(item)}")
+        issues.add(path, "type", f"expected a content object, got {json_type(item)}")
         return None, None
     if "modality" not in item:
         issues.add(_at(path, "modality"), "required", "required field 'modality' is missing")
         return None, None
     modality = item["modality"]
     if not isinstance(modality, str):
-        issues.add(_at(path, "modality"), "type", f"expected a string, got {_json_type(modality)}")
+        issues.add(_at(path, "modality"), "type", f"expected a string, got {json_type(modality)}")
         return None, None
     if modality not in MODALITIES:
         issues.add(_at(path, "modality"), "modality", f"unknown modality {modality!r}; known: {', '.join(MODALITIES)}")
@@ -1011,7 +995,7 @@ def _import_pdf(item: Mapping[str, Any], path: str, issues: _Issues, stash: _Sta
         filename = _read_str(file, "name", file_path, issues)
         _read_str(file, "id", file_path, issues)
         if "size" in file and (isinstance(file["size"], bool) or not isinstance(file["size"], (int, float))):
-            issues.add(_at(file_path, "size"), "type", f"expected a number, got {_json_type(file['size'])}")
+            issues.add(_at(file_path, "size"), "type", f"expected a number, got {json_type(file['size'])}")
     stashed_type = stash.text("mediaType")
     media_type = stashed_type if stashed_type is not None and _base_media_type(stashed_type) == _PDF else _PDF
     title = stash.text("title") or ""
@@ -1110,7 +1094,7 @@ def _import_tool_response(
         api = item["apiResponse"]
         api_path = _at(path, "apiResponse")
         if not isinstance(api, Mapping):
-            issues.add(api_path, "type", f"expected an object or no 'apiResponse' at all, got {_json_type(api)}")
+            issues.add(api_path, "type", f"expected an object or no 'apiResponse' at all, got {json_type(api)}")
         elif "statusCode" not in api:
             issues.add(_at(api_path, "statusCode"), "required", "required integer 'statusCode' is missing")
         else:
@@ -1149,7 +1133,7 @@ def _split_text_blocks(data: str, stash: _Stash, issues: _Issues) -> list[TextCo
     where = stash.where("textBlocks")
     entries = stash.values["textBlocks"]
     if not isinstance(entries, (list, tuple)):
-        issues.add(where, "metadata", f"expected an array, got {_json_type(entries)}")
+        issues.add(where, "metadata", f"expected an array, got {json_type(entries)}")
         return None
     blocks: list[TextContent] = []
     start = 0

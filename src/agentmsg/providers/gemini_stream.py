@@ -147,6 +147,7 @@ from typing import Any
 from agentmsg.content import ProviderContent, TextContent, ThinkingContent, ToolCallContent
 from agentmsg.errors import ValidationError
 from agentmsg.messages import Provenance, StopReason
+from agentmsg.providers._common import json_type
 from agentmsg.providers.gemini import API, PLACEHOLDER_SIGNATURES, PROVIDER, _finish_stop, generated_call_id
 from agentmsg.streaming import StreamEvent, StreamProtocolError, iter_sse
 from agentmsg.usage import Usage
@@ -178,22 +179,6 @@ _USAGE_COUNTS = (
 )
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, Mapping):
-        return "object"
-    if isinstance(value, list):
-        return "array"
-    return type(value).__name__
-
-
 def _fail(where: str, what: str) -> StreamProtocolError:
     return StreamProtocolError(f"Gemini stream {where}: {what}")
 
@@ -204,7 +189,7 @@ def _get(obj: Mapping[str, Any], key: str, kind: type | tuple[type, ...], where:
     if value is None:
         return None
     if not isinstance(value, kind) or (isinstance(value, bool) and kind is int):
-        raise _fail(f"{where}.{key}", f"expected {what}, got {_json_type(value)}")
+        raise _fail(f"{where}.{key}", f"expected {what}, got {json_type(value)}")
     if isinstance(value, str):
         _utf8(value, f"{where}.{key}")
     return value
@@ -308,7 +293,7 @@ class GeminiStreamParser:
         if self._ended:
             raise _fail(where, "a chunk after the stream ended")
         if not isinstance(event, Mapping):
-            raise _fail(where, f"expected a JSON object, got {_json_type(event)}")
+            raise _fail(where, f"expected a JSON object, got {json_type(event)}")
         out: list[StreamEvent] = []
         response_id = _get(event, "responseId", str, where, "a string")
         model = _get(event, "modelVersion", str, where, "a string")
@@ -374,7 +359,7 @@ class GeminiStreamParser:
 
     def _error(self, error: Any, where: str) -> list[StreamEvent]:
         if not isinstance(error, Mapping):
-            raise _fail(where, f"expected an object, got {_json_type(error)}")
+            raise _fail(where, f"expected an object, got {json_type(error)}")
         message = _get(error, "message", str, where, "a string")
         code = _get(error, "code", int, where, "an integer")
         status = _get(error, "status", str, where, "a string")
@@ -385,7 +370,7 @@ class GeminiStreamParser:
 
     def _candidate(self, candidate: Any, position: int, where: str) -> list[StreamEvent]:
         if not isinstance(candidate, Mapping):
-            raise _fail(where, f"expected an object, got {_json_type(candidate)}")
+            raise _fail(where, f"expected an object, got {json_type(candidate)}")
         index = _get(candidate, "index", int, where, "an integer")
         if index is None:
             index = position
@@ -405,7 +390,7 @@ class GeminiStreamParser:
 
     def _part(self, part: Any, where: str) -> list[StreamEvent]:
         if not isinstance(part, Mapping):
-            raise _fail(where, f"expected an object, got {_json_type(part)}")
+            raise _fail(where, f"expected an object, got {json_type(part)}")
         signature = _get(part, "thoughtSignature", str, where, "a string") or ""
         if signature in PLACEHOLDER_SIGNATURES:
             signature = ""
@@ -454,7 +439,7 @@ class GeminiStreamParser:
 
     def _function_call(self, call: Any, signature: str, where: str) -> list[StreamEvent]:
         if not isinstance(call, Mapping):
-            raise _fail(where, f"expected an object, got {_json_type(call)}")
+            raise _fail(where, f"expected an object, got {json_type(call)}")
         name = _get(call, "name", str, where, "a string")
         if not name:
             raise _fail(f"{where}.name", "a function call needs a name")

@@ -93,6 +93,7 @@ from typing import Any, Final
 from agentmsg.content import TextContent, ToolCallContent
 from agentmsg.errors import ValidationError
 from agentmsg.messages import Provenance, StopReason
+from agentmsg.providers._common import json_type
 from agentmsg.providers.openai_chat import _FINISH_TO_STOP, _Reader, _usage_in
 from agentmsg.streaming import StreamEvent, StreamProtocolError, iter_sse
 from agentmsg.usage import Usage
@@ -131,7 +132,7 @@ class _Where:
             return None
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
             names = " or ".join(_JSON_NAMES.get(t, t.__name__) for t in _as_tuple(types))
-            raise self.error(f"{path}.{key} must be {names}, got {_json_type(value)}")
+            raise self.error(f"{path}.{key} must be {names}, got {json_type(value, article=True)}")
         return value
 
 
@@ -147,22 +148,6 @@ _JSON_NAMES: Final[Mapping[type, str]] = {
 
 def _as_tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
     return types if isinstance(types, tuple) else (types,)
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__
 
 
 def _usage(value: Mapping[str, Any], where: _Where) -> Usage | None:
@@ -230,7 +215,7 @@ class OpenAIChatStreamParser:
         where = _Where(self._events)
         self._events += 1
         if not isinstance(event, Mapping):
-            raise where.error(f"a chunk must be a JSON object, got {_json_type(event)}")
+            raise where.error(f"a chunk must be a JSON object, got {json_type(event, article=True)}")
         if self._ended:
             raise where.error("a chunk after the stream ended")
         if event.get("error") is not None and event.get("object") is None:
@@ -249,7 +234,7 @@ class OpenAIChatStreamParser:
             raise where.error(f"chunk.id changed from {self._response_id!r} to {chunk_id!r}")
         for i, choice in enumerate(choices):
             if not isinstance(choice, Mapping):
-                raise where.error(f"chunk.choices[{i}] must be an object, got {_json_type(choice)}")
+                raise where.error(f"chunk.choices[{i}] must be an object, got {json_type(choice, article=True)}")
             index = where.get(choice, "index", int, f"chunk.choices[{i}]", required=True)
             if index == self._choice:
                 self._choice_events(choice, f"chunk.choices[{i}]", where, out)
@@ -343,7 +328,7 @@ class OpenAIChatStreamParser:
 
     def _tool_call(self, call: Any, path: str, where: _Where, out: list[StreamEvent]) -> None:
         if not isinstance(call, Mapping):
-            raise where.error(f"{path} must be an object, got {_json_type(call)}")
+            raise where.error(f"{path} must be an object, got {json_type(call, article=True)}")
         index = where.get(call, "index", int, path, required=True)
         if index < 0:
             raise where.error(f"{path}.index must not be negative, got {index}")
@@ -386,7 +371,7 @@ def _error_event(error: Any, where: _Where) -> StreamEvent:
         )
     if isinstance(error, str) and error:
         return StreamEvent.error(error)
-    raise where.error(f"error must be an object or a string, got {_json_type(error)}")
+    raise where.error(f"error must be an object or a string, got {json_type(error, article=True)}")
 
 
 def stream_events(events: Iterable[Mapping[str, Any]], **options: Any) -> Iterator[StreamEvent]:

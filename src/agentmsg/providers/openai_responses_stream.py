@@ -120,6 +120,7 @@ from typing import Any, Final, TypeGuard
 from agentmsg.content import ProviderContent, RedactedThinkingContent, TextContent, ThinkingContent, ToolCallContent
 from agentmsg.errors import ValidationError, preview
 from agentmsg.messages import Provenance
+from agentmsg.providers._common import json_type
 from agentmsg.providers.openai_responses import _read_usage, _Reader, _stop_reason
 from agentmsg.streaming import StreamEvent, StreamProtocolError, iter_sse
 from agentmsg.usage import Usage
@@ -190,22 +191,6 @@ def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__
-
-
 class _Where:
     """Reads fields of the event being parsed; errors name the event number and type."""
 
@@ -224,7 +209,7 @@ class _Where:
         if value is None and not required:
             return None
         if not isinstance(value, str):
-            raise self.error(f"{path}.{key} must be a string, got {_json_type(value)}")
+            raise self.error(f"{path}.{key} must be a string, got {json_type(value, article=True)}")
         return value
 
     def text(self, obj: Mapping[str, Any], key: str, path: str) -> str:
@@ -245,7 +230,7 @@ class _Where:
         if value is None and not required:
             return None
         if not isinstance(value, Mapping):
-            raise self.error(f"{path}.{key} must be an object, got {_json_type(value)}")
+            raise self.error(f"{path}.{key} must be an object, got {json_type(value, article=True)}")
         return value
 
     def obj(self, obj: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:
@@ -348,7 +333,7 @@ class OpenAIResponsesStreamParser:
         where = _Where(self._events)
         self._events += 1
         if not isinstance(event, Mapping):
-            raise where.error(f"an event must be a JSON object, got {_json_type(event)}")
+            raise where.error(f"an event must be a JSON object, got {json_type(event, article=True)}")
         kind = where.text(event, "type", "event")
         where.kind = kind
         self._check_sequence(event, where)
@@ -671,10 +656,10 @@ class OpenAIResponsesStreamParser:
             return
         summary = body.get("summary")
         if summary is not None and not isinstance(summary, list):
-            raise where.error(f"item.summary must be an array, got {_json_type(summary)}")
+            raise where.error(f"item.summary must be an array, got {json_type(summary, article=True)}")
         for k, part in enumerate(summary or ()):
             if not isinstance(part, Mapping):
-                raise where.error(f"item.summary[{k}] must be an object, got {_json_type(part)}")
+                raise where.error(f"item.summary[{k}] must be an object, got {json_type(part, article=True)}")
             final = where.text(part, "text", f"item.summary[{k}]")
             text = item.parts.get(("summary", k))
             if text is None:  # a part the events did not stream
