@@ -466,11 +466,24 @@ def test_image_from_file_empty(tmp_path: Path) -> None:
         ImageContent.from_file(path)
 
 
-@pytest.mark.parametrize(("value", "type_name"), [(42, "int"), ([1, 2], "list"), (None, "NoneType"), (True, "bool")])
+@pytest.mark.parametrize(("value", "type_name"), [(42, "int"), ({"url": "x"}, "dict"), (True, "bool")])
 def test_image_wrong_type(value: Any, type_name: str) -> None:
     with pytest.raises(ValidationError, match=f"got {type_name}") as info:
         ImageContent(value)
     assert only_violation(info.value) == ("image", "type")
+
+
+def test_image_list_items_are_checked_one_by_one(png: bytes) -> None:
+    # A list given positionally is the seed's `images` list: the error names the item.
+    with pytest.raises(ValidationError, match="got int") as info:
+        ImageContent([png, 2])
+    assert only_violation(info.value) == ("images[1]", "type")
+
+
+def test_image_needs_an_image() -> None:
+    with pytest.raises(ValidationError) as info:
+        ImageContent()
+    assert only_violation(info.value) == ("images", "min_items")
 
 
 def test_image_wrong_media_type_type(png: bytes) -> None:
@@ -662,11 +675,17 @@ def test_audio_empty_data(tmp_path: Path) -> None:
         AudioContent("data:audio/wav;base64,")
 
 
-@pytest.mark.parametrize(("value", "type_name"), [(7, "int"), ([b"ID3"], "list"), (None, "NoneType")])
+@pytest.mark.parametrize(("value", "type_name"), [(7, "int"), ({"data": b"ID3"}, "dict"), (1.5, "float")])
 def test_audio_wrong_type(value: Any, type_name: str) -> None:
     with pytest.raises(ValidationError, match=f"got {type_name}") as info:
         AudioContent(value)
     assert only_violation(info.value) == ("audio", "type")
+
+
+def test_audio_needs_a_clip() -> None:
+    with pytest.raises(ValidationError) as info:
+        AudioContent()
+    assert only_violation(info.value) == ("audio", "min_items")
 
 
 def test_audio_factories_wrong_type() -> None:

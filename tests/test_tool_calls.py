@@ -106,7 +106,8 @@ def test_tool_result_fields_and_text() -> None:
     assert not result.is_error
     error = am.ToolResultContent.error("c", "boom", name="f")
     assert (error.is_error, error.text, error.name) == (True, "boom", "f")
-    assert am.ToolResultContent("c").content == ()
+    assert am.ToolResultContent("c").blocks == ()
+    assert am.ToolResultContent("c").content == ""
 
 
 def test_tool_definition() -> None:

@@ -48,7 +48,7 @@ def test_per_role_content_rules(role: str, kind: str) -> None:
 def test_tool_result_content_rules(kind: str) -> None:
     block = BLOCKS[kind]
     if kind in {"text", "image", "audio", "document"}:
-        assert am.ToolResultContent("c", [block]).content == (block,)  # type: ignore[list-item]
+        assert am.ToolResultContent("c", [block]).blocks == (block,)  # type: ignore[list-item]
     else:
         with pytest.raises(am.ValidationError) as info:
             am.ToolResultContent("c", [block])  # type: ignore[list-item]

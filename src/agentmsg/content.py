@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias
 
 from agentmsg import _media, _struct, _validation
 from agentmsg._wrapper import ProtoWrapper
-from agentmsg.errors import DecodeError, MediaError, ToolArgumentsError, ValidationError
+from agentmsg.errors import DecodeError, MediaError, ToolArgumentsError, ValidationError, Violation, preview
 from agentmsg.v1 import content_pb2
 
 if TYPE_CHECKING:
@@ -208,7 +208,14 @@ class TextContent(ContentBase):
     __match_args__ = ("content", "signature")
     _ARM = "text"
 
-    def __init__(self, content: str = "", *, signature: str = "") -> None:
+    def __init__(
+        self,
+        content: str = "",
+        *,
+        signature: str = "",
+        type: str = "text",  # noqa: A002 - the seed's field
+    ) -> None:
+        _literal_type(type, "text")
         _expect(content, str, "content")
         _expect(signature, str, "signature")
         self._pb = content_pb2.Content(text=content_pb2.TextContent(text=content, signature=signature))
@@ -279,65 +286,211 @@ def _resolve_str_source(value: str, what: str) -> tuple[str, Any]:
     return "base64", value
 
 
-class ImageContent(_MediaContent):
-    """An image: the ``image`` arm (``agentmsg.v1.ImageContent``).
+_Source: TypeAlias = tuple[str, Any, str]
+"""One image or clip of a block: (``"data"`` | ``"url"`` | ``"file_id"``, the bytes or text, media type)."""
 
-    ``ImageContent(image)`` takes, as the seed does:
+
+def _literal_type(value: Any, expected: str) -> None:
+    """The seed's dataclasses have a ``type`` field fixed to their literal; accept it, refuse another."""
+    if value != expected:
+        raise ValidationError.single("type", "type", f"expected {expected!r}, got {preview(value)}")
+
+
+def _items(single: Any, many: Any, field: str, item_types: tuple[type, ...]) -> tuple[list[Any], bool]:
+    """The items given positionally (one, or a list) or as the seed's list keyword; (items, given as a list)."""
+    if single is not None and many is not None:
+        raise ValidationError.single(field, "exclusive", f"give one item positionally or the {field} list, not both")
+    if many is None and (single is None or isinstance(single, item_types) or not isinstance(single, (list, tuple))):
+        if single is None:
+            raise ValidationError.single(field, "min_items", f"the block needs at least one item in {field}")
+        return [single], False
+    items = single if many is None else many
+    if not isinstance(items, (list, tuple)):
+        raise ValidationError.single(field, "type", f"expected a list, got {type(items).__name__}")
+    if not items:
+        raise ValidationError.single(field, "min_items", f"the block needs at least one item in {field}")
+    return list(items), True
+
+
+def _item_error(exc: ValidationError | MediaError, field: str, index: int, own: str) -> ValidationError | MediaError:
+    """The error of one list item, its path naming the item (``images[2]``, ``images[2].media_type``)."""
+    where = f"{field}[{index}]"
+    if isinstance(exc, MediaError):
+        return MediaError(f"{where}: {exc}")
+    return ValidationError(
+        [
+            Violation(where if v.field in ("", own) else f"{where}.{v.field}", v.rule_id, v.message)
+            for v in exc.violations
+        ],
+        "value",
+    )
+
+
+class _MultiMediaContent(_MediaContent):
+    """Image and audio blocks: one item in the ``source`` oneof, the block's further items in a repeated field."""
+
+    __slots__ = ()
+    _MORE: ClassVar[str] = ""
+    _ITEMS: ClassVar[str] = ""  # the seed's name for the list: "images", "audio"
+
+    def _sources(self) -> list[_Source]:
+        arm = self._arm_pb()
+        found: list[_Source] = []
+        for item in (arm, *getattr(arm, self._MORE)):
+            kind = item.WhichOneof("source")
+            found.append((kind or "", getattr(item, kind) if kind else b"", item.media_type))
+        return found
+
+    def _fill(self, arm: Any, sources: list[_Source]) -> None:
+        (kind, value, mime), *rest = sources
+        setattr(arm, kind, value)
+        arm.media_type = mime
+        more = getattr(arm, self._MORE)
+        for kind, value, mime in rest:
+            item = more.add(media_type=mime)
+            setattr(item, kind, value)
+
+    def _collect(
+        self,
+        single: Any,
+        many: Any,
+        media_type: str | None,
+        item_types: tuple[type, ...],
+        resolve: Callable[[Any, str | None], _Source],
+    ) -> list[_Source]:
+        items, listed = _items(single, many, self._ITEMS, item_types)
+        own = self._ITEMS if self._ITEMS == "audio" else "image"
+        sources: list[_Source] = []
+        for index, item in enumerate(items):
+            if isinstance(item, type(self)):
+                sources.extend(item._sources())
+                continue
+            try:
+                sources.append(resolve(item, media_type))
+            except (ValidationError, MediaError) as exc:
+                if not listed:
+                    raise
+                raise _item_error(exc, self._ITEMS, index, own) from None
+        return sources
+
+    @property
+    def count(self) -> int:
+        """How many images (or clips) the block holds."""
+        return 1 + len(getattr(self._arm_pb(), self._MORE))
+
+    def _items_view(self) -> list[Any]:
+        out: list[Any] = []
+        for piece, (kind, value, _) in zip(self.split(), self._sources(), strict=True):
+            out.append(piece if kind == "file_id" else value)
+        return out
+
+    def to_base64(self) -> list[tuple[str, str]]:
+        """One ``(base64, media_type)`` per item, as the seed gives; a URL gives ``(url, "")``."""
+        out = []
+        for index, (kind, value, mime) in enumerate(self._sources()):
+            if kind == "data":
+                out.append((_media.encode_base64(value), mime))
+            elif kind == "url":
+                out.append((value, ""))
+            else:
+                where = type(self).__name__ if self.count == 1 else f"{self._ITEMS}[{index}]"
+                raise MediaError(f"{where} refers to provider file {value!r}: it has no bytes to encode")
+        return out
+
+    def split(self) -> list[Self]:
+        """One single-item block per item, in order (how provider formats, one item a block, take them)."""
+        if self.count == 1:
+            return [self]
+        pieces = []
+        for source in self._sources():
+            block = type(self).__new__(type(self))
+            arm = type(self._arm_pb())()
+            self._copy_block_fields(arm)
+            block._fill(arm, [source])
+            block._pb = content_pb2.Content(**{self._ARM or "": arm})
+            pieces.append(block)
+        return pieces
+
+    def _copy_block_fields(self, arm: Any) -> None:
+        """Fields of the block that every item shares (the image detail)."""
+
+
+def _image_source(image: Any, media_type: str | None) -> _Source:
+    if isinstance(image, (bytes, bytearray, memoryview)):
+        data = bytes(image)
+        return "data", data, _media.inspect_image(data, media_type)
+    if _media.is_pil_image(image):
+        data, mime = _media.encode_pil(image)
+        return "data", data, media_type or mime
+    if isinstance(image, str):
+        check_utf8(image, "image")
+        kind, value = _resolve_str_source(image, "image")
+        if kind == "url":
+            return "url", value, media_type if media_type is not None else _media.guess_from_path(value, "image/")
+        hint = None
+        if kind == "data":
+            declared, data = value
+            hint = declared if declared.startswith("image/") else None
+        else:
+            data = _media.decode_base64(value, "image")
+        return "data", data, _media.inspect_image(data, media_type, hint)
+    raise ValidationError.single(
+        "image", "type", f"expected a URL, base64 str, bytes or PIL image, got {type(image).__name__}"
+    )
+
+
+class ImageContent(_MultiMediaContent):
+    """A block of one or more images: the ``image`` arm (``agentmsg.v1.ImageContent``).
+
+    As in the seed, ``ImageContent(images=[...])`` holds one or more images, and
+    ``ImageContent(image)`` one. Each image may be:
 
     - a URL string (``https://...``, any ``scheme://``): kept as a URL;
     - a ``data:`` URL: decoded to bytes;
     - any other string: base64, decoded, the MIME type sniffed from the bytes;
     - ``bytes``: JPEG, PNG, GIF or WEBP by magic bytes (or any format Pillow
       identifies);
-    - a PIL ``Image.Image``: encoded in its own format (PNG when it has none).
+    - a PIL ``Image.Image``: encoded in its own format (PNG when it has none);
+    - an :class:`ImageContent`: its images, in order.
 
     Bytes are checked with Pillow's header reader: unknown formats, and images
     over ``PIL.Image.MAX_IMAGE_PIXELS`` (decompression bombs), raise
-    :class:`~agentmsg.MediaError`. An explicit ``media_type`` overrides sniffing.
+    :class:`~agentmsg.MediaError`; an error about one item of the list names it
+    (``images[2]: invalid base64 ...``). An explicit ``media_type`` overrides
+    sniffing for every inline image; ``detail`` applies to every image.
+
+    :attr:`data`, :attr:`url`, :attr:`file_id` and :attr:`media_type` read the
+    first image; :attr:`images`, :meth:`to_base64` and :meth:`split` all of them.
     """
 
     __slots__ = ()
     __match_args__ = ("data", "url", "media_type", "detail")
     _ARM = "image"
+    _MORE = "more_images"
+    _ITEMS = "images"
 
     def __init__(
         self,
-        image: str | bytes | bytearray | memoryview | Image.Image,
+        image: str | bytes | bytearray | memoryview | Image.Image | ImageContent | Sequence[Any] | None = None,
         *,
+        images: Sequence[str | bytes | Image.Image | ImageContent] | None = None,
         media_type: str | None = None,
         detail: ImageDetail | str | None = None,
+        type: str = "image",  # noqa: A002 - the seed's field
     ) -> None:
+        _literal_type(type, "image")
         if media_type is not None:
             _expect(media_type, str, "media_type")
         arm = content_pb2.ImageContent(detail=detail_to_pb(detail))
-        if isinstance(image, (bytes, bytearray, memoryview)):
-            data = bytes(image)
-            arm.data = data
-            arm.media_type = _media.inspect_image(data, media_type)
-        elif _media.is_pil_image(image):
-            data, mime = _media.encode_pil(image)  # type: ignore[arg-type]
-            arm.data = data
-            arm.media_type = media_type or mime
-        elif isinstance(image, str):
-            kind, value = _resolve_str_source(image, "image")
-            if kind == "url":
-                arm.url = value
-                arm.media_type = media_type if media_type is not None else _media.guess_from_path(value, "image/")
-            else:
-                hint = None
-                if kind == "data":
-                    declared, data = value
-                    hint = declared if declared.startswith("image/") else None
-                else:
-                    data = _media.decode_base64(value, "image")
-                arm.data = data
-                arm.media_type = _media.inspect_image(data, media_type, hint)
-        else:
-            raise ValidationError.single(
-                "image", "type", f"expected a URL, base64 str, bytes or PIL image, got {type(image).__name__}"
-            )
+        sources = self._collect(
+            image, images, media_type, (str, bytes, bytearray, memoryview, ImageContent), _image_source
+        )
+        self._fill(arm, sources)
         self._pb = content_pb2.Content(image=arm)
         _validation.check(self._pb)
+
+    def _copy_block_fields(self, arm: Any) -> None:
+        arm.detail = self._pb.image.detail
 
     @classmethod
     def from_file(
@@ -379,55 +532,87 @@ class ImageContent(_MediaContent):
         return block
 
     @property
+    def images(self) -> list[bytes | str | ImageContent]:
+        """The images, as the seed's ``images`` list: bytes for inline images, the URL for URL images.
+
+        An image held as a provider file id (which the seed has no form for)
+        comes as a one-image :class:`ImageContent`.
+        """
+        return self._items_view()
+
+    @property
     def detail(self) -> ImageDetail | None:
         """The requested detail, or None when not stated."""
         return _DETAIL_FROM_PB.get(self._pb.image.detail)
 
 
-class AudioContent(_MediaContent):
-    """An audio clip: the ``audio`` arm (``agentmsg.v1.AudioContent``).
+def _audio_source(audio: Any, media_type: str | None) -> _Source:
+    if isinstance(audio, (bytes, bytearray, memoryview)):
+        data = bytes(audio)
+    elif isinstance(audio, str):
+        check_utf8(audio, "audio")
+        if audio.startswith("file:"):
+            data = _media.read_file(audio[len("file:") :], "audio")
+        else:
+            kind, value = _resolve_str_source(audio, "audio")
+            if kind == "url":
+                return (
+                    "url",
+                    value,
+                    media_type if media_type is not None else _media.guess_from_path(value, "audio/"),
+                )
+            if kind == "data":
+                declared, data = value
+                media_type = media_type or (declared if declared.startswith("audio/") else None)
+            else:
+                data = _media.decode_base64(value, "audio")
+    else:
+        raise ValidationError.single(
+            "audio", "type", f"expected bytes, a base64 str, a URL or 'file:<path>', got {type(audio).__name__}"
+        )
+    if not data:
+        raise MediaError("audio data is empty")
+    return "data", data, media_type or _media.sniff_audio(data)
 
-    ``AudioContent(audio)`` takes bytes, a base64 string, a ``data:`` or other
-    URL, or ``"file:<path>"`` (read here: a library-side convenience that the
-    decoders never use). The MIME type is sniffed from the bytes: MP3 (``ID3``
-    or an MPEG frame sync), Ogg, FLAC, WAV; unknown bytes default to
-    ``audio/mpeg`` as in the seed.
+
+class AudioContent(_MultiMediaContent):
+    """A block of one or more audio clips: the ``audio`` arm (``agentmsg.v1.AudioContent``).
+
+    As in the seed, ``AudioContent(audio=[...])`` holds one or more clips, and
+    ``AudioContent(clip)`` one. Each clip may be bytes, a base64 string, a
+    ``data:`` or other URL, ``"file:<path>"`` (read here: a library-side
+    convenience that the decoders never use), or an :class:`AudioContent`
+    (its clips). The MIME type is sniffed from the bytes: MP3 (``ID3`` or an
+    MPEG frame sync), Ogg, FLAC, WAV; unknown bytes default to ``audio/mpeg``
+    as in the seed. An error about one item of the list names it
+    (``audio[1]: cannot read audio file ...``).
+
+    :attr:`data`, :attr:`url`, :attr:`file_id` and :attr:`media_type` read the
+    first clip; :attr:`audio`, :meth:`to_base64` and :meth:`split` all of them.
     """
 
     __slots__ = ()
     __match_args__ = ("data", "url", "media_type")
     _ARM = "audio"
+    _MORE = "more_clips"
+    _ITEMS = "audio"
 
-    def __init__(self, audio: str | bytes | bytearray | memoryview, *, media_type: str | None = None) -> None:
+    def __init__(
+        self,
+        clip: str | bytes | bytearray | memoryview | AudioContent | Sequence[Any] | None = None,
+        *,
+        audio: Sequence[bytes | str | AudioContent] | None = None,
+        media_type: str | None = None,
+        type: str = "audio",  # noqa: A002 - the seed's field
+    ) -> None:
+        _literal_type(type, "audio")
         if media_type is not None:
             _expect(media_type, str, "media_type")
         arm = content_pb2.AudioContent()
-        if isinstance(audio, (bytes, bytearray, memoryview)):
-            data = bytes(audio)
-        elif isinstance(audio, str):
-            if audio.startswith("file:"):
-                data = _media.read_file(audio[len("file:") :], "audio")
-            else:
-                kind, value = _resolve_str_source(audio, "audio")
-                if kind == "url":
-                    arm.url = value
-                    arm.media_type = media_type if media_type is not None else _media.guess_from_path(value, "audio/")
-                    self._pb = content_pb2.Content(audio=arm)
-                    _validation.check(self._pb)
-                    return
-                if kind == "data":
-                    declared, data = value
-                    media_type = media_type or (declared if declared.startswith("audio/") else None)
-                else:
-                    data = _media.decode_base64(value, "audio")
-        else:
-            raise ValidationError.single(
-                "audio", "type", f"expected bytes, a base64 str, a URL or 'file:<path>', got {type(audio).__name__}"
-            )
-        if not data:
-            raise MediaError("audio data is empty")
-        arm.data = data
-        arm.media_type = media_type or _media.sniff_audio(data)
+        self._fill(
+            arm,
+            self._collect(clip, audio, media_type, (str, bytes, bytearray, memoryview, AudioContent), _audio_source),
+        )
         self._pb = content_pb2.Content(audio=arm)
         _validation.check(self._pb)
 
@@ -471,6 +656,14 @@ class AudioContent(_MediaContent):
         block._pb = content_pb2.Content(audio=content_pb2.AudioContent(url=url, media_type=guessed))
         _validation.check(block._pb)
         return block
+
+    @property
+    def audio(self) -> list[bytes | str | AudioContent]:
+        """The clips, as the seed's ``audio`` list: bytes for inline clips, the URL for URL clips.
+
+        A clip held as a provider file id comes as a one-clip :class:`AudioContent`.
+        """
+        return self._items_view()
 
 
 class DocumentContent(_MediaContent):
@@ -605,7 +798,14 @@ class ThinkingContent(ContentBase):
     __match_args__ = ("content", "signature")
     _ARM = "thinking"
 
-    def __init__(self, content: str = "", signature: str = "") -> None:
+    def __init__(
+        self,
+        content: str = "",
+        signature: str = "",
+        *,
+        type: str = "thinking",  # noqa: A002 - the seed's field
+    ) -> None:
+        _literal_type(type, "thinking")
         _expect(content, str, "content")
         _expect(signature, str, "signature")
         self._pb = content_pb2.Content(thinking=content_pb2.ThinkingContent(text=content, signature=signature))
@@ -679,8 +879,8 @@ class ToolCallContent(ContentBase):
 
     def __init__(
         self,
-        id: str,  # noqa: A002 - the seed's field name
-        name: str,
+        id: str = "",  # noqa: A002 - the seed's field name
+        name: str = "",
         args: Mapping[str, Any] | None = None,
         *,
         kind: ToolKind | str | None = None,
@@ -689,7 +889,9 @@ class ToolCallContent(ContentBase):
         signature: str = "",
         server_name: str = "",
         metadata: Mapping[str, Any] | None = None,
+        type: str = "tool_call",  # noqa: A002 - the seed's field
     ) -> None:
+        _literal_type(type, "tool_call")
         _expect(id, str, "id")
         _expect(name, str, "name")
         _expect(index, int, "index")
@@ -775,9 +977,11 @@ class ToolCallContent(ContentBase):
 class ToolResultContent(ContentBase):
     """The outcome of a tool run: the ``tool_result`` arm (``agentmsg.v1.ToolResultContent``).
 
-    ``content`` is text (a str) or a sequence of text, image, audio and
-    document blocks. ``metadata``, ``terminate`` and ``terminate_message`` are
-    for the application and never reach a model.
+    As in the seed, :attr:`content` is the result's text. A result may also
+    carry images, audio and documents: give ``content`` a list of text, image,
+    audio and document blocks, and read them all from :attr:`blocks`.
+    ``metadata``, ``terminate`` and ``terminate_message`` are for the
+    application and never reach a model.
     """
 
     __slots__ = ()
@@ -786,16 +990,18 @@ class ToolResultContent(ContentBase):
 
     def __init__(
         self,
-        id: str,  # noqa: A002 - the seed's field name
+        id: str = "",  # noqa: A002 - the seed's field name
         content: str | Sequence[TextContent | ImageContent | AudioContent | DocumentContent] = "",
-        *,
         is_error: bool = False,
-        name: str = "",
         metadata: Mapping[str, Any] | None = None,
         terminate: bool = False,
+        *,
+        name: str = "",
         terminate_message: str = "",
         index: int = 0,
+        type: str = "tool_result",  # noqa: A002 - the seed's field
     ) -> None:
+        _literal_type(type, "tool_result")
         _expect(id, str, "id")
         _expect(is_error, bool, "is_error")
         _expect(name, str, "name")
@@ -814,12 +1020,12 @@ class ToolResultContent(ContentBase):
             for i, block in enumerate(content):
                 if not isinstance(block, ContentBase):
                     raise ValidationError.single(
-                        f"content[{i}]", "type", f"expected a content block, got {type(block).__name__}"
+                        f"content[{i}]", "type", f"expected a content block, got {block.__class__.__name__}"
                     )
                 arm.content.append(block._pb)
         else:
             raise ValidationError.single(
-                "content", "type", f"expected str or a list of blocks, got {type(content).__name__}"
+                "content", "type", f"expected str or a list of blocks, got {content.__class__.__name__}"
             )
         if metadata is not None:
             _struct.fill_struct(arm.metadata, metadata, "metadata")
@@ -842,14 +1048,19 @@ class ToolResultContent(ContentBase):
         return self._pb.tool_result.name
 
     @property
-    def content(self) -> tuple[Content, ...]:
-        """The result blocks (text, image, audio, document)."""
-        return tuple(content_from_proto(block) for block in self._pb.tool_result.content)
+    def content(self) -> str:
+        """The result's text, as the seed's ``content: str``: the text blocks joined."""
+        return "".join(block.text.text for block in self._pb.tool_result.content if block.WhichOneof("kind") == "text")
 
     @property
     def text(self) -> str:
-        """The text blocks joined (the seed's ``content: str``)."""
-        return "".join(block.text.text for block in self._pb.tool_result.content if block.WhichOneof("kind") == "text")
+        """The same as :attr:`content`: the text blocks joined."""
+        return self.content
+
+    @property
+    def blocks(self) -> tuple[Content, ...]:
+        """Every block of the result, in order: text, image, audio, document."""
+        return tuple(content_from_proto(block) for block in self._pb.tool_result.content)
 
     @property
     def is_error(self) -> bool:

@@ -151,7 +151,7 @@ def content_to_dict(block: Content) -> dict[str, Any]:
                     out[key] = getattr(block, key)
             return out
         case ToolResultContent():
-            parts = block.content
+            parts = block.blocks
             content: str | list[dict[str, Any]]
             # The seed's plain string holds no blocks ("") or one non-empty, unsigned text block.
             if not parts or (

@@ -678,7 +678,7 @@ def test_reading_other_response_objects_keeps_them_as_json_text() -> None:
     assert (read({"temperature": 22}).text, read({"temperature": 22}).is_error) == ('{"temperature":22}', False)
     assert (read({"error": {"code": 5}}).text, read({"error": {"code": 5}}).is_error) == ('{"error":{"code":5}}', True)
     assert read({"output": {"rows": 1}}).text == '{"output":{"rows":1}}'
-    assert read({"output": ""}).content == ()
+    assert read({"output": ""}).blocks == ()
 
 
 def test_ids_round_trip_when_generated_and_restore_through_id_map() -> None:

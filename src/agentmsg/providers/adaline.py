@@ -486,7 +486,7 @@ def _export_tool_result(
     """A ``tool-response`` block: ``data`` is the result's text; other blocks cannot be sent."""
     ok = True
     texts: list[TextContent] = []
-    for k, inner in enumerate(block.content):
+    for k, inner in enumerate(block.blocks):
         if isinstance(inner, TextContent):
             texts.append(inner)
         else:

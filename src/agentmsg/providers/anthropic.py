@@ -424,7 +424,7 @@ class _Writer:
     def tool_result(self, block: ToolResultContent, path: str) -> dict[str, Any]:
         item: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.ids(block.id)}
         content: list[dict[str, Any]] = []
-        for k, inner in enumerate(block.content):
+        for k, inner in enumerate(block.blocks):
             converted = self.media_or_text(inner, f"{path}.content[{k}]")
             if converted is not None:
                 content.append(converted)

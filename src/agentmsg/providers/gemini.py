@@ -586,7 +586,7 @@ class _Writer:
         texts: list[str] = []
         media: list[dict[str, Any]] = []
         text_after_media = False
-        for k, inner in enumerate(block.content):
+        for k, inner in enumerate(block.blocks):
             ipath = f"{path}.content[{k}]"
             if isinstance(inner, TextContent):
                 texts.append(inner.content)

@@ -496,7 +496,7 @@ class _Writer:
             extra["terminate_message"] = result.terminate_message
         if extra:
             stash["result"] = extra
-        content = self.text_like(result.content, path, None, collapse_empty=False, field="content")
+        content = self.text_like(result.blocks, path, None, collapse_empty=False, field="content")
         metadata = result.metadata
         return lc.ToolMessage(
             content=content,
@@ -1257,7 +1257,7 @@ class _Reader:
             if metadata is not None:
                 result = ToolResultContent(
                     result.id,
-                    result.content,  # type: ignore[arg-type]
+                    result.blocks,  # type: ignore[arg-type]
                     is_error=result.is_error,
                     name=result.name,
                     terminate=result.terminate,

@@ -560,7 +560,7 @@ class _Writer:
 
     def tool_result(self, path: str, block: ToolResultContent) -> dict[str, Any]:
         texts = []
-        for j, inner in enumerate(block.content):
+        for j, inner in enumerate(block.blocks):
             inner_path = f"{path}.content[{j}]"
             if isinstance(inner, TextContent):
                 texts.append(self.text(inner_path, inner))

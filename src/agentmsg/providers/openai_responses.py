@@ -509,7 +509,7 @@ class _Writer:
         return items
 
     def tool_output(self, block: ToolResultContent, path: str) -> dict[str, Any]:
-        content = block.content
+        content = block.blocks
         output: str | list[dict[str, Any]]
         if not content:
             output = ""

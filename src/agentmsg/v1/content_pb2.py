@@ -26,7 +26,7 @@ from buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.protobuf import struct_pb2 as google_dot_protobuf_dot_struct__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x61gentmsg/v1/content.proto\x12\x0b\x61gentmsg.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xdd\x03\n\x07\x43ontent\x12(\n\x04text\x18\x01 \x01(\x0b\x32\x18.agentmsg.v1.TextContentH\x00\x12*\n\x05image\x18\x02 \x01(\x0b\x32\x19.agentmsg.v1.ImageContentH\x00\x12*\n\x05\x61udio\x18\x03 \x01(\x0b\x32\x19.agentmsg.v1.AudioContentH\x00\x12\x30\n\x08\x64ocument\x18\x04 \x01(\x0b\x32\x1c.agentmsg.v1.DocumentContentH\x00\x12\x30\n\x08thinking\x18\x05 \x01(\x0b\x32\x1c.agentmsg.v1.ThinkingContentH\x00\x12\x41\n\x11redacted_thinking\x18\x06 \x01(\x0b\x32$.agentmsg.v1.RedactedThinkingContentH\x00\x12\x31\n\ttool_call\x18\x07 \x01(\x0b\x32\x1c.agentmsg.v1.ToolCallContentH\x00\x12\x35\n\x0btool_result\x18\x08 \x01(\x0b\x32\x1e.agentmsg.v1.ToolResultContentH\x00\x12\x30\n\x08provider\x18\t \x01(\x0b\x32\x1c.agentmsg.v1.ProviderContentH\x00\x42\r\n\x04kind\x12\x05\xbaH\x02\x08\x01\".\n\x0bTextContent\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x11\n\tsignature\x18\x02 \x01(\t\"\x91\x03\n\x0cImageContent\x12\x0e\n\x04\x64\x61ta\x18\x01 \x01(\x0cH\x00\x12\x17\n\x03url\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x88\x01\x01H\x00\x12\x1a\n\x07\x66ile_id\x18\x05 \x01(\tB\x07\xbaH\x04r\x02\x10\x01H\x00\x12\x90\x01\n\nmedia_type\x18\x03 \x01(\tB|\xbaHyrt2r^(?i:image)/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"]*\"|[A-Za-z0-9!#$&^_.+-]+))*$\xd8\x01\x01\x12(\n\x06\x64\x65tail\x18\x04 \x01(\x0e\x32\x18.agentmsg.v1.ImageDetail:n\xbaHk\x1ai\n\x19image.media_type_for_data\x12\"an inline image needs a media_type\x1a(!has(this.data) || this.media_type != \'\'B\x0f\n\x06source\x12\x05\xbaH\x02\x08\x01\"\xe4\x02\n\x0c\x41udioContent\x12\x0e\n\x04\x64\x61ta\x18\x01 \x01(\x0cH\x00\x12\x17\n\x03url\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x88\x01\x01H\x00\x12\x1a\n\x07\x66ile_id\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x10\x01H\x00\x12\x90\x01\n\nmedia_type\x18\x03 \x01(\tB|\xbaHyrt2r^(?i:audio)/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"]*\"|[A-Za-z0-9!#$&^_.+-]+))*$\xd8\x01\x01:k\xbaHh\x1a\x66\n\x19\x61udio.media_type_for_data\x12\x1finline audio needs a media_type\x1a(!has(this.data) || this.media_type != \'\'B\x0f\n\x06source\x12\x05\xbaH\x02\x08\x01\"\xb1\x03\n\x0f\x44ocumentContent\x12\x0e\n\x04\x64\x61ta\x18\x01 \x01(\x0cH\x00\x12\x17\n\x03url\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x88\x01\x01H\x00\x12\x1a\n\x07\x66ile_id\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x10\x01H\x00\x12\xb0\x01\n\nmedia_type\x18\x04 \x01(\tB\x9b\x01\xbaH\x97\x01r\x91\x01\x32\x8e\x01^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"]*\"|[A-Za-z0-9!#$&^_.+-]+))*$\xd8\x01\x01\x12\x10\n\x08\x66ilename\x18\x05 \x01(\t\x12\r\n\x05title\x18\x06 \x01(\t:t\xbaHq\x1ao\n\x1c\x64ocument.media_type_for_data\x12%an inline document needs a media_type\x1a(!has(this.data) || this.media_type != \'\'B\x0f\n\x06source\x12\x05\xbaH\x02\x08\x01\"2\n\x0fThinkingContent\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x11\n\tsignature\x18\x02 \x01(\t\"0\n\x17RedactedThinkingContent\x12\x15\n\x04\x64\x61ta\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\"\xe0\x01\n\x0fToolCallContent\x12\x13\n\x02id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x15\n\x04name\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12#\n\x04kind\x18\x03 \x01(\x0e\x32\x15.agentmsg.v1.ToolKind\x12\x11\n\targuments\x18\x04 \x01(\t\x12\x16\n\x05index\x18\x05 \x01(\x05\x42\x07\xbaH\x04\x1a\x02(\x00\x12\x11\n\tsignature\x18\x06 \x01(\t\x12\x13\n\x0bserver_name\x18\x07 \x01(\t\x12)\n\x08metadata\x18\x08 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x9f\x03\n\x11ToolResultContent\x12\x13\n\x02id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\xe3\x01\n\x07\x63ontent\x18\x03 \x03(\x0b\x32\x14.agentmsg.v1.ContentB\xbb\x01\xbaH\xb7\x01\x92\x01\xb3\x01\"\xb0\x01\xba\x01\xac\x01\n\x18tool_result.content.kind\x12\x44\x61 tool result may carry only text, image, audio and document content\x1aJhas(this.text) || has(this.image) || has(this.audio) || has(this.document)\x12\x10\n\x08is_error\x18\x04 \x01(\x08\x12)\n\x08metadata\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x11\n\tterminate\x18\x06 \x01(\x08\x12\x19\n\x11terminate_message\x18\x07 \x01(\t\x12\x16\n\x05index\x18\x08 \x01(\x05\x42\x07\xbaH\x04\x1a\x02(\x00\"Z\n\x0fProviderContent\x12\x19\n\x08provider\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x15\n\x04type\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x15\n\x04json\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x10\x02*\x88\x01\n\x0bImageDetail\x12\x1c\n\x18IMAGE_DETAIL_UNSPECIFIED\x10\x00\x12\x14\n\x10IMAGE_DETAIL_LOW\x10\x01\x12\x17\n\x13IMAGE_DETAIL_MEDIUM\x10\x02\x12\x15\n\x11IMAGE_DETAIL_HIGH\x10\x03\x12\x15\n\x11IMAGE_DETAIL_AUTO\x10\x04*\x8e\x02\n\x08ToolKind\x12\x19\n\x15TOOL_KIND_UNSPECIFIED\x10\x00\x12\x12\n\x0eTOOL_KIND_READ\x10\x01\x12\x12\n\x0eTOOL_KIND_EDIT\x10\x02\x12\x13\n\x0fTOOL_KIND_WRITE\x10\x03\x12\x15\n\x11TOOL_KIND_EXECUTE\x10\x04\x12\x11\n\rTOOL_KIND_WEB\x10\x05\x12\x12\n\x0eTOOL_KIND_CRON\x10\x06\x12\x13\n\x0fTOOL_KIND_AGENT\x10\x07\x12\x16\n\x12TOOL_KIND_WORKFLOW\x10\x08\x12\x12\n\x0eTOOL_KIND_PLAN\x10\t\x12\x18\n\x14TOOL_KIND_AUTOMATION\x10\n\x12\x11\n\rTOOL_KIND_MCP\x10\x0b\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19\x61gentmsg/v1/content.proto\x12\x0b\x61gentmsg.v1\x1a\x1b\x62uf/validate/validate.proto\x1a\x1cgoogle/protobuf/struct.proto\"\xdd\x03\n\x07\x43ontent\x12(\n\x04text\x18\x01 \x01(\x0b\x32\x18.agentmsg.v1.TextContentH\x00\x12*\n\x05image\x18\x02 \x01(\x0b\x32\x19.agentmsg.v1.ImageContentH\x00\x12*\n\x05\x61udio\x18\x03 \x01(\x0b\x32\x19.agentmsg.v1.AudioContentH\x00\x12\x30\n\x08\x64ocument\x18\x04 \x01(\x0b\x32\x1c.agentmsg.v1.DocumentContentH\x00\x12\x30\n\x08thinking\x18\x05 \x01(\x0b\x32\x1c.agentmsg.v1.ThinkingContentH\x00\x12\x41\n\x11redacted_thinking\x18\x06 \x01(\x0b\x32$.agentmsg.v1.RedactedThinkingContentH\x00\x12\x31\n\ttool_call\x18\x07 \x01(\x0b\x32\x1c.agentmsg.v1.ToolCallContentH\x00\x12\x35\n\x0btool_result\x18\x08 \x01(\x0b\x32\x1e.agentmsg.v1.ToolResultContentH\x00\x12\x30\n\x08provider\x18\t \x01(\x0b\x32\x1c.agentmsg.v1.ProviderContentH\x00\x42\r\n\x04kind\x12\x05\xbaH\x02\x08\x01\".\n\x0bTextContent\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x11\n\tsignature\x18\x02 \x01(\t\"\xc0\x03\n\x0cImageContent\x12\x0e\n\x04\x64\x61ta\x18\x01 \x01(\x0cH\x00\x12\x17\n\x03url\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x88\x01\x01H\x00\x12\x1a\n\x07\x66ile_id\x18\x05 \x01(\tB\x07\xbaH\x04r\x02\x10\x01H\x00\x12\x90\x01\n\nmedia_type\x18\x03 \x01(\tB|\xbaHyrt2r^(?i:image)/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"]*\"|[A-Za-z0-9!#$&^_.+-]+))*$\xd8\x01\x01\x12(\n\x06\x64\x65tail\x18\x04 \x01(\x0e\x32\x18.agentmsg.v1.ImageDetail\x12-\n\x0bmore_images\x18\x06 \x03(\x0b\x32\x18.agentmsg.v1.ImageSource:n\xbaHk\x1ai\n\x19image.media_type_for_data\x12\"an inline image needs a media_type\x1a(!has(this.data) || this.media_type != \'\'B\x0f\n\x06source\x12\x05\xbaH\x02\x08\x01\"\xe6\x02\n\x0bImageSource\x12\x0e\n\x04\x64\x61ta\x18\x01 \x01(\x0cH\x00\x12\x17\n\x03url\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x88\x01\x01H\x00\x12\x1a\n\x07\x66ile_id\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x10\x01H\x00\x12\x90\x01\n\nmedia_type\x18\x04 \x01(\tB|\xbaHyrt2r^(?i:image)/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"]*\"|[A-Za-z0-9!#$&^_.+-]+))*$\xd8\x01\x01:n\xbaHk\x1ai\n\x19image.media_type_for_data\x12\"an inline image needs a media_type\x1a(!has(this.data) || this.media_type != \'\'B\x0f\n\x06source\x12\x05\xbaH\x02\x08\x01\"\x92\x03\n\x0c\x41udioContent\x12\x0e\n\x04\x64\x61ta\x18\x01 \x01(\x0cH\x00\x12\x17\n\x03url\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x88\x01\x01H\x00\x12\x1a\n\x07\x66ile_id\x18\x04 \x01(\tB\x07\xbaH\x04r\x02\x10\x01H\x00\x12\x90\x01\n\nmedia_type\x18\x03 \x01(\tB|\xbaHyrt2r^(?i:audio)/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"]*\"|[A-Za-z0-9!#$&^_.+-]+))*$\xd8\x01\x01\x12,\n\nmore_clips\x18\x05 \x03(\x0b\x32\x18.agentmsg.v1.AudioSource:k\xbaHh\x1a\x66\n\x19\x61udio.media_type_for_data\x12\x1finline audio needs a media_type\x1a(!has(this.data) || this.media_type != \'\'B\x0f\n\x06source\x12\x05\xbaH\x02\x08\x01\"\xe3\x02\n\x0b\x41udioSource\x12\x0e\n\x04\x64\x61ta\x18\x01 \x01(\x0cH\x00\x12\x17\n\x03url\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x88\x01\x01H\x00\x12\x1a\n\x07\x66ile_id\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x10\x01H\x00\x12\x90\x01\n\nmedia_type\x18\x04 \x01(\tB|\xbaHyrt2r^(?i:audio)/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"]*\"|[A-Za-z0-9!#$&^_.+-]+))*$\xd8\x01\x01:k\xbaHh\x1a\x66\n\x19\x61udio.media_type_for_data\x12\x1finline audio needs a media_type\x1a(!has(this.data) || this.media_type != \'\'B\x0f\n\x06source\x12\x05\xbaH\x02\x08\x01\"\xb1\x03\n\x0f\x44ocumentContent\x12\x0e\n\x04\x64\x61ta\x18\x01 \x01(\x0cH\x00\x12\x17\n\x03url\x18\x02 \x01(\tB\x08\xbaH\x05r\x03\x88\x01\x01H\x00\x12\x1a\n\x07\x66ile_id\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x10\x01H\x00\x12\xb0\x01\n\nmedia_type\x18\x04 \x01(\tB\x9b\x01\xbaH\x97\x01r\x91\x01\x32\x8e\x01^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"]*\"|[A-Za-z0-9!#$&^_.+-]+))*$\xd8\x01\x01\x12\x10\n\x08\x66ilename\x18\x05 \x01(\t\x12\r\n\x05title\x18\x06 \x01(\t:t\xbaHq\x1ao\n\x1c\x64ocument.media_type_for_data\x12%an inline document needs a media_type\x1a(!has(this.data) || this.media_type != \'\'B\x0f\n\x06source\x12\x05\xbaH\x02\x08\x01\"2\n\x0fThinkingContent\x12\x0c\n\x04text\x18\x01 \x01(\t\x12\x11\n\tsignature\x18\x02 \x01(\t\"0\n\x17RedactedThinkingContent\x12\x15\n\x04\x64\x61ta\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\"\xe0\x01\n\x0fToolCallContent\x12\x13\n\x02id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x15\n\x04name\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12#\n\x04kind\x18\x03 \x01(\x0e\x32\x15.agentmsg.v1.ToolKind\x12\x11\n\targuments\x18\x04 \x01(\t\x12\x16\n\x05index\x18\x05 \x01(\x05\x42\x07\xbaH\x04\x1a\x02(\x00\x12\x11\n\tsignature\x18\x06 \x01(\t\x12\x13\n\x0bserver_name\x18\x07 \x01(\t\x12)\n\x08metadata\x18\x08 \x01(\x0b\x32\x17.google.protobuf.Struct\"\x9f\x03\n\x11ToolResultContent\x12\x13\n\x02id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\xe3\x01\n\x07\x63ontent\x18\x03 \x03(\x0b\x32\x14.agentmsg.v1.ContentB\xbb\x01\xbaH\xb7\x01\x92\x01\xb3\x01\"\xb0\x01\xba\x01\xac\x01\n\x18tool_result.content.kind\x12\x44\x61 tool result may carry only text, image, audio and document content\x1aJhas(this.text) || has(this.image) || has(this.audio) || has(this.document)\x12\x10\n\x08is_error\x18\x04 \x01(\x08\x12)\n\x08metadata\x18\x05 \x01(\x0b\x32\x17.google.protobuf.Struct\x12\x11\n\tterminate\x18\x06 \x01(\x08\x12\x19\n\x11terminate_message\x18\x07 \x01(\t\x12\x16\n\x05index\x18\x08 \x01(\x05\x42\x07\xbaH\x04\x1a\x02(\x00\"Z\n\x0fProviderContent\x12\x19\n\x08provider\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x15\n\x04type\x18\x02 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x15\n\x04json\x18\x03 \x01(\tB\x07\xbaH\x04r\x02\x10\x02*\x88\x01\n\x0bImageDetail\x12\x1c\n\x18IMAGE_DETAIL_UNSPECIFIED\x10\x00\x12\x14\n\x10IMAGE_DETAIL_LOW\x10\x01\x12\x17\n\x13IMAGE_DETAIL_MEDIUM\x10\x02\x12\x15\n\x11IMAGE_DETAIL_HIGH\x10\x03\x12\x15\n\x11IMAGE_DETAIL_AUTO\x10\x04*\x8e\x02\n\x08ToolKind\x12\x19\n\x15TOOL_KIND_UNSPECIFIED\x10\x00\x12\x12\n\x0eTOOL_KIND_READ\x10\x01\x12\x12\n\x0eTOOL_KIND_EDIT\x10\x02\x12\x13\n\x0fTOOL_KIND_WRITE\x10\x03\x12\x15\n\x11TOOL_KIND_EXECUTE\x10\x04\x12\x11\n\rTOOL_KIND_WEB\x10\x05\x12\x12\n\x0eTOOL_KIND_CRON\x10\x06\x12\x13\n\x0fTOOL_KIND_AGENT\x10\x07\x12\x16\n\x12TOOL_KIND_WORKFLOW\x10\x08\x12\x12\n\x0eTOOL_KIND_PLAN\x10\t\x12\x18\n\x14TOOL_KIND_AUTOMATION\x10\n\x12\x11\n\rTOOL_KIND_MCP\x10\x0b\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -45,6 +45,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_IMAGECONTENT'].fields_by_name['media_type']._serialized_options = b'\272Hyrt2r^(?i:image)/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"]*\"|[A-Za-z0-9!#$&^_.+-]+))*$\330\001\001'
   _globals['_IMAGECONTENT']._loaded_options = None
   _globals['_IMAGECONTENT']._serialized_options = b'\272Hk\032i\n\031image.media_type_for_data\022\"an inline image needs a media_type\032(!has(this.data) || this.media_type != \'\''
+  _globals['_IMAGESOURCE'].oneofs_by_name['source']._loaded_options = None
+  _globals['_IMAGESOURCE'].oneofs_by_name['source']._serialized_options = b'\272H\002\010\001'
+  _globals['_IMAGESOURCE'].fields_by_name['url']._loaded_options = None
+  _globals['_IMAGESOURCE'].fields_by_name['url']._serialized_options = b'\272H\005r\003\210\001\001'
+  _globals['_IMAGESOURCE'].fields_by_name['file_id']._loaded_options = None
+  _globals['_IMAGESOURCE'].fields_by_name['file_id']._serialized_options = b'\272H\004r\002\020\001'
+  _globals['_IMAGESOURCE'].fields_by_name['media_type']._loaded_options = None
+  _globals['_IMAGESOURCE'].fields_by_name['media_type']._serialized_options = b'\272Hyrt2r^(?i:image)/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"]*\"|[A-Za-z0-9!#$&^_.+-]+))*$\330\001\001'
+  _globals['_IMAGESOURCE']._loaded_options = None
+  _globals['_IMAGESOURCE']._serialized_options = b'\272Hk\032i\n\031image.media_type_for_data\022\"an inline image needs a media_type\032(!has(this.data) || this.media_type != \'\''
   _globals['_AUDIOCONTENT'].oneofs_by_name['source']._loaded_options = None
   _globals['_AUDIOCONTENT'].oneofs_by_name['source']._serialized_options = b'\272H\002\010\001'
   _globals['_AUDIOCONTENT'].fields_by_name['url']._loaded_options = None
@@ -55,6 +65,16 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_AUDIOCONTENT'].fields_by_name['media_type']._serialized_options = b'\272Hyrt2r^(?i:audio)/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"]*\"|[A-Za-z0-9!#$&^_.+-]+))*$\330\001\001'
   _globals['_AUDIOCONTENT']._loaded_options = None
   _globals['_AUDIOCONTENT']._serialized_options = b'\272Hh\032f\n\031audio.media_type_for_data\022\037inline audio needs a media_type\032(!has(this.data) || this.media_type != \'\''
+  _globals['_AUDIOSOURCE'].oneofs_by_name['source']._loaded_options = None
+  _globals['_AUDIOSOURCE'].oneofs_by_name['source']._serialized_options = b'\272H\002\010\001'
+  _globals['_AUDIOSOURCE'].fields_by_name['url']._loaded_options = None
+  _globals['_AUDIOSOURCE'].fields_by_name['url']._serialized_options = b'\272H\005r\003\210\001\001'
+  _globals['_AUDIOSOURCE'].fields_by_name['file_id']._loaded_options = None
+  _globals['_AUDIOSOURCE'].fields_by_name['file_id']._serialized_options = b'\272H\004r\002\020\001'
+  _globals['_AUDIOSOURCE'].fields_by_name['media_type']._loaded_options = None
+  _globals['_AUDIOSOURCE'].fields_by_name['media_type']._serialized_options = b'\272Hyrt2r^(?i:audio)/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}(\\s*;\\s*[A-Za-z0-9!#$&^_.+-]+=(\"[^\"]*\"|[A-Za-z0-9!#$&^_.+-]+))*$\330\001\001'
+  _globals['_AUDIOSOURCE']._loaded_options = None
+  _globals['_AUDIOSOURCE']._serialized_options = b'\272Hh\032f\n\031audio.media_type_for_data\022\037inline audio needs a media_type\032(!has(this.data) || this.media_type != \'\''
   _globals['_DOCUMENTCONTENT'].oneofs_by_name['source']._loaded_options = None
   _globals['_DOCUMENTCONTENT'].oneofs_by_name['source']._serialized_options = b'\272H\002\010\001'
   _globals['_DOCUMENTCONTENT'].fields_by_name['url']._loaded_options = None
@@ -85,28 +105,32 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_PROVIDERCONTENT'].fields_by_name['type']._serialized_options = b'\272H\004r\002\020\001'
   _globals['_PROVIDERCONTENT'].fields_by_name['json']._loaded_options = None
   _globals['_PROVIDERCONTENT'].fields_by_name['json']._serialized_options = b'\272H\004r\002\020\002'
-  _globals['_IMAGEDETAIL']._serialized_start=2668
-  _globals['_IMAGEDETAIL']._serialized_end=2804
-  _globals['_TOOLKIND']._serialized_start=2807
-  _globals['_TOOLKIND']._serialized_end=3077
+  _globals['_IMAGEDETAIL']._serialized_start=3480
+  _globals['_IMAGEDETAIL']._serialized_end=3616
+  _globals['_TOOLKIND']._serialized_start=3619
+  _globals['_TOOLKIND']._serialized_end=3889
   _globals['_CONTENT']._serialized_start=102
   _globals['_CONTENT']._serialized_end=579
   _globals['_TEXTCONTENT']._serialized_start=581
   _globals['_TEXTCONTENT']._serialized_end=627
   _globals['_IMAGECONTENT']._serialized_start=630
-  _globals['_IMAGECONTENT']._serialized_end=1031
-  _globals['_AUDIOCONTENT']._serialized_start=1034
-  _globals['_AUDIOCONTENT']._serialized_end=1390
-  _globals['_DOCUMENTCONTENT']._serialized_start=1393
-  _globals['_DOCUMENTCONTENT']._serialized_end=1826
-  _globals['_THINKINGCONTENT']._serialized_start=1828
-  _globals['_THINKINGCONTENT']._serialized_end=1878
-  _globals['_REDACTEDTHINKINGCONTENT']._serialized_start=1880
-  _globals['_REDACTEDTHINKINGCONTENT']._serialized_end=1928
-  _globals['_TOOLCALLCONTENT']._serialized_start=1931
-  _globals['_TOOLCALLCONTENT']._serialized_end=2155
-  _globals['_TOOLRESULTCONTENT']._serialized_start=2158
-  _globals['_TOOLRESULTCONTENT']._serialized_end=2573
-  _globals['_PROVIDERCONTENT']._serialized_start=2575
-  _globals['_PROVIDERCONTENT']._serialized_end=2665
+  _globals['_IMAGECONTENT']._serialized_end=1078
+  _globals['_IMAGESOURCE']._serialized_start=1081
+  _globals['_IMAGESOURCE']._serialized_end=1439
+  _globals['_AUDIOCONTENT']._serialized_start=1442
+  _globals['_AUDIOCONTENT']._serialized_end=1844
+  _globals['_AUDIOSOURCE']._serialized_start=1847
+  _globals['_AUDIOSOURCE']._serialized_end=2202
+  _globals['_DOCUMENTCONTENT']._serialized_start=2205
+  _globals['_DOCUMENTCONTENT']._serialized_end=2638
+  _globals['_THINKINGCONTENT']._serialized_start=2640
+  _globals['_THINKINGCONTENT']._serialized_end=2690
+  _globals['_REDACTEDTHINKINGCONTENT']._serialized_start=2692
+  _globals['_REDACTEDTHINKINGCONTENT']._serialized_end=2740
+  _globals['_TOOLCALLCONTENT']._serialized_start=2743
+  _globals['_TOOLCALLCONTENT']._serialized_end=2967
+  _globals['_TOOLRESULTCONTENT']._serialized_start=2970
+  _globals['_TOOLRESULTCONTENT']._serialized_end=3385
+  _globals['_PROVIDERCONTENT']._serialized_start=3387
+  _globals['_PROVIDERCONTENT']._serialized_end=3477
 # @@protoc_insertion_point(module_scope)

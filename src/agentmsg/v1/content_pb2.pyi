@@ -228,7 +228,7 @@ Global___TextContent: _TypeAlias = TextContent  # noqa: Y015
 
 @_typing.final
 class ImageContent(_message.Message):
-    """An image."""
+    """An image block: one image, or several (see `more_images`)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -237,6 +237,7 @@ class ImageContent(_message.Message):
     FILE_ID_FIELD_NUMBER: _builtins.int
     MEDIA_TYPE_FIELD_NUMBER: _builtins.int
     DETAIL_FIELD_NUMBER: _builtins.int
+    MORE_IMAGES_FIELD_NUMBER: _builtins.int
     data: _builtins.bytes
     """The encoded image bytes (PNG, JPEG, ...), raw on the wire, never base64."""
     url: _builtins.str
@@ -248,7 +249,27 @@ class ImageContent(_message.Message):
     empty with `url` or `file_id` when it is not known.
     """
     detail: Global___ImageDetail.ValueType
-    """How closely the model should look at the image (OpenAI `detail`)."""
+    """How closely the model should look at the image (OpenAI `detail`). Applies
+    to every image of the block.
+    """
+    @_builtins.property
+    def more_images(self) -> _containers.RepeatedCompositeFieldContainer[Global___ImageSource]:
+        """The block's further images, in order, after the first one (`source` and
+        `media_type` above). Empty for a single image.
+
+        Why one block may hold several images, and why they sit here rather than
+        in an `image` arm each: the seed-1 API's `ImageContent` is one block of
+        one or more images (`images: list[...]`), and a block that came back as
+        several blocks would change the message it belongs to (its block count,
+        the positions of the blocks after it, its seed-1 dict). So the grouping is
+        data, and the contract carries it. The first image keeps the fields it
+        always had, so a single image, which is what every provider format holds,
+        is encoded exactly as before, and a consumer that predates this field
+        still reads the first image and keeps the rest as an unknown field when it
+        relays the message. Provider converters send one provider image per
+        image, in order, and report that the grouping does not come back.
+        """
+
     def __init__(
         self,
         *,
@@ -257,10 +278,11 @@ class ImageContent(_message.Message):
         file_id: _builtins.str = ...,
         media_type: _builtins.str = ...,
         detail: Global___ImageDetail.ValueType = ...,
+        more_images: _abc.Iterable[Global___ImageSource] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "file_id", b"file_id", "source", b"source", "url", b"url"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "detail", b"detail", "file_id", b"file_id", "media_type", b"media_type", "source", b"source", "url", b"url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "detail", b"detail", "file_id", b"file_id", "media_type", b"media_type", "more_images", b"more_images", "source", b"source", "url", b"url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["data", "url", "file_id"]  # noqa: Y015
     _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
@@ -269,8 +291,10 @@ class ImageContent(_message.Message):
 Global___ImageContent: _TypeAlias = ImageContent  # noqa: Y015
 
 @_typing.final
-class AudioContent(_message.Message):
-    """An audio clip."""
+class ImageSource(_message.Message):
+    """One more image of an `ImageContent` block: where it is and its MIME type,
+    with the same rules as the block's first image.
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -279,15 +303,13 @@ class AudioContent(_message.Message):
     FILE_ID_FIELD_NUMBER: _builtins.int
     MEDIA_TYPE_FIELD_NUMBER: _builtins.int
     data: _builtins.bytes
-    """The encoded audio bytes (MP3, WAV, ...), raw on the wire."""
+    """The encoded image bytes, raw on the wire."""
     url: _builtins.str
     """A URL the model provider can fetch."""
     file_id: _builtins.str
     """An id of a file previously uploaded to the provider's file store."""
     media_type: _builtins.str
-    """The MIME type of the audio, e.g. `audio/mpeg` or `audio/wav`. Required
-    with `data`.
-    """
+    """The MIME type of the image, e.g. `image/png`. Required with `data`."""
     def __init__(
         self,
         *,
@@ -304,7 +326,93 @@ class AudioContent(_message.Message):
     _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_source) -> _WhichOneofReturnType_source | None: ...
 
+Global___ImageSource: _TypeAlias = ImageSource  # noqa: Y015
+
+@_typing.final
+class AudioContent(_message.Message):
+    """An audio block: one clip, or several (see `more_clips`)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DATA_FIELD_NUMBER: _builtins.int
+    URL_FIELD_NUMBER: _builtins.int
+    FILE_ID_FIELD_NUMBER: _builtins.int
+    MEDIA_TYPE_FIELD_NUMBER: _builtins.int
+    MORE_CLIPS_FIELD_NUMBER: _builtins.int
+    data: _builtins.bytes
+    """The encoded audio bytes (MP3, WAV, ...), raw on the wire."""
+    url: _builtins.str
+    """A URL the model provider can fetch."""
+    file_id: _builtins.str
+    """An id of a file previously uploaded to the provider's file store."""
+    media_type: _builtins.str
+    """The MIME type of the audio, e.g. `audio/mpeg` or `audio/wav`. Required
+    with `data`.
+    """
+    @_builtins.property
+    def more_clips(self) -> _containers.RepeatedCompositeFieldContainer[Global___AudioSource]:
+        """The block's further clips, in order, after the first one (`source` and
+        `media_type` above). Empty for a single clip. One block may hold several
+        clips for the reason `ImageContent.more_images` gives: the seed-1
+        `AudioContent` is one block of one or more clips (`audio: list[...]`).
+        """
+
+    def __init__(
+        self,
+        *,
+        data: _builtins.bytes = ...,
+        url: _builtins.str = ...,
+        file_id: _builtins.str = ...,
+        media_type: _builtins.str = ...,
+        more_clips: _abc.Iterable[Global___AudioSource] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "file_id", b"file_id", "source", b"source", "url", b"url"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "file_id", b"file_id", "media_type", b"media_type", "more_clips", b"more_clips", "source", b"source", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["data", "url", "file_id"]  # noqa: Y015
+    _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_source) -> _WhichOneofReturnType_source | None: ...
+
 Global___AudioContent: _TypeAlias = AudioContent  # noqa: Y015
+
+@_typing.final
+class AudioSource(_message.Message):
+    """One more clip of an `AudioContent` block, with the same rules as the
+    block's first clip.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DATA_FIELD_NUMBER: _builtins.int
+    URL_FIELD_NUMBER: _builtins.int
+    FILE_ID_FIELD_NUMBER: _builtins.int
+    MEDIA_TYPE_FIELD_NUMBER: _builtins.int
+    data: _builtins.bytes
+    """The encoded audio bytes, raw on the wire."""
+    url: _builtins.str
+    """A URL the model provider can fetch."""
+    file_id: _builtins.str
+    """An id of a file previously uploaded to the provider's file store."""
+    media_type: _builtins.str
+    """The MIME type of the audio, e.g. `audio/wav`. Required with `data`."""
+    def __init__(
+        self,
+        *,
+        data: _builtins.bytes = ...,
+        url: _builtins.str = ...,
+        file_id: _builtins.str = ...,
+        media_type: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "file_id", b"file_id", "source", b"source", "url", b"url"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "file_id", b"file_id", "media_type", b"media_type", "source", b"source", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["data", "url", "file_id"]  # noqa: Y015
+    _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_source) -> _WhichOneofReturnType_source | None: ...
+
+Global___AudioSource: _TypeAlias = AudioSource  # noqa: Y015
 
 @_typing.final
 class DocumentContent(_message.Message):
