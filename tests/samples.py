@@ -26,8 +26,17 @@ def every_content() -> list[am.Content]:
         am.ImageContent(png_bytes(), detail="high"),
         am.ImageContent.from_url("https://example.test/cat.jpg"),
         am.ImageContent.from_file_id("file-img-1", media_type="image/png"),
+        am.ImageContent(
+            images=[
+                png_bytes(color="blue"),
+                "https://example.test/dog.png",
+                am.ImageContent.from_file_id("file-img-2"),
+            ],
+            detail="auto",
+        ),
         am.AudioContent(WAV),
         am.AudioContent.from_url("https://example.test/a.mp3"),
+        am.AudioContent(audio=[WAV, "https://example.test/b.mp3"]),
         am.DocumentContent(PDF, filename="a.pdf", title="A"),
         am.DocumentContent.from_text("plain words"),
         am.DocumentContent.from_url("https://example.test/d.pdf"),

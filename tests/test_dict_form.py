@@ -24,14 +24,14 @@ def test_a_seed_history_loads() -> None:
     assert [m.role for m in messages] == list(am.Role)
     system, user, assistant, tool, custom, branch, compaction = messages
     assert system.text_content() == "You are a coding agent."
-    # One seed image dict with two images becomes two blocks.
-    assert [type(c).__name__ for c in user.contents] == ["TextContent", "ImageContent", "ImageContent", "AudioContent"]
-    url_image, inline_image = user.contents[1], user.contents[2]
-    assert isinstance(url_image, am.ImageContent)
-    assert url_image.to_base64() == [("https://example.test/a.png", "")]
-    assert isinstance(inline_image, am.ImageContent)
-    assert inline_image.media_type == "image/png"
-    assert user.contents[3].media_type == "audio/wav"  # type: ignore[union-attr]
+    # One seed image dict with two images is one block of two images, as in the seed.
+    assert [type(c).__name__ for c in user.contents] == ["TextContent", "ImageContent", "AudioContent"]
+    images = user.contents[1]
+    assert isinstance(images, am.ImageContent)
+    assert images.count == 2
+    (url, url_type), (_, inline_type) = images.to_base64()
+    assert (url, url_type, inline_type) == ("https://example.test/a.png", "", "image/png")
+    assert user.contents[2].media_type == "audio/wav"  # type: ignore[union-attr]
     assert isinstance(assistant, am.AssistantMessage)
     assert assistant.thinking()[0].signature == "EqQBCgIYAh"
     (call,) = assistant.tool_calls()
@@ -61,15 +61,13 @@ def test_export_gives_back_the_seed_shape() -> None:
         for key, value in original.items():
             if key in {"contents", "id"} and original["role"] in {"custom", "branch_summary", "compaction_summary"}:
                 continue
-            if key == "contents" and original["role"] == "user":
-                continue  # one two-image dict is exported as two one-image dicts
             if key == "contents":
                 for original_block, out_block in zip(value, out[key], strict=True):
                     assert {k: out_block[k] for k in original_block} == original_block
                 continue
             assert out[key] == value, key
     user_images = [b for b in exported[1]["contents"] if b["type"] == "image"]
-    assert [len(b["images"]) for b in user_images] == [1, 1]
+    assert [len(b["images"]) for b in user_images] == [2]
     # Exported dicts are JSON and load to equal messages (ids minted on the first load are kept).
     again = dict_form.messages_from_dicts(json.loads(json.dumps(exported)))
     assert again == loaded
@@ -136,8 +134,14 @@ def test_messages_from_dicts_wants_a_list() -> None:
         dict_form.messages_from_dicts({"role": "user"})  # type: ignore[arg-type]
 
 
-def test_single_content_from_dict_must_be_one_block() -> None:
-    with pytest.raises(am.ValidationError, match="2 blocks"):
-        am.ContentBase.from_dict({"type": "image", "images": ["https://a.test/1.png", "https://a.test/2.png"]})
+def test_an_image_dict_of_several_images_is_one_block() -> None:
+    block = am.ContentBase.from_dict({"type": "image", "images": ["https://a.test/1.png", "https://a.test/2.jpg"]})
+    assert isinstance(block, am.ImageContent)
+    assert block.images == ["https://a.test/1.png", "https://a.test/2.jpg"]
+    assert block.to_dict() == {
+        "type": "image",
+        "images": ["https://a.test/1.png", "https://a.test/2.jpg"],
+        "media_types": ["image/png", "image/jpeg"],
+    }
     with pytest.raises(am.ValidationError, match="TextContent"):
         am.TextContent.from_dict({"type": "thinking", "content": "x"})

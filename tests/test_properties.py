@@ -32,7 +32,23 @@ images = st.one_of(
     st.builds(lambda d: am.ImageContent.from_url("https://example.test/i.webp", detail=d), details),
     st.builds(am.ImageContent.from_file_id, ident),
 )
-audio = st.one_of(st.just(am.AudioContent(WAV)), st.just(am.AudioContent.from_url("https://example.test/a.ogg")))
+# A block of several images (or clips): the seed's lists, in any order of sources.
+image_lists = st.builds(
+    lambda items, d: am.ImageContent(images=items, detail=d),
+    st.lists(
+        st.sampled_from([PNG, "https://example.test/j.png", "https://example.test/k.gif"]), min_size=2, max_size=4
+    ),
+    details,
+)
+images = st.one_of(images, image_lists)
+audio = st.one_of(
+    st.just(am.AudioContent(WAV)),
+    st.just(am.AudioContent.from_url("https://example.test/a.ogg")),
+    st.builds(
+        lambda items: am.AudioContent(audio=items),
+        st.lists(st.sampled_from([WAV, "https://example.test/b.mp3"]), min_size=2, max_size=3),
+    ),
+)
 documents = st.one_of(
     st.builds(lambda t: am.DocumentContent.from_text(t, title="t"), st.text(min_size=1, max_size=40)),
     st.just(am.DocumentContent(PDF, filename="x.pdf")),

@@ -24,9 +24,12 @@ Differences from the seed, each so that nothing is lost:
   apart from unknown);
 - ``timestamp`` is epoch seconds as a float, exact to the microsecond.
 
-On import, one seed ``image`` dict holding several images becomes one
-:class:`~agentmsg.ImageContent` per image. ``"file:"`` audio paths are refused:
-decoded data never reads local files (use ``AudioContent.from_file``).
+An ``image`` (``audio``) dict is one block of one or more images (clips),
+as in the seed. Each item is a base64 string or a URL, or, for a provider
+file id (which the seed has no form for), ``{"file_id": ...}``; a block of
+several items writes their media types as ``media_types`` (one per item)
+instead of ``media_type``. ``"file:"`` audio paths are refused: decoded data
+never reads local files (use ``AudioContent.from_file``).
 """
 
 from __future__ import annotations
@@ -91,6 +94,18 @@ def _timestamp(message: BaseMessage) -> float:
 
 def _media_dict(block: ImageContent | AudioContent, key: str) -> dict[str, Any]:
     out: dict[str, Any] = {"type": block.type}
+    if block.count > 1:
+        items: list[Any] = []
+        for piece in block.split():
+            if piece.data is not None:
+                items.append(base64.b64encode(piece.data).decode("ascii"))
+            else:
+                items.append(piece.url if piece.url is not None else {"file_id": piece.file_id})
+        out[key] = items
+        types = [piece.media_type for piece in block.split()]
+        if any(types):
+            out["media_types"] = types
+        return out
     if block.data is not None:
         out[key] = [base64.b64encode(block.data).decode("ascii")]
     elif block.url is not None:
@@ -313,7 +328,7 @@ def _str_source(item: str, kind: str) -> str:
 
 
 def contents_from_dict(data: Mapping[str, Any], path: str = "") -> list[Content]:
-    """The blocks one seed-1 content dict stands for (an image dict may hold several images)."""
+    """The blocks one seed-1 content dict stands for (always one: kept a list for callers that extend)."""
     if not isinstance(data, Mapping):
         raise _fail(path, "type", f"expected a content dict, got {type(data).__name__}")
     kind = data.get("type")
@@ -349,44 +364,71 @@ def contents_from_dict(data: Mapping[str, Any], path: str = "") -> list[Content]
 
 
 def content_from_dict(data: Mapping[str, Any]) -> Content:
-    """One block from its seed-1 dict (an image dict must then hold exactly one image)."""
+    """One block from its seed-1 dict."""
     blocks = contents_from_dict(data)
     if len(blocks) != 1:
         raise _fail("images", "count", f"the dict holds {len(blocks)} blocks; use contents_from_dict")
     return blocks[0]
 
 
-def _images_from_dict(data: Mapping[str, Any], path: str) -> list[Content]:
+def _media_items(data: Mapping[str, Any], key: str, path: str) -> tuple[list[Any], list[str | None]]:
+    """A media dict's items and each one's media type (``media_types[i]``, else ``media_type``, else sniffed)."""
     media_type = _get(data, "media_type", str, path) or None
+    items = _get(data, key, list, path, [])
+    if not items:
+        noun = "an image" if key == "images" else "a clip"
+        raise _fail(f"{path}.{key}", "required", f"the dict needs at least {noun} in {key}")
+    types = _get(data, "media_types", list, path)
+    if types is None:
+        return items, [media_type] * len(items)
+    if len(types) != len(items) or not all(isinstance(t, str) for t in types):
+        raise _fail(f"{path}.media_types", "type", f"expected {len(items)} strings, one for each item of {key}")
+    return items, [t or None for t in types]
+
+
+def _images_from_dict(data: Mapping[str, Any], path: str) -> list[Content]:
     detail = _get(data, "detail", str, path)
     file_id = _get(data, "file_id", str, path)
-    items = _get(data, "images", list, path, [])
     if file_id is not None:
-        return [ImageContent.from_file_id(file_id, media_type=media_type or "", detail=detail)]
-    if not items:
-        raise _fail(f"{path}.images", "required", "an image dict needs at least one image")
-    blocks: list[Content] = []
-    for i, item in enumerate(items):
+        media_type = _get(data, "media_type", str, path) or ""
+        return [ImageContent.from_file_id(file_id, media_type=media_type, detail=detail)]
+    items, types = _media_items(data, "images", path)
+    pieces: list[ImageContent] = []
+    for i, (item, media_type) in enumerate(zip(items, types, strict=True)):
         with _at(f"{path}.images[{i}]"):
-            source = _str_source(item, "image") if isinstance(item, str) else item
-            blocks.append(ImageContent(source, media_type=media_type, detail=detail))
-    return blocks
+            if isinstance(item, Mapping):
+                pieces.append(
+                    ImageContent.from_file_id(
+                        _require(item, "file_id", str, f"{path}.images[{i}]"), media_type=media_type or ""
+                    )
+                )
+            else:
+                source = _str_source(item, "image") if isinstance(item, str) else item
+                pieces.append(ImageContent(source, media_type=media_type))
+    with _at(path):
+        return [ImageContent(images=pieces, detail=detail)]
 
 
 def _audio_from_dict(data: Mapping[str, Any], path: str) -> list[Content]:
-    media_type = _get(data, "media_type", str, path) or None
     file_id = _get(data, "file_id", str, path)
     if file_id is not None:
-        return [_file_id_block(content_pb2.AudioContent(file_id=file_id, media_type=media_type or ""), "audio")]
-    items = _get(data, "audio", list, path, [])
-    if not items:
-        raise _fail(f"{path}.audio", "required", "an audio dict needs at least one clip")
-    blocks: list[Content] = []
-    for i, item in enumerate(items):
+        media_type = _get(data, "media_type", str, path) or ""
+        return [_file_id_block(content_pb2.AudioContent(file_id=file_id, media_type=media_type), "audio")]
+    items, types = _media_items(data, "audio", path)
+    pieces: list[AudioContent] = []
+    for i, (item, media_type) in enumerate(zip(items, types, strict=True)):
         with _at(f"{path}.audio[{i}]"):
-            source = _str_source(item, "audio") if isinstance(item, str) else item
-            blocks.append(AudioContent(source, media_type=media_type))
-    return blocks
+            if isinstance(item, Mapping):
+                pieces.append(
+                    AudioContent.from_file_id(
+                        _require(item, "file_id", str, f"{path}.audio[{i}]"), media_type=media_type or ""
+                    )
+                )
+            else:
+                source = _str_source(item, "audio") if isinstance(item, str) else item
+                pieces.append(AudioContent(source, media_type=media_type))
+    with _at(path):
+        return [AudioContent(audio=pieces)]
 
 
 def _file_id_block(arm: Any, field: str) -> Content:

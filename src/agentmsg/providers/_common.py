@@ -34,9 +34,9 @@ import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
-from agentmsg.content import TextContent
+from agentmsg.content import AudioContent, ContentBase, ImageContent, TextContent
 from agentmsg.errors import AgentMsgError, DecodeError, MediaError, ValidationError, Violation
 from agentmsg.messages import (
     AgentMessage,
@@ -60,9 +60,11 @@ __all__ = [
     "ToolIdMap",
     "may_replay",
     "project_session_message",
+    "split_media",
 ]
 
 SessionPolicy = Literal["project", "refuse"]
+B = TypeVar("B", bound=ContentBase)
 
 COMPACTION_SUMMARY_TEMPLATE = (
     "The conversation history before this point was compacted into the following summary:\n\n"
@@ -304,3 +306,23 @@ def json_type(value: Any, *, article: bool = False) -> str:
     if not article:
         return name
     return f"an {name}" if name[0] in "aeiou" else f"a {name}"
+
+
+def split_media(block: B, path: str, reporter: Reporter) -> list[tuple[str, B]]:
+    """A block with its path, or, for a block of several images or clips, each as a one-item block.
+
+    Provider formats hold one image (or clip) a block: the items are sent in
+    order, each with its path in the input (``[0].contents[2].images[1]``),
+    and the grouping, which does not come back, is reported.
+    """
+    if not isinstance(block, (ImageContent, AudioContent)) or block.count == 1:
+        return [(path, block)]
+    noun, field = ("images", "images") if isinstance(block, ImageContent) else ("clips", "audio")
+    reporter.loss(
+        path,
+        f"the grouping of {block.count} {noun} in one block",
+        f"{reporter.target} holds one {noun[:-1]} a block: they are sent as {block.count} blocks, "
+        f"in order, and read back as {block.count} blocks",
+    )
+    pieces: list[Any] = block.split()
+    return [(f"{path}.{field}[{j}]", piece) for j, piece in enumerate(pieces)]

@@ -67,8 +67,11 @@ format can carry:
   counts are strings, as ProtoJSON writes int64), ``stopReason`` (our
   :class:`~agentmsg.StopReason` value), ``stopReasonRaw`` and ``error``;
 - text: ``signature``; image: ``mediaType`` (when the exact media type is not
-  the one the format's value gives back) and ``detailUnset`` (when "auto" stood
-  for an unstated detail); pdf: ``mediaType`` (likewise) and ``title``;
+  the one the format's value gives back), ``detailUnset`` (when "auto" stood
+  for an unstated detail) and ``sameBlock`` (the image belongs to the block of
+  the image item before it: an :class:`~agentmsg.ImageContent` of several
+  images is written as one ``image`` item per image, and read back as one
+  block); pdf: ``mediaType`` (likewise) and ``title``;
 - tool-call: ``kind`` (our :class:`~agentmsg.ToolKind` value) and ``metadata``;
 - tool-response: ``isError``, ``metadata``, ``terminate``,
   ``terminateMessage``, ``nameFromCall`` (the name was filled in from the
@@ -332,7 +335,15 @@ def _export_message(
     assert message.role is not None
     content: list[dict[str, Any]] = []
     for j, block in enumerate(message.contents):
-        item = _export_content(block, f"{_at(path, 'contents')}[{j}]", issues, call_names, include_metadata)
+        block_path = f"{_at(path, 'contents')}[{j}]"
+        if isinstance(block, ImageContent) and block.count > 1:
+            # One image an item; the items after the first say they belong to the same block.
+            for k, piece in enumerate(block.split()):
+                item = _export_image(piece, f"{block_path}.images[{k}]", issues, include_metadata, same_block=k > 0)
+                if item is not None:
+                    content.append(item)
+            continue
+        item = _export_content(block, block_path, issues, call_names, include_metadata)
         if item is not None:
             content.append(item)
     data: dict[str, Any] = {"role": message.role.value, "content": content}
@@ -412,9 +423,11 @@ def _export_content(
     return None
 
 
-def _export_image(block: ImageContent, path: str, issues: _Issues, include_metadata: bool) -> dict[str, Any] | None:
+def _export_image(
+    block: ImageContent, path: str, issues: _Issues, include_metadata: bool, *, same_block: bool = False
+) -> dict[str, Any] | None:
     """An ``image`` block: a base64 value (written as a data URL) or a url value."""
-    stash: dict[str, Any] = {}
+    stash: dict[str, Any] = {"sameBlock": True} if same_block else {}
     detail = "auto" if block.detail is None else block.detail.value
     if block.detail is None:
         stash["detailUnset"] = True
@@ -798,7 +811,11 @@ def _import_message(data: Any, path: str, issues: _Issues) -> AgentMessage | Non
                         f"agentmsg's {role} message cannot hold {modality} content (it holds {allowed})",
                     )
                 elif block is not None:
-                    blocks.append(block)
+                    joined = _join_images(item, block, blocks, f"{content_path}[{j}]", issues)
+                    if joined is not None:
+                        blocks[-1] = joined
+                    else:
+                        blocks.append(block)
             if not raw_content and role is not None and role != "assistant":
                 issues.add(
                     content_path,
@@ -889,6 +906,22 @@ def _read_assistant_stash(stash: _Stash, issues: _Issues) -> dict[str, Any]:
     extra["stop_reason_raw"] = stash.text("stopReasonRaw") or ""
     extra["error"] = stash.text("error") or ""
     return extra
+
+
+def _join_images(
+    item: Any, block: ContentBase, blocks: list[ContentBase], path: str, issues: _Issues
+) -> ImageContent | None:
+    """The image block before this image item, grown by it, when the item's stash says ``sameBlock``.
+
+    The flag is ignored (the image stays a block of its own) when it contradicts
+    the payload: no image item just before, or one with another detail.
+    """
+    if not isinstance(block, ImageContent) or not _Stash(item, path, issues).flag("sameBlock"):
+        return None
+    previous = blocks[-1] if blocks else None
+    if not isinstance(previous, ImageContent) or previous.detail != block.detail:
+        return None
+    return ImageContent(images=[previous, block], detail=block.detail)
 
 
 def _import_content(item: Any, path: str, issues: _Issues) -> tuple[str | None, ContentBase | None]:

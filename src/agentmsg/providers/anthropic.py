@@ -189,6 +189,7 @@ from agentmsg.providers._common import (
     llm_messages,
     may_replay,
     restore_id,
+    split_media,
 )
 from agentmsg.usage import Usage
 
@@ -289,7 +290,12 @@ class _Writer:
             elif isinstance(block, RedactedThinkingContent):
                 item = self.redacted(block, where, replay)
             else:
-                item = self.media_or_text(block, where)
+                out.extend(
+                    converted
+                    for piece_path, piece in split_media(block, where, self.reporter)
+                    if (converted := self.media_or_text(piece, piece_path)) is not None
+                )
+                continue
             if item is not None:
                 out.append(item)
         return out
@@ -425,9 +431,10 @@ class _Writer:
         item: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.ids(block.id)}
         content: list[dict[str, Any]] = []
         for k, inner in enumerate(block.blocks):
-            converted = self.media_or_text(inner, f"{path}.content[{k}]")
-            if converted is not None:
-                content.append(converted)
+            for piece_path, piece in split_media(inner, f"{path}.content[{k}]", self.reporter):
+                converted = self.media_or_text(piece, piece_path)
+                if converted is not None:
+                    content.append(converted)
         if len(content) == 1 and content[0]["type"] == "text":
             item["content"] = content[0]["text"]
         elif content:

@@ -224,6 +224,7 @@ from agentmsg.providers._common import (
     llm_messages,
     may_replay,
     restore_id,
+    split_media,
 )
 from agentmsg.usage import Usage
 from agentmsg.v1 import content_pb2
@@ -540,7 +541,9 @@ class _Writer:
                 part = {"text": block.content}
                 _signature(part, block.signature, False, bpath, self.reporter)
             elif isinstance(block, (ImageContent, AudioContent, DocumentContent)):
-                part = _media_part(block, bpath, self.reporter)
+                pieces = split_media(block, bpath, self.reporter)
+                parts.extend(_media_part(piece, where, self.reporter) for where, piece in pieces[:-1])
+                part = _media_part(pieces[-1][1], pieces[-1][0], self.reporter)
             elif isinstance(block, ToolResultContent):
                 part = self.result(block, bpath, _trailing_results(parts))
             elif isinstance(block, ProviderContent):
@@ -586,8 +589,12 @@ class _Writer:
         texts: list[str] = []
         media: list[dict[str, Any]] = []
         text_after_media = False
-        for k, inner in enumerate(block.blocks):
-            ipath = f"{path}.content[{k}]"
+        pieces = [
+            piece
+            for k, inner in enumerate(block.blocks)
+            for piece in split_media(inner, f"{path}.content[{k}]", self.reporter)
+        ]
+        for ipath, inner in pieces:
             if isinstance(inner, TextContent):
                 texts.append(inner.content)
                 text_after_media = text_after_media or bool(media)

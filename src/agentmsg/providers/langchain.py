@@ -229,6 +229,7 @@ from agentmsg.providers._common import (
     llm_messages,
     may_replay,
     restore_id,
+    split_media,
 )
 from agentmsg.usage import Usage
 from agentmsg.v1 import content_pb2
@@ -527,9 +528,10 @@ class _Writer:
     ) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for j, block in items:
-            converted = self.block(block, f"{path}.{field}[{j}]", provenance)
-            if converted is not None:
-                out.append(converted)
+            for piece_path, piece in split_media(block, f"{path}.{field}[{j}]", self.reporter):
+                converted = self.block(piece, piece_path, provenance)
+                if converted is not None:
+                    out.append(converted)
         return out
 
     def signature(self, data: dict[str, Any], signature: str, path: str, provenance: Provenance | None) -> None:

@@ -176,6 +176,7 @@ from agentmsg.providers._common import (
     json_type,
     llm_messages,
     restore_id,
+    split_media,
 )
 from agentmsg.usage import Usage
 
@@ -352,9 +353,10 @@ class _Writer:
                 flush()
                 out.append(self.tool_result(block_path, block))
                 continue
-            part = self.user_part(block_path, block)
-            if part is not None:
-                parts.append(part)
+            for piece_path, piece in split_media(block, block_path, self.reporter):
+                part = self.user_part(piece_path, piece)
+                if part is not None:
+                    parts.append(part)
         flush()
         if message.name and not wrote_user:
             self.loss(_at(path, "name"), "name", "the message holds only tool results, and a tool message has no name")

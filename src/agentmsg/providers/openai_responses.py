@@ -237,6 +237,7 @@ from agentmsg.providers._common import (
     llm_messages,
     may_replay,
     restore_id,
+    split_media,
 )
 from agentmsg.usage import Usage
 
@@ -491,9 +492,10 @@ class _Writer:
                 else:
                     parts.append(data)
             else:
-                part = self.media_part(block, where)
-                if part is not None:
-                    parts.append(part)
+                for piece_path, piece in split_media(block, where, self.reporter):
+                    part = self.media_part(piece, piece_path)
+                    if part is not None:
+                        parts.append(part)
         flush()
         return items
 
@@ -519,9 +521,10 @@ class _Writer:
         else:
             output = []
             for k, inner in enumerate(content):
-                part = self.media_part(inner, f"{path}.content[{k}]")
-                if part is not None:
-                    output.append(part)
+                for piece_path, piece in split_media(inner, f"{path}.content[{k}]", self.reporter):
+                    part = self.media_part(piece, piece_path)
+                    if part is not None:
+                        output.append(part)
         item: dict[str, Any] = {"type": "function_call_output", "call_id": self.call_id(block.id), "output": output}
         if block.name:
             item["name"] = block.name
