@@ -93,7 +93,7 @@ def test_assistant_fields() -> None:
     assert message.usage.input_tokens == 100
     assert message.usage.cache_read_tokens == 0  # known zero...
     assert message.usage.cost is not None
-    assert message.usage.cost.cache_read is None  # ...is not unknown
+    assert message.usage.cost.known("cache_read") is None  # ...is not unknown
     assert message.usage.cost.total == pytest.approx(0.003)
     assert message.provenance is not None
     assert (message.provenance.provider, message.provenance.model) == ("anthropic", "claude-x")
@@ -103,10 +103,17 @@ def test_usage_distinguishes_unknown_from_zero() -> None:
     unknown = am.Usage()
     zero = am.Usage(0, 0, 0, 0, 0, 0, am.UsageCost(0, 0, 0, 0, 0))
     assert unknown != zero
-    assert unknown.input_tokens is None
-    assert zero.input_tokens == 0
-    assert am.Usage.from_bytes(unknown.to_bytes()).output_tokens is None
-    assert am.Usage.from_bytes(zero.to_bytes()).output_tokens == 0
+    # Read as the seed reads it, an unknown count is 0; presence says whether it was reported.
+    assert (unknown.input_tokens, unknown.known("input_tokens"), unknown.reported) == (0, None, frozenset())
+    assert (zero.input_tokens, zero.known("input_tokens")) == (0, 0)
+    assert zero.reported == {*am.usage.TOKEN_FIELDS, "cost"}
+    assert am.Usage.from_bytes(unknown.to_bytes()).known("output_tokens") is None
+    assert am.Usage.from_bytes(zero.to_bytes()).known("output_tokens") == 0
+    # The seed's cost is always there: an unknown cost reads 0.0 and is not reported.
+    assert (unknown.cost.total, "cost" in unknown.reported, unknown.cost.reported) == (0.0, False, frozenset())
+    assert zero.cost.known("total") == 0.0
+    with pytest.raises(am.ValidationError, match="not a token count"):
+        unknown.known("tokens")
     big = am.Usage(input_tokens=2**40)
     assert am.Usage.from_bytes(big.to_bytes()).input_tokens == 2**40
 

@@ -50,7 +50,7 @@ def test_a_stream_folds_into_its_message() -> None:
     assert message.contents == (am.ThinkingContent("Let me think.", "EqQBCg=="), am.TextContent("Hello"))
     assert message.usage is not None
     assert (message.usage.input_tokens, message.usage.output_tokens) == (10, 7)  # running totals replace
-    assert message.usage.cache_read_tokens is None  # never reported: unknown
+    assert message.usage.known("cache_read_tokens") is None  # never reported: unknown
     assert (message.stop_reason, message.stop_reason_raw) == (am.StopReason.STOP, "end_turn")
     assert message.provenance is not None
     assert (message.provenance.model, message.provenance.response_id) == ("claude-x", "msg_9")

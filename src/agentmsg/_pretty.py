@@ -73,7 +73,7 @@ def message_lines(offset: int, message: AgentMessage) -> list[str]:
             header += f"  {message.provenance.model}"
         if message.stop_reason is not None:
             header += f"  stop={message.stop_reason.value}"
-        if message.usage is not None and message.usage.output_tokens is not None:
+        if message.usage is not None and "output_tokens" in message.usage.reported:
             header += f"  out={message.usage.output_tokens}"
         if message.error:
             header += f"  error={_short(message.error, 40)}"

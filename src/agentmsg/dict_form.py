@@ -195,10 +195,10 @@ def content_to_dict(block: Content) -> dict[str, Any]:
 
 
 def _usage_dict(usage: Usage) -> dict[str, Any]:
-    out: dict[str, Any] = {key: getattr(usage, key) for key in TOKEN_FIELDS if getattr(usage, key) is not None}
-    cost = usage.cost
-    if cost is not None:
-        out["cost"] = {key: getattr(cost, key) for key in COST_FIELDS if getattr(cost, key) is not None}
+    out: dict[str, Any] = {key: usage.known(key) for key in TOKEN_FIELDS if key in usage.reported}
+    if "cost" in usage.reported:
+        cost = usage.cost
+        out["cost"] = {key: cost.known(key) for key in COST_FIELDS if key in cost.reported}
     return out
 
 

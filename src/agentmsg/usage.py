@@ -1,6 +1,11 @@
 """Token usage and cost: ``agentmsg.v1.Usage`` and ``agentmsg.v1.UsageCost``.
 
-Every count and amount is ``None`` when unknown, which is not the same as 0.
+Read as the seed reads them: every count is an ``int`` and every amount a
+``float``, 0 when the provider did not report it (``usage.input_tokens +
+usage.output_tokens`` always works), and ``usage.cost`` is always a
+:class:`UsageCost`. The contract keeps "not reported" apart from 0 (field
+presence): :attr:`Usage.reported` and :attr:`UsageCost.reported` name the
+fields that were reported, and the dict forms and converters write only those.
 See usage.proto for how counts are normalised across providers.
 """
 
@@ -27,8 +32,8 @@ TOKEN_FIELDS = (
 COST_FIELDS = ("input", "output", "cache_read", "cache_write", "total")
 
 
-def _optional(pb: Any, field: str) -> Any:
-    return getattr(pb, field) if pb.HasField(field) else None
+def _reported(pb: Any, fields: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(field for field in fields if pb.HasField(field))
 
 
 class UsageCost(ProtoWrapper[usage_pb2.UsageCost]):
@@ -56,33 +61,44 @@ class UsageCost(ProtoWrapper[usage_pb2.UsageCost]):
         self._pb = pb
 
     @property
-    def input(self) -> float | None:
-        """Cost of the uncached input tokens."""
-        return _optional(self._pb, "input")  # type: ignore[no-any-return]
+    def input(self) -> float:
+        """Cost of the uncached input tokens (0.0 when not reported)."""
+        return self._pb.input
 
     @property
-    def output(self) -> float | None:
-        """Cost of the output tokens."""
-        return _optional(self._pb, "output")  # type: ignore[no-any-return]
+    def output(self) -> float:
+        """Cost of the output tokens (0.0 when not reported)."""
+        return self._pb.output
 
     @property
-    def cache_read(self) -> float | None:
-        """Cost of the cache-read tokens."""
-        return _optional(self._pb, "cache_read")  # type: ignore[no-any-return]
+    def cache_read(self) -> float:
+        """Cost of the cache-read tokens (0.0 when not reported)."""
+        return self._pb.cache_read
 
     @property
-    def cache_write(self) -> float | None:
-        """Cost of the cache-write tokens."""
-        return _optional(self._pb, "cache_write")  # type: ignore[no-any-return]
+    def cache_write(self) -> float:
+        """Cost of the cache-write tokens (0.0 when not reported)."""
+        return self._pb.cache_write
 
     @property
-    def total(self) -> float | None:
-        """Cost of the whole response."""
-        return _optional(self._pb, "total")  # type: ignore[no-any-return]
+    def total(self) -> float:
+        """Cost of the whole response (0.0 when not reported)."""
+        return self._pb.total
+
+    def known(self, field: str) -> float | None:
+        """An amount (``"input"``, ``"total"``...) when it was reported, else None (unknown, which is not 0.0)."""
+        if field not in COST_FIELDS:
+            raise ValidationError.single(field, "enum", f"not a cost field; one of: {', '.join(COST_FIELDS)}")
+        return getattr(self._pb, field) if self._pb.HasField(field) else None  # type: ignore[arg-type]
+
+    @property
+    def reported(self) -> frozenset[str]:
+        """The amounts that were reported (``"input"``, ``"total"``...): the others read 0.0 but are unknown."""
+        return _reported(self._pb, COST_FIELDS)
 
 
 class Usage(ProtoWrapper[usage_pb2.Usage]):
-    """Tokens a response used (``agentmsg.v1.Usage``); ``None`` means not reported."""
+    """Tokens a response used (``agentmsg.v1.Usage``); a count not reported reads 0 (see :attr:`reported`)."""
 
     __slots__ = ()
     _PB = usage_pb2.Usage
@@ -115,36 +131,52 @@ class Usage(ProtoWrapper[usage_pb2.Usage]):
         self._pb = pb
 
     @property
-    def input_tokens(self) -> int | None:
-        """Prompt tokens not read from or written to the cache."""
-        return _optional(self._pb, "input_tokens")  # type: ignore[no-any-return]
+    def input_tokens(self) -> int:
+        """Prompt tokens not read from or written to the cache (0 when not reported)."""
+        return self._pb.input_tokens
 
     @property
-    def output_tokens(self) -> int | None:
-        """Generated tokens, reasoning included."""
-        return _optional(self._pb, "output_tokens")  # type: ignore[no-any-return]
+    def output_tokens(self) -> int:
+        """Generated tokens, reasoning included (0 when not reported)."""
+        return self._pb.output_tokens
 
     @property
-    def cache_read_tokens(self) -> int | None:
-        """Prompt tokens read from the cache."""
-        return _optional(self._pb, "cache_read_tokens")  # type: ignore[no-any-return]
+    def cache_read_tokens(self) -> int:
+        """Prompt tokens read from the cache (0 when not reported)."""
+        return self._pb.cache_read_tokens
 
     @property
-    def cache_write_tokens(self) -> int | None:
-        """Prompt tokens written to the cache."""
-        return _optional(self._pb, "cache_write_tokens")  # type: ignore[no-any-return]
+    def cache_write_tokens(self) -> int:
+        """Prompt tokens written to the cache (0 when not reported)."""
+        return self._pb.cache_write_tokens
 
     @property
-    def reasoning_tokens(self) -> int | None:
-        """The reasoning part of the output tokens."""
-        return _optional(self._pb, "reasoning_tokens")  # type: ignore[no-any-return]
+    def reasoning_tokens(self) -> int:
+        """The reasoning part of the output tokens (0 when not reported)."""
+        return self._pb.reasoning_tokens
 
     @property
-    def total_tokens(self) -> int | None:
-        """The provider's reported total."""
-        return _optional(self._pb, "total_tokens")  # type: ignore[no-any-return]
+    def total_tokens(self) -> int:
+        """The provider's reported total (0 when not reported)."""
+        return self._pb.total_tokens
 
     @property
-    def cost(self) -> UsageCost | None:
-        """The cost, or None when not known."""
-        return UsageCost._wrap(self._pb.cost) if self._pb.HasField("cost") else None
+    def cost(self) -> UsageCost:
+        """The cost (every amount 0.0 when none was reported: ``"cost" in usage.reported`` tells)."""
+        if self._pb.HasField("cost"):
+            return UsageCost._wrap(self._pb.cost)
+        return UsageCost()  # a detached empty cost: reading it never marks the usage's cost as set
+
+    def known(self, field: str) -> int | None:
+        """A count (``"input_tokens"``...) when it was reported, else None (unknown, which is not 0)."""
+        if field not in TOKEN_FIELDS:
+            raise ValidationError.single(field, "enum", f"not a token count; one of: {', '.join(TOKEN_FIELDS)}")
+        return getattr(self._pb, field) if self._pb.HasField(field) else None  # type: ignore[arg-type]
+
+    @property
+    def reported(self) -> frozenset[str]:
+        """The counts that were reported (``"input_tokens"``..., and ``"cost"`` when a cost was given).
+
+        A count missing here reads 0 but is unknown, not zero.
+        """
+        return _reported(self._pb, (*TOKEN_FIELDS, "cost"))

@@ -325,7 +325,7 @@ def test_golden_response_reads_usage_stop_reason_and_provenance() -> None:
         input_tokens=2095, output_tokens=503, cache_read_tokens=4102, cache_write_tokens=2051, reasoning_tokens=120
     )
     assert message.usage is not None
-    assert message.usage.total_tokens is None  # not reported: stays unknown
+    assert message.usage.known("total_tokens") is None  # not reported: stays unknown
     assert message.stop_reason is StopReason.TOOL_CALLS
     assert message.stop_reason_raw == "tool_use"
     assert message.provenance == Provenance(PROVIDER, API, "claude-opus-4-8", "msg_01XFDUDYJgAACzvnptvVoYEL")
@@ -828,7 +828,7 @@ def test_response_usage_keeps_presence() -> None:
     )
     assert bare.usage == Usage(input_tokens=3, output_tokens=4)
     assert bare.usage is not None
-    assert bare.usage.cache_read_tokens is None
+    assert bare.usage.known("cache_read_tokens") is None
     nulls = {"input_tokens": 3, "output_tokens": 4, "cache_read_input_tokens": None, "output_tokens_details": None}
     assert from_anthropic_response({**base, "usage": nulls}).usage == Usage(input_tokens=3, output_tokens=4)
     assert from_anthropic_response(base).usage is None

@@ -331,8 +331,8 @@ def test_response_golden_max_tokens_and_unknown_counts() -> None:
     assert (message.stop_reason, message.stop_reason_raw) == (am.StopReason.LENGTH, "MAX_TOKENS")
     assert message.usage == am.Usage(input_tokens=9, output_tokens=10, total_tokens=19)
     assert message.usage is not None
-    assert message.usage.cache_read_tokens is None
-    assert message.usage.reasoning_tokens is None
+    assert message.usage.known("cache_read_tokens") is None
+    assert message.usage.known("reasoning_tokens") is None
 
 
 def test_blocked_prompt_reads_as_empty_content_filter() -> None:

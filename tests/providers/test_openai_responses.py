@@ -1120,8 +1120,8 @@ def test_response_usage_keeps_presence() -> None:
     )
     assert bare.usage == Usage(input_tokens=9, output_tokens=2, total_tokens=11)
     assert bare.usage is not None
-    assert bare.usage.cache_read_tokens is None
-    assert bare.usage.reasoning_tokens is None
+    assert bare.usage.known("cache_read_tokens") is None
+    assert bare.usage.known("reasoning_tokens") is None
     older = from_openai_responses_response(
         {**base, "usage": {"input_tokens": 9, "input_tokens_details": {"cached_tokens": 4}, "output_tokens": 2}}
     )

@@ -582,19 +582,19 @@ def _usage_out(usage: Usage | None, reporter: Reporter) -> dict[str, Any]:
         return {"input_tokens": 0, "output_tokens": 0}
     out: dict[str, Any] = {}
     for ours, theirs in (("input_tokens", "input_tokens"), ("output_tokens", "output_tokens")):
-        value = getattr(usage, ours)
+        value = usage.known(ours)
         if value is None:
             reporter.loss(f"usage.{ours}", f"unknown {ours}", "the format requires it; 0 written")
         out[theirs] = value or 0
-    if usage.cache_write_tokens is not None:
+    if "cache_write_tokens" in usage.reported:
         out["cache_creation_input_tokens"] = usage.cache_write_tokens
-    if usage.cache_read_tokens is not None:
+    if "cache_read_tokens" in usage.reported:
         out["cache_read_input_tokens"] = usage.cache_read_tokens
-    if usage.reasoning_tokens is not None:
+    if "reasoning_tokens" in usage.reported:
         out["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
-    if usage.total_tokens is not None:
+    if "total_tokens" in usage.reported:
         reporter.loss("usage.total_tokens", "total_tokens", "the format reports no total")
-    if usage.cost is not None:
+    if "cost" in usage.reported:
         reporter.loss("usage.cost", "cost", "the format reports no cost")
     return out
 

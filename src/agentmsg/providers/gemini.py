@@ -659,13 +659,13 @@ def to_gemini(
 
 def _usage_metadata(usage: Usage, reporter: Reporter) -> dict[str, Any]:
     metadata: dict[str, Any] = {}
-    cached = usage.cache_read_tokens
-    reasoning = usage.reasoning_tokens
-    if usage.input_tokens is not None:
+    cached = usage.known("cache_read_tokens")
+    reasoning = usage.known("reasoning_tokens")
+    if "input_tokens" in usage.reported:
         metadata["promptTokenCount"] = usage.input_tokens + (cached or 0)
     if cached is not None:
         metadata["cachedContentTokenCount"] = cached
-    if usage.output_tokens is not None:
+    if "output_tokens" in usage.reported:
         candidates = usage.output_tokens - (reasoning or 0)
         if candidates < 0:
             reporter.loss("usage.output_tokens", "output token count", "it is smaller than the reasoning count")
@@ -674,11 +674,11 @@ def _usage_metadata(usage: Usage, reporter: Reporter) -> dict[str, Any]:
         reporter.loss("usage.output_tokens", "unknown output count", "Gemini output is read as candidates + thoughts")
     if reasoning is not None:
         metadata["thoughtsTokenCount"] = reasoning
-    if usage.total_tokens is not None:
+    if "total_tokens" in usage.reported:
         metadata["totalTokenCount"] = usage.total_tokens
-    if usage.cache_write_tokens is not None:
+    if "cache_write_tokens" in usage.reported:
         reporter.loss("usage.cache_write_tokens", "cache-write token count", "Gemini reports no cache writes")
-    if usage.cost is not None:
+    if "cost" in usage.reported:
         reporter.loss("usage.cost", "cost", "Gemini usage metadata has no cost")
     return metadata
 

@@ -759,10 +759,10 @@ def _utf8_text(data: bytes | None) -> str | None:
 
 
 def _usage_to_lc(usage: Usage) -> dict[str, Any]:
-    cache_read, cache_write = usage.cache_read_tokens, usage.cache_write_tokens
-    prompt = (usage.input_tokens or 0) + (cache_read or 0) + (cache_write or 0)
-    output = usage.output_tokens or 0
-    total = usage.total_tokens if usage.total_tokens is not None else prompt + output
+    cache_read, cache_write = usage.known("cache_read_tokens"), usage.known("cache_write_tokens")
+    prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    output = usage.output_tokens
+    total = usage.total_tokens if "total_tokens" in usage.reported else prompt + output
     data: dict[str, Any] = {"input_tokens": prompt, "output_tokens": output, "total_tokens": total}
     details: dict[str, int] = {}
     if cache_read is not None:
@@ -771,7 +771,7 @@ def _usage_to_lc(usage: Usage) -> dict[str, Any]:
         details["cache_creation"] = cache_write
     if details:
         data["input_token_details"] = details
-    if usage.reasoning_tokens is not None:
+    if "reasoning_tokens" in usage.reported:
         data["output_token_details"] = {"reasoning": usage.reasoning_tokens}
     return data
 

@@ -615,29 +615,28 @@ def to_openai_chat(
 
 def _usage_out(usage: Usage, reporter: Reporter) -> dict[str, Any]:
     """``CompletionUsage`` for our counts; an unknown required count is written as 0 and reported."""
-    parts = (usage.input_tokens, usage.cache_read_tokens, usage.cache_write_tokens)
-    prompt = sum(part or 0 for part in parts)
-    if usage.input_tokens is None:
+    prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
+    if "input_tokens" not in usage.reported:
         reporter.loss("usage.input_tokens", "unknown input token count", "prompt_tokens is required; 0 counted")
-    completion = usage.output_tokens
+    completion = usage.known("output_tokens")
     if completion is None:
         reporter.loss("usage.output_tokens", "unknown output token count", "completion_tokens is required; 0 written")
         completion = 0
-    total = usage.total_tokens
+    total = usage.known("total_tokens")
     if total is None:
         total = prompt + completion
         reporter.loss("usage.total_tokens", "unknown total", f"total_tokens is required; the sum {total} written")
     out: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": total}
     prompt_details: dict[str, Any] = {}
-    if usage.cache_read_tokens is not None:
+    if "cache_read_tokens" in usage.reported:
         prompt_details["cached_tokens"] = usage.cache_read_tokens
-    if usage.cache_write_tokens is not None:
+    if "cache_write_tokens" in usage.reported:
         prompt_details["cache_write_tokens"] = usage.cache_write_tokens
     if prompt_details:
         out["prompt_tokens_details"] = prompt_details
-    if usage.reasoning_tokens is not None:
+    if "reasoning_tokens" in usage.reported:
         out["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
-    if usage.cost is not None:
+    if "cost" in usage.reported:
         reporter.loss("usage.cost", "cost", "CompletionUsage has no cost")
     return out
 

@@ -862,14 +862,14 @@ def _write_usage(usage: Usage, reporter: Reporter) -> dict[str, Any]:
             return written
         return value
 
-    fresh = known(usage.input_tokens, "input_tokens", 0)
-    cached = known(usage.cache_read_tokens, "cache_read_tokens", 0)
-    written = known(usage.cache_write_tokens, "cache_write_tokens", 0)
-    output = known(usage.output_tokens, "output_tokens", 0)
-    reasoning = known(usage.reasoning_tokens, "reasoning_tokens", 0)
+    fresh = known(usage.known("input_tokens"), "input_tokens", 0)
+    cached = known(usage.known("cache_read_tokens"), "cache_read_tokens", 0)
+    written = known(usage.known("cache_write_tokens"), "cache_write_tokens", 0)
+    output = known(usage.known("output_tokens"), "output_tokens", 0)
+    reasoning = known(usage.known("reasoning_tokens"), "reasoning_tokens", 0)
     prompt = fresh + cached + written
-    total = known(usage.total_tokens, "total_tokens", prompt + output)
-    if usage.cost is not None:
+    total = known(usage.known("total_tokens"), "total_tokens", prompt + output)
+    if "cost" in usage.reported:
         reporter.loss("usage.cost", "usage cost", "the response's usage has no cost")
     return {
         "input_tokens": prompt,
