@@ -81,7 +81,7 @@ def pydantic_ai_messages(conv: Conversation) -> list[Any]:
 
     out: list[Any] = []
     for message in conv:
-        ts = message.timestamp
+        ts = message.datetime
         meta = {"id": message.id}  # pydantic-ai messages have no id: kept in ``metadata``
         if isinstance(message, SystemMessage):
             out.append(

@@ -50,7 +50,7 @@ def test_a_seed_history_loads() -> None:
     assert branch.from_id == "m-asst"
     assert isinstance(compaction, am.CompactionSummaryMessage)
     assert compaction.tokens_before == 48213
-    assert system.timestamp.timestamp() == 1700000000.5
+    assert system.timestamp == 1700000000.5
 
 
 def test_export_gives_back_the_seed_shape() -> None:

@@ -18,14 +18,14 @@ def test_ids_default_to_uuid4_and_timestamps_to_now() -> None:
     second = am.UserMessage.text("hi")
     assert uuid.UUID(first.id).version == 4
     assert first.id != second.id
-    assert before <= first.timestamp <= datetime.now(UTC) + timedelta(seconds=1)
-    assert first.timestamp.tzinfo is UTC
+    assert before <= first.datetime <= datetime.now(UTC) + timedelta(seconds=1)
+    assert first.datetime.tzinfo is UTC
 
 
 def test_timestamp_accepts_datetime_and_epoch_seconds() -> None:
     when = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
-    assert am.SystemMessage.text("x", timestamp=when).timestamp == when
-    assert am.SystemMessage.text("x", timestamp=when.timestamp()).timestamp == when
+    assert am.SystemMessage.text("x", timestamp=when).datetime == when
+    assert am.SystemMessage.text("x", timestamp=when.timestamp()).datetime == when
     with pytest.raises(am.ValidationError) as info:
         am.SystemMessage.text("x", timestamp="yesterday")  # type: ignore[arg-type]
     assert info.value.violations[0].field == "timestamp"

@@ -46,7 +46,7 @@ def test_a_stream_folds_into_its_message() -> None:
     ]
     message = fold(events)
     assert message.id == "m1"
-    assert message.timestamp.timestamp() == 7
+    assert message.timestamp == 7
     assert message.contents == (am.ThinkingContent("Let me think.", "EqQBCg=="), am.TextContent("Hello"))
     assert message.usage is not None
     assert (message.usage.input_tokens, message.usage.output_tokens) == (10, 7)  # running totals replace

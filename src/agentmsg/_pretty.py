@@ -66,7 +66,7 @@ def block_line(block: Content) -> str:
 def message_lines(offset: int, message: AgentMessage) -> list[str]:
     """A header line and one line per block."""
     role = message.role.value if message.role else "unknown"
-    when = message.timestamp.strftime("%H:%M:%S")
+    when = message.datetime.strftime("%H:%M:%S")
     header = f"#{offset:<4} {role:<18} {when}"
     if isinstance(message, AssistantMessage):
         if message.provenance is not None and message.provenance.model:

@@ -267,8 +267,14 @@ class BaseMessage(ProtoWrapper[message_pb2.Message]):
         return self._pb.id
 
     @property
-    def timestamp(self) -> datetime:
-        """When the message was created (timezone-aware, UTC)."""
+    def timestamp(self) -> float:
+        """When the message was created, as the seed has it: Unix epoch seconds (exact to the microsecond)."""
+        ts = self._pb.timestamp
+        return ts.seconds + (ts.nanos // 1000) / 1_000_000
+
+    @property
+    def datetime(self) -> datetime:
+        """When the message was created, as a timezone-aware (UTC) ``datetime``."""
         return self._pb.timestamp.ToDatetime(tzinfo=UTC)
 
     @property

@@ -52,7 +52,7 @@ from typing import Any, Self
 from agentmsg._wrapper import ProtoWrapper
 from agentmsg.content import ContentBase, check_int32, check_utf8, parse_json_object
 from agentmsg.errors import AgentMsgError, ValidationError
-from agentmsg.messages import AssistantMessage, Provenance, StopReason, _stop_to_pb
+from agentmsg.messages import AssistantMessage, Provenance, StopReason, _set_timestamp, _stop_to_pb
 from agentmsg.usage import Usage
 from agentmsg.v1 import content_pb2, message_pb2, stream_pb2, usage_pb2
 
@@ -115,16 +115,13 @@ class StreamEvent(ProtoWrapper[stream_pb2.StreamEvent]):
         message_id: str | None = None,
         *,
         provenance: Provenance | None = None,
-        timestamp: datetime | None = None,
+        timestamp: datetime | float | None = None,
     ) -> StreamEvent:
-        """The first event; ``message_id`` defaults to a new UUID4."""
+        """The first event; ``message_id`` defaults to a new UUID4, ``timestamp`` (datetime or epoch seconds) to now."""
         if message_id is not None:
             _text(message_id, "message_id")
         start = stream_pb2.MessageStart(message_id=message_id or str(uuid.uuid4()))
-        if timestamp is None:
-            start.timestamp.FromMicroseconds(time.time_ns() // 1000)
-        else:
-            start.timestamp.FromDatetime(timestamp)
+        _set_timestamp(start.timestamp, timestamp)
         if provenance is not None:
             start.provenance.CopyFrom(provenance.pb)
         return cls._wrap(stream_pb2.StreamEvent(message_start=start))

@@ -968,7 +968,7 @@ def test_stash_restores_message_envelope() -> None:
     (message,) = from_adaline(
         _user(TEXT, metadata={"agentmsg": {"id": "u7", "timestamp": "2025-01-02T03:04:05.123456Z", "name": "ann"}})
     )
-    assert (message.id, message.timestamp, message.name) == ("u7", TS, "ann")
+    assert (message.id, message.datetime, message.name) == ("u7", TS, "ann")
 
 
 def test_data_url_base64_with_other_mime_uses_media_type_field() -> None:

@@ -201,7 +201,7 @@ def test_recorded_stream_folds_to_the_expected_message(name: str) -> None:
     message, found = folded(stream_events(load(name)))
     assert message == build(message)
     assert found == issues
-    assert message.timestamp == CREATED  # the chunks' `created`
+    assert message.datetime == CREATED  # the chunks' `created`
     assert message.id == message.provenance.response_id  # type: ignore[union-attr]
 
 
@@ -450,7 +450,7 @@ def test_options_and_defaults() -> None:
     message = fold(stream_events([chunk], model="fallback-model", provider="azure", api="azure-chat"))
     assert message.provenance == Provenance("azure", "azure-chat", "fallback-model", "chatcmpl-1")
     assert message.id == "chatcmpl-1"
-    assert message.timestamp == datetime.fromtimestamp(1700000000, UTC)
+    assert message.datetime == datetime.fromtimestamp(1700000000, UTC)
 
 
 def test_empty_stream_is_cut_short() -> None:

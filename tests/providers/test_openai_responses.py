@@ -874,7 +874,7 @@ def test_golden_response_with_parallel_tool_calls_and_usage() -> None:
         total_tokens=2360,
     )
     assert message.provenance == Provenance(PROVIDER, API, "gpt-5-2025-08-07", data["id"])
-    assert message.timestamp == datetime.fromtimestamp(1741476542, UTC)
+    assert message.datetime == datetime.fromtimestamp(1741476542, UTC)
     assert message.error == ""
 
 
@@ -887,7 +887,7 @@ def test_golden_response_message_with_summaries_and_citations() -> None:
     )
     assert (message.stop_reason, message.stop_reason_raw) == (StopReason.STOP, "completed")
     assert message.usage == Usage(12, 90, 0, 0, 64, 102)
-    assert message.timestamp == datetime.fromtimestamp(1756315696.5, UTC)
+    assert message.datetime == datetime.fromtimestamp(1756315696.5, UTC)
 
 
 def test_golden_incomplete_refusal_and_failed_responses() -> None:

@@ -277,7 +277,7 @@ def test_recorded_stream_folds_to_the_expected_message(name: str) -> None:
     message, found = folded(stream_events(load(name)))
     assert message == build(message)
     assert found == issues
-    assert message.timestamp == datetime.fromtimestamp(created, UTC)  # the response's created_at
+    assert message.datetime == datetime.fromtimestamp(created, UTC)  # the response's created_at
     assert message.id == message.provenance.response_id  # type: ignore[union-attr]
 
 
@@ -625,7 +625,7 @@ def test_options() -> None:
     events = stream.completed([]).take()
     message = fold(stream_events(events, model="fallback", provider="azure", api="azure-responses"))
     assert message.provenance == Provenance("azure", "azure-responses", "fallback", "resp_1")
-    assert message.timestamp == datetime.fromtimestamp(1750000000, UTC)
+    assert message.datetime == datetime.fromtimestamp(1750000000, UTC)
 
 
 def test_empty_stream_is_cut_short() -> None:

@@ -712,7 +712,7 @@ def to_openai_chat_response(
     out: dict[str, Any] = {
         "id": (provenance.response_id if provenance is not None else "") or f"chatcmpl-{message.id}",
         "object": "chat.completion",
-        "created": int(message.timestamp.timestamp()),
+        "created": message.pb.timestamp.seconds,
         "model": (provenance.model if provenance is not None else "") or model or "",
         "choices": [{"index": 0, "message": body, "finish_reason": _finish_out(message, reporter), "logprobs": None}],
     }
