@@ -81,7 +81,7 @@ def test_tool_call_fields() -> None:
     assert call.kind is am.ToolKind.READ
     assert (call.index, call.signature, call.server_name, call.metadata) == (2, "g", "fs", {"n": 1})
     assert call.type == "tool_call"
-    assert am.ToolCallContent("c", "f").kind is am.ToolKind.UNKNOWN
+    assert am.ToolCallContent("c", "f").kind is None  # not stated, as the seed's default
     assert am.ToolCallContent("c", "f", kind="mcp").kind is am.ToolKind.MCP
     # A kind number from a newer peer reads as UNKNOWN and is kept on the wire.
     call.pb.tool_call.kind = 77  # type: ignore[assignment]

@@ -181,7 +181,8 @@ def _tools(args: argparse.Namespace) -> int:
         if args.action == "list":
             for registered in client.list_tools():
                 tool = registered.tool
-                print(f"{tool.name:<24} {tool.kind.value:<10} {registered.runner_name:<16} {tool.description[:60]}")
+                kind = tool.kind.value if tool.kind else "-"
+                print(f"{tool.name:<24} {kind:<10} {registered.runner_name:<16} {tool.description[:60]}")
             return 0
         call = am.ToolCallContent(args.call_id, args.name, arguments=args.args)
         result = client.call_tool(call, timeout=args.timeout)

@@ -61,7 +61,11 @@ class ImageDetail(StrEnum):
 
 
 class ToolKind(StrEnum):
-    """What a tool does (``agentmsg.v1.ToolKind``); ``UNKNOWN`` is the unspecified value."""
+    """What a tool does (``agentmsg.v1.ToolKind``).
+
+    A kind not stated reads None. ``UNKNOWN`` is what a kind this version does
+    not know reads as (a newer peer's); given to a constructor it means not stated.
+    """
 
     READ = "read"
     EDIT = "edit"
@@ -142,8 +146,11 @@ def kind_to_pb(kind: ToolKind | str | None) -> content_pb2.ToolKind.ValueType:
     return _KIND_TO_PB[_enum(ToolKind, kind, "kind")]
 
 
-def kind_from_pb(number: content_pb2.ToolKind.ValueType) -> ToolKind:
-    # An unknown number (a newer peer's kind) reads as UNKNOWN; the pb keeps it.
+def kind_from_pb(number: content_pb2.ToolKind.ValueType) -> ToolKind | None:
+    # Not stated reads None (the seed's default); a number this version does not know (a newer peer's
+    # kind) reads UNKNOWN, and the pb keeps the number.
+    if number == content_pb2.TOOL_KIND_UNSPECIFIED:
+        return None
     return _KIND_FROM_PB.get(number, ToolKind.UNKNOWN)
 
 
@@ -930,8 +937,8 @@ class ToolCallContent(ContentBase):
         return self._pb.tool_call.name
 
     @property
-    def kind(self) -> ToolKind:
-        """What the tool does (``ToolKind.UNKNOWN`` when not stated)."""
+    def kind(self) -> ToolKind | None:
+        """What the tool does: None when not stated (the seed's default), ``UNKNOWN`` for a newer peer's kind."""
         return kind_from_pb(self._pb.tool_call.kind)
 
     @property

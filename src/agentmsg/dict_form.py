@@ -52,6 +52,7 @@ from agentmsg.content import (
     TextContent,
     ThinkingContent,
     ToolCallContent,
+    ToolKind,
     ToolResultContent,
     UnknownContent,
 )
@@ -155,7 +156,7 @@ def content_to_dict(block: Content) -> dict[str, Any]:
                 "type": "tool_call",
                 "id": block.id,
                 "name": block.name,
-                "kind": None if kind.value == "unknown" else kind.value,
+                "kind": None if kind is None or kind is ToolKind.UNKNOWN else kind.value,
                 "arguments": block.arguments,
                 "metadata": block.metadata,
             }

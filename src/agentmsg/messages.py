@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias, overload
@@ -208,8 +208,64 @@ class ProviderState(ProtoWrapper[message_pb2.ProviderState]):
         return self._pb.data
 
 
-class BaseMessage(ProtoWrapper[message_pb2.Message]):
-    """Base of the message classes: a view of one ``agentmsg.v1.Message``."""
+class _MessageType(type):
+    """Constructs messages the seed's way too: ``BaseMessage(role, contents, id, timestamp)``.
+
+    Called on :class:`BaseMessage` itself, it builds the class of ``role``;
+    each role class also takes the seed's inherited ``role`` keyword, which
+    must name its own role.
+    """
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is BaseMessage:
+            return _by_role(*args, **kwargs)
+        if "role" in kwargs:
+            role = kwargs.pop("role")
+            own: Role | None = getattr(cls, "ROLE", None)
+            if own is None or _role(role) is not own:
+                raise ValidationError.single(
+                    "role", "role", f"{cls.__name__} is a {own.value if own else 'role-less'} message, not {role!r}"
+                )
+        return super().__call__(*args, **kwargs)
+
+
+def _role(value: Any) -> Role:
+    try:
+        return Role(value)
+    except ValueError:
+        allowed = ", ".join(r.value for r in Role)
+        raise ValidationError.single("role", "enum", f"{value!r} is not one of: {allowed}") from None
+
+
+def _by_role(
+    role: Role | str,
+    contents: Sequence[ContentBase] = (),
+    id: str | None = None,  # noqa: A002 - the seed's field
+    timestamp: datetime | float | None = None,
+    **fields: Any,
+) -> BaseMessage:
+    """``BaseMessage(role, contents, id, timestamp, ...)``: the message of that role's class."""
+    own = _role(role)
+    build: Callable[..., BaseMessage] = BaseMessage._BY_ROLE[own.value]
+    common = {"id": id, "timestamp": timestamp, **fields}
+    if own in (Role.BRANCH_SUMMARY, Role.COMPACTION_SUMMARY):
+        if contents:
+            raise ValidationError.single(
+                "contents", "role", f"a {own.value} message holds its summary in `summary`, not in contents"
+            )
+        return build(**common)
+    if own is Role.CUSTOM:
+        return build(contents=contents, **common)
+    return build(contents, **common)
+
+
+class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
+    """Base of the message classes: a view of one ``agentmsg.v1.Message``.
+
+    ``BaseMessage(role, contents, id=..., timestamp=...)`` builds the message
+    of that role (a :class:`UserMessage` for ``Role.USER``...), as the seed's
+    dataclass is built; other fields of the role go as keywords.
+    """
 
     __slots__ = ()
     _PB = message_pb2.Message
@@ -536,8 +592,8 @@ class CustomMessage(BaseMessage):
         self,
         custom_type: str,
         contents: Sequence[TextContent | ImageContent | AudioContent | DocumentContent] = (),
-        *,
         details: Any = None,
+        *,
         to_model: bool = False,
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,

@@ -73,10 +73,12 @@ class ToolDefinition(ProtoWrapper[tool_pb2.ToolDefinition]):
         return self._pb.parameters
 
     @property
-    def kind(self) -> ToolKind:
-        """What the tool does."""
+    def kind(self) -> ToolKind | None:
+        """What the tool does: None when not stated, ``UNKNOWN`` for a newer peer's kind."""
         return kind_from_pb(self._pb.kind)
 
     def __repr__(self) -> str:
         schema = json.dumps(self._pb.parameters)[:60]
-        return f"ToolDefinition(name={self.name!r}, kind={self.kind.value!r}, parameters={schema})"
+        return (
+            f"ToolDefinition(name={self.name!r}, kind={self.kind.value if self.kind else None!r}, parameters={schema})"
+        )

@@ -227,7 +227,7 @@ def test_golden_tool_use_imports_calls_and_both_result_roles() -> None:
     assert second.arguments == '{"city":"Oslo"'
     assert second.arguments_error is not None
     assert (second.index, second.server_name, second.signature) == (1, "weather-mcp", "c2lnbmF0dXJl")
-    assert second.kind is ToolKind.UNKNOWN
+    assert second.kind is None
     assert isinstance(tool, ToolMessage)
     assert tool.contents == (ToolResultContent("call_1", '{"temp": 21}', name="get_weather", index=0),)
     assert isinstance(user_result, UserMessage)
@@ -295,7 +295,7 @@ def test_export_without_metadata_has_no_metadata_anywhere() -> None:
     assert isinstance(assistant, AssistantMessage)
     assert (assistant.usage, assistant.stop_reason, assistant.provenance) == (None, None, None)
     read, lookup = assistant.tool_calls()
-    assert (read.kind, read.metadata, read.arguments) == (ToolKind.UNKNOWN, {}, '{"path":"a.txt"}')
+    assert (read.kind, read.metadata, read.arguments) == (None, {}, '{"path":"a.txt"}')
     assert lookup == ToolCallContent(
         "call_2", "lookup", arguments='{"q": 1', index=1, signature="ts-2", server_name="search-mcp"
     )

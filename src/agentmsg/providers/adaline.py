@@ -404,7 +404,7 @@ def _export_content(
                 data["serverName"] = block.server_name
             if block.signature:
                 data["thoughtSignature"] = block.signature
-            if block.kind is not ToolKind.UNKNOWN:
+            if block.kind is not None:
                 stash["kind"] = block.kind.value
             if block.metadata:
                 stash["metadata"] = block.metadata

@@ -164,7 +164,6 @@ from agentmsg.content import (
     TextContent,
     ThinkingContent,
     ToolCallContent,
-    ToolKind,
     ToolResultContent,
     dump_arguments,
 )
@@ -417,7 +416,7 @@ class _Writer:
         if value is None:
             self.loss(f"{path}.arguments", "tool-call arguments", f"not a JSON object ({error}); {{}} sent instead")
             value = {}
-        if block.kind is not ToolKind.UNKNOWN:
+        if block.kind is not None:
             self.loss(f"{path}.kind", f"tool kind {block.kind.value!r}", "the format has no tool kind")
         if block.signature:
             self.loss(f"{path}.signature", "tool-call signature", "tool_use blocks carry no signature")

@@ -196,7 +196,6 @@ from agentmsg.content import (
     TextContent,
     ThinkingContent,
     ToolCallContent,
-    ToolKind,
     ToolResultContent,
     check_utf8,
     content_from_proto,
@@ -418,7 +417,7 @@ def _model_part(
         call["args"] = _arguments(block, path, reporter)
         part = {"functionCall": call}
         _signature(part, block.signature, replay, path, reporter)
-        if block.kind is not ToolKind.UNKNOWN:
+        if block.kind is not None:
             reporter.loss(path + ".kind", "tool kind", "Gemini function calls have no kind")
         if block.server_name:
             reporter.loss(path + ".server_name", "tool server name", "Gemini function calls have no server name")

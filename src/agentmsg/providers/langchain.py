@@ -201,7 +201,6 @@ from agentmsg.content import (
     TextContent,
     ThinkingContent,
     ToolCallContent,
-    ToolKind,
     ToolResultContent,
     UnknownContent,
     content_from_proto,
@@ -692,7 +691,7 @@ class _Writer:
             data = {"type": "invalid_tool_call", "id": block.id, "name": block.name, "args": block.arguments}
             data["error"] = error
         self.signature(data, block.signature, path, provenance)
-        if block.kind is not ToolKind.UNKNOWN:
+        if block.kind is not None:
             entry["kind"] = block.kind.value
         if block.index != position:
             entry["index"] = block.index

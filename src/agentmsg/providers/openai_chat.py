@@ -152,7 +152,6 @@ from agentmsg.content import (
     TextContent,
     ThinkingContent,
     ToolCallContent,
-    ToolKind,
     ToolResultContent,
     dump_arguments,
     parse_json_object,
@@ -550,7 +549,7 @@ class _Writer:
         return {"type": "file", "file": file}
 
     def tool_call(self, path: str, block: ToolCallContent, position: int) -> dict[str, Any]:
-        if block.kind is not ToolKind.UNKNOWN:
+        if block.kind is not None:
             self.loss(path, f"tool kind {block.kind.value!r}", "a tool call has no kind")
         if block.server_name:
             self.loss(path, "server name", "a tool call has no server name")

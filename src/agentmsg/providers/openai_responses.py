@@ -212,7 +212,6 @@ from agentmsg.content import (
     TextContent,
     ThinkingContent,
     ToolCallContent,
-    ToolKind,
     ToolResultContent,
     parse_json_object,
 )
@@ -642,7 +641,7 @@ class _Writer:
         }
 
     def function_call(self, block: ToolCallContent, path: str, position: int, item_position: int) -> dict[str, Any]:
-        if block.kind is not ToolKind.UNKNOWN:
+        if block.kind is not None:
             self.loss(_at(path, "kind"), f"tool kind {block.kind.value!r}", "function_call has no tool kind")
         if block.signature:
             self.loss(_at(path, "signature"), "tool call signature", "function_call has no signature")
