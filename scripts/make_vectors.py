@@ -120,6 +120,26 @@ VALID = [
     Vector("content_audio_data", "Content", {"audio": {"data": b64(WAV), "mediaType": "audio/wav"}}),
     Vector("content_audio_file_id", "Content", {"audio": {"fileId": "file-audio-1"}}),
     Vector(
+        "content_image_several",
+        "Content",
+        {
+            "image": {
+                "data": b64(PNG),
+                "mediaType": "image/png",
+                "detail": "IMAGE_DETAIL_AUTO",
+                "moreImages": [
+                    {"url": "https://example.test/b.jpg"},
+                    {"fileId": "file-img-2", "mediaType": "image/gif"},
+                ],
+            }
+        },
+    ),
+    Vector(
+        "content_audio_several",
+        "Content",
+        {"audio": {"data": b64(WAV), "mediaType": "audio/wav", "moreClips": [{"url": "https://example.test/b.mp3"}]}},
+    ),
+    Vector(
         "content_document_data",
         "Content",
         {"document": {"data": b64(PDF), "mediaType": "application/pdf", "filename": "spec.pdf", "title": "Spec"}},
@@ -317,6 +337,27 @@ INVALID = [
         "Content",
         {"audio": {"data": b64(WAV)}},
         [("audio", "audio.media_type_for_data")],
+    ),
+    Vector(
+        "invalid_content_image_more_images",
+        "Content",
+        {
+            "image": {
+                "url": "https://example.test/a.png",
+                "moreImages": [{"data": b64(PNG)}, {"mediaType": "image/png"}, {"url": "not a url"}],
+            }
+        },
+        [
+            ("image.more_images[0]", "image.media_type_for_data"),
+            ("image.more_images[1].source", "required"),
+            ("image.more_images[2].url", "string.uri"),
+        ],
+    ),
+    Vector(
+        "invalid_content_audio_more_clips",
+        "Content",
+        {"audio": {"url": "https://example.test/a.mp3", "moreClips": [{"data": b64(WAV), "mediaType": "video/mp4"}]}},
+        [("audio.more_clips[0].media_type", "string.pattern")],
     ),
     Vector(
         "invalid_content_document_media_type",
