@@ -24,6 +24,9 @@ The rules (written in the README as well):
 6. Session-only messages are projected to user text by
    :func:`project_session_message` (templates below), or refused with
    ``session_messages="refuse"``.
+7. A block of several images or clips goes out as one provider block per
+   item (:func:`split_media`), each item's losses under its own path; the
+   grouping, which no provider format holds, is reported.
 """
 
 from __future__ import annotations
