@@ -147,7 +147,7 @@ def pydantic_ai_gaps(conv: Conversation) -> list[str]:
     """What of ``conv`` the pydantic-ai model has no exact place for (the contender's note says so)."""
     gaps = ["message ids in ModelMessage.metadata (no id field)"]
     assistants = [m for m in conv if isinstance(m, AssistantMessage)]
-    if any(m.usage is not None and m.usage.cost is not None for m in assistants):
+    if any(m.usage is not None and "cost" in m.usage.reported for m in assistants):
         gaps.append("usage cost dropped (RequestUsage has no stored cost)")
     if any(m.usage is not None for m in assistants):
         gaps.append("total_tokens derived, reasoning tokens in usage.details")
