@@ -14,7 +14,8 @@ PUBLIC = {
     "ToolResultContent", "UnknownContent", "UnknownMessage", "Usage", "UsageCost", "UserMessage", "ValidationError",
     "Violation", "__version__", "content_from_proto", "message_from_proto", "validate", "violations",
     "CancelledError", "ConflictError", "DeadlineExceededError", "NotFoundError", "PermissionDeniedError",
-    "ResourceExhaustedError", "ServiceError", "StoreError", "StoreFullError", "UnauthenticatedError", "UnavailableError",
+    "ResourceExhaustedError", "ServiceError", "StoreError", "StoreFullError", "UnauthenticatedError",
+    "UnavailableError",
 }  # fmt: skip
 
 
