@@ -39,7 +39,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 from agentmsg import _media
 from agentmsg.content import (
@@ -73,6 +73,8 @@ from agentmsg.messages import (
 )
 from agentmsg.usage import COST_FIELDS, TOKEN_FIELDS, Usage, UsageCost
 from agentmsg.v1 import content_pb2
+
+M = TypeVar("M", ImageContent, AudioContent)
 
 __all__ = [
     "content_from_dict",
@@ -387,25 +389,28 @@ def _media_items(data: Mapping[str, Any], key: str, path: str) -> tuple[list[Any
     return items, [t or None for t in types]
 
 
+def _pieces(cls: type[M], data: Mapping[str, Any], key: str, path: str) -> list[M]:
+    """The items of a media dict as one-item blocks of ``cls`` (the block's own detail comes after)."""
+    items, types = _media_items(data, key, path)
+    noun = "image" if key == "images" else "audio"
+    pieces: list[M] = []
+    for i, (item, media_type) in enumerate(zip(items, types, strict=True)):
+        where = f"{path}.{key}[{i}]"
+        with _at(where):
+            if isinstance(item, Mapping):
+                pieces.append(cls.from_file_id(_require(item, "file_id", str, where), media_type=media_type or ""))
+            else:
+                pieces.append(cls(_str_source(item, noun) if isinstance(item, str) else item, media_type=media_type))
+    return pieces
+
+
 def _images_from_dict(data: Mapping[str, Any], path: str) -> list[Content]:
     detail = _get(data, "detail", str, path)
     file_id = _get(data, "file_id", str, path)
     if file_id is not None:
         media_type = _get(data, "media_type", str, path) or ""
         return [ImageContent.from_file_id(file_id, media_type=media_type, detail=detail)]
-    items, types = _media_items(data, "images", path)
-    pieces: list[ImageContent] = []
-    for i, (item, media_type) in enumerate(zip(items, types, strict=True)):
-        with _at(f"{path}.images[{i}]"):
-            if isinstance(item, Mapping):
-                pieces.append(
-                    ImageContent.from_file_id(
-                        _require(item, "file_id", str, f"{path}.images[{i}]"), media_type=media_type or ""
-                    )
-                )
-            else:
-                source = _str_source(item, "image") if isinstance(item, str) else item
-                pieces.append(ImageContent(source, media_type=media_type))
+    pieces = _pieces(ImageContent, data, "images", path)
     with _at(path):
         return [ImageContent(images=pieces, detail=detail)]
 
@@ -415,19 +420,7 @@ def _audio_from_dict(data: Mapping[str, Any], path: str) -> list[Content]:
     if file_id is not None:
         media_type = _get(data, "media_type", str, path) or ""
         return [_file_id_block(content_pb2.AudioContent(file_id=file_id, media_type=media_type), "audio")]
-    items, types = _media_items(data, "audio", path)
-    pieces: list[AudioContent] = []
-    for i, (item, media_type) in enumerate(zip(items, types, strict=True)):
-        with _at(f"{path}.audio[{i}]"):
-            if isinstance(item, Mapping):
-                pieces.append(
-                    AudioContent.from_file_id(
-                        _require(item, "file_id", str, f"{path}.audio[{i}]"), media_type=media_type or ""
-                    )
-                )
-            else:
-                source = _str_source(item, "audio") if isinstance(item, str) else item
-                pieces.append(AudioContent(source, media_type=media_type))
+    pieces = _pieces(AudioContent, data, "audio", path)
     with _at(path):
         return [AudioContent(audio=pieces)]
 
