@@ -53,6 +53,13 @@ def _demo(_: argparse.Namespace) -> int:
     return run(sys.stdout)
 
 
+def _redact(url: str) -> str:
+    """A database URL without its password, for the startup line."""
+    from agentmsg.service.pgstore import _redact as redact
+
+    return redact(url)
+
+
 def _read(path: str | None) -> bytes | None:
     return Path(path).read_bytes() if path else None
 
@@ -85,7 +92,9 @@ def _serve(args: argparse.Namespace) -> int:
     config = ServerConfig(
         host=args.host,
         port=args.port,
-        db=None if args.memory else args.db,
+        db=args.store or (None if args.memory else args.db),
+        pool_size=args.pool_size,
+        statement_timeout=args.statement_timeout,
         grants=grants,
         tls_cert=_read(args.tls_cert),
         tls_key=_read(args.tls_key),
@@ -98,7 +107,9 @@ def _serve(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
 
     def ready(running: Running) -> None:
-        store = "in memory" if args.memory else f"SQLite {config.db}"
+        store = (
+            f"PostgreSQL {_redact(args.store)}" if args.store else "in memory" if args.memory else f"SQLite {config.db}"
+        )
         scoped = sum(1 for scope in grants.values() if scope is not FULL)
         auth = f"{len(tokens)} token(s), {scoped} scoped" if tokens else "no auth"
         tls = "mTLS" if config.tls_client_ca else "TLS" if config.tls_cert else "plaintext"
@@ -298,6 +309,15 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--db", default="agentmsg.db", help="SQLite file (created if missing)")
     serve.add_argument("--memory", action="store_true", help="keep messages in memory only")
     serve.add_argument(
+        "--store",
+        metavar="URL",
+        help="a postgresql:// URL: share one PostgreSQL with other nodes (needs agentmsg[postgres]); overrides --db",
+    )
+    serve.add_argument("--pool-size", type=int, default=10, help="PostgreSQL connections per node (default 10)")
+    serve.add_argument(
+        "--statement-timeout", type=float, default=10.0, help="PostgreSQL statement timeout in seconds (default 10)"
+    )
+    serve.add_argument(
         "--token",
         action="append",
         metavar="TOKEN[=SCOPE]",
@@ -355,6 +375,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("send needs --text or --file")
     if args.command == "tools" and args.action == "call" and not args.name:
         parser.error("tools call needs a tool name")
+    if args.command == "serve" and args.store and not args.store.startswith(("postgresql://", "postgres://")):
+        parser.error(f"--store takes a postgresql:// URL, got {args.store!r} (an SQLite file goes in --db)")
     try:
         code: int = args.handler(args)
     except (am.AgentMsgError, OSError) as exc:

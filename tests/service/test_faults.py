@@ -287,7 +287,7 @@ def test_clients_that_cancel_leave_nothing_behind(
     _wait_for(lambda: not registered.pending, "the runner's pending calls to be dropped")
     _wait_for(lambda: not sessions._watchers, "the subscriber counts to be dropped")
     assert store._waiters == {}  # no change event kept for sessions nobody follows
-    assert sessions._locks == {}
+    assert store._holds == {}  # no exclusive hold left behind
     with Client(server.target) as client:  # and the server is fine
         assert client.append("after", am.UserMessage.text("still here")) == 1
         assert client.history("pub") is not None

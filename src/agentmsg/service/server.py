@@ -18,7 +18,7 @@ import contextlib
 import logging
 import signal
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,11 +36,17 @@ from agentmsg.errors import (
     ValidationError,
     Violation,
 )
-from agentmsg.messages import AgentMessage, ProviderState, message_from_proto
+from agentmsg.messages import (
+    AgentMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    ProviderState,
+    message_from_proto,
+)
 from agentmsg.service import status
 from agentmsg.service.access import Access, Scope
 from agentmsg.service.store import SessionRecord, Store, open_store
-from agentmsg.sessions import Session
+from agentmsg.sessions import build_context
 from agentmsg.streaming import IncompleteStreamError, StreamAccumulator, StreamProtocolError
 from agentmsg.v1 import (
     content_pb2,
@@ -71,7 +77,10 @@ class ServerConfig:
 
     host: str = "127.0.0.1"
     port: int = 0
-    db: str | None = "agentmsg.db"  # None or ":memory:" for the in-memory store
+    # An SQLite path; None or ":memory:" for the in-memory store; a postgresql:// URL for PostgresStore.
+    db: str | None = "agentmsg.db"
+    pool_size: int = 10  # PostgreSQL: connections per node
+    statement_timeout: float = 10.0  # PostgreSQL: seconds before a statement is cancelled
     tokens: Sequence[str] = ()  # bearer tokens with full access; with no tokens and no grants: no auth
     grants: Mapping[str, Scope] = field(default_factory=dict)  # bearer tokens with a scope (see access.py)
     tls_cert: bytes | None = None  # PEM certificate chain of the server
@@ -230,58 +239,78 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         self.store = store
         self.hub = hub
         self.access = access if access is not None else Access()
-        # Tree operations read the session, then append: one at a time per session on this node.
-        # Each entry lives while someone holds or waits for it: [lock, users].
-        self._locks: dict[str, list[Any]] = {}
         # Subscribers per session on this node: the store's change event is dropped when the last one leaves.
         self._watchers: dict[str, int] = {}
-
-    @contextlib.asynccontextmanager
-    async def _lock(self, session_id: str) -> AsyncIterator[None]:
-        entry = self._locks.get(session_id)
-        if entry is None:
-            entry = self._locks[session_id] = [asyncio.Lock(), 0]
-        entry[1] += 1
-        try:
-            async with entry[0]:
-                yield
-        finally:
-            entry[1] -= 1
-            if not entry[1]:
-                del self._locks[session_id]
 
     def _allow(self, context: grpc.aio.ServicerContext, session_id: str) -> None:  # type: ignore[type-arg]
         """The caller's token must include the session (checked before anything is read: nothing leaks)."""
         if self.access.enabled:
             self.access.check_session(context.invocation_metadata(), session_id)
 
-    async def _session(self, session_id: str) -> Session:
-        """The whole session, for tree operations (read page by page)."""
-        entries: list[AgentMessage] = []
-        after = 0
-        while rows := await self.store.read(session_id, after, 1000):
-            entries.extend(message_from_proto(message_pb2.Message.FromString(body)) for _, body in rows)
-            after = rows[-1][0]
-        session = Session(session_id=session_id)
-        session._entries = entries  # stored entries were checked when they came
-        session._index = {entry.id: i for i, entry in enumerate(entries)}
-        return session
+    async def _last(self, session_id: str) -> tuple[int, message_pb2.Message] | None:
+        """The session's last entry (its offset and message), or None for an empty session."""
+        last = await self.store.last_offset(session_id)
+        rows = await self.store.read(session_id, last - 1, 1) if last else []
+        return (rows[0][0], message_pb2.Message.FromString(rows[0][1])) if rows else None
 
-    async def _check_parents(self, session_id: str, messages: Sequence[message_pb2.Message]) -> None:
-        """Parent ids must name entries of the session (or earlier messages of the same batch)."""
-        if not any(m.parent_id for m in messages):
-            return
-        known = set((await self._session(session_id))._index)
-        found = []
-        for i, message in enumerate(messages):
-            if message.parent_id and (message.parent_id == message.id or message.parent_id not in known):
-                problem = "names itself" if message.parent_id == message.id else "is not in the session"
-                found.append(
-                    Violation(f"messages[{i}].parent_id", "session.parent", f"{message.parent_id!r} {problem}")
+    async def _walk_back(
+        self, session_id: str, start: tuple[int, message_pb2.Message]
+    ) -> AsyncGenerator[message_pb2.Message, None]:
+        """The entries from ``start`` back to the root, each parent found through the store's indexes.
+
+        An entry with no ``parent_id`` follows the one before it in the log: those are read a page at a
+        time. Only the path is read, never the rest of the session.
+        """
+        by_offset: dict[int, message_pb2.Message] = {}
+        offset, message = start
+        seen: set[str] = set()
+        while True:
+            if message.id in seen:
+                raise ValidationError.single(
+                    "parent_id", "session.cycle", f"the parents of {message.id!r} form a cycle"
                 )
-            known.add(message.id)
-        if found:
-            raise ValidationError(found, "append")
+            seen.add(message.id)
+            yield message
+            if message.parent_id:
+                found = await self.store.entry(session_id, message.parent_id)
+                if found is None:
+                    raise NotFoundError(
+                        f"entry {message.id!r} follows {message.parent_id!r}, which is not in the session"
+                    )
+                offset, message = found[0], message_pb2.Message.FromString(found[1])
+                continue
+            if offset <= 1:
+                return
+            offset -= 1
+            if offset not in by_offset:
+                by_offset = {
+                    o: message_pb2.Message.FromString(b)
+                    for o, b in await self.store.before(session_id, offset + 1, 256)
+                }
+            message = by_offset[offset]
+
+    async def _on_path(self, session_id: str, start: tuple[int, message_pb2.Message], entry_id: str) -> bool:
+        """Whether ``entry_id`` lies on the path from ``start`` to the root (the walk stops where it is found)."""
+        async with contextlib.aclosing(self._walk_back(session_id, start)) as walk:
+            async for message in walk:
+                if message.id == entry_id:
+                    return True
+        return False
+
+    async def _path(self, session_id: str, leaf_id: str) -> list[AgentMessage]:
+        """The root-to-leaf path (leaf: ``leaf_id``, or the last entry)."""
+        if leaf_id:
+            found = await self.store.entry(session_id, leaf_id)
+            if found is None:
+                raise NotFoundError(f"session {session_id!r} has no entry {leaf_id!r}")
+            start: tuple[int, message_pb2.Message] | None = (found[0], message_pb2.Message.FromString(found[1]))
+        else:
+            start = await self._last(session_id)
+        if start is None:
+            return []
+        path = [message_from_proto(message) async for message in self._walk_back(session_id, start)]
+        path.reverse()
+        return path
 
     @_guard
     async def AppendMessage(  # noqa: N802 - the RPC's name
@@ -291,9 +320,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     ) -> session_service_pb2.AppendMessageResponse:
         self._allow(context, request.session_id)
         _check(request)
-        async with self._lock(request.session_id):
-            await self._check_parents(request.session_id, [request.message])
-            (appended,) = await self.store.append(request.session_id, [request.message])
+        (appended,) = await self.store.append(request.session_id, [request.message])
         return session_service_pb2.AppendMessageResponse(offset=appended.offset, duplicate=appended.duplicate)
 
     @_guard
@@ -304,9 +331,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     ) -> session_service_pb2.AppendMessagesResponse:
         self._allow(context, request.session_id)
         _check(request)
-        async with self._lock(request.session_id):
-            await self._check_parents(request.session_id, list(request.messages))
-            appended = await self.store.append(request.session_id, list(request.messages))
+        appended = await self.store.append(request.session_id, list(request.messages))
         return session_service_pb2.AppendMessagesResponse(
             offsets=[a.offset for a in appended], duplicates=[a.duplicate for a in appended]
         )
@@ -429,19 +454,23 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             self.hub.publish(session_id, session_service_pb2.LiveEvent(stream_id=stream_id, event=error))
 
     @_guard
-    async def BranchSession(  # noqa: N802
+    async def BranchSession(  # noqa: N802 - the RPC's name
         self,
         request: session_service_pb2.BranchSessionRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> session_service_pb2.BranchSessionResponse:
         self._allow(context, request.session_id)
         _check(request)
-        async with self._lock(request.session_id):
-            session = await self._session(request.session_id)
-            fields = {"id": request.entry_id} if request.entry_id else {}
-            entry = session.branch(request.from_entry_id, summary=request.summary, **fields)
-            assert entry is not None
-            (appended,) = await self.store.append(request.session_id, [entry.pb])
+        session_id = request.session_id
+        # Held by the engine for the read and the append, whichever node serves the call.
+        async with self.store.exclusive(session_id):
+            if await self.store.entry(session_id, request.from_entry_id) is None:
+                raise NotFoundError(f"cannot branch from {request.from_entry_id!r}: the session has no such entry")
+            last = await self._last(session_id)
+            fields: dict[str, Any] = {"id": request.entry_id} if request.entry_id else {}
+            left = last[1].id if last is not None else ""
+            entry = BranchSummaryMessage(request.summary, left, parent_id=request.from_entry_id, **fields)
+            (appended,) = await self.store.append(session_id, [entry.pb])
         return session_service_pb2.BranchSessionResponse(offset=appended.offset, entry=entry.pb)
 
     @_guard
@@ -452,20 +481,34 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     ) -> session_service_pb2.CompactSessionResponse:
         self._allow(context, request.session_id)
         _check(request)
-        async with self._lock(request.session_id):
-            session = await self._session(request.session_id)
-            if not len(session):
-                raise NotFoundError(f"session {request.session_id!r} has no entries to compact")
+        session_id = request.session_id
+        async with self.store.exclusive(session_id):
+            last = await self._last(session_id)
+            if last is None:
+                raise NotFoundError(f"session {session_id!r} has no entries to compact")
+            first_kept = request.first_kept_entry_id
+            # Walk back from the leaf only as far as the first kept entry: the path's tail, not the session.
+            if first_kept and not await self._on_path(session_id, last, first_kept):
+                raise ValidationError(
+                    [
+                        Violation(
+                            "first_kept_id",
+                            "session.first_kept_on_path",
+                            f"{first_kept!r} is not on the path to {last[1].id!r}",
+                        )
+                    ],
+                    "compaction",
+                )
             fields: dict[str, Any] = {"id": request.entry_id} if request.entry_id else {}
             state = ProviderState._wrap(request.provider_state) if request.HasField("provider_state") else None
-            entry = session.compact(
+            entry = CompactionSummaryMessage(
                 request.summary,
-                first_kept_id=request.first_kept_entry_id,
-                tokens_before=request.tokens_before if request.HasField("tokens_before") else None,
+                request.tokens_before if request.HasField("tokens_before") else None,
+                first_kept_id=first_kept,
                 provider_state=state,
                 **fields,
             )
-            (appended,) = await self.store.append(request.session_id, [entry.pb])
+            (appended,) = await self.store.append(session_id, [entry.pb])
         return session_service_pb2.CompactSessionResponse(offset=appended.offset, entry=entry.pb)
 
     @_guard
@@ -476,10 +519,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     ) -> session_service_pb2.BuildContextResponse:
         self._allow(context, request.session_id)
         _check(request)
-        session = await self._session(request.session_id)
-        if request.leaf_entry_id and request.leaf_entry_id not in session:
-            raise NotFoundError(f"session {request.session_id!r} has no entry {request.leaf_entry_id!r}")
-        messages = session.build_context(request.leaf_entry_id or None)
+        messages = build_context(await self._path(request.session_id, request.leaf_entry_id))
         return session_service_pb2.BuildContextResponse(messages=[m.pb for m in messages])
 
     @_guard
@@ -745,16 +785,45 @@ class Running:
     sessions: SessionServicer
     tools: ToolServicer
 
+    tasks: set[asyncio.Task[None]] = field(default_factory=set)
+    stopping: bool = False
+
+    async def set_serving(self, serving: bool, *, change: bool = False) -> None:
+        """Health SERVING or NOT_SERVING for the server and both services (``change``: log it)."""
+        if self.stopping:
+            return
+        status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
+        for name in ("", SESSION_SERVICE, TOOL_SERVICE):
+            await self.health.set(name, status)
+        if change and not serving:
+            log.warning("the store is unavailable: health NOT_SERVING")
+        elif change:
+            log.info("the store is back: health SERVING")
+
+    def track(self, coroutine: Awaitable[None]) -> None:
+        """Run a background step, kept referenced until it ends."""
+        task = asyncio.ensure_future(coroutine)
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+
     async def stop(self, grace: float | None = None) -> None:
         """Graceful shutdown: NOT_SERVING, refuse new calls, let calls in flight finish for ``grace`` s."""
+        self.stopping = True
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
         await self.store.close()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
 async def create_server(config: ServerConfig) -> Running:
     """Build, bind and start a server; ``running.port`` is the bound port (useful with port 0)."""
-    store = config.store if config.store is not None else open_store(config.db)
+    if config.store is not None:
+        store = config.store
+    elif config.db is not None and config.db.startswith(("postgresql://", "postgres://")):
+        store = open_store(config.db, pool_size=config.pool_size, statement_timeout=config.statement_timeout)
+    else:
+        store = open_store(config.db)
+    await store.start()
     options = [
         ("grpc.max_receive_message_length", config.max_message_bytes),
         ("grpc.max_send_message_length", config.max_message_bytes),
@@ -791,9 +860,11 @@ async def create_server(config: ServerConfig) -> Running:
     if port == 0:
         raise UnavailableError(f"cannot bind {address}")
     await server.start()
-    for name in ("", SESSION_SERVICE, TOOL_SERVICE):
-        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-    return Running(server, port, store, health_servicer, sessions, tools)
+    running = Running(server, port, store, health_servicer, sessions, tools)
+    await running.set_serving(store.healthy)
+    # A store that loses its server (PostgreSQL) makes the node NOT_SERVING until it is back.
+    store.on_health(lambda healthy: running.track(running.set_serving(healthy, change=True)))
+    return running
 
 
 async def serve(config: ServerConfig, *, ready: Callable[[Running], None] | None = None) -> None:

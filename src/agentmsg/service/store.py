@@ -1,12 +1,15 @@
-"""The message store behind the session service: one interface, two stores.
+"""The message store behind the session service: one interface, three stores.
 
 :class:`Store` is what the service needs: append messages to a session's log
-(offsets 1, 2, 3...; idempotent on message id), read the log after an offset,
-list sessions, and wait for a session to grow. :class:`MemoryStore` keeps
-everything in the process; :class:`SQLiteStore` is the embedded default (one
-file, zero setup). A distributed store implements the same five methods (its
-``wait`` would listen to the store's change feed instead of the in-process
-notifier below) so several server nodes can share it.
+(offsets 1, 2, 3...; idempotent on message id; parent ids checked against the
+session through an index), read the log after an offset, look an entry up by
+id, list sessions, wait for a session to grow, and hold a session exclusively
+for a tree operation. :class:`MemoryStore` keeps everything in the process;
+:class:`SQLiteStore` is the embedded default (one file, zero setup);
+:class:`~agentmsg.service.pgstore.PostgresStore` lets several server nodes
+share one PostgreSQL (its change feed is LISTEN/NOTIFY, its exclusive hold an
+advisory lock). ``tests/service/test_store_contract.py`` runs one suite
+against all three.
 
 Durability policy of :class:`SQLiteStore`: WAL journal with
 ``synchronous=FULL``, one transaction per append call, committed before the
@@ -26,11 +29,12 @@ import contextlib
 import sqlite3
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from agentmsg.errors import ConflictError, StoreError, StoreFullError
+from agentmsg.errors import ConflictError, StoreError, StoreFullError, ValidationError, Violation
 from agentmsg.v1 import message_pb2
 
 __all__ = ["Appended", "MemoryStore", "SQLiteStore", "SessionRecord", "Store", "open_store"]
@@ -64,21 +68,98 @@ class Store(abc.ABC):
 
     def __init__(self) -> None:
         self._waiters: dict[str, asyncio.Event] = {}
+        # Per-session holds for tree operations in this process: [lock, users] while someone holds or waits.
+        self._holds: dict[str, list[Any]] = {}
+        self._health_listeners: list[Callable[[bool], None]] = []
+        self.healthy = True
+
+    async def start(self) -> None:  # noqa: B027 - an optional hook
+        """Connect (for stores with a server); called once before the first use."""
 
     async def append(self, session_id: str, messages: Sequence[message_pb2.Message]) -> list[Appended]:
         """Append in order, atomically; a message whose id the session holds is a duplicate.
 
         The same id with different content raises :class:`~agentmsg.ConflictError`
-        and nothing of the batch is written.
+        and nothing of the batch is written. A non-empty ``parent_id`` must name
+        an entry of the session or an earlier message of the batch, and not the
+        message itself: otherwise :class:`~agentmsg.ValidationError`
+        (``messages[i].parent_id``, rule ``session.parent``) and nothing is
+        written. Parents are looked up through the store's id index, never by
+        reading the session (entries are never removed, so a parent found
+        stays found).
         """
+        await self._check_parents(session_id, messages)
         encoded = [(m.id, _encode(m)) for m in messages]
         result = await self._append(session_id, encoded, time.time_ns() // 1000)
         if any(not a.duplicate for a in result):
             self._notify(session_id)
         return result
 
+    async def _check_parents(self, session_id: str, messages: Sequence[message_pb2.Message]) -> None:
+        wanted = {m.parent_id for m in messages if m.parent_id} - {m.id for m in messages}
+        known = await self.known_ids(session_id, wanted) if wanted else set()
+        found = []
+        for i, message in enumerate(messages):
+            parent = message.parent_id
+            if parent and (parent == message.id or parent not in known):
+                problem = "names itself" if parent == message.id else "is not in the session"
+                found.append(Violation(f"messages[{i}].parent_id", "session.parent", f"{parent!r} {problem}"))
+            known.add(message.id)
+        if found:
+            raise ValidationError(found, "append")
+
     @abc.abstractmethod
     async def _append(self, session_id: str, encoded: list[tuple[str, bytes]], now_us: int) -> list[Appended]: ...
+
+    @abc.abstractmethod
+    async def known_ids(self, session_id: str, message_ids: set[str]) -> set[str]:
+        """Which of ``message_ids`` the session holds (an index lookup)."""
+
+    @abc.abstractmethod
+    async def entry(self, session_id: str, message_id: str) -> tuple[int, bytes] | None:
+        """The (offset, encoded message) of the session's entry with this id, or None (an index lookup)."""
+
+    async def before(self, session_id: str, offset: int, limit: int) -> list[tuple[int, bytes]]:
+        """Up to ``limit`` entries just before ``offset``, in log order (for walking a path back)."""
+        start = max(0, offset - 1 - limit)
+        return await self.read(session_id, start, offset - 1 - start)
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self, session_id: str) -> AsyncIterator[None]:
+        """Hold the session for a tree operation (read, then append): one holder at a time.
+
+        This process's stores hold it with an in-process lock; a store shared by
+        several nodes holds it in the engine. Plain appends do not take it.
+        """
+        entry = self._holds.get(session_id)
+        if entry is None:
+            entry = self._holds[session_id] = [asyncio.Lock(), 0]
+        entry[1] += 1
+        try:
+            async with entry[0]:
+                yield
+        finally:
+            entry[1] -= 1
+            if not entry[1]:
+                del self._holds[session_id]
+
+    def on_health(self, listener: Callable[[bool], None]) -> None:
+        """Call ``listener(healthy)`` whenever the store loses or regains its backing server."""
+        self._health_listeners.append(listener)
+
+    def _set_healthy(self, healthy: bool) -> None:
+        if healthy == self.healthy:
+            return
+        self.healthy = healthy
+        for listener in self._health_listeners:
+            listener(healthy)
+        if healthy:
+            self._wake_all()  # a change feed may have missed appends while the server was away
+
+    def _wake_all(self) -> None:
+        waiters, self._waiters = self._waiters, {}
+        for event in waiters.values():
+            event.set()
 
     @abc.abstractmethod
     async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, bytes]]:
@@ -143,6 +224,14 @@ class MemoryStore(Store):
 
     async def last_offset(self, session_id: str) -> int:
         return len(self._logs.get(session_id, ()))
+
+    async def known_ids(self, session_id: str, message_ids: set[str]) -> set[str]:
+        ids = self._ids.get(session_id, {})
+        return {message_id for message_id in message_ids if message_id in ids}
+
+    async def entry(self, session_id: str, message_id: str) -> tuple[int, bytes] | None:
+        offset = self._ids.get(session_id, {}).get(message_id)
+        return None if offset is None else (offset, self._logs[session_id][offset - 1])
 
     async def sessions(self, after: str, limit: int, *, prefix: str = "") -> list[SessionRecord]:
         ids = sorted(s for s in self._logs if s > after and s.startswith(prefix))[:limit]
@@ -288,6 +377,39 @@ class SQLiteStore(Store):
                 raise _store_error(exc, f"the store could not read {self.path!r}") from None
         return int(row[0]) if row else 0
 
+    async def known_ids(self, session_id: str, message_ids: set[str]) -> set[str]:
+        return await asyncio.to_thread(self._known_ids_sync, session_id, sorted(message_ids))
+
+    def _known_ids_sync(self, session_id: str, wanted: list[str]) -> set[str]:
+        found: set[str] = set()
+        with self._lock:
+            try:
+                for start in range(0, len(wanted), 500):
+                    chunk = wanted[start : start + 500]
+                    marks = ",".join("?" * len(chunk))
+                    rows = self._db.execute(
+                        f"SELECT message_id FROM messages WHERE session_id = ? AND message_id IN ({marks})",  # noqa: S608 - placeholders only
+                        (session_id, *chunk),
+                    ).fetchall()
+                    found.update(row[0] for row in rows)
+            except sqlite3.Error as exc:
+                raise _store_error(exc, f"the store could not read {self.path!r}") from None
+        return found
+
+    async def entry(self, session_id: str, message_id: str) -> tuple[int, bytes] | None:
+        return await asyncio.to_thread(self._entry_sync, session_id, message_id)
+
+    def _entry_sync(self, session_id: str, message_id: str) -> tuple[int, bytes] | None:
+        with self._lock:
+            try:
+                row = self._db.execute(
+                    "SELECT offset, body FROM messages WHERE session_id = ? AND message_id = ?",
+                    (session_id, message_id),
+                ).fetchone()
+            except sqlite3.Error as exc:
+                raise _store_error(exc, f"the store could not read {self.path!r}") from None
+        return None if row is None else (int(row[0]), bytes(row[1]))
+
     async def sessions(self, after: str, limit: int, *, prefix: str = "") -> list[SessionRecord]:
         return await asyncio.to_thread(self._sessions_sync, after, limit, prefix)
 
@@ -321,8 +443,14 @@ def _store_error(exc: sqlite3.Error, what: str) -> StoreError:
     return StoreError(f"{what}: {name}: {exc}")
 
 
-def open_store(db: str | None) -> Store:
-    """``None`` or ``":memory:"`` gives a :class:`MemoryStore`; anything else a :class:`SQLiteStore` at that path."""
+def open_store(db: str | None, **options: Any) -> Store:
+    """``None`` or ``":memory:"`` gives a :class:`MemoryStore`; a ``postgresql://`` (or ``postgres://``) URL a
+    :class:`~agentmsg.service.pgstore.PostgresStore` (``options``: its pool and timeout settings); anything
+    else a :class:`SQLiteStore` at that path. Call ``await store.start()`` before using it."""
     if db is None or db == ":memory:":
         return MemoryStore()
+    if db.startswith(("postgresql://", "postgres://")):
+        from agentmsg.service.pgstore import PostgresStore
+
+        return PostgresStore(db, **options)
     return SQLiteStore(db)

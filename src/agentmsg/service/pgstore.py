@@ -1,0 +1,450 @@
+"""PostgresStore: the session log in PostgreSQL, shared by several server nodes.
+
+Select it with ``agentmsg serve --store postgresql://user@host/db`` (the
+``agentmsg[postgres]`` extra: psycopg 3 and its pool). The store creates and
+migrates its own tables (``agentmsg_schema`` records the version; N nodes
+starting at once migrate under an advisory lock, one after the other).
+
+Semantics are those of :class:`~agentmsg.service.store.SQLiteStore`, and the
+store contract suite proves it on all three stores:
+
+- **Dense offsets under concurrency from any number of nodes**: an append locks
+  its session's row (``SELECT ... FOR UPDATE``) for its transaction, so the
+  offsets of a session are 1, 2, 3... with no gap or repeat whichever node
+  appends.
+- **Idempotent, atomic, durable**: a message id the session holds is a
+  duplicate (same bytes) or a :class:`~agentmsg.ConflictError` (other bytes);
+  a batch is one transaction; every connection runs with
+  ``synchronous_commit = on``, so an acknowledged append is on the primary's
+  disk (and, with synchronous replication configured in PostgreSQL, on a
+  standby's).
+- **Indexes, not scans**: parent ids are checked through the unique
+  ``(session_id, message_id)`` index; entries are looked up by id or offset.
+- **Change feed**: an append sends ``NOTIFY agentmsg_append`` (the session id)
+  in its transaction; each node LISTENs on one dedicated connection and wakes
+  its subscribers, so a subscriber on node B sees an append made through node
+  A at once. When that connection is lost and comes back, every subscriber is
+  woken to re-read from its cursor: nothing is missed.
+- **Exclusive holds** for tree operations are session-level advisory locks,
+  serialised by the engine across nodes.
+- **Health**: a monitor pings the database; a node that loses it reports
+  unhealthy (the server turns that into health ``NOT_SERVING``), its calls fail
+  with :class:`~agentmsg.StoreError` (``UNAVAILABLE``), and it recovers by
+  itself when the database returns.
+
+The cluster layer (:mod:`agentmsg.service.cluster`) uses the same tables
+(nodes, tool registrations, live-event spill) and the same LISTEN connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from agentmsg.errors import StoreError, StoreFullError
+from agentmsg.service.store import Appended, SessionRecord, Store, _plan
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg_pool import AsyncConnectionPool
+
+__all__ = ["SCHEMA_VERSION", "PostgresStore"]
+
+log = logging.getLogger("agentmsg.service.pgstore")
+
+APPEND_CHANNEL = "agentmsg_append"
+LIVE_CHANNEL = "agentmsg_live"
+_MIGRATION_LOCK = 0x61676D7367  # "agmsg": one migration at a time, whichever node starts first
+_HOLD_SEED = 0x7472656F  # seeds the advisory-lock key of a session's exclusive hold
+
+# Each step runs once, in order, in one transaction; a step is never edited after a release, only added.
+_MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
+    (
+        1,
+        (
+            # COLLATE "C": ids are ASCII, and listing by prefix is a range of the byte order on any database.
+            """CREATE TABLE agentmsg_sessions (
+                session_id text COLLATE "C" PRIMARY KEY,
+                last_offset bigint NOT NULL,
+                created_us bigint NOT NULL,
+                updated_us bigint NOT NULL)""",
+            """CREATE TABLE agentmsg_messages (
+                session_id text COLLATE "C" NOT NULL,
+                seq bigint NOT NULL,
+                message_id text NOT NULL,
+                body bytea NOT NULL,
+                PRIMARY KEY (session_id, seq))""",
+            "CREATE UNIQUE INDEX agentmsg_messages_by_id ON agentmsg_messages (session_id, message_id)",
+            """CREATE TABLE agentmsg_nodes (
+                node_id text PRIMARY KEY,
+                address text NOT NULL,
+                heartbeat_at timestamptz NOT NULL)""",
+            """CREATE TABLE agentmsg_tools (
+                name text PRIMARY KEY,
+                node_id text NOT NULL,
+                runner_id text NOT NULL,
+                runner_name text NOT NULL,
+                definition bytea NOT NULL)""",
+            "CREATE INDEX agentmsg_tools_by_node ON agentmsg_tools (node_id)",
+            # Live events too large for a NOTIFY payload; never needed after a crash, so not WAL-logged.
+            """CREATE UNLOGGED TABLE agentmsg_live_spill (
+                id bigserial PRIMARY KEY,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                body bytea NOT NULL)""",
+        ),
+    ),
+]
+SCHEMA_VERSION = _MIGRATIONS[-1][0]
+"""The schema version this release creates and reads."""
+
+
+def _require_driver() -> Any:
+    try:
+        import psycopg
+        import psycopg_pool
+    except ImportError:
+        raise StoreError(
+            "the PostgreSQL store needs psycopg 3 and psycopg-pool: pip install 'agentmsg[postgres]'"
+        ) from None
+    return psycopg, psycopg_pool
+
+
+class PostgresStore(Store):
+    """The session log in PostgreSQL (see the module docstring). ``await start()`` before use."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 10,
+        statement_timeout: float = 10.0,
+        connect_timeout: float = 5.0,
+        health_interval: float = 0.5,
+        node_id: str | None = None,
+    ) -> None:
+        super().__init__()
+        if pool_size < 2:
+            raise StoreError("the PostgreSQL pool needs at least 2 connections (a tree operation holds one)")
+        if statement_timeout <= 0 or connect_timeout <= 0 or health_interval <= 0:
+            raise StoreError("statement_timeout, connect_timeout and health_interval must be positive")
+        self.url = url
+        self.pool_size = pool_size
+        self.statement_timeout = statement_timeout
+        self.connect_timeout = connect_timeout
+        self.health_interval = health_interval
+        self.node_id = node_id or str(uuid.uuid4())
+        self._pool: AsyncConnectionPool[Any] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._channels: dict[str, list[Callable[[str], None]]] = {APPEND_CHANNEL: [self._on_append]}
+        self._reconnected: list[Callable[[], Awaitable[None]]] = []
+        self._listening = False
+        self._listen_ready = asyncio.Event()
+        self._pinged = True
+        self._notify_lock = asyncio.Lock()
+        self._notifier: psycopg.AsyncConnection[Any] | None = None
+
+    # -- lifecycle
+
+    def _connect_kwargs(self) -> dict[str, Any]:
+        timeout_ms = int(self.statement_timeout * 1000)
+        return {
+            "autocommit": True,
+            "connect_timeout": max(1, round(self.connect_timeout)),
+            # Durable before the reply whatever the database's default says; no statement runs forever.
+            "options": f"-c synchronous_commit=on -c statement_timeout={timeout_ms}",
+            "application_name": f"agentmsg:{self.node_id[:8]}",
+        }
+
+    async def start(self) -> None:
+        """Open the pool, create or migrate the tables, and start the change feed and the health monitor."""
+        _, psycopg_pool = _require_driver()
+        pool = psycopg_pool.AsyncConnectionPool(
+            self.url,
+            min_size=1,
+            max_size=self.pool_size,
+            kwargs=self._connect_kwargs(),
+            open=False,
+            check=psycopg_pool.AsyncConnectionPool.check_connection,
+            reconnect_timeout=3600,
+            name=f"agentmsg-{self.node_id[:8]}",
+        )
+        try:
+            await pool.open(wait=True, timeout=self.connect_timeout)
+        except Exception as exc:
+            await pool.close()
+            raise StoreError(f"cannot connect to PostgreSQL at {_redact(self.url)}: {exc}") from None
+        self._pool = pool
+        await self._migrate()
+        self._tasks = [
+            asyncio.create_task(self._listen(), name="agentmsg-pg-listen"),
+            asyncio.create_task(self._monitor(), name="agentmsg-pg-monitor"),
+        ]
+        try:
+            # Serve only once the change feed listens: an append from another node must wake us from the start.
+            await asyncio.wait_for(self._listen_ready.wait(), self.connect_timeout)
+        except TimeoutError:
+            await self.close()
+            raise StoreError(f"cannot LISTEN on PostgreSQL at {_redact(self.url)}") from None
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks = []
+        if self._notifier is not None:
+            with contextlib.suppress(Exception):
+                await self._notifier.close()
+            self._notifier = None
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+
+    async def _migrate(self) -> None:
+        async with self._conn("migrate the schema") as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            await conn.execute(
+                "CREATE TABLE IF NOT EXISTS agentmsg_schema (version integer PRIMARY KEY, applied_us bigint NOT NULL)"
+            )
+            cur = await conn.execute("SELECT coalesce(max(version), 0) FROM agentmsg_schema")
+            row = await cur.fetchone()
+            current = int(row[0]) if row else 0
+            if current > SCHEMA_VERSION:
+                raise StoreError(
+                    f"the database holds agentmsg schema version {current}, newer than this release's "
+                    f"{SCHEMA_VERSION}: upgrade agentmsg on this node"
+                )
+            for version, statements in _MIGRATIONS:
+                if version <= current:
+                    continue
+                for statement in statements:
+                    await conn.execute(statement)
+                await conn.execute(
+                    "INSERT INTO agentmsg_schema (version, applied_us) VALUES (%s, %s)",
+                    (version, time.time_ns() // 1000),
+                )
+                log.info("agentmsg schema migrated to version %d", version)
+
+    @contextlib.asynccontextmanager
+    async def _conn(self, what: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled connection; any driver failure becomes a StoreError (and marks the store unhealthy)."""
+        psycopg, psycopg_pool = _require_driver()
+        if self._pool is None:
+            raise StoreError("the PostgreSQL store is not started (or is closed)")
+        try:
+            async with self._pool.connection(timeout=self.connect_timeout) as conn:
+                yield conn
+        except psycopg_pool.PoolTimeout:
+            self._lost(f"no PostgreSQL connection within {self.connect_timeout:g} s")
+            raise StoreError(f"could not {what}: PostgreSQL is unreachable") from None
+        except psycopg.errors.DiskFull as exc:
+            raise StoreFullError(f"could not {what}: the database's disk is full ({exc})") from None
+        except psycopg.errors.QueryCanceled as exc:
+            raise StoreError(f"could not {what}: the statement timed out ({exc})") from None
+        except psycopg.OperationalError as exc:
+            self._lost(str(exc))
+            raise StoreError(f"could not {what}: PostgreSQL connection failed ({exc})") from None
+        except psycopg.Error as exc:
+            raise StoreError(f"could not {what}: {type(exc).__name__}: {exc}") from None
+
+    def _lost(self, why: str) -> None:
+        if self._pinged:
+            log.warning("PostgreSQL lost: %s", why)
+        self._pinged = False
+        self._update_health()
+
+    def _update_health(self) -> None:
+        self._set_healthy(self._pinged and self._listening)
+
+    # -- the log
+
+    async def _append(self, session_id: str, encoded: list[tuple[str, bytes]], now_us: int) -> list[Appended]:
+        async with self._conn("append") as conn, conn.transaction():
+            lock = "SELECT last_offset FROM agentmsg_sessions WHERE session_id = %s FOR UPDATE"
+            row = await (await conn.execute(lock, (session_id,))).fetchone()
+            if row is None:
+                await conn.execute(
+                    "INSERT INTO agentmsg_sessions (session_id, last_offset, created_us, updated_us) "
+                    "VALUES (%s, 0, %s, %s) ON CONFLICT (session_id) DO NOTHING",
+                    (session_id, now_us, now_us),
+                )
+                row = await (await conn.execute(lock, (session_id,))).fetchone()
+            assert row is not None
+            last = int(row[0])
+            cur = await conn.execute(
+                "SELECT message_id, seq, body FROM agentmsg_messages WHERE session_id = %s AND message_id = ANY(%s)",
+                (session_id, list({message_id for message_id, _ in encoded})),
+            )
+            held = await cur.fetchall()
+            ids = {message_id: int(seq) for message_id, seq, _ in held}
+            bodies = {int(seq): bytes(body) for _, seq, body in held}
+            result, staged, staged_ids = _plan(lambda index: bodies[index + 1], ids, encoded, last)
+            if staged:
+                by_offset = {offset: message_id for message_id, offset in staged_ids.items()}
+                async with conn.cursor() as insert:
+                    await insert.executemany(
+                        "INSERT INTO agentmsg_messages (session_id, seq, message_id, body) VALUES (%s, %s, %s, %s)",
+                        [(session_id, last + 1 + i, by_offset[last + 1 + i], body) for i, body in enumerate(staged)],
+                    )
+                await conn.execute(
+                    "UPDATE agentmsg_sessions SET last_offset = %s, updated_us = %s WHERE session_id = %s",
+                    (last + len(staged), now_us, session_id),
+                )
+                # Delivered to every listening node when (and only if) the transaction commits.
+                await conn.execute("SELECT pg_notify(%s, %s)", (APPEND_CHANNEL, session_id))
+            return result
+
+    async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, bytes]]:
+        async with self._conn("read") as conn:
+            cur = await conn.execute(
+                "SELECT seq, body FROM agentmsg_messages WHERE session_id = %s AND seq > %s ORDER BY seq LIMIT %s",
+                (session_id, after, limit),
+            )
+            return [(int(seq), bytes(body)) for seq, body in await cur.fetchall()]
+
+    async def last_offset(self, session_id: str) -> int:
+        async with self._conn("read") as conn:
+            cur = await conn.execute("SELECT last_offset FROM agentmsg_sessions WHERE session_id = %s", (session_id,))
+            row = await cur.fetchone()
+            return int(row[0]) if row else 0
+
+    async def known_ids(self, session_id: str, message_ids: set[str]) -> set[str]:
+        async with self._conn("read") as conn:
+            cur = await conn.execute(
+                "SELECT message_id FROM agentmsg_messages WHERE session_id = %s AND message_id = ANY(%s)",
+                (session_id, sorted(message_ids)),
+            )
+            return {str(row[0]) for row in await cur.fetchall()}
+
+    async def entry(self, session_id: str, message_id: str) -> tuple[int, bytes] | None:
+        async with self._conn("read") as conn:
+            cur = await conn.execute(
+                "SELECT seq, body FROM agentmsg_messages WHERE session_id = %s AND message_id = %s",
+                (session_id, message_id),
+            )
+            row = await cur.fetchone()
+            return None if row is None else (int(row[0]), bytes(row[1]))
+
+    async def sessions(self, after: str, limit: int, *, prefix: str = "") -> list[SessionRecord]:
+        end = prefix[:-1] + chr(ord(prefix[-1]) + 1) if prefix else "\U0010ffff"
+        async with self._conn("list sessions") as conn:
+            cur = await conn.execute(
+                "SELECT session_id, last_offset, created_us, updated_us FROM agentmsg_sessions "
+                "WHERE session_id > %s AND session_id >= %s AND session_id < %s ORDER BY session_id LIMIT %s",
+                (after, prefix, end, limit),
+            )
+            return [SessionRecord(str(s), int(o), int(c), int(u)) for s, o, c, u in await cur.fetchall()]
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self, session_id: str) -> AsyncIterator[None]:
+        """Hold the session across nodes: a session-level advisory lock on one pooled connection."""
+        async with self._conn("hold the session") as conn:
+            await conn.execute("SELECT pg_advisory_lock(hashtextextended(%s, %s))", (session_id, _HOLD_SEED))
+            try:
+                yield
+            finally:
+                try:
+                    await conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, %s))", (session_id, _HOLD_SEED))
+                except Exception:
+                    # The lock dies with the connection: close it so the pool never hands out a held lock.
+                    await conn.close()
+                    raise
+
+    # -- the change feed, shared with the cluster layer
+
+    def on_channel(self, channel: str, callback: Callable[[str], None]) -> None:
+        """Call ``callback(payload)`` for every NOTIFY on ``channel`` (from any node, this one included)."""
+        self._channels.setdefault(channel, []).append(callback)
+
+    def on_reconnect(self, callback: Callable[[], Awaitable[None]]) -> None:
+        """Run ``callback`` each time the change feed is (re)established."""
+        self._reconnected.append(callback)
+
+    async def notify(self, channel: str, payload: str) -> None:
+        """``NOTIFY channel, payload`` in order: one connection, one at a time (so events keep their order)."""
+        psycopg, _ = _require_driver()
+        async with self._notify_lock:
+            try:
+                if self._notifier is None or self._notifier.closed:
+                    self._notifier = await psycopg.AsyncConnection.connect(self.url, **self._connect_kwargs())
+                await self._notifier.execute("SELECT pg_notify(%s, %s)", (channel, payload))
+            except psycopg.Error as exc:
+                if self._notifier is not None:
+                    with contextlib.suppress(Exception):
+                        await self._notifier.close()
+                self._notifier = None
+                raise StoreError(f"could not notify other nodes: {exc}") from None
+
+    @contextlib.asynccontextmanager
+    async def connection(self, what: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled connection for the cluster layer (errors mapped as for the store's own calls)."""
+        async with self._conn(what) as conn:
+            yield conn
+
+    def _on_append(self, session_id: str) -> None:
+        self._notify(session_id)
+
+    async def _listen(self) -> None:
+        """LISTEN on one dedicated connection; reconnect with backoff, and wake everyone after a gap."""
+        psycopg, _ = _require_driver()
+        delay = 0.1
+        while True:
+            conn = None
+            try:
+                conn = await psycopg.AsyncConnection.connect(self.url, **self._connect_kwargs())
+                for channel in self._channels:
+                    await conn.execute(f'LISTEN "{channel}"')
+                self._listening = True
+                self._listen_ready.set()
+                delay = 0.1
+                self._update_health()
+                self._wake_all()  # appends made while nobody listened are read now
+                for reconnected in self._reconnected:
+                    await reconnected()
+                async for note in conn.notifies():
+                    for callback in self._channels.get(note.channel, ()):
+                        try:
+                            callback(note.payload)
+                        except Exception:
+                            log.exception("a NOTIFY handler for %s failed", note.channel)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                if self._listening:
+                    log.warning("the PostgreSQL change feed was lost: %s", exc)
+            finally:
+                self._listening = False
+                if conn is not None:
+                    with contextlib.suppress(Exception):
+                        await conn.close()
+            self._update_health()
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    async def _monitor(self) -> None:
+        """Ping the database; the store is healthy while pings pass and the change feed listens."""
+        while True:
+            ok = False
+            with contextlib.suppress(Exception):
+                async with asyncio.timeout(max(1.0, self.health_interval * 2)), self._conn("ping") as conn:
+                    await conn.execute("SELECT 1")
+                    ok = True
+            if ok and not self._pinged:
+                log.info("PostgreSQL is back")
+            self._pinged = ok
+            self._update_health()
+            await asyncio.sleep(self.health_interval)
+
+
+def _redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    credentials, _, host = rest.rpartition("@")
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user}@{host}"
