@@ -95,6 +95,8 @@ def _serve(args: argparse.Namespace) -> int:
         db=args.store or (None if args.memory else args.db),
         pool_size=args.pool_size,
         statement_timeout=args.statement_timeout,
+        advertise=args.advertise,
+        peer_ca=_read(args.peer_ca),
         grants=grants,
         tls_cert=_read(args.tls_cert),
         tls_key=_read(args.tls_key),
@@ -314,6 +316,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="a postgresql:// URL: share one PostgreSQL with other nodes (needs agentmsg[postgres]); overrides --db",
     )
     serve.add_argument("--pool-size", type=int, default=10, help="PostgreSQL connections per node (default 10)")
+    serve.add_argument(
+        "--advertise", metavar="HOST:PORT", help="with --store: the address other nodes reach this one at"
+    )
+    serve.add_argument("--peer-ca", metavar="FILE", help="with --store and TLS: PEM CA of the other nodes")
     serve.add_argument(
         "--statement-timeout", type=float, default=10.0, help="PostgreSQL statement timeout in seconds (default 10)"
     )

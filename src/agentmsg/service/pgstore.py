@@ -140,7 +140,8 @@ class PostgresStore(Store):
         self.node_id = node_id or str(uuid.uuid4())
         self._pool: AsyncConnectionPool[Any] | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._channels: dict[str, list[Callable[[str], None]]] = {APPEND_CHANNEL: [self._on_append]}
+        # Every channel is listened to from the first connection on; handlers may come later.
+        self._channels: dict[str, list[Callable[[str], None]]] = {APPEND_CHANNEL: [self._on_append], LIVE_CHANNEL: []}
         self._reconnected: list[Callable[[], Awaitable[None]]] = []
         self._listening = False
         self._listen_ready = asyncio.Event()
@@ -358,7 +359,9 @@ class PostgresStore(Store):
 
     def on_channel(self, channel: str, callback: Callable[[str], None]) -> None:
         """Call ``callback(payload)`` for every NOTIFY on ``channel`` (from any node, this one included)."""
-        self._channels.setdefault(channel, []).append(callback)
+        if channel not in self._channels:
+            raise StoreError(f"unknown channel {channel!r}: the store listens on {', '.join(self._channels)}")
+        self._channels[channel].append(callback)
 
     def on_reconnect(self, callback: Callable[[], Awaitable[None]]) -> None:
         """Run ``callback`` each time the change feed is (re)established."""

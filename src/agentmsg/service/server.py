@@ -45,6 +45,8 @@ from agentmsg.messages import (
 )
 from agentmsg.service import status
 from agentmsg.service.access import Access, Scope
+from agentmsg.service.cluster import FORWARDED_HEADER, Cluster, peer_credentials
+from agentmsg.service.pgstore import PostgresStore
 from agentmsg.service.store import SessionRecord, Store, open_store
 from agentmsg.sessions import build_context
 from agentmsg.streaming import IncompleteStreamError, StreamAccumulator, StreamProtocolError
@@ -81,6 +83,8 @@ class ServerConfig:
     db: str | None = "agentmsg.db"
     pool_size: int = 10  # PostgreSQL: connections per node
     statement_timeout: float = 10.0  # PostgreSQL: seconds before a statement is cancelled
+    advertise: str | None = None  # PostgreSQL: the host:port other nodes reach this one at (default host:port)
+    peer_ca: bytes | None = None  # PostgreSQL with TLS: PEM CA of the other nodes' certificates
     tokens: Sequence[str] = ()  # bearer tokens with full access; with no tokens and no grants: no auth
     grants: Mapping[str, Scope] = field(default_factory=dict)  # bearer tokens with a scope (see access.py)
     tls_cert: bytes | None = None  # PEM certificate chain of the server
@@ -153,6 +157,9 @@ class LiveHub:
 
     def __init__(self) -> None:
         self._subscribers: dict[str, set[asyncio.Queue[session_service_pb2.LiveEvent]]] = {}
+        # Set by the cluster layer: sends each event published here to the other nodes, in order.
+        self.relay: Callable[[str, session_service_pb2.LiveEvent], None] | None = None
+        self.flush: Callable[[], Awaitable[None]] | None = None
 
     @contextlib.contextmanager
     def subscribe(self, session_id: str) -> Any:
@@ -168,6 +175,18 @@ class LiveHub:
                     del self._subscribers[session_id]
 
     def publish(self, session_id: str, live: session_service_pb2.LiveEvent) -> None:
+        """An event published on this node: to its subscribers here, and to the other nodes."""
+        self.deliver(session_id, live)
+        if self.relay is not None:
+            self.relay(session_id, live)
+
+    async def flushed(self) -> None:
+        """Wait until the events published so far have reached the other nodes' feed."""
+        if self.flush is not None:
+            await self.flush()
+
+    def deliver(self, session_id: str, live: session_service_pb2.LiveEvent) -> None:
+        """Fan an event out to this node's subscribers of the session."""
         for queue in self._subscribers.get(session_id, ()):
             if queue.full():
                 # A slow live viewer loses the oldest deltas, never the log: the finished message is logged.
@@ -433,6 +452,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                 raise ValidationError([Violation("event", "required", "the stream sent no events")])
             message = accumulator.finish()
             _validation.check(message.pb)
+            # Other nodes get the stream's events before the message: both go through one feed, in order.
+            await self.hub.flushed()
             (appended,) = await self.store.append(session_id, [message.pb])
             return session_service_pb2.PublishStreamResponse(offset=appended.offset, message=message.pb)
         except (StreamProtocolError, IncompleteStreamError) as exc:
@@ -582,6 +603,8 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         self.runners: dict[str, _Runner] = {}
         self.by_tool: dict[str, _Runner] = {}
         self.access = access if access is not None else Access()
+        self.cluster: Cluster | None = None  # set when the node shares a PostgreSQL with others
+        self._leaving: set[asyncio.Task[None]] = set()
 
     def _allow(self, context: grpc.aio.ServicerContext, *, serve: bool) -> None:  # type: ignore[type-arg]
         if self.access.enabled:
@@ -603,6 +626,12 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
             if first.WhichOneof("kind") != "register":
                 raise ValidationError([Violation("register", "required", "the first message must register tools")])
             runner = self._register(first.register)
+            if self.cluster is not None:
+                try:
+                    await self.cluster.claim(runner)
+                except AgentMsgError:
+                    self._unregister(runner)
+                    raise
         except AgentMsgError as exc:
             await status.abort(context, exc)
         reader = asyncio.ensure_future(self._read_outcomes(runner, requests))
@@ -620,6 +649,10 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
                 yield response
         finally:
             self._unregister(runner)
+            if self.cluster is not None:
+                leaving = asyncio.ensure_future(self.cluster.release(runner))
+                self._leaving.add(leaving)
+                leaving.add_done_callback(self._leaving.discard)
             pending = [task for task in (getter, reader) if task is not None and not task.done()]
             for task in pending:
                 task.cancel()
@@ -677,12 +710,18 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> tool_service_pb2.ListToolsResponse:
         self._allow(context, serve=False)
-        response = tool_service_pb2.ListToolsResponse()
-        for name in sorted(self.by_tool):
-            runner = self.by_tool[name]
+        listed: dict[str, tool_service_pb2.RegisteredTool] = {}
+        if self.cluster is not None:
+            for tool, runner_name, runner_id in await self.cluster.remote_tools():
+                listed[tool.name] = tool_service_pb2.RegisteredTool(
+                    tool=tool, runner_name=runner_name, runner_id=runner_id
+                )
+        for name, runner in self.by_tool.items():
             tool = next(t for t in runner.tools if t.name == name)
-            response.tools.add(tool=tool, runner_name=runner.name, runner_id=runner.runner_id)
-        return response
+            listed[name] = tool_service_pb2.RegisteredTool(
+                tool=tool, runner_name=runner.name, runner_id=runner.runner_id
+            )
+        return tool_service_pb2.ListToolsResponse(tools=[listed[name] for name in sorted(listed)])
 
     @_guard
     async def CallTool(  # noqa: N802
@@ -695,7 +734,13 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         call = request.call
         runner = self.by_tool.get(call.name)
         if runner is None:
-            raise NotFoundError(f"no runner serves the tool {call.name!r}")
+            metadata = context.invocation_metadata() or ()
+            forwarded = any(key == FORWARDED_HEADER for key, _ in metadata)
+            address = await self.cluster.locate(call.name) if self.cluster is not None and not forwarded else None
+            if address is None or self.cluster is None:
+                raise NotFoundError(f"no runner serves the tool {call.name!r}")
+            # The runner is on another node: call it there as the caller, within the caller's deadline.
+            return await self.cluster.forward(address, request, metadata, context.time_remaining())
         if call.id in runner.pending:
             raise ConflictError(f"tool call {call.id!r} is already running")
         future: asyncio.Future[content_pb2.ToolResultContent] = asyncio.get_running_loop().create_future()
@@ -784,7 +829,7 @@ class Running:
     health: health.aio.HealthServicer
     sessions: SessionServicer
     tools: ToolServicer
-
+    cluster: Cluster | None = None
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     stopping: bool = False
 
@@ -811,6 +856,8 @@ class Running:
         self.stopping = True
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
+        if self.cluster is not None:
+            await self.cluster.stop()
         await self.store.close()
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
@@ -859,8 +906,20 @@ async def create_server(config: ServerConfig) -> Running:
         port = server.add_insecure_port(address)
     if port == 0:
         raise UnavailableError(f"cannot bind {address}")
+    cluster = None
+    if isinstance(store, PostgresStore):
+        peers = peer_credentials(config)
+        if config.advertise is None and config.host in ("0.0.0.0", "::", ""):  # noqa: S104 - checked, not bound
+            raise UnavailableError(
+                f"a cluster node bound to {config.host!r} needs advertise (--advertise HOST:PORT): "
+                "the address other nodes reach it at"
+            )
+        advertise = config.advertise or f"{config.host}:{port}"
+        cluster = Cluster(store, advertise, channel_credentials=peers, max_message_bytes=config.max_message_bytes)
+        await cluster.start(hub, tools)
+        hub.flush = cluster.flush
     await server.start()
-    running = Running(server, port, store, health_servicer, sessions, tools)
+    running = Running(server, port, store, health_servicer, sessions, tools, cluster)
     await running.set_serving(store.healthy)
     # A store that loses its server (PostgreSQL) makes the node NOT_SERVING until it is back.
     store.on_health(lambda healthy: running.track(running.set_serving(healthy, change=True)))

@@ -1,0 +1,207 @@
+"""Three server processes over one PostgreSQL: one log, live events and tool calls across nodes.
+
+Each node is ``python -m agentmsg serve --store postgresql://...`` on its own
+port; clients and runners talk to whichever node they like. Every test bounds
+its loops in count and time and uses 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import pytest
+from conftest import RunnerThread
+from serverproc import ServerProcess
+from test_store_contract import fresh_database
+
+import agentmsg as am
+from agentmsg.service import AsyncClient, Client, Live, Logged, ToolRunner
+from agentmsg.service.localpg import LocalPostgres, wait_until
+from agentmsg.streaming import events_from_message
+
+SESSIONS = 4
+PUBLISHERS = 20
+PER_PUBLISHER = 10
+
+
+@pytest.fixture
+def nodes(postgres: LocalPostgres) -> Iterator[list[ServerProcess]]:
+    url = fresh_database(postgres)
+    started = [ServerProcess("--store", url, "--pool-size", "6") for _ in range(3)]
+    try:
+        yield started
+    finally:
+        for node in started:
+            node.stop()
+
+
+def test_every_message_reaches_every_node_once_and_in_order(nodes: list[ServerProcess]) -> None:
+    expected = {f"s{k}": PUBLISHERS // SESSIONS * PER_PUBLISHER for k in range(SESSIONS)}
+
+    async def subscriber(node: ServerProcess, session_id: str) -> list[tuple[int, str]]:
+        got: list[tuple[int, str]] = []
+        async with AsyncClient(node.target, timeout=60) as client:
+            async with asyncio.timeout(60):
+                async for item in client.subscribe(session_id):
+                    assert isinstance(item, Logged)
+                    got.append((item.offset, item.message.id))
+                    if len(got) == expected[session_id]:
+                        return got
+        return got
+
+    async def publisher(p: int) -> None:
+        node = nodes[p % len(nodes)]
+        async with AsyncClient(node.target, timeout=30) as client:
+            for i in range(PER_PUBLISHER):
+                message = am.UserMessage.text(f"{p}:{i}", id=f"p{p}-{i}")
+                if i % 4 == 3:
+                    await client.append_many(f"s{p % SESSIONS}", [message])
+                else:
+                    await client.append(f"s{p % SESSIONS}", message)
+
+    async def main() -> dict[tuple[int, str], list[tuple[int, str]]]:
+        watchers = {
+            (n, s): asyncio.ensure_future(subscriber(node, s)) for n, node in enumerate(nodes) for s in expected
+        }
+        await asyncio.sleep(0.3)  # subscribers are live before the first append
+        await asyncio.gather(*(publisher(p) for p in range(PUBLISHERS)))
+        return {key: await task for key, task in watchers.items()}
+
+    seen = asyncio.run(main())
+    for (n, session_id), got in seen.items():
+        count = expected[session_id]
+        assert [offset for offset, _ in got] == list(range(1, count + 1)), (n, session_id)
+        assert len({message_id for _, message_id in got}) == count
+        # Each publisher's messages are in the log in the order it sent them.
+        for p in range(session_index(session_id), PUBLISHERS, SESSIONS):
+            mine = [int(mid.split("-")[1]) for _, mid in got if mid.startswith(f"p{p}-")]
+            assert mine == list(range(PER_PUBLISHER))
+    # Every node saw the very same log.
+    for session_id in expected:
+        logs = {tuple(seen[(n, session_id)]) for n in range(len(nodes))}
+        assert len(logs) == 1
+
+
+def session_index(session_id: str) -> int:
+    return int(session_id[1:])
+
+
+def test_live_events_published_on_one_node_reach_subscribers_on_the_others(nodes: list[ServerProcess]) -> None:
+    message = am.AssistantMessage.text("Hello across nodes, " * 40 + "done.", stop_reason="stop", id="a1")
+    events = events_from_message(message, chunk_size=7)
+    big = am.AssistantMessage.text("x" * 20_000, stop_reason="stop", id="a2")  # events too large to NOTIFY inline
+
+    async def watch(node: ServerProcess, ids: set[str]) -> list[str]:
+        seen: list[str] = []
+        async with AsyncClient(node.target, timeout=30) as client, asyncio.timeout(30):
+            async for item in client.subscribe("live", live_events=True):
+                if isinstance(item, Live):
+                    seen.append(f"live:{item.event.kind}")
+                else:
+                    seen.append(f"logged:{item.message.id}")
+                    ids.discard(item.message.id)
+                    if not ids:
+                        return seen
+        return seen
+
+    async def main() -> tuple[list[str], list[str]]:
+        on_two = asyncio.ensure_future(watch(nodes[1], {"a1", "a2"}))
+        on_three = asyncio.ensure_future(watch(nodes[2], {"a1", "a2"}))
+        await asyncio.sleep(0.3)
+        async with AsyncClient(nodes[0].target, timeout=30) as client:
+            assert (await client.publish_stream("live", events))[0] == 1
+            (offset, _) = await client.publish_stream("live", events_from_message(big, chunk_size=10_000))
+            assert offset == 2
+        return await on_two, await on_three
+
+    for seen in asyncio.run(main()):
+        first_logged = seen.index("logged:a1")
+        live_before = seen[:first_logged]
+        # Every event of the first stream crossed over, before the message it builds.
+        assert len(live_before) == len(events), seen[:5]
+        assert live_before[0] == "live:message_start"
+        assert live_before[-1] == "live:message_stop"
+        assert seen[-1] == "logged:a2"
+        assert "live:block_delta" in seen[first_logged + 1 :]  # the spilled (large) deltas came too
+
+
+def test_a_runner_on_node_one_answers_calls_made_through_node_three(
+    nodes: list[ServerProcess], start_runner: Callable[..., RunnerThread]
+) -> None:
+    cancelled = threading.Event()
+    started = threading.Event()
+    runner = ToolRunner(nodes[0].target, name="far")
+
+    @runner.tool(kind="read")
+    def shout(text: str) -> str:
+        """Upper-case the text."""
+        return text.upper()
+
+    @runner.tool
+    async def slow(seconds: float) -> str:
+        started.set()
+        try:
+            await asyncio.sleep(seconds)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "finished"
+
+    thread = start_runner(runner)
+    with Client(nodes[2].target, timeout=20) as third, Client(nodes[1].target, timeout=20) as second:
+        assert wait_until(lambda: len(second.list_tools()) == 2, 10)
+        listed = {t.tool.name: t for t in second.list_tools()}
+        assert (listed["shout"].runner_name, listed["shout"].tool.kind) == ("far", am.ToolKind.READ)
+        result = third.call_tool(am.ToolCallContent("c1", "shout", {"text": "hi"}))
+        assert (result.id, result.text, result.is_error) == ("c1", "HI", False)
+        # The caller's deadline travels with the forwarded call and cancels the runner's task.
+        began = time.monotonic()
+        with pytest.raises(am.DeadlineExceededError):
+            third.call_tool(am.ToolCallContent("c2", "slow", {"seconds": 30}), timeout=0.7)
+        assert time.monotonic() - began < 5
+        assert cancelled.wait(5)
+        # A caller that gives up cancels the call on the runner's node.
+        cancelled.clear()
+        started.clear()
+
+        async def call_then_cancel() -> None:
+            async with AsyncClient(nodes[2].target) as client:
+                task = asyncio.ensure_future(client.call_tool(am.ToolCallContent("c3", "slow", {"seconds": 30})))
+                await asyncio.to_thread(started.wait, 5)
+                task.cancel()
+                with pytest.raises(asyncio.CancelledError):
+                    await task
+
+        asyncio.run(call_then_cancel())
+        assert cancelled.wait(5)
+        # The runner leaves mid-call: the caller on node three gets an error result, and the tools are gone.
+        started.clear()
+        outcome: list[am.ToolResultContent] = []
+        caller = threading.Thread(
+            target=lambda: outcome.append(third.call_tool(am.ToolCallContent("c4", "slow", {"seconds": 60})))
+        )
+        caller.start()
+        assert started.wait(5)
+        thread.stop()
+        caller.join(10)
+        (left,) = outcome
+        assert left.is_error
+        assert "tool runner 'far' disconnected" in left.text
+        assert wait_until(lambda: second.list_tools() == [], 10)
+        with pytest.raises(am.NotFoundError):
+            third.call_tool(am.ToolCallContent("c5", "shout", {"text": "x"}))
+
+
+def test_a_tool_name_is_served_once_in_the_cluster(
+    nodes: list[ServerProcess], start_runner: Callable[..., RunnerThread]
+) -> None:
+    first = ToolRunner(nodes[0].target, name="one")
+    first.tool(lambda: "x", name="shared")
+    start_runner(first)
+    second = ToolRunner(nodes[1].target, name="two")
+    second.tool(lambda: "y", name="shared")
+    with pytest.raises(am.ConflictError, match="already served by another node: shared"):
+        asyncio.run(second.serve())
