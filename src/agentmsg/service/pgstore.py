@@ -231,11 +231,17 @@ class PostgresStore(Store):
                 log.info("agentmsg schema migrated to version %d", version)
 
     @contextlib.asynccontextmanager
-    async def _conn(self, what: str) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
-        """A pooled connection; any driver failure becomes a StoreError (and marks the store unhealthy)."""
+    async def _conn(self, what: str, *, probe: bool = False) -> AsyncIterator[psycopg.AsyncConnection[Any]]:
+        """A pooled connection; any driver failure becomes a StoreError (and marks the store unhealthy).
+
+        While the database is known to be away, calls fail at once (UNAVAILABLE) instead of waiting for a
+        connection; only the health monitor's ``probe`` tries.
+        """
         psycopg, psycopg_pool = _require_driver()
         if self._pool is None:
             raise StoreError("the PostgreSQL store is not started (or is closed)")
+        if not self.healthy and not probe:
+            raise StoreError(f"could not {what}: PostgreSQL is unreachable (the node is NOT_SERVING until it is back)")
         try:
             async with self._pool.connection(timeout=self.connect_timeout) as conn:
                 yield conn
@@ -433,7 +439,7 @@ class PostgresStore(Store):
         while True:
             ok = False
             with contextlib.suppress(Exception):
-                async with asyncio.timeout(max(1.0, self.health_interval * 2)), self._conn("ping") as conn:
+                async with asyncio.timeout(max(1.0, self.health_interval * 2)), self._conn("ping", probe=True) as conn:
                     await conn.execute("SELECT 1")
                     ok = True
             if ok and not self._pinged:
