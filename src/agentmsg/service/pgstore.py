@@ -40,14 +40,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from agentmsg.errors import StoreError, StoreFullError
-from agentmsg.service.store import Appended, SessionRecord, Store, _plan
+from agentmsg.errors import ConflictError, StoreError, StoreFullError, ValidationError, Violation
+from agentmsg.service.store import Appended, SessionRecord, Store, _encode
+from agentmsg.v1 import message_pb2
 
 if TYPE_CHECKING:
     import psycopg
@@ -96,6 +98,65 @@ _MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
                 id bigserial PRIMARY KEY,
                 created_at timestamptz NOT NULL DEFAULT now(),
                 body bytea NOT NULL)""",
+            # One append, whole, in one round trip (and one transaction): lock the session's row, then per
+            # message in order: a held id is a duplicate (same bytes) or a conflict; a parent must be an entry
+            # of the session (earlier rows of this call included) and not the message itself; else insert at
+            # the next offset. The caller turns AM409 / AM422 into ConflictError / ValidationError.
+            """CREATE FUNCTION agentmsg_append(
+                p_session text, p_ids text[], p_parents text[], p_bodies bytea[], p_now bigint)
+            RETURNS TABLE (out_seq bigint, out_duplicate boolean)
+            LANGUAGE plpgsql AS $fn$
+            DECLARE
+                v_last bigint;
+                v_next bigint;
+                v_seq bigint;
+                v_body bytea;
+                v_bad text[] := '{}';
+            BEGIN
+                SELECT last_offset INTO v_last FROM agentmsg_sessions WHERE session_id = p_session FOR UPDATE;
+                IF NOT FOUND THEN
+                    INSERT INTO agentmsg_sessions VALUES (p_session, 0, p_now, p_now)
+                        ON CONFLICT (session_id) DO NOTHING;
+                    SELECT last_offset INTO v_last FROM agentmsg_sessions WHERE session_id = p_session FOR UPDATE;
+                END IF;
+                v_next := v_last;
+                FOR i IN 1 .. coalesce(array_length(p_ids, 1), 0) LOOP
+                    IF p_parents[i] <> '' THEN
+                        IF p_parents[i] = p_ids[i] THEN
+                            v_bad := v_bad || ARRAY[(i - 1)::text, p_parents[i], 'names itself'];
+                        ELSIF NOT EXISTS (SELECT 1 FROM agentmsg_messages
+                                          WHERE session_id = p_session AND message_id = p_parents[i]) THEN
+                            v_bad := v_bad || ARRAY[(i - 1)::text, p_parents[i], 'is not in the session'];
+                        END IF;
+                    END IF;
+                    SELECT seq, body INTO v_seq, v_body FROM agentmsg_messages
+                        WHERE session_id = p_session AND message_id = p_ids[i];
+                    IF FOUND THEN
+                        IF v_body <> p_bodies[i] THEN
+                            RAISE EXCEPTION USING ERRCODE = 'AM409', MESSAGE = format(
+                                'message id %L is already at offset %s with different content', p_ids[i], v_seq);
+                        END IF;
+                        out_seq := v_seq;
+                        out_duplicate := true;
+                    ELSE
+                        v_next := v_next + 1;
+                        INSERT INTO agentmsg_messages VALUES (p_session, v_next, p_ids[i], p_bodies[i]);
+                        out_seq := v_next;
+                        out_duplicate := false;
+                    END IF;
+                    RETURN NEXT;
+                END LOOP;
+                IF array_length(v_bad, 1) > 0 THEN
+                    RAISE EXCEPTION USING ERRCODE = 'AM422', MESSAGE = 'bad parent ids',
+                        DETAIL = array_to_json(v_bad)::text;
+                END IF;
+                IF v_next > v_last THEN
+                    UPDATE agentmsg_sessions SET last_offset = v_next, updated_us = p_now
+                        WHERE session_id = p_session;
+                    PERFORM pg_notify('agentmsg_append', p_session);
+                END IF;
+            END
+            $fn$""",
         ),
     ),
 ]
@@ -170,7 +231,6 @@ class PostgresStore(Store):
             max_size=self.pool_size,
             kwargs=self._connect_kwargs(),
             open=False,
-            check=psycopg_pool.AsyncConnectionPool.check_connection,
             reconnect_timeout=3600,
             name=f"agentmsg-{self.node_id[:8]}",
         )
@@ -269,41 +329,35 @@ class PostgresStore(Store):
 
     # -- the log
 
+    async def append(self, session_id: str, messages: Sequence[message_pb2.Message]) -> list[Appended]:
+        """As :meth:`Store.append`; the parent check runs inside the append's one statement."""
+        encoded = [(m.id, _encode(m)) for m in messages]
+        result = await self._call_append(session_id, encoded, [m.parent_id for m in messages], time.time_ns() // 1000)
+        if any(not a.duplicate for a in result):
+            self._notify(session_id)
+        return result
+
     async def _append(self, session_id: str, encoded: list[tuple[str, bytes]], now_us: int) -> list[Appended]:
-        async with self._conn("append") as conn, conn.transaction():
-            lock = "SELECT last_offset FROM agentmsg_sessions WHERE session_id = %s FOR UPDATE"
-            row = await (await conn.execute(lock, (session_id,))).fetchone()
-            if row is None:
-                await conn.execute(
-                    "INSERT INTO agentmsg_sessions (session_id, last_offset, created_us, updated_us) "
-                    "VALUES (%s, 0, %s, %s) ON CONFLICT (session_id) DO NOTHING",
-                    (session_id, now_us, now_us),
+        return await self._call_append(session_id, encoded, [""] * len(encoded), now_us)
+
+    async def _call_append(
+        self, session_id: str, encoded: list[tuple[str, bytes]], parents: list[str], now_us: int
+    ) -> list[Appended]:
+        psycopg, _ = _require_driver()
+        async with self._conn("append") as conn:
+            try:
+                cur = await conn.execute(
+                    "SELECT out_seq, out_duplicate FROM agentmsg_append(%s, %s, %s, %s, %s)",
+                    (session_id, [i for i, _ in encoded], parents, [b for _, b in encoded], now_us),
                 )
-                row = await (await conn.execute(lock, (session_id,))).fetchone()
-            assert row is not None
-            last = int(row[0])
-            cur = await conn.execute(
-                "SELECT message_id, seq, body FROM agentmsg_messages WHERE session_id = %s AND message_id = ANY(%s)",
-                (session_id, list({message_id for message_id, _ in encoded})),
-            )
-            held = await cur.fetchall()
-            ids = {message_id: int(seq) for message_id, seq, _ in held}
-            bodies = {int(seq): bytes(body) for _, seq, body in held}
-            result, staged, staged_ids = _plan(lambda index: bodies[index + 1], ids, encoded, last)
-            if staged:
-                by_offset = {offset: message_id for message_id, offset in staged_ids.items()}
-                async with conn.cursor() as insert:
-                    await insert.executemany(
-                        "INSERT INTO agentmsg_messages (session_id, seq, message_id, body) VALUES (%s, %s, %s, %s)",
-                        [(session_id, last + 1 + i, by_offset[last + 1 + i], body) for i, body in enumerate(staged)],
-                    )
-                await conn.execute(
-                    "UPDATE agentmsg_sessions SET last_offset = %s, updated_us = %s WHERE session_id = %s",
-                    (last + len(staged), now_us, session_id),
-                )
-                # Delivered to every listening node when (and only if) the transaction commits.
-                await conn.execute("SELECT pg_notify(%s, %s)", (APPEND_CHANNEL, session_id))
-            return result
+                rows = await cur.fetchall()
+            except psycopg.Error as exc:
+                if exc.sqlstate == "AM409":
+                    raise ConflictError(exc.diag.message_primary or "message id conflict") from None
+                if exc.sqlstate == "AM422":
+                    raise _parent_error(exc.diag.message_detail or "[]") from None
+                raise
+            return [Appended(int(seq), bool(duplicate)) for seq, duplicate in rows]
 
     async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, bytes]]:
         async with self._conn("read") as conn:
@@ -444,9 +498,23 @@ class PostgresStore(Store):
                     ok = True
             if ok and not self._pinged:
                 log.info("PostgreSQL is back")
+                # Connections idle in the pool died with the old server: drop them before serving again.
+                if self._pool is not None:
+                    with contextlib.suppress(Exception):
+                        await self._pool.check()
             self._pinged = ok
             self._update_health()
             await asyncio.sleep(self.health_interval)
+
+
+def _parent_error(detail: str) -> ValidationError:
+    """The ValidationError for the bad parents ``agentmsg_append`` reported ([index, parent, problem, ...])."""
+    flat = json.loads(detail)
+    found = [
+        Violation(f"messages[{flat[k]}].parent_id", "session.parent", f"{flat[k + 1]!r} {flat[k + 2]}")
+        for k in range(0, len(flat) - 2, 3)
+    ]
+    return ValidationError(found, "append")
 
 
 def _redact(url: str) -> str:
