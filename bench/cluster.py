@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -30,6 +31,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -194,7 +196,15 @@ def main() -> int:
     lengths = [1000, 10_000, 100_000] if not args.quick else [1000, 5000, 20_000]
     calls = 300 if not args.quick else 60
     per_client = 100 if not args.quick else 20
-    out: dict[str, Any] = {"quick": args.quick, "lengths": lengths, "calls": calls}
+    began = time.monotonic()
+    out: dict[str, Any] = {
+        "quick": args.quick,
+        "lengths": lengths,
+        "calls": calls,
+        "command": "bench/cluster.py" + (" --quick" if args.quick else ""),
+        "created": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
+        "load_average": list(os.getloadavg()),
+    }
     with ExitStack() as stack:
         pg = stack.enter_context(LocalPostgres.temporary())
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="agentmsg-bench-")))
@@ -258,6 +268,8 @@ def main() -> int:
         }
     )
     out["targets"] = targets
+    out["total_s"] = time.monotonic() - began
+    out["load_average_end"] = list(os.getloadavg())
     for target in targets:
         print(f"{'PASS' if target['pass'] else 'MISS'}  {target['text']}")
     if args.json:

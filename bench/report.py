@@ -55,8 +55,8 @@ def header(runs: dict[str, dict[str, Any] | None], command: str) -> list[str]:
         f"- **Date**: {created} (UTC){' — QUICK run (smoke figures, not for quoting)' if quick else ''}",
         f"- **Command**: `{command}`, which ran:",
     ]
-    for name in ("codec", "conversion", "streaming", "service"):
-        run = runs[name]
+    for name in ("codec", "conversion", "streaming", "service", "cluster"):
+        run = runs.get(name)
         if run:
             start = run.get("load_average") or run.get("machine", {}).get("load_average")
             end = run.get("load_average_end")
@@ -93,8 +93,8 @@ def targets_section(runs: dict[str, dict[str, Any] | None]) -> tuple[list[str], 
     if codec:
         for t in codec["targets"]:
             rows.append(("codec", f"{t['payload']}: {t['text']}", t["pass"], t.get("extra", False)))
-    for name in ("conversion", "service"):
-        run = runs[name]
+    for name in ("conversion", "service", "cluster"):
+        run = runs.get(name)
         if run:
             rows.extend((name, t["text"], t["pass"], False) for t in run["targets"])
     lines = ["## Targets", "", "| area | target (measured in this run) | result |", "|---|---|---|"]
@@ -243,6 +243,52 @@ def service_section(service: dict[str, Any]) -> list[str]:
 
 LE = "\u2264"
 PEER_TARGET = 10.0
+
+
+def cluster_section(cluster: dict[str, Any]) -> list[str]:
+    targets = {t["name"]: t for t in cluster["targets"]}
+    lengths = cluster["lengths"]
+    lines = [
+        "## Stores and the cluster",
+        "",
+        f"A throwaway local PostgreSQL (fsync on, `synchronous_commit = on`); {cluster['calls']} calls per figure.",
+        "",
+        f"| store | append p50 by session length (a parent id checked each time) | {lengths[-1]:,} / "
+        f"{lengths[0]:,} | target |",
+        "|---|---|---|---|",
+    ]
+    for label, costs in cluster["length"].items():
+        ratio = costs[str(lengths[-1])] / costs[str(lengths[0])]
+        figures = ", ".join(f"{int(k):,}: {v * 1e3:.3f} ms" for k, v in costs.items())
+        passed = verdict(targets[f"length_{label}"]["pass"])
+        lines.append(f"| {label} | {figures} | **{ratio:.2f}{TIMES}** | {LE} 1.2{TIMES}: {passed} |")
+    bare = cluster["bare"]
+    lines += [
+        "",
+        f"PostgresStore.append (in process, one message) p50 {bare['store_p50'] * 1e3:.3f} ms against a bare psycopg "
+        f"loop of durable single-row INSERTs on the same database p50 {bare['bare_p50'] * 1e3:.3f} ms, interleaved: "
+        f"**{bare['store_p50'] / bare['bare_p50']:.2f}{TIMES}** (target {LE} 1.5{TIMES}: "
+        f"{verdict(targets['bare_insert']['pass'])}).",
+        "",
+        "| servers | append p50, 1 client (through gRPC) | 16 clients: appends/s in all | per node |",
+        "|---|---|---|---|",
+    ]
+    for count, run in cluster["nodes"].items():
+        per_node = ", ".join(f"{rate:,.0f}" for rate in run["per_node_per_s"])
+        p50, total = run["p50"] * 1e3, run["total_per_s"]
+        lines.append(f"| {count} node(s) on one PostgreSQL | {p50:.3f} ms | {total:,.0f} | {per_node} |")
+    sqlite = cluster["sqlite"]
+    lines.append(
+        f"| 1 server on SQLite (`synchronous=FULL`) | {sqlite['p50'] * 1e3:.3f} ms | {sqlite['total_per_s']:,.0f} | "
+        f"{sqlite['total_per_s']:,.0f} |"
+    )
+    lines += [
+        "",
+        "Every node here shares this machine's 2 cores with PostgreSQL and the clients, so more nodes add no "
+        "CPU: the figures show that appends through any node keep the same latency and the log stays one log, "
+        "not how a cluster of separate machines scales.",
+    ]
+    return lines
 
 
 # --- misses -----------------------------------------------------------------------------------
@@ -488,7 +534,7 @@ def service_misses(service: dict[str, Any]) -> list[str]:
 
 
 def build(directory: Path, command: str) -> str:
-    runs = {name: load(directory, name) for name in ("codec", "conversion", "streaming", "service")}
+    runs = {name: load(directory, name) for name in ("codec", "conversion", "streaming", "service", "cluster")}
     if not any(runs.values()):
         raise SystemExit(f"no benchmark JSON in {directory}")
     lines = header(runs, command)
@@ -502,6 +548,8 @@ def build(directory: Path, command: str) -> str:
         lines += ["", *streaming_section(runs["streaming"])]
     if runs["service"]:
         lines += ["", *service_section(runs["service"])]
+    if runs["cluster"]:
+        lines += ["", *cluster_section(runs["cluster"])]
     if missed:
         lines += [
             "",
