@@ -273,11 +273,14 @@ def cluster_section(cluster: dict[str, Any]) -> list[str]:
         "| servers | append p50, 1 client (through gRPC) | 16 clients: appends/s in all | per node |",
         "|---|---|---|---|",
     ]
+    sqlite = cluster["sqlite"]
     for count, run in cluster["nodes"].items():
         per_node = ", ".join(f"{rate:,.0f}" for rate in run["per_node_per_s"])
-        p50, total = run["p50"] * 1e3, run["total_per_s"]
-        lines.append(f"| {count} node(s) on one PostgreSQL | {p50:.3f} ms | {total:,.0f} | {per_node} |")
-    sqlite = cluster["sqlite"]
+        p50, total = run["p50"], run["total_per_s"]
+        lines.append(
+            f"| {count} node(s) on one PostgreSQL | {p50 * 1e3:.3f} ms ({p50 / sqlite['p50']:.2f}{TIMES} SQLite) | "
+            f"{total:,.0f} ({total / sqlite['total_per_s']:.2f}{TIMES} SQLite) | {per_node} |"
+        )
     lines.append(
         f"| 1 server on SQLite (`synchronous=FULL`) | {sqlite['p50'] * 1e3:.3f} ms | {sqlite['total_per_s']:,.0f} | "
         f"{sqlite['total_per_s']:,.0f} |"

@@ -5,11 +5,14 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+import uuid
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from typing import Any
 
+import psycopg
 import pytest
+from serverproc import ServerProcess
 
 from agentmsg.service import Client, ServerConfig, ToolRunner, create_server
 from agentmsg.service.localpg import LocalPostgres, PostgresUnavailableError
@@ -139,3 +142,23 @@ def postgres() -> Iterator[LocalPostgres]:
         yield server
     finally:
         server_cm.__exit__(None, None, None)
+
+
+def fresh_database(postgres: LocalPostgres) -> str:
+    """A new, empty database on the shared server: its URL."""
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(postgres.dsn, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type] # a generated identifier
+    return postgres.dsn.rsplit("/", 1)[0] + f"/{name}"
+
+
+@pytest.fixture
+def cluster_nodes(postgres: LocalPostgres) -> Iterator[list[ServerProcess]]:
+    """Three ``agentmsg serve --store postgresql://...`` processes over one fresh database."""
+    url = fresh_database(postgres)
+    nodes = [ServerProcess("--store", url, "--pool-size", "6") for _ in range(3)]
+    try:
+        yield nodes
+    finally:
+        for node in nodes:
+            node.stop()

@@ -10,16 +10,15 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import pytest
 from conftest import RunnerThread
 from serverproc import ServerProcess
-from test_store_contract import fresh_database
 
 import agentmsg as am
 from agentmsg.service import AsyncClient, Client, Live, Logged, ToolRunner
-from agentmsg.service.localpg import LocalPostgres, wait_until
+from agentmsg.service.localpg import wait_until
 from agentmsg.streaming import events_from_message
 
 SESSIONS = 4
@@ -28,14 +27,8 @@ PER_PUBLISHER = 10
 
 
 @pytest.fixture
-def nodes(postgres: LocalPostgres) -> Iterator[list[ServerProcess]]:
-    url = fresh_database(postgres)
-    started = [ServerProcess("--store", url, "--pool-size", "6") for _ in range(3)]
-    try:
-        yield started
-    finally:
-        for node in started:
-            node.stop()
+def nodes(cluster_nodes: list[ServerProcess]) -> list[ServerProcess]:
+    return cluster_nodes
 
 
 def test_every_message_reaches_every_node_once_and_in_order(nodes: list[ServerProcess]) -> None:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import grpc
 import pytest
 from conftest import RunnerThread
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from serverproc import ServerProcess
-from test_store_contract import fresh_database
 
 import agentmsg as am
 from agentmsg.service import AsyncClient, Client, ToolRunner
@@ -42,14 +41,8 @@ def logged_ids(target: str, session_id: str) -> list[str]:
 
 
 @pytest.fixture
-def cluster(postgres: LocalPostgres) -> Iterator[list[ServerProcess]]:
-    url = fresh_database(postgres)
-    nodes = [ServerProcess("--store", url, "--pool-size", "6") for _ in range(3)]
-    try:
-        yield nodes
-    finally:
-        for node in nodes:
-            node.stop()
+def cluster(cluster_nodes: list[ServerProcess]) -> list[ServerProcess]:
+    return cluster_nodes
 
 
 def test_a_node_killed_mid_burst_loses_and_duplicates_nothing(

@@ -9,16 +9,14 @@ store can tell.
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
+from conftest import fresh_database
 
 from agentmsg.errors import ConflictError, StoreError, ValidationError
-from agentmsg.service.localpg import LocalPostgres
 from agentmsg.service.pgstore import PostgresStore
 from agentmsg.service.store import MemoryStore, SQLiteStore, Store
 from agentmsg.v1 import message_pb2
@@ -31,14 +29,6 @@ def message(message_id: str, text: str = "hi", parent_id: str = "") -> message_p
     pb.timestamp.FromSeconds(1_700_000_000)
     pb.user.content.add().text.text = text
     return pb
-
-
-def fresh_database(postgres: LocalPostgres) -> str:
-    """A new, empty database on the shared server: its URL."""
-    name = f"t_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(postgres.dsn, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")  # type: ignore[arg-type] # a generated identifier
-    return postgres.dsn.rsplit("/", 1)[0] + f"/{name}"
 
 
 class Factory:

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from conftest import ServerThread
-from test_store_contract import fresh_database
+from conftest import ServerThread, fresh_database
 
 import agentmsg as am
 from agentmsg.service import Client
