@@ -160,5 +160,5 @@ def cluster_nodes(postgres: LocalPostgres) -> Iterator[list[ServerProcess]]:
     try:
         yield nodes
     finally:
-        for node in nodes:
-            node.stop()
+        lingered = [node.target for node in nodes if not node.stop()]
+    assert not lingered, f"nodes that did not stop on SIGTERM within 15 s: {lingered}"

@@ -84,13 +84,14 @@ class ServerProcess:
             if pipe is not None:
                 pipe.close()
 
-    def stop(self) -> None:
-        """SIGTERM (graceful), then SIGKILL if it lingers."""
+    def stop(self) -> bool:
+        """SIGTERM (graceful), then SIGKILL if it lingers; False when it had to be killed."""
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(10)
+                self.proc.wait(15)
             except subprocess.TimeoutExpired:
                 self.kill()
-                return
+                return False
         self._close()
+        return True

@@ -165,7 +165,13 @@ def _turn(servers: list[tuple[subprocess.Popen[str], str, threading.Thread]]) ->
         for server, _, _ in servers:
             server.terminate()  # SIGTERM: graceful shutdown
         for server, _, pump in servers:
-            server.wait(15)
+            try:
+                server.wait(30)
+            except subprocess.TimeoutExpired:
+                print("[  demo] a server did not stop within 30 s: killed", flush=True)
+                server.kill()
+                server.wait(10)
+                code = 1
             pump.join(5)
         for pump in (engine_pump, tail_pump):
             pump.join(5)

@@ -209,6 +209,7 @@ class PostgresStore(Store):
         self._pinged = True
         self._notify_lock = asyncio.Lock()
         self._notifier: psycopg.AsyncConnection[Any] | None = None
+        self._listener: psycopg.AsyncConnection[Any] | None = None
 
     # -- lifecycle
 
@@ -253,6 +254,11 @@ class PostgresStore(Store):
             raise StoreError(f"cannot LISTEN on PostgreSQL at {_redact(self.url)}") from None
 
     async def close(self) -> None:
+        # Close the LISTEN connection first: a task waiting in notifies() is not woken by a cancel (psycopg
+        # waits for the server's answer to the cancel request, and a LISTEN has none to give).
+        if self._listener is not None:
+            with contextlib.suppress(Exception):
+                await self._listener.close()
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -458,7 +464,7 @@ class PostgresStore(Store):
         while True:
             conn = None
             try:
-                conn = await psycopg.AsyncConnection.connect(self.url, **self._connect_kwargs())
+                conn = self._listener = await psycopg.AsyncConnection.connect(self.url, **self._connect_kwargs())
                 for channel in self._channels:
                     await conn.execute(f'LISTEN "{channel}"')
                 self._listening = True
@@ -481,6 +487,7 @@ class PostgresStore(Store):
                     log.warning("the PostgreSQL change feed was lost: %s", exc)
             finally:
                 self._listening = False
+                self._listener = None
                 if conn is not None:
                     with contextlib.suppress(Exception):
                         await conn.close()

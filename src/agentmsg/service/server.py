@@ -71,6 +71,7 @@ TOOL_SERVICE = "agentmsg.v1.ToolService"
 # Methods any caller may use without a token: load balancers and orchestrators probe health.
 PUBLIC_METHODS = ("/grpc.health.v1.Health/",)
 LIVE_QUEUE = 1024  # live events buffered per subscriber before the oldest are dropped
+SHUTDOWN_STEP = 10.0  # seconds each shutdown step that talks to the store may take
 
 
 @dataclass
@@ -856,9 +857,13 @@ class Running:
         self.stopping = True
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
-        if self.cluster is not None:
-            await self.cluster.stop()
-        await self.store.close()
+        # Leaving the cluster and closing the store talk to the database: bounded, so a node always exits.
+        steps = [("leave the cluster", self.cluster.stop())] if self.cluster is not None else []
+        for what, step in [*steps, ("close the store", self.store.close())]:
+            try:
+                await asyncio.wait_for(step, SHUTDOWN_STEP)
+            except TimeoutError:
+                log.error("could not %s within %g s; exiting anyway", what, SHUTDOWN_STEP)
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
