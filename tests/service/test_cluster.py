@@ -8,6 +8,7 @@ its loops in count and time and uses 127.0.0.1 only.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 from collections.abc import Callable
@@ -198,3 +199,26 @@ def test_a_tool_name_is_served_once_in_the_cluster(
     second.tool(lambda: "y", name="shared")
     with pytest.raises(am.ConflictError, match="already served by another node: shared"):
         asyncio.run(second.serve())
+
+
+def test_tree_operations_on_one_session_from_two_nodes_are_serialised(nodes: list[ServerProcess]) -> None:
+    """Each branch reads the leaf and appends after it: held by the engine, no two read the same leaf."""
+    with Client(nodes[0].target) as client:
+        client.append_many("tree", [am.UserMessage.text("root", id="root")])
+
+    async def branches(node: ServerProcess, tag: str) -> None:
+        async with AsyncClient(node.target, timeout=30) as client:
+            for i in range(8):
+                await client.branch("tree", "root", f"{tag}{i}", entry_id=f"{tag}{i}")
+
+    async def main() -> None:
+        await asyncio.gather(branches(nodes[0], "a"), branches(nodes[1], "b"), branches(nodes[2], "c"))
+
+    asyncio.run(main())
+    with Client(nodes[2].target) as client:
+        logged = list(client.history("tree"))
+    assert [item.offset for item in logged] == list(range(1, 26))
+    for before, item in itertools.pairwise(logged):
+        assert isinstance(item.message, am.BranchSummaryMessage)
+        # The leaf each branch left is the entry just before it: nobody else appended in between.
+        assert item.message.from_id == before.message.id
