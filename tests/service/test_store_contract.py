@@ -17,7 +17,7 @@ import pytest
 from conftest import fresh_database
 
 from agentmsg.errors import ConflictError, StoreError, ValidationError
-from agentmsg.service.pgstore import PostgresStore
+from agentmsg.service.pgstore import LIVE_CHANNEL, PostgresStore
 from agentmsg.service.store import MemoryStore, SQLiteStore, Store
 from agentmsg.v1 import message_pb2
 
@@ -226,6 +226,23 @@ def test_an_append_wakes_waiters_on_every_node(make_store: Factory, kind: str) -
     run(make_store, nodes, body)
 
 
+def test_caught_up_means_the_change_notifications_of_what_was_read_have_arrived(make_store: Factory, kind: str) -> None:
+    # A live subscriber relies on it: the events relayed ahead of a message reach the node before the
+    # message's own notification, so once that has arrived the events have too.
+    nodes = 2 if kind == "postgres" else 1
+
+    async def body(*stores: Store) -> None:
+        watcher, writer = stores[0], stores[-1]
+        for n in range(1, 31):
+            changed = watcher.changed("s")
+            await writer.append("s", [message(f"m{n}")])
+            assert [offset for offset, _ in await watcher.read("s", n - 1, 10)] == [n]
+            await watcher.caught_up()
+            assert changed.is_set(), n
+
+    run(make_store, nodes, body)
+
+
 def test_exclusive_holds_serialise_across_nodes(make_store: Factory, kind: str) -> None:
     nodes = 2 if kind == "postgres" else 1
 
@@ -274,6 +291,30 @@ def test_postgres_schema_is_versioned_and_a_newer_one_is_refused(make_store: Fac
         await newer.close()
 
     run(make_store, 1, body)
+
+
+@pytest.mark.parametrize("kind", ["postgres"])
+def test_postgres_caught_up_waits_for_notifications_still_queued_ahead(make_store: Factory) -> None:
+    # The cluster case: a burst of live-event notifications goes out just before an append. The append is
+    # readable at once, but the burst may still be on its way to the watcher's change feed.
+    async def body(watcher: Store, writer: Store) -> None:
+        assert isinstance(watcher, PostgresStore)
+        assert isinstance(writer, PostgresStore)
+        received: list[str] = []
+        watcher.on_channel(LIVE_CHANNEL, received.append)
+        payload = "x" * 7_000
+        for n in range(1, 6):
+            received.clear()
+            async with writer.connection("send a burst") as conn:  # one commit: the whole burst at once
+                await conn.execute(
+                    "SELECT pg_notify(%s, %s || g) FROM generate_series(1, 300) AS g", (LIVE_CHANNEL, payload)
+                )
+            await writer.append("s", [message(f"m{n}")])
+            assert [offset for offset, _ in await watcher.read("s", n - 1, 10)] == [n]
+            await watcher.caught_up()
+            assert len(received) == 300, n
+
+    run(make_store, 2, body)
 
 
 def test_postgres_unreachable_is_a_store_error() -> None:

@@ -8,10 +8,15 @@ change feed are already shared); this module carries the rest:
   subscribers on every node: each event goes out as ``NOTIFY agentmsg_live``
   from one connection per node, in order (an event too large for a NOTIFY
   payload waits in an unlogged spill table and the notification carries its
-  id). Every node reads them on the store's one LISTEN connection, the same
-  one that carries the append wake-ups, so a message's live events reach a
-  node before the message itself. A node skips its own events (it delivered
-  them locally). Live events are best effort, as on one node: a slow viewer
+  id). A publisher's message is appended only once its events have gone
+  out, and every node reads them on the store's one LISTEN connection, the
+  same one that carries the append wake-ups, so they arrive ahead of the
+  message's notification. A live subscriber that reads messages first waits
+  for the feed to pass its read (``PostgresStore.caught_up``) and for spilled
+  events ahead of it to be read (:meth:`Cluster.settle`), so a message's live
+  events reach it before the message; events of a later stream may come
+  before an earlier message. A node skips its own events (it delivered them
+  locally). Live events are best effort, as on one node: a slow viewer
   loses the oldest, and a node that is cut off from the database misses them;
   the logged message is never lost.
 - **Tools.** Each node records its runners' tools in ``agentmsg_tools`` and
@@ -79,7 +84,9 @@ class Cluster:
         ]
         self._channels: dict[str, grpc.aio.Channel] = {}
         self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
-        self._inbox: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+        # Incoming events behind a spilled one (delivered in order once it is read), and settle markers.
+        self._inbox: asyncio.Queue[tuple[str, str] | asyncio.Future[None]] = asyncio.Queue()
+        self._reading = False  # a spilled event is being read
         self._tasks: list[asyncio.Task[None]] = []
         self.hub: LiveHub | None = None
         self.tools: ToolServicer | None = None
@@ -87,7 +94,7 @@ class Cluster:
     async def start(self, hub: LiveHub, tools: ToolServicer) -> None:
         """Join: record this node, relay live events both ways, route tools."""
         self.hub, self.tools = hub, tools
-        hub.relay = self.relay
+        hub.relay, hub.flush, hub.settle = self.relay, self.flush, self.settle
         tools.cluster = self
         self.store.on_channel(LIVE_CHANNEL, self._on_live)
         self.store.on_reconnect(self._rejoin)
@@ -104,6 +111,10 @@ class Cluster:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         self._tasks = []
+        while not self._inbox.empty():  # nobody may wait for a task that no longer runs
+            item = self._inbox.get_nowait()
+            if isinstance(item, asyncio.Future) and not item.done():
+                item.set_result(None)
         with contextlib.suppress(StoreError):
             async with self.store.connection("leave the cluster") as conn, conn.transaction():
                 await conn.execute("DELETE FROM agentmsg_tools WHERE node_id = %s", (self.node_id,))
@@ -185,7 +196,7 @@ class Cluster:
         if len(parts) != 3 or parts[0] == self.node_id:
             return
         _, session_id, data = parts
-        if data.startswith("b:") and self._inbox.empty():
+        if data.startswith("b:") and self._inbox.empty() and not self._reading:
             self._deliver(session_id, data[2:])
         else:
             self._inbox.put_nowait((session_id, data))  # keeps the order behind a spilled event
@@ -200,12 +211,29 @@ class Cluster:
         if self.hub is not None:
             self.hub.deliver(session_id, live)
 
+    async def settle(self) -> None:
+        """Wait until the live events received so far are delivered (a spilled one is read first).
+
+        A subscriber calls it before reading the log, so a message's spilled events do not trail it.
+        """
+        if self._inbox.empty() and not self._reading:
+            return
+        marker: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._inbox.put_nowait(marker)
+        await asyncio.shield(marker)
+
     async def _receive_spilled(self) -> None:
         while True:
-            session_id, data = await self._inbox.get()
+            item = await self._inbox.get()
+            if isinstance(item, asyncio.Future):
+                if not item.done():
+                    item.set_result(None)
+                continue
+            session_id, data = item
             if data.startswith("b:"):
                 self._deliver(session_id, data[2:])
                 continue
+            self._reading = True  # events arriving meanwhile queue behind this one
             try:
                 async with self.store.connection("read a spilled live event") as conn:
                     cur = await conn.execute("SELECT body FROM agentmsg_live_spill WHERE id = %s", (int(data[2:]),))
@@ -213,6 +241,8 @@ class Cluster:
             except (StoreError, ValueError) as exc:
                 log.warning("a spilled live event could not be read: %s", exc)
                 continue
+            finally:
+                self._reading = False
             if row is not None:
                 self._deliver(session_id, bytes(row[0]))
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import time
@@ -203,6 +204,12 @@ class PostgresStore(Store):
         self._tasks: list[asyncio.Task[None]] = []
         # Every channel is listened to from the first connection on; handlers may come later.
         self._channels: dict[str, list[Callable[[str], None]]] = {APPEND_CHANNEL: [self._on_append], LIVE_CHANNEL: []}
+        # This node's own channel for caught_up(): a token sent after a read comes back after every
+        # notification committed before it (PostgreSQL delivers notifications in commit order).
+        self._sync_channel = f"agentmsg_sync_{uuid.uuid4().hex[:16]}"
+        self._channels[self._sync_channel] = [self._on_sync]
+        self._syncs: dict[str, asyncio.Future[None]] = {}
+        self._sync_tokens = itertools.count(1)
         self._reconnected: list[Callable[[], Awaitable[None]]] = []
         self._listening = False
         self._listen_ready = asyncio.Event()
@@ -457,6 +464,35 @@ class PostgresStore(Store):
     def _on_append(self, session_id: str) -> None:
         self._notify(session_id)
 
+    def _on_sync(self, token: str) -> None:
+        waiter = self._syncs.pop(token, None)
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _release_syncs(self) -> None:
+        """The change feed is gone: nobody waits for a token it will not deliver (readers re-read after it)."""
+        syncs, self._syncs = self._syncs, {}
+        for waiter in syncs.values():
+            if not waiter.done():
+                waiter.set_result(None)
+
+    async def caught_up(self) -> None:
+        """Send a token on this node's channel and wait for it to come back on the change feed."""
+        if not self._listening:
+            return  # no feed to catch up with; it wakes every reader when it is back
+        token = str(next(self._sync_tokens))
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._syncs[token] = waiter
+        try:
+            async with self._conn("catch up with the change feed") as conn:
+                await conn.execute("SELECT pg_notify(%s, %s)", (self._sync_channel, token))
+            async with asyncio.timeout(self.statement_timeout):
+                await waiter
+        except TimeoutError:
+            log.warning("the change feed did not return a sync token within %g s", self.statement_timeout)
+        finally:
+            self._syncs.pop(token, None)
+
     async def _listen(self) -> None:
         """LISTEN on one dedicated connection; reconnect with backoff, and wake everyone after a gap."""
         psycopg, _ = _require_driver()
@@ -488,6 +524,7 @@ class PostgresStore(Store):
             finally:
                 self._listening = False
                 self._listener = None
+                self._release_syncs()
                 if conn is not None:
                     with contextlib.suppress(Exception):
                         await conn.close()

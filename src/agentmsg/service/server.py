@@ -161,6 +161,7 @@ class LiveHub:
         # Set by the cluster layer: sends each event published here to the other nodes, in order.
         self.relay: Callable[[str, session_service_pb2.LiveEvent], None] | None = None
         self.flush: Callable[[], Awaitable[None]] | None = None
+        self.settle: Callable[[], Awaitable[None]] | None = None
 
     @contextlib.contextmanager
     def subscribe(self, session_id: str) -> Any:
@@ -185,6 +186,11 @@ class LiveHub:
         """Wait until the events published so far have reached the other nodes' feed."""
         if self.flush is not None:
             await self.flush()
+
+    async def settled(self) -> None:
+        """Wait until the events other nodes sent so far have been handed to this node's subscribers."""
+        if self.settle is not None:
+            await self.settle()
 
     def deliver(self, session_id: str, live: session_service_pb2.LiveEvent) -> None:
         """Fan an event out to this node's subscribers of the session."""
@@ -408,6 +414,13 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                     while not live.empty():
                         yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
                 rows = await self.store.read(session_id, cursor, batch)
+                if rows and request.live_events:
+                    # With other nodes, the events relayed ahead of these messages may still be on the way:
+                    # wait for the change feed to pass the read, then for spilled events to be read.
+                    await self.store.caught_up()
+                    await self.hub.settled()
+                    while not live.empty():
+                        yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
                 if rows:
                     cursor = rows[-1][0]
                     # The stored bytes go out as they are: no parse and re-encode per message.
@@ -922,7 +935,6 @@ async def create_server(config: ServerConfig) -> Running:
         advertise = config.advertise or f"{config.host}:{port}"
         cluster = Cluster(store, advertise, channel_credentials=peers, max_message_bytes=config.max_message_bytes)
         await cluster.start(hub, tools)
-        hub.flush = cluster.flush
     await server.start()
     running = Running(server, port, store, health_servicer, sessions, tools, cluster)
     await running.set_serving(store.healthy)

@@ -187,6 +187,14 @@ class Store(abc.ABC):
         if event is not None:
             event.set()
 
+    async def caught_up(self) -> None:  # noqa: B027 - appends here wake waiters directly
+        """Wait until this node has seen the change notifications of everything committed before the call.
+
+        A live subscriber calls it after a read that returned rows: the live events relayed ahead of
+        those messages then have arrived too. Appends in this process wake waiters directly, so there
+        is nothing to wait for unless the store is shared between processes.
+        """
+
     def changed(self, session_id: str) -> asyncio.Event:
         """An event set at the next append to the session (get it before reading, then wait)."""
         return self._event(session_id)
