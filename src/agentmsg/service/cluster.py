@@ -48,15 +48,16 @@ from agentmsg.v1 import session_service_pb2, tool_pb2, tool_service_pb2, tool_se
 if TYPE_CHECKING:
     from agentmsg.service.server import LiveHub, ToolServicer, _Runner
 
-__all__ = ["FORWARDED_HEADER", "HEARTBEAT", "LEASE", "Cluster"]
+__all__ = ["FORWARDED_HEADER", "HEARTBEAT", "LEASE", "OUTBOX_LIMIT", "PAYLOAD_LIMIT", "SPILL_TTL", "Cluster"]
 
 log = logging.getLogger("agentmsg.service.cluster")
 
 HEARTBEAT = 1.0  # seconds between a node's heartbeats
 LEASE = 5.0  # seconds without a heartbeat after which a node's tools no longer count
 FORWARDED_HEADER = "x-agentmsg-forwarded-by"  # a forwarded call is served locally or not at all
-_INLINE_LIMIT = 7000  # NOTIFY payloads must stay under 8000 bytes
-_SPILL_TTL = 60  # seconds a spilled live event is kept for the nodes to read
+PAYLOAD_LIMIT = 7900  # bytes in one NOTIFY payload (PostgreSQL refuses 8000 or more)
+OUTBOX_LIMIT = 4096  # live events waiting to go to the other nodes before publishers wait for them
+SPILL_TTL = 60  # seconds a spilled live event is kept for the nodes to read
 
 
 class Cluster:
@@ -94,7 +95,7 @@ class Cluster:
     async def start(self, hub: LiveHub, tools: ToolServicer) -> None:
         """Join: record this node, relay live events both ways, route tools."""
         self.hub, self.tools = hub, tools
-        hub.relay, hub.flush, hub.settle = self.relay, self.flush, self.settle
+        hub.relay, hub.flush, hub.settle, hub.pace = self.relay, self.flush, self.settle, self.pace
         tools.cluster = self
         self.store.on_channel(LIVE_CHANNEL, self._on_live)
         self.store.on_reconnect(self._rejoin)
@@ -141,7 +142,7 @@ class Cluster:
                 async with self.store.connection("clean up spilled events") as conn:
                     await conn.execute(
                         "DELETE FROM agentmsg_live_spill WHERE created_at < now() - make_interval(secs => %s)",
-                        (_SPILL_TTL,),
+                        (SPILL_TTL,),
                     )
             except StoreError as exc:
                 log.warning("heartbeat failed: %s", exc)
@@ -165,41 +166,73 @@ class Cluster:
         """Queue a live event for the other nodes (sent in order by one task)."""
         self._outbox.put_nowait((session_id, live.SerializeToString()))
 
+    async def pace(self) -> None:
+        """Wait while ``OUTBOX_LIMIT`` live events or more wait to go out (a publisher calls it per event).
+
+        A publisher faster than the relay slows down rather than the node's memory growing without bound.
+        """
+        if self._outbox.qsize() >= OUTBOX_LIMIT:
+            await self._outbox.join()
+
     async def flush(self) -> None:
         """Wait until every live event queued so far has gone out."""
         await self._outbox.join()
 
     async def _send_live(self) -> None:
+        """Send the queued events in order, as many per notification as fit (large ones spilled)."""
+        carried: list[str] = []  # the line of an event taken that did not fit in the last notification
         while True:
-            session_id, body = await self._outbox.get()
+            item = None if carried else await self._outbox.get()
+            owed = 1  # events taken from the outbox and not yet marked done
+            lines, carried = carried, []
             try:
-                encoded = base64.b64encode(body).decode("ascii")
-                if len(encoded) <= _INLINE_LIMIT:
-                    payload = f"{self.node_id}\n{session_id}\nb:{encoded}"
-                else:
-                    async with self.store.connection("spill a live event") as conn:
-                        cur = await conn.execute(
-                            "INSERT INTO agentmsg_live_spill (body) VALUES (%s) RETURNING id", (body,)
-                        )
-                        row = await cur.fetchone()
-                    assert row is not None
-                    payload = f"{self.node_id}\n{session_id}\ns:{row[0]}"
-                await self.store.notify(LIVE_CHANNEL, payload)
+                if item is not None:
+                    lines.append(await self._line(*item))
+                size = len(self.node_id) + 1 + len(lines[0])
+                while not self._outbox.empty():
+                    item = self._outbox.get_nowait()
+                    owed += 1
+                    line = await self._line(*item)
+                    if size + 1 + len(line) > PAYLOAD_LIMIT:
+                        carried, owed = [line], owed - 1  # it opens the next notification
+                        break
+                    lines.append(line)
+                    size += 1 + len(line)
+                await self._send(lines)
             except StoreError as exc:
-                log.warning("a live event for %s did not reach the other nodes: %s", session_id, exc)
+                log.warning("%d live event(s) did not reach the other nodes: %s", len(lines) or 1, exc)
             finally:
-                self._outbox.task_done()
+                for _ in range(owed):
+                    self._outbox.task_done()
+
+    async def _line(self, session_id: str, body: bytes) -> str:
+        """An event's line in a notification: ``SESSION b:BASE64``, or ``SESSION s:ID`` once spilled."""
+        line = f"{session_id} b:{base64.b64encode(body).decode('ascii')}"
+        if len(self.node_id) + 1 + len(line) <= PAYLOAD_LIMIT:
+            return line
+        async with self.store.connection("spill a live event") as conn:
+            cur = await conn.execute("INSERT INTO agentmsg_live_spill (body) VALUES (%s) RETURNING id", (body,))
+            row = await cur.fetchone()
+        assert row is not None
+        return f"{session_id} s:{row[0]}"
+
+    async def _send(self, lines: list[str]) -> None:
+        await self.store.notify(LIVE_CHANNEL, "\n".join([self.node_id, *lines]))
 
     def _on_live(self, payload: str) -> None:
-        """A NOTIFY from some node: deliver it here unless it is this node's own."""
-        parts = payload.split("\n", 2)
-        if len(parts) != 3 or parts[0] == self.node_id:
+        """A NOTIFY from some node: its node id, then one line per event; delivered here unless it is our own."""
+        node_id, _, rest = payload.partition("\n")
+        if node_id == self.node_id:
             return
-        _, session_id, data = parts
-        if data.startswith("b:") and self._inbox.empty() and not self._reading:
-            self._deliver(session_id, data[2:])
-        else:
-            self._inbox.put_nowait((session_id, data))  # keeps the order behind a spilled event
+        for line in rest.split("\n"):
+            session_id, _, data = line.partition(" ")
+            if not session_id or data[:2] not in ("b:", "s:"):
+                log.warning("dropped a malformed live event line from node %s", node_id[:8])
+                continue
+            if data.startswith("b:") and self._inbox.empty() and not self._reading:
+                self._deliver(session_id, data[2:])
+            else:
+                self._inbox.put_nowait((session_id, data))  # keeps the order behind a spilled event
 
     def _deliver(self, session_id: str, encoded: str | bytes) -> None:
         try:

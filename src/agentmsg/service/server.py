@@ -162,6 +162,7 @@ class LiveHub:
         self.relay: Callable[[str, session_service_pb2.LiveEvent], None] | None = None
         self.flush: Callable[[], Awaitable[None]] | None = None
         self.settle: Callable[[], Awaitable[None]] | None = None
+        self.pace: Callable[[], Awaitable[None]] | None = None  # a publisher waits on it when the relay lags
 
     @contextlib.contextmanager
     def subscribe(self, session_id: str) -> Any:
@@ -460,6 +461,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                     session_id = request.session_id
                 accumulator.add(request.event)
                 self.hub.publish(session_id, session_service_pb2.LiveEvent(stream_id=stream_id, event=request.event))
+                if self.hub.pace is not None:
+                    await self.hub.pace()
                 if accumulator.done:
                     break
             if not session_id:
