@@ -11,10 +11,10 @@ change feed are already shared); this module carries the rest:
   id). A publisher's message is appended only once its events have gone
   out, and every node reads them on the store's one LISTEN connection, the
   same one that carries the append wake-ups, so they arrive ahead of the
-  message's notification. A live subscriber that reads messages first waits
-  for the feed to pass its read (``PostgresStore.caught_up``) and for spilled
-  events ahead of it to be read (:meth:`Cluster.settle`), so a message's live
-  events reach it before the message; events of a later stream may come
+  message's notification. A live subscriber that reads messages waits
+  (:meth:`Cluster.settle`) for the feed to pass its read
+  (``PostgresStore.caught_up``) and for spilled events ahead of it to be
+  read, so a message's live events reach it before the message; events of a later stream may come
   before an earlier message. A node skips its own events (it delivered them
   locally). Live events are best effort, as on one node: a slow viewer
   loses the oldest, and a node that is cut off from the database misses them;
@@ -95,8 +95,7 @@ class Cluster:
     async def start(self, hub: LiveHub, tools: ToolServicer) -> None:
         """Join: record this node, relay live events both ways, route tools."""
         self.hub, self.tools = hub, tools
-        hub.relay, hub.flush, hub.settle, hub.pace = self.relay, self.flush, self.settle, self.pace
-        tools.cluster = self
+        hub.cluster = tools.cluster = self
         self.store.on_channel(LIVE_CHANNEL, self._on_live)
         self.store.on_reconnect(self._rejoin)
         await self._beat()
@@ -245,10 +244,12 @@ class Cluster:
             self.hub.deliver(session_id, live)
 
     async def settle(self) -> None:
-        """Wait until the live events received so far are delivered (a spilled one is read first).
+        """Wait until the live events sent ahead of what was just read are delivered here.
 
-        A subscriber calls it before reading the log, so a message's spilled events do not trail it.
+        A live subscriber calls it after reading messages, before sending them: first the change feed passes
+        the read (every event notified before those messages has arrived), then spilled events ahead are read.
         """
+        await self.store.caught_up()
         if self._inbox.empty() and not self._reading:
             return
         marker: asyncio.Future[None] = asyncio.get_running_loop().create_future()

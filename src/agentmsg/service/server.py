@@ -158,11 +158,8 @@ class LiveHub:
 
     def __init__(self) -> None:
         self._subscribers: dict[str, set[asyncio.Queue[session_service_pb2.LiveEvent]]] = {}
-        # Set by the cluster layer: sends each event published here to the other nodes, in order.
-        self.relay: Callable[[str, session_service_pb2.LiveEvent], None] | None = None
-        self.flush: Callable[[], Awaitable[None]] | None = None
-        self.settle: Callable[[], Awaitable[None]] | None = None
-        self.pace: Callable[[], Awaitable[None]] | None = None  # a publisher waits on it when the relay lags
+        # Set when the node shares a PostgreSQL with others: relays events to and from the other nodes.
+        self.cluster: Cluster | None = None
 
     @contextlib.contextmanager
     def subscribe(self, session_id: str) -> Any:
@@ -180,18 +177,18 @@ class LiveHub:
     def publish(self, session_id: str, live: session_service_pb2.LiveEvent) -> None:
         """An event published on this node: to its subscribers here, and to the other nodes."""
         self.deliver(session_id, live)
-        if self.relay is not None:
-            self.relay(session_id, live)
+        if self.cluster is not None:
+            self.cluster.relay(session_id, live)
 
     async def flushed(self) -> None:
         """Wait until the events published so far have reached the other nodes' feed."""
-        if self.flush is not None:
-            await self.flush()
+        if self.cluster is not None:
+            await self.cluster.flush()
 
     async def settled(self) -> None:
-        """Wait until the events other nodes sent so far have been handed to this node's subscribers."""
-        if self.settle is not None:
-            await self.settle()
+        """Wait until the events other nodes sent ahead of what was just read are with this node's subscribers."""
+        if self.cluster is not None:
+            await self.cluster.settle()
 
     def deliver(self, session_id: str, live: session_service_pb2.LiveEvent) -> None:
         """Fan an event out to this node's subscribers of the session."""
@@ -416,9 +413,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                         yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
                 rows = await self.store.read(session_id, cursor, batch)
                 if rows and request.live_events:
-                    # With other nodes, the events relayed ahead of these messages may still be on the way:
-                    # wait for the change feed to pass the read, then for spilled events to be read.
-                    await self.store.caught_up()
+                    # With other nodes, the events relayed ahead of these messages may still be on the way.
                     await self.hub.settled()
                     while not live.empty():
                         yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
@@ -461,8 +456,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                     session_id = request.session_id
                 accumulator.add(request.event)
                 self.hub.publish(session_id, session_service_pb2.LiveEvent(stream_id=stream_id, event=request.event))
-                if self.hub.pace is not None:
-                    await self.hub.pace()
+                if self.hub.cluster is not None:
+                    await self.hub.cluster.pace()  # a publisher ahead of the relay waits for it
                 if accumulator.done:
                     break
             if not session_id:

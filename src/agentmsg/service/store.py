@@ -190,8 +190,8 @@ class Store(abc.ABC):
     async def caught_up(self) -> None:  # noqa: B027 - appends here wake waiters directly
         """Wait until this node has seen the change notifications of everything committed before the call.
 
-        A live subscriber calls it after a read that returned rows: the live events relayed ahead of
-        those messages then have arrived too. Appends in this process wake waiters directly, so there
+        The cluster calls it for a live subscriber after a read that returned rows: the live events
+        relayed ahead of those messages then have arrived too. Appends in this process wake waiters directly, so there
         is nothing to wait for unless the store is shared between processes.
         """
 
