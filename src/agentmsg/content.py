@@ -16,14 +16,16 @@ A block whose arm this version does not know (from a newer peer) is an
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias, TypeVar
 
 from agentmsg import _media, _struct, _validation
+from agentmsg._dict_paths import _at, _fail, _get, _require
 from agentmsg._wrapper import ProtoWrapper
 from agentmsg.errors import DecodeError, MediaError, ToolArgumentsError, ValidationError, Violation, preview
 from agentmsg.v1 import content_pb2
@@ -186,16 +188,12 @@ class ContentBase(ProtoWrapper[content_pb2.Content]):
 
     def to_dict(self) -> dict[str, Any]:
         """The seed-1 dict form of this block (see :mod:`agentmsg.dict_form`)."""
-        from agentmsg import dict_form
-
-        return dict_form.content_to_dict(self)  # type: ignore[arg-type]
+        return content_to_dict(self)  # type: ignore[arg-type]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """Build a block from its seed-1 dict form."""
-        from agentmsg import dict_form
-
-        block = dict_form.content_from_dict(data)
+        block = content_from_dict(data)
         if not isinstance(block, cls):
             raise ValidationError.single("type", "type", f"expected a {cls.__name__} dict, got {type(block).__name__}")
         return block
@@ -1168,3 +1166,276 @@ Content: TypeAlias = (
     | UnknownContent
 )
 """Every content block class: a closed union usable with ``match``."""
+
+
+# --- the seed-1 dict form of a block (the format is described in agentmsg.dict_form) ---
+
+M = TypeVar("M", ImageContent, AudioContent)
+
+
+def _media_dict(block: ImageContent | AudioContent, key: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": block.type}
+    if block.count > 1:
+        items: list[Any] = []
+        for piece in block.split():
+            if piece.data is not None:
+                items.append(base64.b64encode(piece.data).decode("ascii"))
+            else:
+                items.append(piece.url if piece.url is not None else {"file_id": piece.file_id})
+        out[key] = items
+        types = [piece.media_type for piece in block.split()]
+        if any(types):
+            out["media_types"] = types
+        return out
+    if block.data is not None:
+        out[key] = [base64.b64encode(block.data).decode("ascii")]
+    elif block.url is not None:
+        out[key] = [block.url]
+    else:
+        out[key] = []
+        out["file_id"] = block.file_id
+    if block.media_type:
+        out["media_type"] = block.media_type
+    return out
+
+
+def content_to_dict(block: Content) -> dict[str, Any]:
+    """One content block as its seed-1 dict."""
+    match block:
+        case TextContent():
+            out: dict[str, Any] = {"type": "text", "content": block.content}
+            if block.signature:
+                out["signature"] = block.signature
+            return out
+        case ImageContent():
+            out = _media_dict(block, "images")
+            if block.detail is not None:
+                out["detail"] = block.detail.value
+            return out
+        case AudioContent():
+            return _media_dict(block, "audio")
+        case DocumentContent():
+            out = {"type": "document"}
+            if block.data is not None:
+                out["data"] = base64.b64encode(block.data).decode("ascii")
+            elif block.url is not None:
+                out["url"] = block.url
+            else:
+                out["file_id"] = block.file_id
+            for key in ("media_type", "filename", "title"):
+                if getattr(block, key):
+                    out[key] = getattr(block, key)
+            return out
+        case ThinkingContent():
+            return {"type": "thinking", "content": block.content, "signature": block.signature}
+        case RedactedThinkingContent():
+            return {"type": "redacted_thinking", "data": block.data}
+        case ToolCallContent():
+            kind = block.kind
+            out = {
+                "type": "tool_call",
+                "id": block.id,
+                "name": block.name,
+                "kind": None if kind is None or kind is ToolKind.UNKNOWN else kind.value,
+                "arguments": block.arguments,
+                "metadata": block.metadata,
+            }
+            if block.arguments_error is None:
+                out["args"] = block.args
+            for key, default in (("index", 0), ("signature", ""), ("server_name", "")):
+                if getattr(block, key) != default:
+                    out[key] = getattr(block, key)
+            return out
+        case ToolResultContent():
+            parts = block.blocks
+            content: str | list[dict[str, Any]]
+            # The seed's plain string holds no blocks ("") or one non-empty, unsigned text block.
+            if not parts or (
+                len(parts) == 1 and isinstance(parts[0], TextContent) and parts[0].content and not parts[0].signature
+            ):
+                content = block.text
+            else:
+                content = [content_to_dict(part) for part in parts]
+            out = {
+                "type": "tool_result",
+                "id": block.id,
+                "content": content,
+                "is_error": block.is_error,
+                "metadata": block.metadata,
+                "terminate": block.terminate,
+            }
+            for key, default in (("name", ""), ("terminate_message", ""), ("index", 0)):
+                if getattr(block, key) != default:
+                    out[key] = getattr(block, key)
+            return out
+        case ProviderContent():
+            return {"type": "provider", "provider": block.provider, "block_type": block.block_type, "json": block.json}
+        case UnknownContent():
+            return {"type": "unknown", "proto": base64.b64encode(block.to_bytes()).decode("ascii")}
+    raise ValidationError.single("type", "type", f"not a content block: {type(block).__name__}")
+
+
+def _str_source(item: str, kind: str) -> str:
+    """Reject ``file:`` paths in decoded data; everything else the constructors classify."""
+    if item.startswith("file:"):
+        raise MediaError(
+            f"{kind} 'file:' paths are not read from decoded data; use {kind.capitalize()}Content.from_file"
+        )
+    return item
+
+
+def contents_from_dict(data: Mapping[str, Any], path: str = "") -> list[Content]:
+    """The blocks one seed-1 content dict stands for (always one: kept a list for callers that extend)."""
+    if not isinstance(data, Mapping):
+        raise _fail(path, "type", f"expected a content dict, got {type(data).__name__}")
+    kind = data.get("type")
+    with _at(path):
+        if kind == "text":
+            return [TextContent(_get(data, "content", str, path, ""), signature=_get(data, "signature", str, path, ""))]
+        if kind == "image":
+            return _images_from_dict(data, path)
+        if kind == "audio":
+            return _audio_from_dict(data, path)
+        if kind == "document":
+            return [_document_from_dict(data, path)]
+        if kind == "thinking":
+            return [ThinkingContent(_get(data, "content", str, path, ""), _get(data, "signature", str, path, ""))]
+        if kind == "redacted_thinking":
+            return [RedactedThinkingContent(_require(data, "data", str, path))]
+        if kind == "tool_call":
+            return [_tool_call_from_dict(data, path)]
+        if kind == "tool_result":
+            return [_tool_result_from_dict(data, path)]
+        if kind == "provider":
+            return [
+                ProviderContent(
+                    _require(data, "provider", str, path),
+                    _require(data, "block_type", str, path),
+                    _require(data, "json", str, path),
+                )
+            ]
+        if kind == "unknown":
+            raw = _media.decode_base64(_require(data, "proto", str, path), "unknown content")
+            return [UnknownContent.from_bytes(raw)]
+    raise _fail(f"{path}.type", "enum", f"unknown content type {preview(kind)}")
+
+
+def content_from_dict(data: Mapping[str, Any]) -> Content:
+    """One block from its seed-1 dict."""
+    blocks = contents_from_dict(data)
+    if len(blocks) != 1:
+        raise _fail("images", "count", f"the dict holds {len(blocks)} blocks; use contents_from_dict")
+    return blocks[0]
+
+
+def _media_items(data: Mapping[str, Any], key: str, path: str) -> tuple[list[Any], list[str | None]]:
+    """A media dict's items and each one's media type (``media_types[i]``, else ``media_type``, else sniffed)."""
+    media_type = _get(data, "media_type", str, path) or None
+    items = _get(data, key, list, path, [])
+    if not items:
+        noun = "an image" if key == "images" else "a clip"
+        raise _fail(f"{path}.{key}", "required", f"the dict needs at least {noun} in {key}")
+    types = _get(data, "media_types", list, path)
+    if types is None:
+        return items, [media_type] * len(items)
+    if len(types) != len(items) or not all(isinstance(t, str) for t in types):
+        raise _fail(f"{path}.media_types", "type", f"expected {len(items)} strings, one for each item of {key}")
+    return items, [t or None for t in types]
+
+
+def _pieces(cls: type[M], data: Mapping[str, Any], key: str, path: str) -> list[M]:
+    """The items of a media dict as one-item blocks of ``cls`` (the block's own detail comes after)."""
+    items, types = _media_items(data, key, path)
+    noun = "image" if key == "images" else "audio"
+    pieces: list[M] = []
+    for i, (item, media_type) in enumerate(zip(items, types, strict=True)):
+        where = f"{path}.{key}[{i}]"
+        with _at(where):
+            if isinstance(item, Mapping):
+                pieces.append(cls.from_file_id(_require(item, "file_id", str, where), media_type=media_type or ""))
+            else:
+                pieces.append(cls(_str_source(item, noun) if isinstance(item, str) else item, media_type=media_type))
+    return pieces
+
+
+def _images_from_dict(data: Mapping[str, Any], path: str) -> list[Content]:
+    detail = _get(data, "detail", str, path)
+    file_id = _get(data, "file_id", str, path)
+    if file_id is not None:
+        media_type = _get(data, "media_type", str, path) or ""
+        return [ImageContent.from_file_id(file_id, media_type=media_type, detail=detail)]
+    pieces = _pieces(ImageContent, data, "images", path)
+    with _at(path):
+        return [ImageContent(images=pieces, detail=detail)]
+
+
+def _audio_from_dict(data: Mapping[str, Any], path: str) -> list[Content]:
+    file_id = _get(data, "file_id", str, path)
+    if file_id is not None:
+        media_type = _get(data, "media_type", str, path) or ""
+        return [_file_id_block(content_pb2.AudioContent(file_id=file_id, media_type=media_type), "audio")]
+    pieces = _pieces(AudioContent, data, "audio", path)
+    with _at(path):
+        return [AudioContent(audio=pieces)]
+
+
+def _file_id_block(arm: Any, field: str) -> Content:
+    pb = content_pb2.Content(**{field: arm})
+    _validation.check(pb)
+    return content_from_proto(pb)
+
+
+def _document_from_dict(data: Mapping[str, Any], path: str) -> DocumentContent:
+    media_type = _get(data, "media_type", str, path) or None
+    filename = _get(data, "filename", str, path, "")
+    title = _get(data, "title", str, path, "")
+    if "file_id" in data:
+        return DocumentContent.from_file_id(
+            _require(data, "file_id", str, path), media_type=media_type or "", filename=filename, title=title
+        )
+    if "url" in data:
+        return DocumentContent.from_url(
+            _require(data, "url", str, path), media_type=media_type, filename=filename, title=title
+        )
+    with _at(f"{path}.data"):
+        raw = _media.decode_base64(_require(data, "data", str, path), "document")
+    return DocumentContent(raw, media_type=media_type, filename=filename, title=title)
+
+
+def _tool_call_from_dict(data: Mapping[str, Any], path: str) -> ToolCallContent:
+    arguments = _get(data, "arguments", str, path)
+    args = None if arguments is not None else _get(data, "args", Mapping, path, {})
+    return ToolCallContent(
+        _require(data, "id", str, path),
+        _require(data, "name", str, path),
+        args,
+        arguments=arguments,
+        kind=_get(data, "kind", str, path),
+        index=_get(data, "index", int, path, 0),
+        signature=_get(data, "signature", str, path, ""),
+        server_name=_get(data, "server_name", str, path, ""),
+        metadata=_get(data, "metadata", Mapping, path) or None,
+    )
+
+
+def _tool_result_from_dict(data: Mapping[str, Any], path: str) -> ToolResultContent:
+    raw = data.get("content", "")
+    content: str | list[Any]
+    if isinstance(raw, str):
+        content = raw
+    elif isinstance(raw, list):
+        content = []
+        for i, item in enumerate(raw):
+            content.extend(contents_from_dict(item, f"{path}.content[{i}]"))
+    else:
+        raise _fail(f"{path}.content", "type", f"expected str or a list of content dicts, got {type(raw).__name__}")
+    return ToolResultContent(
+        _require(data, "id", str, path),
+        content,
+        is_error=_get(data, "is_error", bool, path, False),
+        name=_get(data, "name", str, path, ""),
+        metadata=_get(data, "metadata", Mapping, path) or None,
+        terminate=_get(data, "terminate", bool, path, False),
+        terminate_message=_get(data, "terminate_message", str, path, ""),
+        index=_get(data, "index", int, path, 0),
+    )
