@@ -20,6 +20,14 @@ Differences from the seed, each so that nothing is lost:
   on assistant messages; ``id`` on session-only messages;
 - a tool result whose content is more than one text block (or not text) has
   ``content`` as a list of content dicts instead of a string;
+- contract v1.1 additions the seed has no form for: ``citations`` and
+  ``logprobs`` on text (lists of the citations' and tokens' ProtoJSON with
+  proto field names), ``stop_sequence`` on assistant messages, the usage
+  counts ``cache_write_5m_tokens``, ``cache_write_1h_tokens`` and
+  ``hosted_tool_requests``, and the ``hosted_tool_call`` and
+  ``hosted_tool_result`` blocks (their fields by proto name, written when
+  set; typed bodies and ``original`` as ProtoJSON with proto field names;
+  ``content`` as content dicts);
 - unknown usage counts are left out (the seed wrote 0, which agentmsg keeps
   apart from unknown);
 - ``timestamp`` is epoch seconds as a float, exact to the microsecond.
@@ -41,20 +49,28 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, TypeVar
 
-from agentmsg import _media
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
+from agentmsg import _media, _validation
 from agentmsg.content import (
     AudioContent,
+    CodeExecutionOutput,
     Content,
     DocumentContent,
+    HostedToolCallContent,
+    HostedToolResultContent,
     ImageContent,
     ProviderContent,
     RedactedThinkingContent,
+    SearchResult,
     TextContent,
     ThinkingContent,
     ToolCallContent,
     ToolKind,
     ToolResultContent,
     UnknownContent,
+    WebFetchOutput,
 )
 from agentmsg.errors import DecodeError, MediaError, ValidationError, Violation, preview
 from agentmsg.messages import (
@@ -128,6 +144,45 @@ def content_to_dict(block: Content) -> dict[str, Any]:
             out: dict[str, Any] = {"type": "text", "content": block.content}
             if block.signature:
                 out["signature"] = block.signature
+            text = block.pb.text
+            if text.citations:
+                out["citations"] = [_pb_dict(item) for item in text.citations]
+            if text.logprobs:
+                out["logprobs"] = [_pb_dict(item) for item in text.logprobs]
+            return out
+        case HostedToolCallContent():
+            call = block.pb.hosted_tool_call
+            out = {"type": "hosted_tool_call", "id": call.id, "name": call.name, "input": call.input}
+            if block.kind is not None:
+                out["kind"] = block.kind.value
+            if block.status is not None:
+                out["status"] = block.status.value
+            for key in ("server", "status_raw", "signature"):
+                if getattr(call, key):
+                    out[key] = getattr(call, key)
+            if call.HasField("original"):
+                out["original"] = _pb_dict(call.original)
+            return out
+        case HostedToolResultContent():
+            result = block.pb.hosted_tool_result
+            out = {"type": "hosted_tool_result", "call_id": result.call_id, "is_error": result.is_error}
+            if result.name:
+                out["name"] = result.name
+            if block.kind is not None:
+                out["kind"] = block.kind.value
+            if block.status is not None:
+                out["status"] = block.status.value
+            if result.status_raw:
+                out["status_raw"] = result.status_raw
+            if result.HasField("error"):
+                out["error"] = {"code": result.error.code, "message": result.error.message}
+            body = result.WhichOneof("body")
+            if body is not None:
+                out[body] = _pb_dict(getattr(result, body))
+            if result.content:
+                out["content"] = [content_to_dict(part) for part in block.blocks]
+            if result.HasField("original"):
+                out["original"] = _pb_dict(result.original)
             return out
         case ImageContent():
             out = _media_dict(block, "images")
@@ -197,8 +252,15 @@ def content_to_dict(block: Content) -> dict[str, Any]:
     raise ValidationError.single("type", "type", f"not a content block: {type(block).__name__}")
 
 
+def _pb_dict(pb: Message) -> dict[str, Any]:
+    """A nested v1.1 message (citation, token logprob, hosted tool body) as ProtoJSON with proto field names."""
+    return json_format.MessageToDict(pb, preserving_proto_field_name=True)
+
+
 def _usage_dict(usage: Usage) -> dict[str, Any]:
     out: dict[str, Any] = {key: usage.known(key) for key in TOKEN_FIELDS if key in usage.reported}
+    if usage.hosted_tool_requests:
+        out["hosted_tool_requests"] = usage.hosted_tool_requests
     if "cost" in usage.reported:
         cost = usage.cost
         out["cost"] = {key: cost.known(key) for key in COST_FIELDS if key in cost.reported}
@@ -219,6 +281,8 @@ def message_to_dict(message: AgentMessage) -> dict[str, Any]:
             out["error"] = message.error
             if message.stop_reason_raw:
                 out["stop_reason_raw"] = message.stop_reason_raw
+            if message.stop_sequence:
+                out["stop_sequence"] = message.stop_sequence
             if message.provenance is not None:
                 p = message.provenance
                 out["provenance"] = {
@@ -337,7 +401,17 @@ def contents_from_dict(data: Mapping[str, Any], path: str = "") -> list[Content]
     kind = data.get("type")
     with _at(path):
         if kind == "text":
-            return [TextContent(_get(data, "content", str, path, ""), signature=_get(data, "signature", str, path, ""))]
+            block = TextContent(_get(data, "content", str, path, ""), signature=_get(data, "signature", str, path, ""))
+            arm = block.pb.text
+            for i, item in enumerate(_get(data, "citations", list, path, [])):
+                _parse_pb(item, arm.citations.add(), _join(path, f"citations[{i}]"))
+            for i, item in enumerate(_get(data, "logprobs", list, path, [])):
+                _parse_pb(item, arm.logprobs.add(), _join(path, f"logprobs[{i}]"))
+            return [block]
+        if kind == "hosted_tool_call":
+            return [_hosted_call_from_dict(data, path)]
+        if kind == "hosted_tool_result":
+            return [_hosted_result_from_dict(data, path)]
         if kind == "image":
             return _images_from_dict(data, path)
         if kind == "audio":
@@ -364,6 +438,82 @@ def contents_from_dict(data: Mapping[str, Any], path: str = "") -> list[Content]
             raw = _media.decode_base64(_require(data, "proto", str, path), "unknown content")
             return [UnknownContent.from_bytes(raw)]
     raise _fail(f"{path}.type", "enum", f"unknown content type {preview(kind)}")
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _parse_pb(data: Any, target: Message, path: str) -> None:
+    """Fill ``target`` from its ProtoJSON dict (proto or JSON field names) and check the contract's rules."""
+    if not isinstance(data, Mapping):
+        raise _fail(path, "type", f"expected a dict, got {type(data).__name__}")
+    try:
+        json_format.ParseDict(dict(data), target)
+    except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
+        raise _fail(path, "json", f"not a valid {target.DESCRIPTOR.name}: {exc}") from None
+    with _at(path):
+        _validation.check(target)
+
+
+def _original_from_dict(data: Mapping[str, Any], path: str) -> ProviderContent | None:
+    value = data.get("original")
+    if value is None:
+        return None
+    target = content_pb2.Content()
+    _parse_pb(value, target.provider, _join(path, "original"))
+    return ProviderContent.from_proto(target)
+
+
+def _hosted_call_from_dict(data: Mapping[str, Any], path: str) -> HostedToolCallContent:
+    return HostedToolCallContent(
+        _get(data, "id", str, path, ""),
+        _get(data, "name", str, path, ""),
+        _get(data, "input", str, path, ""),
+        kind=_get(data, "kind", str, path),
+        server=_get(data, "server", str, path, ""),
+        status=_get(data, "status", str, path),
+        status_raw=_get(data, "status_raw", str, path, ""),
+        signature=_get(data, "signature", str, path, ""),
+        original=_original_from_dict(data, path),
+    )
+
+
+def _hosted_result_from_dict(data: Mapping[str, Any], path: str) -> HostedToolResultContent:
+    error = _get(data, "error", Mapping, path)
+    body: dict[str, Any] = {}
+    search = _get(data, "search_results", Mapping, path)
+    if search is not None:
+        target = content_pb2.SearchResults()
+        _parse_pb(search, target, _join(path, "search_results"))
+        body["search_results"] = [SearchResult.from_proto(item) for item in target.results]
+        body["queries"] = list(target.queries)
+    code = _get(data, "code_execution", Mapping, path)
+    if code is not None:
+        target_code = content_pb2.CodeExecutionOutput()
+        _parse_pb(code, target_code, _join(path, "code_execution"))
+        body["code_execution"] = CodeExecutionOutput.from_proto(target_code)
+    fetch = _get(data, "web_fetch", Mapping, path)
+    if fetch is not None:
+        target_fetch = content_pb2.WebFetchOutput()
+        _parse_pb(fetch, target_fetch, _join(path, "web_fetch"))
+        body["web_fetch"] = WebFetchOutput.from_proto(target_fetch)
+    content: list[Any] = []
+    for i, item in enumerate(_get(data, "content", list, path, [])):
+        content.extend(contents_from_dict(item, _join(path, f"content[{i}]")))
+    return HostedToolResultContent(
+        _get(data, "call_id", str, path, ""),
+        content,
+        name=_get(data, "name", str, path, ""),
+        kind=_get(data, "kind", str, path),
+        is_error=_get(data, "is_error", bool, path, False),
+        error_code=None if error is None else _get(error, "code", str, _join(path, "error"), ""),
+        error_message=None if error is None else _get(error, "message", str, _join(path, "error"), ""),
+        status=_get(data, "status", str, path),
+        status_raw=_get(data, "status_raw", str, path, ""),
+        original=_original_from_dict(data, path),
+        **body,
+    )
 
 
 def content_from_dict(data: Mapping[str, Any]) -> Content:
@@ -475,7 +625,7 @@ def _tool_result_from_dict(data: Mapping[str, Any], path: str) -> ToolResultCont
     elif isinstance(raw, list):
         content = []
         for i, item in enumerate(raw):
-            content.extend(contents_from_dict(item, f"{path}.content[{i}]"))
+            content.extend(contents_from_dict(item, _join(path, f"content[{i}]")))
     else:
         raise _fail(f"{path}.content", "type", f"expected str or a list of content dicts, got {type(raw).__name__}")
     return ToolResultContent(
@@ -520,7 +670,8 @@ def _usage_from_dict(data: Any, path: str) -> Usage | None:
         with _at(f"{path}.cost"):
             cost = UsageCost(**{key: cost_data.get(key) for key in COST_FIELDS})
     with _at(path):
-        return Usage(**{key: data.get(key) for key in TOKEN_FIELDS}, cost=cost)
+        counts = {key: data.get(key) for key in TOKEN_FIELDS}
+        return Usage(**counts, cost=cost, hosted_tool_requests=data.get("hosted_tool_requests"))
 
 
 def _provider_state_from_dict(data: Mapping[str, Any] | None, path: str) -> ProviderState | None:
@@ -567,6 +718,7 @@ def message_from_dict(data: Mapping[str, Any], path: str = "") -> AgentMessage:
                 usage=_usage_from_dict(data.get("usage"), f"{path}.usage"),
                 stop_reason=_get(data, "stop_reason", str, path),
                 stop_reason_raw=_get(data, "stop_reason_raw", str, path, ""),
+                stop_sequence=_get(data, "stop_sequence", str, path, ""),
                 error=_get(data, "error", str, path, ""),
                 provenance=_provenance_from_dict(provenance, f"{path}.provenance"),
                 **common,

@@ -25,6 +25,8 @@ from agentmsg.content import (
     Content,
     ContentBase,
     DocumentContent,
+    HostedToolCallContent,
+    HostedToolResultContent,
     ImageContent,
     ImageDetail,
     ProviderContent,
@@ -393,14 +395,14 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
 
 
 class SystemMessage(BaseMessage):
-    """Instructions for the model: the ``system`` arm. Text only."""
+    """Instructions for the model: the ``system`` arm. Text, and provider blocks kept verbatim."""
 
     __slots__ = ()
     ROLE = Role.SYSTEM
 
     def __init__(
         self,
-        contents: Sequence[TextContent],
+        contents: Sequence[TextContent | ProviderContent],
         *,
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
@@ -468,7 +470,11 @@ class UserMessage(BaseMessage):
 
 
 class AssistantMessage(BaseMessage):
-    """A model response: the ``assistant`` arm. Text, thinking, redacted thinking, tool calls."""
+    """A model response: the ``assistant`` arm.
+
+    Text, thinking, redacted thinking, tool calls, the calls and results of
+    tools the provider ran itself (hosted tools), and provider blocks.
+    """
 
     __slots__ = ()
     ROLE = Role.ASSISTANT
@@ -476,7 +482,13 @@ class AssistantMessage(BaseMessage):
     def __init__(
         self,
         contents: Sequence[
-            TextContent | ThinkingContent | RedactedThinkingContent | ToolCallContent | ProviderContent
+            TextContent
+            | ThinkingContent
+            | RedactedThinkingContent
+            | ToolCallContent
+            | HostedToolCallContent
+            | HostedToolResultContent
+            | ProviderContent
         ] = (),
         *,
         usage: Usage | None = None,
@@ -484,6 +496,7 @@ class AssistantMessage(BaseMessage):
         stop_reason_raw: str = "",
         error: str = "",
         provenance: Provenance | None = None,
+        stop_sequence: str = "",
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
         name: str = "",
@@ -491,8 +504,12 @@ class AssistantMessage(BaseMessage):
     ) -> None:
         _check_str(stop_reason_raw, "stop_reason_raw")
         _check_str(error, "error")
+        _check_str(stop_sequence, "stop_sequence")
         body = message_pb2.AssistantMessage(
-            stop_reason=_stop_to_pb(stop_reason), stop_reason_raw=stop_reason_raw, error=error
+            stop_reason=_stop_to_pb(stop_reason),
+            stop_reason_raw=stop_reason_raw,
+            error=error,
+            stop_sequence=stop_sequence,
         )
         _fill_content(body.content, contents)
         if usage is not None:
@@ -519,6 +536,19 @@ class AssistantMessage(BaseMessage):
     def thinking(self) -> list[ThinkingContent]:
         """The thinking blocks, in order."""
         return [block for block in self.contents if isinstance(block, ThinkingContent)]
+
+    def hosted_tool_calls(self) -> list[HostedToolCallContent]:
+        """The calls of tools the provider ran itself, in order."""
+        return [block for block in self.contents if isinstance(block, HostedToolCallContent)]
+
+    def hosted_tool_results(self) -> list[HostedToolResultContent]:
+        """The results of tools the provider ran itself, in order."""
+        return [block for block in self.contents if isinstance(block, HostedToolResultContent)]
+
+    @property
+    def stop_sequence(self) -> str:
+        """The caller's stop sequence that ended generation, or ``""``."""
+        return self._pb.assistant.stop_sequence
 
     @property
     def usage(self) -> Usage | None:
