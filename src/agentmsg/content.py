@@ -1351,7 +1351,9 @@ class ToolCallContent(ContentBase):
     The argument text is kept verbatim in :attr:`arguments`; :attr:`args` parses
     it (and raises :class:`~agentmsg.ToolArgumentsError` when it is not a JSON
     object). Give ``args`` (a dict, written as compact JSON) or ``arguments``
-    (text, kept as is), not both.
+    (text, kept as is), not both. ``provider_extra`` keeps the provider
+    block's keys that no field holds (Anthropic ``caller``), as a
+    :class:`ProviderContent` of the block's ``type`` and those keys.
     """
 
     __slots__ = ()
@@ -1370,6 +1372,7 @@ class ToolCallContent(ContentBase):
         signature: str = "",
         server_name: str = "",
         metadata: Mapping[str, Any] | None = None,
+        provider_extra: ProviderContent | None = None,
         type: str = "tool_call",  # noqa: A002 - the seed's field
     ) -> None:
         _literal_type(type, "tool_call")
@@ -1397,6 +1400,9 @@ class ToolCallContent(ContentBase):
         )
         if metadata is not None:
             _struct.fill_struct(arm.metadata, metadata, "metadata")
+        extra = _original_pb(provider_extra, "provider_extra")
+        if extra is not None:
+            arm.provider_extra.CopyFrom(extra)
         self._pb = content_pb2.Content(tool_call=arm)
         _validation.check(self._pb)
 
@@ -1453,6 +1459,16 @@ class ToolCallContent(ContentBase):
     def metadata(self) -> dict[str, Any]:
         """Application data (never sent to a model)."""
         return _struct.struct_to_dict(self._pb.tool_call.metadata)
+
+    @property
+    def provider_extra(self) -> ProviderContent | None:
+        """The provider block's keys the typed fields do not hold (Anthropic ``caller``), or None."""
+        call = self._pb.tool_call
+        if not call.HasField("provider_extra"):
+            return None
+        block = ProviderContent.__new__(ProviderContent)
+        block._pb = content_pb2.Content(provider=call.provider_extra)
+        return block
 
 
 class ToolResultContent(ContentBase):

@@ -27,7 +27,8 @@ Differences from the seed, each so that nothing is lost:
   ``hosted_tool_requests``, and the ``hosted_tool_call`` and
   ``hosted_tool_result`` blocks (their fields by proto name, written when
   set; typed bodies and ``original`` as ProtoJSON with proto field names;
-  ``content`` as content dicts);
+  ``content`` as content dicts), and a tool call's ``provider_extra`` (the
+  same form);
 - unknown usage counts are left out (the seed wrote 0, which agentmsg keeps
   apart from unknown);
 - ``timestamp`` is epoch seconds as a float, exact to the microsecond.
@@ -222,6 +223,8 @@ def content_to_dict(block: Content) -> dict[str, Any]:
             for key, default in (("index", 0), ("signature", ""), ("server_name", "")):
                 if getattr(block, key) != default:
                     out[key] = getattr(block, key)
+            if block.pb.tool_call.HasField("provider_extra"):
+                out["provider_extra"] = _pb_dict(block.pb.tool_call.provider_extra)
             return out
         case ToolResultContent():
             parts = block.blocks
@@ -456,12 +459,12 @@ def _parse_pb(data: Any, target: Message, path: str) -> None:
         _validation.check(target)
 
 
-def _original_from_dict(data: Mapping[str, Any], path: str) -> ProviderContent | None:
-    value = data.get("original")
+def _original_from_dict(data: Mapping[str, Any], path: str, key: str = "original") -> ProviderContent | None:
+    value = data.get(key)
     if value is None:
         return None
     target = content_pb2.Content()
-    _parse_pb(value, target.provider, _join(path, "original"))
+    _parse_pb(value, target.provider, _join(path, key))
     return ProviderContent.from_proto(target)
 
 
@@ -614,6 +617,7 @@ def _tool_call_from_dict(data: Mapping[str, Any], path: str) -> ToolCallContent:
         signature=_get(data, "signature", str, path, ""),
         server_name=_get(data, "server_name", str, path, ""),
         metadata=_get(data, "metadata", Mapping, path) or None,
+        provider_extra=_original_from_dict(data, path, "provider_extra"),
     )
 
 

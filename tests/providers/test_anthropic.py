@@ -1129,3 +1129,36 @@ def test_tool_input_text_is_the_same_from_both_readers() -> None:
         {**response, "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"city": "Zürich"}}]}
     )
     assert unicode.tool_calls()[0].arguments == '{"city": "Zürich"}'
+
+
+def test_tool_use_keys_without_a_field_go_back_exactly() -> None:
+    # Programmatic tool calling: the API puts `caller` on tool_use blocks (real responses carry
+    # {"type": "direct"} on every call); it lives in ToolCallContent.provider_extra.
+    caller = {"type": "code_execution_20250825", "tool_id": "srvtoolu_01Code"}
+    block = {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Oslo"}, "caller": caller}
+    payload = {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [block]}]}
+    _, reply = from_anthropic(payload)
+    (call,) = reply.contents
+    assert isinstance(call, ToolCallContent)
+    assert call.arguments == '{"city": "Oslo"}'
+    assert call.provider_extra is not None
+    assert call.provider_extra.block() == {"type": "tool_use", "caller": caller}
+    report = ConversionReport()
+    assert to_anthropic([*from_anthropic(payload)], report=report) == payload | {
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "q"}]}, payload["messages"][1]]
+    }
+    assert not report
+    plain = from_anthropic({"messages": [{"role": "assistant", "content": [{**block, "caller": None} | {}]}]})
+    assert plain[0].contents[0].provider_extra is not None  # type: ignore[union-attr]
+    bare = {k: v for k, v in block.items() if k != "caller"}
+    assert (
+        from_anthropic({"messages": [{"role": "assistant", "content": [bare]}]})[0].contents[0].provider_extra is None
+    )  # type: ignore[union-attr]
+    # Another provider's extra keys are reported, not sent.
+    foreign = ToolCallContent(
+        "c1", "f", {}, provider_extra=ProviderContent.from_block("openai", {"type": "function_call", "namespace": "x"})
+    )
+    report = ConversionReport()
+    out = to_anthropic([AssistantMessage([foreign])], report=report)
+    assert out["messages"][0]["content"] == [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}]
+    assert losses(report) == [("[0].contents[0].provider_extra", "openai tool-call fields")]

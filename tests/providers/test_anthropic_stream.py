@@ -943,3 +943,45 @@ def test_sse_may_come_in_arbitrary_chunks(name: str, cuts: list[int]) -> None:
 def test_sse_that_is_not_utf8_is_refused() -> None:
     with pytest.raises(StreamProtocolError, match="not UTF-8"):
         list(stream_events_from_sse([b"event: ping\n", b"data: \xff\n", b"\n"]))
+
+
+def test_a_tool_calls_caller_streams_into_provider_extra_as_the_converter_reads_it() -> None:
+    caller = {"type": "code_execution_20250825", "tool_id": "srvtoolu_01Code"}
+    start = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}, "caller": caller}
+    events = [
+        {**start_event(), "message": {**start_event()["message"], "usage": {"input_tokens": 9, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": start},
+        delta(0, {"type": "input_json_delta", "partial_json": '{"a": 1}'}),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"},
+    ]
+    for event in events[1:4]:
+        SDK_EVENT.validate_python(event)  # caller is a field of the SDK's ToolUseBlock
+    folded = fold(stream_events(events))
+    converted = from_anthropic_response(final_message(events))
+    assert same_message(converted, folded) == folded
+    (call,) = folded.tool_calls()
+    assert call.provider_extra is not None
+    assert call.provider_extra.block() == {"type": "tool_use", "caller": caller}
+
+
+def test_a_delta_type_this_version_does_not_know_appends_to_a_block_read_whole() -> None:
+    # Beta compaction blocks stream their summary as compaction_delta {content}; a block of an unknown
+    # type is read whole, and a new delta's text fields are appended to the block's.
+    events = [
+        start_event(),
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "compaction", "content": None}},
+        delta(0, {"type": "compaction_delta", "content": "The user "}),
+        delta(0, {"type": "compaction_delta", "content": "said hello."}),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"},
+    ]
+    (block,) = fold(stream_events(events)).contents
+    assert block == ProviderContent.from_block("anthropic", {"type": "compaction", "content": "The user said hello."})
+    bad = [*events[:2], delta(0, {"type": "compaction_delta", "content": 3})]
+    with pytest.raises(StreamProtocolError, match="compaction_delta whose 'content' is not text"):
+        list(stream_events(bad))
+    with pytest.raises(StreamProtocolError, match="unknown delta type 'compaction_delta'"):
+        list(stream_events([start_event(), text_block(), delta(0, {"type": "compaction_delta", "content": "x"})]))

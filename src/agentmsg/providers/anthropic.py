@@ -27,7 +27,9 @@ DocumentContent                 ``document`` {source, title?}; source ``base64``
                                 ``file`` {file_id}
 ThinkingContent                 ``thinking`` {thinking, signature}
 RedactedThinkingContent         ``redacted_thinking`` {data}
-ToolCallContent                 ``tool_use`` {id, name, input}; ``input`` is the parsed arguments
+ToolCallContent                 ``tool_use`` {id, name, input}; ``input`` is the parsed arguments;
+                                its other keys (``caller`` of programmatic tool calling) in
+                                ``provider_extra``, written back as they were
 ToolResultContent               ``tool_result`` {tool_use_id, content?, is_error?}; content is a
                                 string when the result is one text block, else a list of
                                 ``text`` / ``image`` / ``document`` blocks; left out when empty
@@ -165,8 +167,8 @@ Other choices:
   document ``citations`` (the request's citations switch), tool-use
   ``toolset_name``, the response's ``stop_details`` and ``container``, and the
   usage fields ``service_tier``, ``inference_geo``, ``speed``. Also not
-  carried: document ``context`` and tool-use ``caller`` (known gaps: the
-  contract has no field for them yet).
+  carried: document ``context`` (a known gap: DocumentContent has no field
+  for it yet).
 
 Reported as lost by :func:`to_anthropic` (each with its input path, e.g.
 ``[3].contents[1]``): audio; images other than JPEG, PNG, GIF and WEBP
@@ -259,6 +261,7 @@ __all__ = [
     "read_usage",
     "to_anthropic",
     "to_anthropic_response",
+    "tool_use_extra",
 ]
 
 PROVIDER: Final = "anthropic"
@@ -329,6 +332,17 @@ def input_json(value: Mapping[str, Any], field: str = "input") -> str:
         raise ValidationError.single(field, "json", f"not JSON-serialisable: {exc}") from None
     check_utf8(text, field)
     return text
+
+
+_TOOL_USE_KEYS: Final = frozenset({"type", "id", "name", "input"})
+
+
+def tool_use_extra(block: Mapping[str, Any]) -> ProviderContent | None:
+    """A ``tool_use`` block's keys beyond id, name and input (``caller``), with its type; None when none."""
+    extra = {key: value for key, value in block.items() if key not in _TOOL_USE_KEYS}
+    if not extra:
+        return None
+    return ProviderContent.from_block(PROVIDER, {"type": block.get("type", "tool_use"), **extra})
 
 
 def _str(value: Any) -> str:
@@ -604,7 +618,15 @@ class _Writer:
             self.loss(f"{path}.server_name", f"server name {block.server_name!r}", "tool_use has no server name")
         if block.index != position:
             self.loss(f"{path}.index", f"index {block.index}", f"the format numbers calls by position ({position})")
-        return {"type": "tool_use", "id": self.ids(block.id), "name": block.name, "input": value}
+        item: dict[str, Any] = {"type": "tool_use", "id": self.ids(block.id), "name": block.name, "input": value}
+        extra = block.provider_extra
+        if extra is not None and extra.provider == PROVIDER:
+            item.update((key, v) for key, v in extra.block().items() if key not in _TOOL_USE_KEYS)
+        elif extra is not None:
+            self.loss(
+                f"{path}.provider_extra", f"{extra.provider} tool-call fields", "they go back only to their provider"
+            )
+        return item
 
     def tool_result(self, block: ToolResultContent, path: str) -> dict[str, Any]:
         item: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.ids(block.id)}
@@ -1083,7 +1105,8 @@ class _Reader:
             return None
         original = restore_id(call_id, self.id_map)
         self.calls.setdefault(original, (name, index))
-        return self.build(path, ToolCallContent, original, name, arguments=arguments, index=index)
+        extra = self.build(path, tool_use_extra, item)
+        return self.build(path, ToolCallContent, original, name, arguments=arguments, index=index, provider_extra=extra)
 
     def tool_result(self, item: Mapping[str, Any], path: str) -> ContentBase | None:
         call_id = self.field(item, "tool_use_id", path, str, "a string")

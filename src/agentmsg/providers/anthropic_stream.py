@@ -152,6 +152,7 @@ from agentmsg.providers.anthropic import (
     read_block,
     read_citation,
     read_usage,
+    tool_use_extra,
 )
 from agentmsg.streaming import StreamEvent, StreamProtocolError, iter_sse
 from agentmsg.usage import Usage
@@ -184,6 +185,7 @@ class _Open:
     start: Mapping[str, Any]  # the content_block of content_block_start
     whole: bool = False  # held back, read whole (as the converter reads it) at its stop
     fragments: list[str] = field(default_factory=list)  # input_json_delta text seen
+    appended: dict[str, str] = field(default_factory=dict)  # held back: other deltas' text, by field
 
 
 class AnthropicStreamParser:
@@ -443,7 +445,14 @@ class _Event:
             call_id = self.get(block, "id", str, "a string", required=True)
             name = self.get(block, "name", str, "a string", required=True)
             self.get(block, "input", Mapping, "an object", required=False)
-            content = self.make(ToolCallContent, call_id, name, arguments="", index=parser._tool_calls)
+            content = self.make(
+                ToolCallContent,
+                call_id,
+                name,
+                arguments="",
+                index=parser._tool_calls,
+                provider_extra=self.make(tool_use_extra, block),
+            )
             parser._tool_calls += 1
         elif kind in _READ_WHOLE or parser.pass_through_unknown:
             parser._seen.add(index)
@@ -479,6 +488,8 @@ class _Event:
             "input_json_delta": ("tool_use", "partial_json"),
             "citations_delta": ("text", "citation"),
         }.get(kind)
+        if wants is None and block.whole:
+            return self.appended_delta(index, block, delta, kind)
         if wants is None:
             raise self.error(f"block {index}: unknown delta type {kind!r}")
         block_kind, key = wants
@@ -501,6 +512,20 @@ class _Event:
             return []
         return [StreamEvent.arguments_delta(index, text)]
 
+    def appended_delta(self, index: int, block: _Open, delta: Mapping[str, Any], kind: str) -> list[StreamEvent]:
+        """A delta this version does not know, to a held-back block: its text fields are appended to the block's.
+
+        Every delta type Anthropic has appends text to the field it names (``text_delta`` to ``text``,
+        ``compaction_delta`` to ``content``); a new one to a block read whole is taken the same way.
+        """
+        for key, value in delta.items():
+            if key == "type":
+                continue
+            if not isinstance(value, str):
+                raise self.error(f"block {index}: a {kind} whose {key!r} is not text cannot be appended to the block")
+            block.appended[key] = block.appended.get(key, "") + value
+        return []
+
     def block_stop(self) -> list[StreamEvent]:
         parser = self.parser
         index = self.index(self.event)
@@ -518,6 +543,11 @@ class _Event:
                 if not isinstance(value, dict):
                     raise self.error(f"block {index} ({block.kind}): its input is a JSON {json_type(value)}")
                 whole["input"] = value
+            for key, text in block.appended.items():
+                start = whole.get(key)
+                if start is not None and not isinstance(start, str):
+                    raise self.error(f"block {index} ({block.kind}): text appended to its {key!r}, which is not text")
+                whole[key] = (start or "") + text
             # The block as the response holds it, read as the converter reads it (the same typed block and
             # original); a hosted call keeps its streamed input text verbatim, as tool calls do.
             content = self.make(read_block, whole, pass_through_unknown=parser.pass_through_unknown)
