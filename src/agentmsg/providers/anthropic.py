@@ -345,6 +345,20 @@ def tool_use_extra(block: Mapping[str, Any]) -> ProviderContent | None:
     return ProviderContent.from_block(PROVIDER, {"type": block.get("type", "tool_use"), **extra})
 
 
+def _own_original(holder: Any) -> dict[str, Any] | None:
+    """The ``original`` of a generated message when it is an Anthropic object (parsed), else None.
+
+    Read straight from the generated message: the writer's hot path for hosted blocks and citations.
+    """
+    if not holder.HasField("original"):
+        return None
+    original = holder.original
+    if original.provider != PROVIDER:
+        return None
+    value = json.loads(original.json)
+    return value if isinstance(value, dict) else None
+
+
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
@@ -448,22 +462,24 @@ class _Writer:
             self.loss(path, "empty text block", "the API refuses empty text blocks")
             return None
         item: dict[str, Any] = {"type": "text", "text": block.content}
-        citations = [
-            written
-            for k, citation in enumerate(block.citations)
-            if (written := self.citation(citation, f"{path}.citations[{k}]")) is not None
-        ]
-        if citations:
-            item["citations"] = citations
-        if block.logprobs:
+        arm = block.pb.text
+        if arm.citations:
+            citations = [
+                written
+                for k, citation in enumerate(block.citations)
+                if (written := self.citation(citation, f"{path}.citations[{k}]")) is not None
+            ]
+            if citations:
+                item["citations"] = citations
+        if arm.logprobs:
             self.loss(f"{path}.logprobs", "token logprobs", "the format has no logprobs")
         return item
 
     def citation(self, citation: Citation, path: str) -> dict[str, Any] | None:
         """A citation: its Anthropic original as is; a typed document or search-result citation projected."""
-        original = citation.original
-        if original is not None and original.provider == PROVIDER:
-            return original.block()
+        own = _own_original(citation.pb)
+        if own is not None:
+            return own
         where = citation.location
         out: dict[str, Any] | None = None
         if citation.source_kind == "document" and where is not None:
@@ -508,9 +524,10 @@ class _Writer:
 
     def hosted(self, block: HostedToolCallContent | HostedToolResultContent, path: str) -> dict[str, Any] | None:
         """A hosted tool block goes back as the Anthropic block it was read from, and only as that."""
+        own = _own_original(getattr(block.pb, block.type or ""))
+        if own is not None:
+            return own
         original = block.original
-        if original is not None and original.provider == PROVIDER:
-            return original.block()
         what = "hosted tool call" if isinstance(block, HostedToolCallContent) else "hosted tool result"
         why = (
             f"it ran at {original.provider} and goes back only there"
