@@ -648,6 +648,18 @@ VALID += [
     ),
     Vector("content_hosted_tool_call_minimal", "Content", {"hostedToolCall": {}}),
     Vector(
+        "content_document_context",
+        "Content",
+        {
+            "document": {
+                "data": b64(b"The sky is blue."),
+                "mediaType": "text/plain",
+                "title": "Sky",
+                "context": "A note.",
+            }
+        },
+    ),
+    Vector(
         "content_tool_call_provider_extra",
         "Content",
         {

@@ -459,3 +459,14 @@ def test_tool_call_provider_extra_round_trips_in_every_form() -> None:
     with pytest.raises(am.ValidationError) as info:
         am.ToolCallContent("t3", "f", provider_extra={"type": "x"})  # type: ignore[arg-type]
     assert info.value.violations[0].field == "provider_extra"
+
+
+def test_document_context_is_kept_in_every_form() -> None:
+    document = am.DocumentContent.from_text("The sky is blue.", title="Sky").with_context("A note.")
+    assert (document.context, document.title, document.text()) == ("A note.", "Sky", "The sky is blue.")
+    assert am.DocumentContent.from_text("x").context == ""
+    assert am.DocumentContent.from_dict(document.to_dict()) == document
+    assert document.to_dict()["context"] == "A note."
+    assert am.DocumentContent.from_json(document.to_json()) == document
+    with pytest.raises(am.ValidationError):
+        document.with_context(3)  # type: ignore[arg-type]

@@ -1152,7 +1152,8 @@ class DocumentContent(_MediaContent):
 
     ``DocumentContent(document)`` takes bytes (PDF by magic bytes, else UTF-8
     text; pass ``media_type`` for anything else) or a URL. Use
-    :meth:`from_text` for text and :meth:`from_base64` for base64.
+    :meth:`from_text` for text and :meth:`from_base64` for base64;
+    :meth:`with_context` adds text about the document for the model.
     """
 
     __slots__ = ()
@@ -1260,6 +1261,18 @@ class DocumentContent(_MediaContent):
     def title(self) -> str:
         """The title shown to the model, or ``""``."""
         return self._pb.document.title
+
+    @property
+    def context(self) -> str:
+        """Text about the document given to the model with it (Anthropic ``context``), or ``""``."""
+        return self._pb.document.context
+
+    def with_context(self, context: str) -> DocumentContent:
+        """A copy of the block with ``context``: text about the document, given to the model with it."""
+        _expect(context, str, "context")
+        block = self.copy()
+        block._pb.document.context = context
+        return block
 
     def text(self) -> str:
         """The document decoded as UTF-8 text (for ``text/*`` documents)."""

@@ -12,7 +12,7 @@ Differences from the seed, each so that nothing is lost:
 
 - binary data (images, audio) is base64 text, so the dict is JSON;
 - keys the seed lacks are added only when they carry information:
-  ``media_type``, ``detail``, ``file_id`` on media; ``signature`` on text;
+  ``media_type``, ``detail``, ``file_id`` on media; ``context`` on documents; ``signature`` on text;
   ``arguments`` (the verbatim argument text, always written), ``index``,
   ``signature``, ``server_name`` on tool calls; ``name``, ``index``,
   ``terminate_message`` on tool results; ``name`` on messages;
@@ -200,7 +200,7 @@ def content_to_dict(block: Content) -> dict[str, Any]:
                 out["url"] = block.url
             else:
                 out["file_id"] = block.file_id
-            for key in ("media_type", "filename", "title"):
+            for key in ("media_type", "filename", "title", "context"):
                 if getattr(block, key):
                     out[key] = getattr(block, key)
             return out
@@ -591,17 +591,20 @@ def _document_from_dict(data: Mapping[str, Any], path: str) -> DocumentContent:
     media_type = _get(data, "media_type", str, path) or None
     filename = _get(data, "filename", str, path, "")
     title = _get(data, "title", str, path, "")
+    context = _get(data, "context", str, path, "")
     if "file_id" in data:
-        return DocumentContent.from_file_id(
+        block = DocumentContent.from_file_id(
             _require(data, "file_id", str, path), media_type=media_type or "", filename=filename, title=title
         )
-    if "url" in data:
-        return DocumentContent.from_url(
+    elif "url" in data:
+        block = DocumentContent.from_url(
             _require(data, "url", str, path), media_type=media_type, filename=filename, title=title
         )
-    with _at(f"{path}.data"):
-        raw = _media.decode_base64(_require(data, "data", str, path), "document")
-    return DocumentContent(raw, media_type=media_type, filename=filename, title=title)
+    else:
+        with _at(f"{path}.data"):
+            raw = _media.decode_base64(_require(data, "data", str, path), "document")
+        block = DocumentContent(raw, media_type=media_type, filename=filename, title=title)
+    return block.with_context(context) if context else block
 
 
 def _tool_call_from_dict(data: Mapping[str, Any], path: str) -> ToolCallContent:

@@ -266,20 +266,22 @@ def test_golden_vision_reads_every_image_source() -> None:
     assert not report
 
 
-def test_golden_documents_read_every_source_and_ignore_context_and_citations() -> None:
+def test_golden_documents_read_every_source_and_context_and_ignore_the_citations_switch() -> None:
     payload = load_golden("documents.json")
     (message,) = from_anthropic(payload)
     pdf, by_url, text, by_file, prompt = message.contents
     assert pdf == DocumentContent(PDF, media_type="application/pdf", title="Minimal PDF")
     assert by_url == DocumentContent.from_url("https://example.com/papers/report.pdf", media_type="application/pdf")
-    assert text == DocumentContent.from_text("The grass is green. The sky is blue.", title="Colours")
+    assert text == DocumentContent.from_text("The grass is green. The sky is blue.", title="Colours").with_context(
+        "A note written for this test."
+    )
     assert isinstance(text, DocumentContent)
+    assert text.context == "A note written for this test."
     assert text.media_type == "text/plain"
     assert by_file == DocumentContent.from_file_id("file_011CNvxoj286tYUAZFiZMf1U")
     assert prompt == TextContent("Summarise these documents.")
     expected = json.loads(json.dumps(payload))
-    del expected["messages"][0]["content"][2]["context"]
-    del expected["messages"][0]["content"][2]["citations"]
+    del expected["messages"][0]["content"][2]["citations"]  # a request setting (citations on or off), not data
     report = ConversionReport()
     assert check_request(to_anthropic([message], report=report)) == expected
     assert not report

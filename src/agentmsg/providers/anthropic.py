@@ -22,7 +22,7 @@ AssistantMessage                an ``assistant`` turn
 TextContent                     ``text`` {text}
 ImageContent                    ``image`` {source: ``base64`` {media_type, data} | ``url`` {url} |
                                 ``file`` {file_id}}
-DocumentContent                 ``document`` {source, title?}; source ``base64`` (PDF bytes),
+DocumentContent                 ``document`` {source, title?, context?}; source ``base64`` (PDF bytes),
                                 ``text`` (text/plain data, a string), ``url`` (a PDF by URL) or
                                 ``file`` {file_id}
 ThinkingContent                 ``thinking`` {thinking, signature}
@@ -166,9 +166,7 @@ Other choices:
   settings or response metadata rather than message data: ``cache_control``,
   document ``citations`` (the request's citations switch), tool-use
   ``toolset_name``, the response's ``stop_details`` and ``container``, and the
-  usage fields ``service_tier``, ``inference_geo``, ``speed``. Also not
-  carried: document ``context`` (a known gap: DocumentContent has no field
-  for it yet).
+  usage fields ``service_tier``, ``inference_geo``, ``speed``.
 
 Reported as lost by :func:`to_anthropic` (each with its input path, e.g.
 ``[3].contents[1]``): audio; images other than JPEG, PNG, GIF and WEBP
@@ -361,6 +359,10 @@ def _own_original(holder: Any) -> dict[str, Any] | None:
 
 def _str(value: Any) -> str:
     return value if isinstance(value, str) else ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _int(value: Any) -> int | None:
@@ -601,6 +603,8 @@ class _Writer:
         item: dict[str, Any] = {"type": "document", "source": source}
         if block.title:
             item["title"] = block.title
+        if block.context:
+            item["context"] = block.context
         return item
 
     def thinking(self, block: ThinkingContent, path: str, replay: bool) -> dict[str, Any] | None:
@@ -973,7 +977,7 @@ class _Reader:
         # Every role a provider block may sit in (system, user, assistant, tool result content) keeps it.
         if self.pass_through:
             return self.build(path, ProviderContent.from_block, PROVIDER, item)
-        rule = "unknown_type" if item.get("type") not in _KNOWN_BLOCKS else "unsupported"
+        rule = "unknown_type" if _str(item.get("type")) not in _KNOWN_BLOCKS else "unsupported"
         self.add(
             _at(path, "type"),
             rule,
@@ -1068,6 +1072,13 @@ class _Reader:
         return None
 
     def document(self, item: Mapping[str, Any], path: str, role: str) -> ContentBase | None:
+        block = self.document_source(item, path, role)
+        context = self.optional(item, "context", path, str, "a string")
+        if context and isinstance(block, DocumentContent):
+            return block.with_context(context)
+        return block
+
+    def document_source(self, item: Mapping[str, Any], path: str, role: str) -> ContentBase | None:
         where = _at(path, "source")
         source = self.field(item, "source", path, Mapping, "an object")
         title = self.optional(item, "title", path, str, "a string")
@@ -1243,7 +1254,7 @@ def _citation(item: Mapping[str, Any]) -> Citation:
     the documented ones, is kept as its original alone (with its ``cited_text``).
     """
     original = ProviderContent.from_block(PROVIDER, item)
-    kind = item.get("type")
+    kind = _str(item.get("type"))
     cited = _str(item.get("cited_text"))
     title = _str(item.get("document_title") or item.get("title"))
     if kind == "web_search_result_location" and isinstance(item.get("url"), str):
@@ -1324,7 +1335,7 @@ def _hosted_result(
         elif inner_kind in _CODE_RESULTS:
             files = [
                 _str(out.get("file_id"))
-                for out in content.get("content") or ()
+                for out in _list(content.get("content"))
                 if isinstance(out, Mapping) and isinstance(out.get("file_id"), str)
             ]
             options["code_execution"] = CodeExecutionOutput(
@@ -1343,7 +1354,7 @@ def _hosted_result(
         elif inner_kind == "tool_search_tool_search_result":
             blocks = [
                 ProviderContent.from_block(PROVIDER, ref)
-                for ref in content.get("tool_references") or ()
+                for ref in _list(content.get("tool_references"))
                 if isinstance(ref, Mapping)
             ]
     return HostedToolResultContent(call_id, blocks, kind=HOSTED_RESULT_BLOCKS[kind], original=original, **options)

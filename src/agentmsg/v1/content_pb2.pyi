@@ -959,6 +959,7 @@ class DocumentContent(_message.Message):
     MEDIA_TYPE_FIELD_NUMBER: _builtins.int
     FILENAME_FIELD_NUMBER: _builtins.int
     TITLE_FIELD_NUMBER: _builtins.int
+    CONTEXT_FIELD_NUMBER: _builtins.int
     data: _builtins.bytes
     """The document bytes (a text document is its UTF-8 bytes), raw on the wire."""
     url: _builtins.str
@@ -971,6 +972,10 @@ class DocumentContent(_message.Message):
     """The file name, when known (OpenAI `filename`). Empty when unknown."""
     title: _builtins.str
     """A title shown to the model (Anthropic document `title`). Empty when none."""
+    context: _builtins.str
+    """Text about the document given to the model with it, not cited from it
+    (Anthropic document `context`: metadata, a summary). Empty when none.
+    """
     def __init__(
         self,
         *,
@@ -980,10 +985,11 @@ class DocumentContent(_message.Message):
         media_type: _builtins.str = ...,
         filename: _builtins.str = ...,
         title: _builtins.str = ...,
+        context: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "file_id", b"file_id", "source", b"source", "url", b"url"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "file_id", b"file_id", "filename", b"filename", "media_type", b"media_type", "source", b"source", "title", b"title", "url", b"url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["context", b"context", "data", b"data", "file_id", b"file_id", "filename", b"filename", "media_type", b"media_type", "source", b"source", "title", b"title", "url", b"url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["data", "url", "file_id"]  # noqa: Y015
     _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
