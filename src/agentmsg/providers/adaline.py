@@ -147,14 +147,19 @@ from agentmsg.content import (
     AudioContent,
     ContentBase,
     DocumentContent,
+    HostedToolCallContent,
+    HostedToolResultContent,
     ImageContent,
     ImageDetail,
+    ProviderContent,
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
     ToolCallContent,
     ToolKind,
     ToolResultContent,
+    content_to_dict,
+    contents_from_dict,
     detail_to_pb,
 )
 from agentmsg.errors import DecodeError, MediaError, ValidationError, Violation
@@ -171,9 +176,9 @@ from agentmsg.messages import (
     ToolMessage,
     UserMessage,
 )
-from agentmsg.providers._common import json_type, unencodable
+from agentmsg.providers._common import ConversionReport, Reporter, json_type, unencodable
 from agentmsg.usage import Usage
-from agentmsg.v1 import content_pb2
+from agentmsg.v1 import content_pb2, message_pb2
 
 __all__ = [
     "from_adaline",
@@ -237,13 +242,34 @@ def _guess_image_type(url: str) -> str:
     return _media.guess_from_path(url, "image/")
 
 
+_TARGET: Final = "the Adaline format"
+# Stash keys whose loss is not reported: the reader gives a message a new id and time, as the constructors do.
+_IDENTITY_KEYS: Final = frozenset({"id", "timestamp"})
+
+
 class _Issues:
-    """The violations found so far in one conversion."""
+    """The violations found so far in one conversion, and (writing) where its losses go."""
 
-    __slots__ = ("found",)
+    __slots__ = ("found", "reporter")
 
-    def __init__(self) -> None:
+    def __init__(self, reporter: Reporter | None = None) -> None:
         self.found: list[Violation] = []
+        self.reporter = reporter
+
+    def lose(self, path: str, what: str, reason: str) -> None:
+        """Record a loss (writing with ``include_metadata=False``)."""
+        if self.reporter is not None:
+            self.reporter.loss(path, what, reason)
+
+    def lose_stash(self, path: str, stash: Mapping[str, Any]) -> None:
+        """Report the stash keys ``include_metadata=False`` leaves out (all but the message's id and time)."""
+        keys = [key for key in stash if key not in _IDENTITY_KEYS]
+        if keys:
+            self.lose(
+                path,
+                f"agentmsg data the format has no field for ({', '.join(keys)})",
+                "it is kept in metadata.agentmsg, which include_metadata=False does not write",
+            )
 
     def add(self, field: str, rule: str, message: str) -> None:
         self.found.append(Violation(field, f"adaline.{rule}", message))
@@ -256,30 +282,57 @@ class _Issues:
 # --------------------------------------------------------------------------- agentmsg -> format
 
 
-def message_to_adaline(message: BaseMessage, *, include_metadata: bool = True) -> dict[str, Any]:
+def message_to_adaline(
+    message: BaseMessage,
+    *,
+    include_metadata: bool = True,
+    report: ConversionReport | None = None,
+    strict: bool = False,
+) -> dict[str, Any]:
     """One agentmsg message as one format ``Message`` (``{"role", "content", "metadata"}``).
 
     Raises :class:`~agentmsg.ValidationError` (rule ``adaline.unsupported``,
     fields relative to the message: ``contents[1]``) when the message holds
     something the format cannot. A tool result without a name is refused here:
     use :func:`to_adaline`, which finds the name on the earlier tool call.
+    A tool message of several results stays one message here; :func:`to_adaline`
+    writes the one-result-a-message form the gateway's providers take.
+    ``report`` / ``strict``: as for :func:`to_adaline`.
     """
-    issues = _Issues()
+    reporter = Reporter(_TARGET, report, strict=strict)
+    issues = _Issues(reporter)
     data = _export_message(message, "", issues, {}, include_metadata)
     issues.raise_if_any("message for the Adaline format")
     assert data is not None
+    reporter.finish()
     return data
 
 
-def to_adaline(messages: Iterable[BaseMessage], *, include_metadata: bool = True) -> list[dict[str, Any]]:
+def to_adaline(
+    messages: Iterable[BaseMessage],
+    *,
+    include_metadata: bool = True,
+    report: ConversionReport | None = None,
+    strict: bool = False,
+) -> list[dict[str, Any]]:
     """Messages as a list of format ``Message`` dicts (a JSON-ready payload).
 
+    A tool message of several results is written as one ``tool`` message a
+    result, the form the gateway's OpenAI and Anthropic providers take; with
+    metadata, the messages after the first say ``sameMessage`` and are read
+    back as one message.
+
     With ``include_metadata=False`` no ``metadata`` is written (the form the
-    gateway's stock ``Message()`` schema accepts); agentmsg-only information is
-    then lost. Every unsupported item is reported at once, with its path in the
-    input (``[2].contents[0]``).
+    gateway's stock ``Message()`` schema accepts); the agentmsg-only
+    information is then lost, and each such loss (but the message ids and
+    times) is reported: in ``report``, as a
+    :class:`~agentmsg.providers.ConversionError` with ``strict=True``, or
+    else as one :class:`~agentmsg.providers.ConversionWarning`. Every
+    unsupported item is reported at once, with its path in the input
+    (``[2].contents[0]``).
     """
-    issues = _Issues()
+    reporter = Reporter(_TARGET, report, strict=strict)
+    issues = _Issues(reporter)
     if isinstance(messages, (BaseMessage, str, bytes, Mapping)) or not isinstance(messages, Iterable):
         issues.add("", "type", f"expected an iterable of messages, got {type(messages).__name__}")
         issues.raise_if_any("messages for the Adaline format")
@@ -287,16 +340,50 @@ def to_adaline(messages: Iterable[BaseMessage], *, include_metadata: bool = True
     out: list[dict[str, Any]] = []
     for i, message in enumerate(messages):
         data = _export_message(message, f"[{i}]", issues, call_names, include_metadata)
-        if data is not None:
+        if data is None:
+            continue
+        if isinstance(message, ToolMessage) and len(data["content"]) > 1:
+            out.extend(_split_tool_message(data, f"[{i}]", issues, include_metadata))
+        else:
             out.append(data)
     issues.raise_if_any("messages for the Adaline format")
+    reporter.finish()
     return out
 
 
-def to_adaline_json(messages: Iterable[BaseMessage], *, include_metadata: bool = True) -> str:
-    """Messages as the format's JSON text: a compact array of ``Message`` objects."""
+def _split_tool_message(
+    data: dict[str, Any], path: str, issues: _Issues, include_metadata: bool
+) -> list[dict[str, Any]]:
+    """One ``tool`` message a ``tool-response``: the gateway's providers refuse a tool message of several.
+
+    The first keeps the message's stash; the others say ``sameMessage``.
+    """
+    items = data["content"]
+    first = {**data, "content": items[:1]}
+    rest = [{"role": data["role"], "content": [item]} for item in items[1:]]
+    if include_metadata:
+        for extra in rest:
+            extra["metadata"] = {STASH_KEY: {"sameMessage": True}}
+    else:
+        issues.lose(
+            path,
+            f"the grouping of {len(items)} tool results in one message",
+            f"they are written as {len(items)} tool messages (the gateway's OpenAI and Anthropic providers take "
+            "one tool-response a tool message) and, without metadata, read back as as many messages",
+        )
+    return [first, *rest]
+
+
+def to_adaline_json(
+    messages: Iterable[BaseMessage],
+    *,
+    include_metadata: bool = True,
+    report: ConversionReport | None = None,
+    strict: bool = False,
+) -> str:
+    """Messages as the format's JSON text: a compact array of ``Message`` objects (see :func:`to_adaline`)."""
     return json.dumps(
-        to_adaline(messages, include_metadata=include_metadata),
+        to_adaline(messages, include_metadata=include_metadata, report=report, strict=strict),
         ensure_ascii=False,
         separators=(",", ":"),
         allow_nan=False,
@@ -334,6 +421,9 @@ def _export_message(
             return None
     assert message.role is not None
     content: list[dict[str, Any]] = []
+    # Blocks with no modality in the format (hosted tool calls and results, provider blocks): seed-1 dicts
+    # with their position in the message's contents.
+    kept: list[dict[str, Any]] = []
     for j, block in enumerate(message.contents):
         block_path = f"{_at(path, 'contents')}[{j}]"
         if isinstance(block, ImageContent) and block.count > 1:
@@ -343,32 +433,55 @@ def _export_message(
                 if item is not None:
                     content.append(item)
             continue
+        if isinstance(block, (HostedToolCallContent, HostedToolResultContent, ProviderContent)):
+            kept.append({"at": j, "block": content_to_dict(block)})
+            if not include_metadata:
+                issues.lose(
+                    block_path,
+                    f"a {block.type} block",
+                    "the format has no modality for it; it is kept in the message's metadata.agentmsg.blocks, "
+                    "which include_metadata=False does not write",
+                )
+            continue
         item = _export_content(block, block_path, issues, call_names, include_metadata)
         if item is not None:
             content.append(item)
     data: dict[str, Any] = {"role": message.role.value, "content": content}
+    stash: dict[str, Any] = {"id": message.id, "timestamp": message.pb.timestamp.ToJsonString()}
+    if message.name:
+        stash["name"] = message.name
+    if kept:
+        stash["blocks"] = kept
+    if isinstance(message, AssistantMessage):
+        if message.usage is not None:
+            stash["usage"] = message.usage.to_json_dict()
+        if message.stop_reason is not None:
+            stash["stopReason"] = message.stop_reason.value
+        if message.stop_reason_raw:
+            stash["stopReasonRaw"] = message.stop_reason_raw
+        if message.stop_sequence:
+            stash["stopSequence"] = message.stop_sequence
+        if message.error:
+            stash["error"] = message.error
+        if message.provenance is not None:
+            stash["provenance"] = message.provenance.to_json_dict()
     if include_metadata:
-        stash: dict[str, Any] = {"id": message.id, "timestamp": message.pb.timestamp.ToJsonString()}
-        if message.name:
-            stash["name"] = message.name
-        if isinstance(message, AssistantMessage):
-            if message.usage is not None:
-                stash["usage"] = message.usage.to_json_dict()
-            if message.stop_reason is not None:
-                stash["stopReason"] = message.stop_reason.value
-            if message.stop_reason_raw:
-                stash["stopReasonRaw"] = message.stop_reason_raw
-            if message.error:
-                stash["error"] = message.error
-            if message.provenance is not None:
-                stash["provenance"] = message.provenance.to_json_dict()
         data["metadata"] = {STASH_KEY: stash}
+    else:
+        stash.pop("blocks", None)  # reported block by block above
+        issues.lose_stash(path, stash)
     return data
 
 
-def _with_stash(data: dict[str, Any], stash: dict[str, Any], include_metadata: bool) -> dict[str, Any]:
-    if include_metadata and stash:
-        data["metadata"] = {STASH_KEY: stash}
+def _with_stash(
+    data: dict[str, Any], stash: dict[str, Any], include_metadata: bool, path: str, issues: _Issues
+) -> dict[str, Any]:
+    """The item with its stash, or (``include_metadata=False``) without it, the stash's keys reported lost."""
+    if include_metadata:
+        if stash:
+            data["metadata"] = {STASH_KEY: stash}
+    else:
+        issues.lose_stash(path, stash)
     return data
 
 
@@ -381,7 +494,13 @@ def _export_content(
         case TextContent():
             if block.signature:
                 stash["signature"] = block.signature
-            return _with_stash({"modality": "text", "value": block.content}, stash, include_metadata)
+            if block.citations or block.logprobs:
+                # ProtoJSON lists, as the seed-1 dict form writes them.
+                full = content_to_dict(block)
+                for key in ("citations", "logprobs"):
+                    if key in full:
+                        stash[key] = full[key]
+            return _with_stash({"modality": "text", "value": block.content}, stash, include_metadata, path, issues)
         case ImageContent():
             return _export_image(block, path, issues, include_metadata)
         case DocumentContent():
@@ -408,7 +527,7 @@ def _export_content(
                 stash["kind"] = block.kind.value
             if block.metadata:
                 stash["metadata"] = block.metadata
-            return _with_stash(data, stash, include_metadata)
+            return _with_stash(data, stash, include_metadata, path, issues)
         case ToolResultContent():
             return _export_tool_result(block, path, issues, call_names, include_metadata)
         case AudioContent():
@@ -456,7 +575,7 @@ def _export_image(
             "an image held as a provider file id cannot be sent: the format's image value is base64 or a url",
         )
         return None
-    return _with_stash({"modality": "image", "detail": detail, "value": value}, stash, include_metadata)
+    return _with_stash({"modality": "image", "detail": detail, "value": value}, stash, include_metadata, path, issues)
 
 
 def _export_pdf(block: DocumentContent, path: str, issues: _Issues, include_metadata: bool) -> dict[str, Any] | None:
@@ -490,7 +609,7 @@ def _export_pdf(block: DocumentContent, path: str, issues: _Issues, include_meta
             "a PDF held as a provider file id cannot be sent: the format's pdf value is base64 or a url",
         )
         return None
-    return _with_stash({"modality": "pdf", "value": value, "file": file}, stash, include_metadata)
+    return _with_stash({"modality": "pdf", "value": value, "file": file}, stash, include_metadata, path, issues)
 
 
 def _export_tool_result(
@@ -545,7 +664,7 @@ def _export_tool_result(
     if block.terminate_message:
         stash["terminateMessage"] = block.terminate_message
     item = {"modality": "tool-response", "index": block.index, "id": block.id, "name": name, "data": data}
-    return _with_stash(item, stash, include_metadata)
+    return _with_stash(item, stash, include_metadata, path, issues)
 
 
 # --------------------------------------------------------------------------- format -> agentmsg
@@ -577,10 +696,65 @@ def from_adaline(payload: Sequence[Mapping[str, Any]]) -> list[AgentMessage]:
     out: list[AgentMessage] = []
     for i, item in enumerate(payload):
         message = _import_message(item, f"[{i}]", issues)
-        if message is not None:
+        if message is None:
+            continue
+        if out and _continues(item, out[-1], message):
+            out[-1] = _join_tool_messages(out[-1], message)  # type: ignore[arg-type]
+        else:
             out.append(message)
     issues.raise_if_any("Adaline payload")
     return out
+
+
+def _continues(item: Mapping[str, Any], previous: AgentMessage, message: AgentMessage) -> bool:
+    """Is this tool message the rest of the one before (``sameMessage``, as :func:`to_adaline` splits them)?
+
+    The flag is ignored when it contradicts the payload: the message before is not a tool message.
+    """
+    if not isinstance(previous, ToolMessage) or not isinstance(message, ToolMessage):
+        return False
+    metadata = item.get("metadata")
+    stash = metadata.get(STASH_KEY) if isinstance(metadata, Mapping) else None
+    return isinstance(stash, Mapping) and stash.get("sameMessage") is True
+
+
+def _join_tool_messages(first: ToolMessage, rest: ToolMessage) -> ToolMessage:
+    """``first`` with the results of ``rest`` after its own (id, time and name stay ``first``'s)."""
+    pb = message_pb2.Message()
+    pb.CopyFrom(first.pb)
+    pb.tool.content.extend(rest.pb.tool.content)
+    return ToolMessage.from_proto(pb)
+
+
+def _insert_kept_blocks(blocks: list[ContentBase], stash: _Stash, issues: _Issues) -> None:
+    """Put the stashed blocks (``blocks``: ``[{at, block}]``, seed-1 dicts) back at their positions."""
+    if "blocks" not in stash.values:
+        return
+    where = stash.where("blocks")
+    entries = stash.values["blocks"]
+    if not isinstance(entries, (list, tuple)):
+        issues.add(where, "metadata", f"expected an array, got {json_type(entries)}")
+        return
+    last = -1
+    for k, entry in enumerate(entries):
+        at = entry.get("at") if isinstance(entry, Mapping) else None
+        dict_form = entry.get("block") if isinstance(entry, Mapping) else None
+        entry_path = f"{where}[{k}]"
+        if isinstance(at, bool) or not isinstance(at, int) or not isinstance(dict_form, Mapping):
+            issues.add(entry_path, "metadata", "expected {at: integer, block: object}")
+            return
+        if at <= last or at > len(blocks):
+            issues.add(
+                _at(entry_path, "at"),
+                "metadata",
+                f"position {at} is out of order or past the end (the message has {len(blocks)} blocks here)",
+            )
+            return
+        kept = _build(issues, _at(entry_path, "block"), lambda: contents_from_dict(dict_form))
+        if kept is None:
+            return
+        blocks[at:at] = kept
+        last = at
 
 
 def from_adaline_json(text: str | bytes) -> list[AgentMessage]:
@@ -823,6 +997,8 @@ def _import_message(data: Any, path: str, issues: _Issues) -> AgentMessage | Non
                     f"a {role} message needs at least one content block in agentmsg (the format allows an empty list)",
                 )
     stash = _Stash(data, path, issues)
+    stash.flag("sameMessage")  # checked here; from_adaline joins the messages
+    _insert_kept_blocks(blocks, stash, issues)
     message_id = stash.text("id")
     if message_id == "":
         issues.add(stash.where("id"), "metadata", "the message id must not be empty")
@@ -904,6 +1080,7 @@ def _read_assistant_stash(stash: _Stash, issues: _Issues) -> dict[str, Any]:
         else:
             issues.add(stash.where("stopReason"), "metadata", f"{reason!r} is not one of: {', '.join(allowed)}")
     extra["stop_reason_raw"] = stash.text("stopReasonRaw") or ""
+    extra["stop_sequence"] = stash.text("stopSequence") or ""
     extra["error"] = stash.text("error") or ""
     return extra
 
@@ -970,9 +1147,15 @@ def _import_text(item: Mapping[str, Any], path: str, issues: _Issues, stash: _St
     """``text`` {value} -> TextContent (signature from the stash)."""
     value = _read_str(item, "value", path, issues)
     signature = stash.text("signature") or ""
+    extra = {key: stash.values[key] for key in ("citations", "logprobs") if key in stash.values}
     if value is None or len(issues.found) > before:
         return None
-    return _build(issues, path, lambda: TextContent(value, signature=signature))
+    if not extra:
+        return _build(issues, path, lambda: TextContent(value, signature=signature))
+    # Citations and logprobs are stashed as the seed-1 dict form writes them.
+    data = {"type": "text", "content": value, "signature": signature, **extra}
+    blocks = _build(issues, path, lambda: contents_from_dict(data), {key: stash.where(key) for key in extra})
+    return blocks[0] if blocks else None
 
 
 def _import_image(
