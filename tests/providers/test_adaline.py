@@ -49,6 +49,7 @@ from agentmsg import (
     content_from_proto,
     message_from_proto,
 )
+from agentmsg.providers._common import ConversionError, ConversionReport, ConversionWarning
 from agentmsg.providers.adaline import (
     from_adaline,
     from_adaline_json,
@@ -273,16 +274,38 @@ def test_export_shapes_follow_the_schema() -> None:
 
 
 def test_export_without_metadata_has_no_metadata_anywhere() -> None:
-    payload = to_adaline(conversation(), include_metadata=False)
+    report = ConversionReport()
+    payload = to_adaline(conversation(), include_metadata=False, report=report)
     assert all(key != "metadata" for key, _ in walk(payload))
+    # Every piece of the stash left out is reported, but the message ids and times.
+    assert [(loss.path, loss.what) for loss in report.losses] == [
+        ("[0]", "agentmsg data the format has no field for (name)"),
+        ("[1].contents[0]", "agentmsg data the format has no field for (signature)"),
+        ("[1].contents[2]", "agentmsg data the format has no field for (detailUnset)"),
+        ("[1].contents[3]", "agentmsg data the format has no field for (title)"),
+        ("[2].contents[3]", "agentmsg data the format has no field for (kind, metadata)"),
+        ("[2]", "agentmsg data the format has no field for (usage, stopReason, stopReasonRaw, provenance)"),
+        ("[3].contents[0]", "agentmsg data the format has no field for (nameFromCall, metadata)"),
+        ("[3].contents[1]", "agentmsg data the format has no field for (isError, terminate, terminateMessage)"),
+        ("[3]", "the grouping of 2 tool results in one message"),
+        ("[4].contents[0]", "agentmsg data the format has no field for (textBlocks)"),
+        ("[5]", "agentmsg data the format has no field for (name, stopReason, error)"),
+    ]
+    # Without a report the same losses come as one warning; strict refuses.
+    with pytest.warns(ConversionWarning, match="11 item"):
+        assert to_adaline(conversation(), include_metadata=False) == payload
+    with pytest.raises(ConversionError):
+        to_adaline(conversation(), include_metadata=False, strict=True)
     # The last message records an error with no content: without its stash agentmsg cannot read it back.
-    assert payload[5] == {"role": "assistant", "content": []}
+    assert payload[6] == {"role": "assistant", "content": []}
     with pytest.raises(ValidationError) as exc:
         from_adaline(payload)
-    assert violation_of(exc, "[5].content")[0] == "adaline.min_items"
-    back = from_adaline(payload[:5])
+    assert violation_of(exc, "[6].content")[0] == "adaline.min_items"
+    back = from_adaline(payload[:6])
     # What the format's own fields carry survives; what lived only in the stash is lost.
-    system, user, assistant, tool, user_result = back
+    # The tool message of two results went out as two tool messages (the gateway's providers want one result
+    # a tool message) and, without the sameMessage mark, comes back as two.
+    system, user, assistant, tool, tool_2, user_result = back
     assert system.contents == (TextContent("You are terse."),)
     assert (system.id, system.name) != ("m0", "policy")
     assert user.contents == (
@@ -299,10 +322,9 @@ def test_export_without_metadata_has_no_metadata_anywhere() -> None:
     assert lookup == ToolCallContent(
         "call_2", "lookup", arguments='{"q": 1', index=1, signature="ts-2", server_name="search-mcp"
     )
-    assert tool.contents == (
-        ToolResultContent("call_1", "hello", name="read_file"),  # the name now comes from the call
-        ToolResultContent("call_2", "not found", name="lookup", index=1),  # is_error and terminate are lost
-    )
+    assert tool.contents == (ToolResultContent("call_1", "hello", name="read_file"),)  # the name from the call
+    # is_error and terminate are lost
+    assert tool_2.contents == (ToolResultContent("call_2", "not found", name="lookup", index=1),)
     assert user_result.contents == (ToolResultContent("call_1", "ab", name="read_file"),)  # one block, not two
 
 
