@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+import agentmsg as am
 from agentmsg import (
     AgentMessage,
     AssistantMessage,
@@ -1074,3 +1075,184 @@ def test_data_url_in_a_url_value_stays_a_url() -> None:
     assert isinstance(image, ImageContent)
     assert (image.url, image.data) == (url, None)
     assert to_adaline([message], include_metadata=False)[0]["content"][0]["value"] == {"type": "url", "url": url}
+
+
+# --------------------------------------------------------------------------- issue 16: tool messages, v1.1 content
+
+
+def _two_results() -> ToolMessage:
+    return ToolMessage.from_results(
+        [ToolResultContent("c1", "one", name="f"), ToolResultContent("c2", "two", name="g", index=1)],
+        id="t",
+        timestamp=TS,
+        name="runner",
+    )
+
+
+def test_a_tool_message_of_several_results_goes_out_one_result_a_message() -> None:
+    tool = _two_results()
+    payload = to_adaline([tool])
+    assert [len(m["content"]) for m in payload] == [1, 1]
+    assert payload[0]["metadata"] == {
+        "agentmsg": {"id": "t", "timestamp": "2025-01-02T03:04:05.123456Z", "name": "runner"}
+    }
+    assert payload[1] == {
+        "role": "tool",
+        "content": [{"modality": "tool-response", "index": 1, "id": "c2", "name": "g", "data": "two"}],
+        "metadata": {"agentmsg": {"sameMessage": True}},
+    }
+    assert from_adaline(payload) == [tool]
+    assert from_adaline_json(to_adaline_json([tool, tool])) == [tool, tool]
+    # message_to_adaline returns one message: the results stay together there.
+    assert len(message_to_adaline(tool)["content"]) == 2
+    assert message_from_adaline(message_to_adaline(tool)) == tool
+
+
+def test_same_message_is_ignored_when_the_message_before_is_not_a_tool_message() -> None:
+    item = {"modality": "tool-response", "index": 0, "id": "c1", "name": "f", "data": "x"}
+    payload = [
+        {"role": "user", "content": [{"modality": "text", "value": "hi"}]},
+        {"role": "tool", "content": [item], "metadata": {"agentmsg": {"sameMessage": True}}},
+        {"role": "tool", "content": [item], "metadata": {"agentmsg": {"sameMessage": True}}},
+    ]
+    user, tool = from_adaline(payload)
+    assert isinstance(user, UserMessage)
+    assert isinstance(tool, ToolMessage)
+    assert len(tool.contents) == 2
+    with pytest.raises(ValidationError) as exc:
+        from_adaline([{**payload[1], "metadata": {"agentmsg": {"sameMessage": "yes"}}}])
+    assert violation_of(exc, "[0].metadata.agentmsg.sameMessage")[0] == "adaline.metadata"
+
+
+def _v11_assistant() -> AssistantMessage:
+    call = am.HostedToolCallContent(
+        "srvtoolu_1",
+        "web_search",
+        '{"query": "x"}',
+        kind="web_search",
+        original=am.ProviderContent.from_block(
+            "anthropic", {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}}
+        ),
+    )
+    result = am.HostedToolResultContent(
+        "srvtoolu_1",
+        kind="web_search",
+        search_results=[am.SearchResult("https://a.example", "A", encrypted_content="ENC")],
+    )
+    code = am.HostedToolResultContent(
+        "ci_1", "see the chart", code_execution=am.CodeExecutionOutput("out", "", 0, files=["file_1"])
+    )
+    text = TextContent(
+        "Cited.",
+        signature="sig",
+        citations=[
+            am.Citation.web("https://a.example", "A", cited_text="c", start_index=0, end_index=5),
+            am.Citation.document(0, title="Doc", chars=(1, 4)),
+        ],
+        logprobs=[am.TokenLogprob("Cited", -0.5, bytes=b"Cited", token_id=7)],
+    )
+    usage = Usage(
+        input_tokens=5,
+        output_tokens=2,
+        cache_write_tokens=3,
+        cache_write_5m_tokens=1,
+        cache_write_1h_tokens=2,
+        hosted_tool_requests={"web_search": 1, "web_fetch": 0},
+    )
+    return AssistantMessage(
+        [ThinkingContent("hm", "s"), call, result, text, code, ToolCallContent("c1", "f", {})],
+        id="a",
+        timestamp=TS,
+        stop_reason=StopReason.TOOL_CALLS,
+        stop_sequence="STOP",
+        usage=usage,
+    )
+
+
+def test_v11_content_round_trips_exactly_through_the_stash() -> None:
+    assistant = _v11_assistant()
+    system = SystemMessage(
+        [TextContent("rules"), am.ProviderContent.from_block("anthropic", {"type": "tool_addition", "x": 1})],
+        id="s",
+        timestamp=TS,
+    )
+    payload = to_adaline([system, assistant])
+    stash = payload[1]["metadata"]["agentmsg"]
+    assert [entry["at"] for entry in stash["blocks"]] == [1, 2, 4]
+    assert stash["stopSequence"] == "STOP"
+    assert stash["usage"]["hostedToolRequests"] == {"web_search": "1", "web_fetch": "0"}
+    # The format's own items: reasoning, text (citations and logprobs in its stash), tool-call.
+    assert [item["modality"] for item in payload[1]["content"]] == ["reasoning", "text", "tool-call"]
+    text_stash = payload[1]["content"][1]["metadata"]["agentmsg"]
+    assert text_stash["citations"][0]["web"] == {"url": "https://a.example", "title": "A"}
+    assert text_stash["logprobs"] == [{"token": "Cited", "logprob": -0.5, "bytes": "Q2l0ZWQ=", "token_id": 7}]
+    assert payload[0]["metadata"]["agentmsg"]["blocks"][0]["at"] == 1
+    assert from_adaline(payload) == [system, assistant]
+    assert from_adaline_json(to_adaline_json([system, assistant])) == [system, assistant]
+
+
+def test_v11_content_without_metadata_is_reported_lost() -> None:
+    report = ConversionReport()
+    payload = to_adaline([_v11_assistant()], include_metadata=False, report=report)
+    assert [item["modality"] for item in payload[0]["content"]] == ["reasoning", "text", "tool-call"]
+    assert [(loss.path, loss.what) for loss in report.losses] == [
+        ("[0].contents[1]", "a hosted_tool_call block"),
+        ("[0].contents[2]", "a hosted_tool_result block"),
+        ("[0].contents[3]", "agentmsg data the format has no field for (signature, citations, logprobs)"),
+        ("[0].contents[4]", "a hosted_tool_result block"),
+        ("[0]", "agentmsg data the format has no field for (usage, stopReason, stopSequence)"),
+    ]
+    (back,) = from_adaline(payload)
+    assert isinstance(back, AssistantMessage)
+    assert back.hosted_tool_calls() == []
+    assert back.stop_sequence == ""
+    with pytest.raises(ConversionError, match="5 item"):
+        to_adaline([_v11_assistant()], include_metadata=False, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("blocks", "field", "rule"),
+    [
+        ("no", "[0].metadata.agentmsg.blocks", "adaline.metadata"),
+        ([{"at": "0", "block": {}}], "[0].metadata.agentmsg.blocks[0]", "adaline.metadata"),
+        ([{"at": 5, "block": {"type": "provider"}}], "[0].metadata.agentmsg.blocks[0].at", "adaline.metadata"),
+        (
+            [{"at": 0, "block": {"type": "hosted_tool_call"}}, {"at": 0, "block": {"type": "hosted_tool_call"}}],
+            "[0].metadata.agentmsg.blocks[1].at",
+            "adaline.metadata",
+        ),
+        ([{"at": 0, "block": {"type": "nope"}}], "[0].metadata.agentmsg.blocks[0].block", "adaline.enum"),
+    ],
+)
+def test_a_malformed_blocks_stash_is_refused_with_its_path(blocks: Any, field: str, rule: str) -> None:
+    payload = [
+        {
+            "role": "assistant",
+            "content": [{"modality": "text", "value": "x"}],
+            "metadata": {"agentmsg": {"blocks": blocks}},
+        }
+    ]
+    with pytest.raises(ValidationError) as exc:
+        from_adaline(payload)
+    assert violation_of(exc, field)[0] == rule
+
+
+def test_hosted_blocks_in_a_user_message_stash_are_refused_by_the_contract() -> None:
+    block = {"type": "hosted_tool_call", "id": "x", "name": "web_search", "input": "{}"}
+    payload = [
+        {
+            "role": "user",
+            "content": [{"modality": "text", "value": "x"}],
+            "metadata": {"agentmsg": {"blocks": [{"at": 0, "block": block}]}},
+        }
+    ]
+    with pytest.raises(ValidationError) as exc:
+        from_adaline(payload)
+    assert any(v.field.startswith("[0]") for v in exc.value.violations)
+
+
+def test_bad_citations_in_a_text_stash_are_refused_with_their_path() -> None:
+    item = {"modality": "text", "value": "x", "metadata": {"agentmsg": {"citations": [{"web": {"url": 5}}]}}}
+    with pytest.raises(ValidationError) as exc:
+        from_adaline([{"role": "assistant", "content": [item]}])
+    assert any(v.field.startswith("[0].content[0]") for v in exc.value.violations), exc.value.violations

@@ -25,6 +25,10 @@ ToolCallContent                    ``tool-call`` {index, id, name, arguments, se
                                    thoughtSignature?}; arguments are kept verbatim
 ToolResultContent (text only)      ``tool-response`` {index, id, name, data}; data is the
                                    result's text blocks joined
+ToolMessage of several results     one ``tool`` message a ``tool-response`` (:func:`to_adaline`)
+HostedToolCallContent,             no modality: the message's ``metadata.agentmsg.blocks``
+HostedToolResultContent,           (seed-1 dicts with their position)
+ProviderContent
 =================================  ==============================================================
 
 Choices where the two models differ:
@@ -52,6 +56,17 @@ Choices where the two models differ:
   the name of the tool call with its id earlier in the list given to
   :func:`to_adaline` (:func:`message_to_adaline` has no earlier messages and
   refuses it).
+- A tool message of several results is written by :func:`to_adaline` as one
+  ``tool`` message a result: the gateway's OpenAI provider refuses a ``tool``
+  message of more than one item ("must have exactly one content item"), and
+  its Anthropic provider takes either. The messages after the first carry
+  ``sameMessage`` in their stash and are read back as one message (a
+  ``sameMessage`` after anything but a tool message is ignored).
+  :func:`message_to_adaline`, which returns one message, keeps them together.
+- The format has no hosted tool calls or results (its ``search-result``
+  modality is a response-only Google grounding shape that the gateway's
+  providers strip from requests), no citations, token logprobs, stop sequence
+  or usage; these travel in the stash (below).
 - A URL image's media type is not in the format; reading, it is guessed from
   the URL's path as :meth:`agentmsg.ImageContent.from_url` does, and URL
   sources are kept as URLs (a ``data:`` URL in a ``url`` value stays a URL).
@@ -62,11 +77,17 @@ format has no field for is written there under the single key ``"agentmsg"``,
 so that ``from_adaline(to_adaline(messages)) == messages`` for everything the
 format can carry:
 
-- message: ``id``, ``timestamp`` (RFC 3339, as ProtoJSON writes it), ``name``;
-  for assistant messages ``usage`` and ``provenance`` (ProtoJSON, so token
-  counts are strings, as ProtoJSON writes int64), ``stopReason`` (our
-  :class:`~agentmsg.StopReason` value), ``stopReasonRaw`` and ``error``;
-- text: ``signature``; image: ``mediaType`` (when the exact media type is not
+- message: ``id``, ``timestamp`` (RFC 3339, as ProtoJSON writes it), ``name``,
+  ``blocks`` (the blocks with no modality: ``[{"at": position in the
+  message's contents, "block": seed-1 dict}]``, see
+  :func:`agentmsg.content_to_dict`), ``sameMessage`` (this tool message
+  continues the one before); for assistant messages ``usage`` and
+  ``provenance`` (ProtoJSON, so token counts are strings, as ProtoJSON writes
+  int64; usage holds the cache writes by TTL and the hosted-tool request
+  counts), ``stopReason`` (our :class:`~agentmsg.StopReason` value),
+  ``stopReasonRaw``, ``stopSequence`` and ``error``;
+- text: ``signature``, ``citations`` and ``logprobs`` (lists as the seed-1
+  dict form writes them: ProtoJSON with proto field names); image: ``mediaType`` (when the exact media type is not
   the one the format's value gives back), ``detailUnset`` (when "auto" stood
   for an unstated detail) and ``sameBlock`` (the image belongs to the block of
   the image item before it: an :class:`~agentmsg.ImageContent` of several
@@ -90,7 +111,11 @@ Caveat: the gateway's own handlers and providers parse messages with
 ``Message()``, whose default metadata schemas are ``z.undefined()``; such a
 parser rejects any ``metadata`` value. Pass ``include_metadata=False`` to write
 payloads for that parser: the result then carries no ``metadata`` at all, and
-everything listed above is lost on the way back. (``Message()`` also passes its
+everything listed above is lost on the way back. Each such loss is reported
+(a :class:`~agentmsg.providers._common.Loss` in ``report=``, a
+``ConversionError`` with ``strict=True``, else one ``ConversionWarning``),
+all but the message ids and times, which the reader makes anew as the message
+constructors do. (``Message()`` also passes its
 content metadata schemas to ``Content()`` in another order than ``Content()``
 declares them, so a caller giving different schemas per content type gets the
 pdf, tool-call, tool-response and reasoning ones swapped around.)
@@ -100,7 +125,7 @@ rule ``adaline.unsupported``, the field being the path in the agentmsg input,
 e.g. ``[2].contents[0]``): audio; documents other than PDF; images or PDFs
 held as a provider file id; images whose media type is not PNG, JPEG, WEBP or
 GIF; tool results carrying anything but text; content of a kind unknown to this
-version; messages of role custom, branch_summary, compaction_summary or an
+version (``UnknownContent``); messages of role custom, branch_summary, compaction_summary or an
 unknown role.
 
 What agentmsg cannot hold (reading raises, rule ``adaline.unsupported``): the
@@ -138,6 +163,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC
+from functools import partial
 from typing import Any, Final, TypeVar
 
 from google.protobuf import timestamp_pb2
@@ -750,7 +776,7 @@ def _insert_kept_blocks(blocks: list[ContentBase], stash: _Stash, issues: _Issue
                 f"position {at} is out of order or past the end (the message has {len(blocks)} blocks here)",
             )
             return
-        kept = _build(issues, _at(entry_path, "block"), lambda: contents_from_dict(dict_form))
+        kept = _build(issues, _at(entry_path, "block"), partial(contents_from_dict, dict_form))
         if kept is None:
             return
         blocks[at:at] = kept
