@@ -56,6 +56,22 @@ Provenance                       ``response_metadata`` ``model_provider``, ``mod
                                  ("google", "google-generative-ai") is LangChain's ``google_genai``
 stop_reason_raw                  ``response_metadata`` ``stop_reason`` (provider ``anthropic``, as
                                  langchain-anthropic writes it) or ``finish_reason`` (others)
+HostedToolCallContent            ``{"type": "server_tool_call", "id", "name", "args"}`` (input that is
+                                 not a JSON object: ``server_tool_call_chunk`` with ``args`` the text);
+                                 an MCP call is ``name: "remote_mcp"``, ``extras.tool_name``, as
+                                 LangChain's Anthropic translator writes it; signature in
+                                 ``extras.signature``
+HostedToolResultContent          ``{"type": "server_tool_result", "tool_call_id", "status": "success" |
+                                 "error", "output"}``; ``output`` is the typed body (ProtoJSON, as the
+                                 seed-1 dict form writes it) or the text of the content
+TextContent.citations            the text block's ``annotations``: ``{"type": "citation", "url",
+                                 "title", "start_index", "end_index", "cited_text"}`` (a search-result
+                                 citation's source as ``url``)
+TextContent.logprobs             ``response_metadata["logprobs"] = {"content": [{token, logprob, bytes,
+                                 top_logprobs}]}`` (ChatOpenAI's shape) when one text block holds them
+stop_sequence                    ``response_metadata["stop_sequence"]`` (langchain-anthropic's key)
+Usage cache writes by TTL        ``input_token_details`` ``ephemeral_5m_input_tokens`` /
+                                 ``ephemeral_1h_input_tokens`` (langchain-anthropic's keys)
 ProviderContent ("langchain")    a LangChain standard block verbatim; any other block verbatim in
                                  a ``HumanMessage`` and wrapped as ``non_standard`` in v1 AIMessage
                                  content (``content_blocks`` wraps unknown blocks so, and unwraps
@@ -114,13 +130,25 @@ for a call with nothing to add, each entry with the call ``id``: ``kind``,
 ``index`` when not the call's position, ``server_name``, ``metadata``, and
 ``arguments`` when the text is not what ``json.dumps(args,
 ensure_ascii=False, separators=(",", ":"))`` writes) and ``result``
-(``index``, ``terminate``, ``terminate_message`` of a tool result). A stash
+(``index``, ``terminate``, ``terminate_message`` of a tool result), and
+``blocks``: ``[{"at": position in the content list, "block": seed-1 dict}]``
+for each hosted tool call or result and each assistant text block whose
+standard block alone does not give it back (hosted kind, server, status,
+original provider block, typed result bodies; citations of other kinds than
+web, token ids). A stashed block is used only when it writes exactly the
+standard block found at its position (its index and signature aside): an
+edited block wins. Reading a standard block with no stash entry, what its
+typed fields do not hold (extras, an ``output`` of another shape, a
+citation with extras or without URL) is kept whole as the block's or
+citation's ``original`` (provider ``"langchain"``), which the writer writes
+back as it was. A stash
 value that contradicts the message (usage that does not match
 ``usage_metadata``, a ``tool_calls`` entry whose id is not the call's at that
 position, argument text that does not parse to ``args``) is ignored.
 ``include_metadata=False`` writes no stash: timestamps, joins and the values
 above are then not carried (not reported: they are not model input, as for
-every other converter).
+every other converter), but for the v1.1 content: each stashed ``blocks``
+entry and hosted-tool request counts in the usage are reported lost.
 
 Round trip: ``from_langchain(to_langchain(m), pass_through_unknown=True) == m``
 for everything not reported as lost; session-only messages come back as the
@@ -147,11 +175,11 @@ as LangChain's streaming does. ``RemoveMessage`` (a LangGraph instruction,
 not part of a conversation) is refused (rule ``langchain.remove_message``)
 unless ``remove_messages="skip"``. An ``AIMessage`` with no content at all
 reads as one empty text block when agentmsg would refuse an empty assistant
-message. Left out when reading (agentmsg has no field for them): citations
-and annotations, block ids and indexes, ``extras`` other than the ones above,
+message. Left out when reading (agentmsg has no field for them): block ids
+and indexes, ``extras`` other than the ones above,
 the ``context`` of ``text-plain`` blocks, ``additional_kwargs`` (but for what
 ``content_blocks`` reads and ``function_call``), ``response_metadata`` keys
-other than the ones above (logprobs, raw usage...), usage details other than
+other than the ones above (raw usage...), usage details other than
 the cache and reasoning counts. LangChain does not record the wire API: for a
 message read without a stash the provenance API comes from
 ``api_by_provider[model_provider]`` when the caller gives it, else from the
