@@ -1183,9 +1183,13 @@ def test_v11_content_round_trips_exactly_through_the_stash() -> None:
     assert stash["usage"]["hostedToolRequests"] == {"web_search": "1", "web_fetch": "0"}
     # The format's own items: reasoning, text (citations and logprobs in its stash), tool-call.
     assert [item["modality"] for item in payload[1]["content"]] == ["reasoning", "text", "tool-call"]
+    # Citations and logprobs: an agentmsg.v1.TextContent holding only them, binary, base64.
     text_stash = payload[1]["content"][1]["metadata"]["agentmsg"]
-    assert text_stash["citations"][0]["web"] == {"url": "https://a.example", "title": "A"}
-    assert text_stash["logprobs"] == [{"token": "Cited", "logprob": -0.5, "bytes": "Q2l0ZWQ=", "token_id": 7}]
+    details = content_pb2.TextContent.FromString(base64.b64decode(text_stash["details"]))
+    assert (details.text, len(details.citations), details.logprobs[0].token_id) == ("", 2, 7)
+    assert content_pb2.Content.FromString(base64.b64decode(stash["blocks"][0]["proto"])).WhichOneof("kind") == (
+        "hosted_tool_call"
+    )
     assert payload[0]["metadata"]["agentmsg"]["blocks"][0]["at"] == 1
     assert from_adaline(payload) == [system, assistant]
     assert from_adaline_json(to_adaline_json([system, assistant])) == [system, assistant]
@@ -1198,7 +1202,7 @@ def test_v11_content_without_metadata_is_reported_lost() -> None:
     assert [(loss.path, loss.what) for loss in report.losses] == [
         ("[0].contents[1]", "a hosted_tool_call block"),
         ("[0].contents[2]", "a hosted_tool_result block"),
-        ("[0].contents[3]", "agentmsg data the format has no field for (signature, citations, logprobs)"),
+        ("[0].contents[3]", "agentmsg data the format has no field for (signature, details)"),
         ("[0].contents[4]", "a hosted_tool_result block"),
         ("[0]", "agentmsg data the format has no field for (usage, stopReason, stopSequence)"),
     ]
@@ -1210,18 +1214,34 @@ def test_v11_content_without_metadata_is_reported_lost() -> None:
         to_adaline([_v11_assistant()], include_metadata=False, strict=True)
 
 
+def _proto(block: am.Content) -> str:
+    return base64.b64encode(block.to_bytes()).decode("ascii")
+
+
+PROVIDER_BLOCK = am.ProviderContent.from_block("anthropic", {"type": "tool_addition"})
+BAD_PROVIDER = content_pb2.Content(provider=content_pb2.ProviderContent(provider="p", json="{}"))  # no type
+
+
 @pytest.mark.parametrize(
     ("blocks", "field", "rule"),
     [
         ("no", "[0].metadata.agentmsg.blocks", "adaline.metadata"),
-        ([{"at": "0", "block": {}}], "[0].metadata.agentmsg.blocks[0]", "adaline.metadata"),
-        ([{"at": 5, "block": {"type": "provider"}}], "[0].metadata.agentmsg.blocks[0].at", "adaline.metadata"),
+        ([{"at": "0", "proto": ""}], "[0].metadata.agentmsg.blocks[0]", "adaline.metadata"),
+        ([{"at": 0, "block": {}}], "[0].metadata.agentmsg.blocks[0]", "adaline.metadata"),
+        ([{"at": 5, "proto": _proto(PROVIDER_BLOCK)}], "[0].metadata.agentmsg.blocks[0].at", "adaline.metadata"),
         (
-            [{"at": 0, "block": {"type": "hosted_tool_call"}}, {"at": 0, "block": {"type": "hosted_tool_call"}}],
+            [{"at": 0, "proto": _proto(PROVIDER_BLOCK)}, {"at": 0, "proto": _proto(PROVIDER_BLOCK)}],
             "[0].metadata.agentmsg.blocks[1].at",
             "adaline.metadata",
         ),
-        ([{"at": 0, "block": {"type": "nope"}}], "[0].metadata.agentmsg.blocks[0].block", "adaline.enum"),
+        ([{"at": 0, "proto": "%%%"}], "[0].metadata.agentmsg.blocks[0].proto", "adaline.base64"),
+        ([{"at": 0, "proto": "/w=="}], "[0].metadata.agentmsg.blocks[0].proto", "adaline.metadata"),
+        ([{"at": 0, "proto": _proto(TextContent("t"))}], "[0].metadata.agentmsg.blocks[0].proto", "adaline.metadata"),
+        (
+            [{"at": 0, "proto": base64.b64encode(BAD_PROVIDER.SerializeToString()).decode()}],
+            "[0].metadata.agentmsg.blocks[0].proto",
+            "adaline.string.min_len",
+        ),
     ],
 )
 def test_a_malformed_blocks_stash_is_refused_with_its_path(blocks: Any, field: str, rule: str) -> None:
@@ -1238,21 +1258,34 @@ def test_a_malformed_blocks_stash_is_refused_with_its_path(blocks: Any, field: s
 
 
 def test_hosted_blocks_in_a_user_message_stash_are_refused_by_the_contract() -> None:
-    block = {"type": "hosted_tool_call", "id": "x", "name": "web_search", "input": "{}"}
+    block = am.HostedToolCallContent("x", "web_search", "{}")
     payload = [
         {
             "role": "user",
             "content": [{"modality": "text", "value": "x"}],
-            "metadata": {"agentmsg": {"blocks": [{"at": 0, "block": block}]}},
+            "metadata": {"agentmsg": {"blocks": [{"at": 0, "proto": _proto(block)}]}},
         }
     ]
     with pytest.raises(ValidationError) as exc:
         from_adaline(payload)
-    assert any(v.field.startswith("[0]") for v in exc.value.violations)
+    assert [v.rule_id for v in exc.value.violations] == ["adaline.user.content.kind"]
 
 
-def test_bad_citations_in_a_text_stash_are_refused_with_their_path() -> None:
-    item = {"modality": "text", "value": "x", "metadata": {"agentmsg": {"citations": [{"web": {"url": 5}}]}}}
+@pytest.mark.parametrize(
+    ("details", "rule"),
+    [
+        ("%%", "adaline.base64"),
+        ("/w==", "adaline.metadata"),
+        (
+            base64.b64encode(content_pb2.TextContent(citations=[content_pb2.Citation()]).SerializeToString()).decode(),
+            "adaline.citation.source",
+        ),
+    ],
+)
+def test_bad_text_details_are_refused_with_their_path(details: str, rule: str) -> None:
+    item = {"modality": "text", "value": "x", "metadata": {"agentmsg": {"details": details}}}
     with pytest.raises(ValidationError) as exc:
         from_adaline([{"role": "assistant", "content": [item]}])
-    assert any(v.field.startswith("[0].content[0]") for v in exc.value.violations), exc.value.violations
+    assert [
+        (v.field.startswith("[0].content[0].metadata.agentmsg.details"), v.rule_id) for v in exc.value.violations
+    ] == [(True, rule)], exc.value.violations

@@ -79,17 +79,20 @@ format can carry:
 
 - message: ``id``, ``timestamp`` (RFC 3339, as ProtoJSON writes it), ``name``,
   ``blocks`` (the blocks with no modality: ``[{"at": position in the
-  message's contents, "block": seed-1 dict}]``, see
-  :func:`agentmsg.content_to_dict`), ``sameMessage`` (this tool message
+  message's contents, "proto": base64 of the block's binary
+  ``agentmsg.v1.Content``}]``), ``sameMessage`` (this tool message
   continues the one before); for assistant messages ``usage`` and
   ``provenance`` (ProtoJSON, so token counts are strings, as ProtoJSON writes
   int64; usage holds the cache writes by TTL and the hosted-tool request
   counts), ``stopReason`` (our :class:`~agentmsg.StopReason` value),
   ``stopReasonRaw``, ``stopSequence`` and ``error``;
-- text: ``signature``, ``citations`` and ``logprobs`` (lists as the seed-1
-  dict form writes them: ProtoJSON with proto field names); image: ``mediaType`` (when the exact media type is not
-  the one the format's value gives back), ``detailUnset`` (when "auto" stood
-  for an unstated detail) and ``sameBlock`` (the image belongs to the block of
+- text: ``signature``, ``details`` (the citations and logprobs: base64 of a
+  binary ``agentmsg.v1.TextContent`` holding only them; binary rather than
+  ProtoJSON because the JSON form of these bulky values cost more than the
+  whole rest of the conversion, see ``make bench``); image: ``mediaType``
+  (when the exact media type is not the one the format's value gives back),
+  ``detailUnset`` (when "auto" stood for an unstated detail) and
+  ``sameBlock`` (the image belongs to the block of
   the image item before it: an :class:`~agentmsg.ImageContent` of several
   images is written as one ``image`` item per image, and read back as one
   block); pdf: ``mediaType`` (likewise) and ``title``;
@@ -167,6 +170,7 @@ from functools import partial
 from typing import Any, Final, TypeVar
 
 from google.protobuf import timestamp_pb2
+from google.protobuf.message import DecodeError as PbDecodeError
 
 from agentmsg import _media
 from agentmsg.content import (
@@ -184,8 +188,6 @@ from agentmsg.content import (
     ToolCallContent,
     ToolKind,
     ToolResultContent,
-    content_to_dict,
-    contents_from_dict,
     detail_to_pb,
 )
 from agentmsg.errors import DecodeError, MediaError, ValidationError, Violation
@@ -460,7 +462,7 @@ def _export_message(
                     content.append(item)
             continue
         if isinstance(block, (HostedToolCallContent, HostedToolResultContent, ProviderContent)):
-            kept.append({"at": j, "block": content_to_dict(block)})
+            kept.append({"at": j, "proto": base64.b64encode(block.to_bytes()).decode("ascii")})
             if not include_metadata:
                 issues.lose(
                     block_path,
@@ -521,11 +523,7 @@ def _export_content(
             if block.signature:
                 stash["signature"] = block.signature
             if block.citations or block.logprobs:
-                # ProtoJSON lists, as the seed-1 dict form writes them.
-                full = content_to_dict(block)
-                for key in ("citations", "logprobs"):
-                    if key in full:
-                        stash[key] = full[key]
+                stash["details"] = _text_details(block)
             return _with_stash({"modality": "text", "value": block.content}, stash, include_metadata, path, issues)
         case ImageContent():
             return _export_image(block, path, issues, include_metadata)
@@ -566,6 +564,18 @@ def _export_content(
         case _:
             issues.add(path, _UNSUPPORTED, "a content block of a kind this agentmsg version does not know")
     return None
+
+
+def _text_details(block: TextContent) -> str:
+    """The citations and logprobs of a text block: base64 of an ``agentmsg.v1.TextContent`` holding only them.
+
+    Binary protobuf, not ProtoJSON: citations and logprobs are bulky and the
+    JSON form costs several times the rest of the conversion (``make bench``).
+    """
+    details = content_pb2.TextContent()
+    details.citations.extend(block.pb.text.citations)
+    details.logprobs.extend(block.pb.text.logprobs)
+    return base64.b64encode(details.SerializeToString(deterministic=True)).decode("ascii")
 
 
 def _export_image(
@@ -764,10 +774,10 @@ def _insert_kept_blocks(blocks: list[ContentBase], stash: _Stash, issues: _Issue
     last = -1
     for k, entry in enumerate(entries):
         at = entry.get("at") if isinstance(entry, Mapping) else None
-        dict_form = entry.get("block") if isinstance(entry, Mapping) else None
+        encoded = entry.get("proto") if isinstance(entry, Mapping) else None
         entry_path = f"{where}[{k}]"
-        if isinstance(at, bool) or not isinstance(at, int) or not isinstance(dict_form, Mapping):
-            issues.add(entry_path, "metadata", "expected {at: integer, block: object}")
+        if isinstance(at, bool) or not isinstance(at, int) or not isinstance(encoded, str):
+            issues.add(entry_path, "metadata", "expected {at: integer, proto: base64 string}")
             return
         if at <= last or at > len(blocks):
             issues.add(
@@ -776,10 +786,20 @@ def _insert_kept_blocks(blocks: list[ContentBase], stash: _Stash, issues: _Issue
                 f"position {at} is out of order or past the end (the message has {len(blocks)} blocks here)",
             )
             return
-        kept = _build(issues, _at(entry_path, "block"), partial(contents_from_dict, dict_form))
+        raw = _decode_base64(encoded, _at(entry_path, "proto"), issues)
+        if raw is None:
+            return
+        kept = _build(issues, _at(entry_path, "proto"), partial(ContentBase.from_bytes, raw, validate=True))
         if kept is None:
             return
-        blocks[at:at] = kept
+        if not isinstance(kept, (HostedToolCallContent, HostedToolResultContent, ProviderContent)):
+            issues.add(
+                _at(entry_path, "proto"),
+                "metadata",
+                f"a {kept.type or 'unknown'} block has a modality of its own and is never kept here",
+            )
+            return
+        blocks.insert(at, kept)
         last = at
 
 
@@ -1173,15 +1193,24 @@ def _import_text(item: Mapping[str, Any], path: str, issues: _Issues, stash: _St
     """``text`` {value} -> TextContent (signature from the stash)."""
     value = _read_str(item, "value", path, issues)
     signature = stash.text("signature") or ""
-    extra = {key: stash.values[key] for key in ("citations", "logprobs") if key in stash.values}
+    details = stash.text("details")
     if value is None or len(issues.found) > before:
         return None
-    if not extra:
+    if details is None:
         return _build(issues, path, lambda: TextContent(value, signature=signature))
-    # Citations and logprobs are stashed as the seed-1 dict form writes them.
-    data = {"type": "text", "content": value, "signature": signature, **extra}
-    blocks = _build(issues, path, lambda: contents_from_dict(data), {key: stash.where(key) for key in extra})
-    return blocks[0] if blocks else None
+    raw = _decode_base64(details, stash.where("details"), issues)
+    if raw is None:
+        return None
+    pb = content_pb2.Content()
+    try:
+        pb.text.ParseFromString(raw)
+    except PbDecodeError as exc:
+        issues.add(stash.where("details"), "metadata", f"not an agentmsg.v1.TextContent encoding: {exc}")
+        return None
+    pb.text.text = value
+    pb.text.signature = signature
+    where = {"citations": "metadata.agentmsg.details", "logprobs": "metadata.agentmsg.details"}
+    return _build(issues, path, lambda: TextContent.from_proto(pb, validate=True), where)
 
 
 def _import_image(
