@@ -60,7 +60,7 @@ from agentmsg import (
 )
 from agentmsg.providers._common import ConversionError, ConversionReport, ConversionWarning, project_session_message
 from agentmsg.providers.langchain import API, PROVIDER, STASH_KEY, from_langchain, to_langchain, to_langchain_chunk
-from agentmsg.v1 import message_pb2
+from agentmsg.v1 import content_pb2, message_pb2
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "langchain"
 PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
@@ -1146,10 +1146,12 @@ def test_hosted_tools_and_citations_are_langchain_standard_blocks() -> None:
         "ephemeral_5m_input_tokens": 1,
         "ephemeral_1h_input_tokens": 3,
     }
-    # What the standard blocks have no field for is in the stash, by position: the call's kind and original,
-    # the search result's kind, the MCP server, the document citation.
+    # What the standard blocks have no field for is in the stash, by position: every hosted block (binary
+    # agentmsg.v1.Content in base64) and the citations of the text (a TextContent holding only them).
     stash = ai.response_metadata[STASH_KEY]
-    assert [entry["at"] for entry in stash["blocks"]] == [0, 1, 2, 5]
+    assert [entry["at"] for entry in stash["blocks"]] == [0, 1, 2, 3, 4, 5]
+    details = content_pb2.Content.FromString(base64.b64decode(stash["blocks"][5]["proto"]))
+    assert (details.text.text, len(details.text.citations)) == ("", 2)
     assert stash["usage"]["hostedToolRequests"] == {"web_search": "1"}
     assert from_langchain([ai]) == [message]
     assert from_langchain(lc.messages_from_dict(lc.messages_to_dict([ai]))) == [message]
@@ -1269,7 +1271,6 @@ def test_logprobs_go_where_chat_openai_keeps_them() -> None:
             }
         ]
     }
-    assert STASH_KEY not in ai.response_metadata or "blocks" not in ai.response_metadata[STASH_KEY]
     assert from_langchain([ai]) == [message]
     # A ChatOpenAI message read with no stash at all.
     plain = lc.AIMessage(content="Hello", response_metadata=dict(ai.response_metadata))
@@ -1302,10 +1303,13 @@ def test_an_edited_standard_block_wins_over_the_stash() -> None:
     ("blocks", "field"),
     [
         ("no", "[0].response_metadata.agentmsg.blocks"),
-        ([{"at": "0", "block": {}}], "[0].response_metadata.agentmsg.blocks[0]"),
+        ([{"at": "0", "proto": ""}], "[0].response_metadata.agentmsg.blocks[0]"),
+        ([{"at": 0, "block": {}}], "[0].response_metadata.agentmsg.blocks[0]"),
+        ([{"at": 0, "proto": "%%"}], "[0].response_metadata.agentmsg.blocks[0].proto"),
+        ([{"at": 0, "proto": "/w=="}], "[0].response_metadata.agentmsg.blocks[0].proto"),
         (
-            [{"at": 0, "block": {"type": "thinking", "content": "x", "signature": ""}}],
-            "[0].response_metadata.agentmsg.blocks[0].block",
+            [{"at": 0, "proto": base64.b64encode(ThinkingContent("x", "").to_bytes()).decode()}],
+            "[0].response_metadata.agentmsg.blocks[0].proto",
         ),
     ],
 )
@@ -1326,3 +1330,17 @@ def test_malformed_server_tool_blocks_are_refused_with_their_path() -> None:
         from_langchain([ai])
     assert violation_of(exc, "[0].content[0].id")[0] == "langchain.type"
     assert violation_of(exc, "[0].content[1].tool_call_id")[0] == "langchain.required"
+
+
+def test_a_signature_left_out_is_not_kept_in_the_stash_either() -> None:
+    call = am.HostedToolCallContent("c", "google_search", {"queries": ["x"]}, signature="SIG")
+    text = TextContent("t", signature="TSIG", citations=[am.Citation.web("https://a.test/")])
+    report = ConversionReport()
+    (ai,) = to_langchain([AssistantMessage([call, text], id="a", timestamp=TS)], report=report)
+    assert [loss.what for loss in report.losses] == ["a signature", "a signature"]
+    assert b"SIG" not in b"".join(base64.b64decode(e["proto"]) for e in ai.response_metadata[STASH_KEY]["blocks"])
+    (back,) = from_langchain([ai])
+    assert back.contents == (
+        am.HostedToolCallContent("c", "google_search", {"queries": ["x"]}),
+        TextContent("t", citations=[am.Citation.web("https://a.test/")]),
+    )

@@ -207,6 +207,7 @@ refuses.
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import operator
@@ -222,6 +223,7 @@ from agentmsg.content import (
     AudioContent,
     Citation,
     Content,
+    ContentBase,
     DocumentContent,
     HostedToolCallContent,
     HostedToolKind,
@@ -236,14 +238,13 @@ from agentmsg.content import (
     ToolCallContent,
     ToolResultContent,
     UnknownContent,
-    content_from_dict,
     content_from_proto,
     content_to_dict,
     detail_to_pb,
     dump_arguments,
     parse_json_object,
 )
-from agentmsg.errors import MediaError, ValidationError
+from agentmsg.errors import DecodeError, MediaError, ValidationError
 from agentmsg.messages import (
     AgentMessage,
     AssistantMessage,
@@ -678,17 +679,16 @@ class _Writer:
             converted = self.block(block, where, provenance, assistant=True)
             if converted is None:
                 continue
-            if isinstance(block, (TextContent, HostedToolCallContent, HostedToolResultContent)):
-                carried = logprobs if isinstance(block, TextContent) and logprobs else ()
-                if _read_back(converted, carried) != block:
-                    kept.append({"at": len(blocks), "block": content_to_dict(block)})
-                    if not self.include_metadata:
-                        self.reporter.loss(
-                            where,
-                            f"what LangChain's {converted['type']} block has no field for",
-                            "it is kept in response_metadata.agentmsg.blocks, which include_metadata=False "
-                            "does not write",
-                        )
+            stashed = _stash_form(block, converted)
+            if stashed is not None:
+                if self.include_metadata:
+                    kept.append({"at": len(blocks), "proto": base64.b64encode(stashed.to_bytes()).decode("ascii")})
+                elif not _standard_holds(stashed, converted, logprobs):
+                    self.reporter.loss(
+                        where,
+                        f"what LangChain's {converted['type']} block has no field for",
+                        "it is kept in response_metadata.agentmsg.blocks, which include_metadata=False does not write",
+                    )
             if set(converted) == {"type", "text"} and converted["type"] == "text" and not calls and texts == 0:
                 classic = classic and converted["text"] != ""
                 texts += 1
@@ -958,20 +958,49 @@ def _lc_form(block: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _read_back(data: Mapping[str, Any], logprobs: Sequence[TokenLogprob] = ()) -> Content:
-    """What reading a standard block written by :class:`_Writer` gives (without the stash)."""
-    if data["type"] == "text":
-        return _text_from_lc(data, logprobs)
-    return _hosted_from_lc(data)
+def _stash_form(block: Content, written: Mapping[str, Any]) -> Content | None:
+    """What ``response_metadata.agentmsg.blocks`` keeps of a block, or None for a block it never keeps.
+
+    Hosted tool calls and results are kept whole (but a signature the writer
+    left out); of a text block only its citations and logprobs, when it has
+    any (the text and signature are the standard block's).
+    """
+    if isinstance(block, TextContent):
+        if not block.citations and not block.logprobs:
+            return None
+        details = content_pb2.Content()
+        details.text.citations.extend(block.pb.text.citations)
+        details.text.logprobs.extend(block.pb.text.logprobs)
+        return content_from_proto(details)
+    if isinstance(block, HostedToolCallContent):
+        extras = written.get("extras") or {}
+        if block.signature and "signature" not in extras:
+            pb = content_pb2.Content()
+            pb.CopyFrom(block.pb)
+            pb.hosted_tool_call.signature = ""
+            return content_from_proto(pb)
+        return block
+    if isinstance(block, HostedToolResultContent):
+        return block
+    return None
+
+
+def _standard_holds(stashed: Content, written: Mapping[str, Any], logprobs: Sequence[TokenLogprob]) -> bool:
+    """Does reading the standard block alone (and the message's logprobs) give back what the stash would hold?"""
+    if isinstance(stashed, TextContent):
+        read = _text_from_lc(written, logprobs if stashed.logprobs else ())
+        return read.citations == stashed.citations and read.logprobs == stashed.logprobs
+    return _hosted_from_lc(_lc_form(written)) == stashed
 
 
 _HOSTED_TYPES: Final = ("server_tool_call", "server_tool_call_chunk", "server_tool_result")
 
 
 def _same_standard(stashed: Content, block: Mapping[str, Any]) -> bool:
-    """Does the stashed block write the standard block read (but its index and signature)?"""
+    """Does the stashed block write the standard block read (but its index, signature and, for text, the text)?"""
     if isinstance(stashed, TextContent):
         written = _text_to_lc(stashed)
+        written["text"] = block.get("text")
     elif isinstance(stashed, (HostedToolCallContent, HostedToolResultContent)):
         written = _hosted_to_lc(stashed)
     else:
@@ -1479,22 +1508,32 @@ class _Reader:
         return None
 
     def kept_blocks(self, stash: _Stash) -> dict[int, Content]:
-        """The stashed blocks (``blocks``: ``[{at, block}]``, seed-1 dicts) by their position in the content."""
+        """The stashed blocks (``blocks``: ``[{at, proto}]``, binary ``Content`` in base64) by content position."""
         entries = stash.get("blocks", list, "a list") or []
         out: dict[int, Content] = {}
         for k, entry in enumerate(entries):
             where = stash.where(f"blocks[{k}]")
             at = entry.get("at") if isinstance(entry, Mapping) else None
-            data = entry.get("block") if isinstance(entry, Mapping) else None
-            if isinstance(at, bool) or not isinstance(at, int) or not isinstance(data, Mapping):
-                self.errors.add(where, "langchain.metadata", "expected {at: integer, block: object}")
+            encoded = entry.get("proto") if isinstance(entry, Mapping) else None
+            if isinstance(at, bool) or not isinstance(at, int) or not isinstance(encoded, str):
+                self.errors.add(where, "langchain.metadata", "expected {at: integer, proto: base64 string}")
                 continue
-            with self.errors.building(_at(where, "block")):
-                block = content_from_dict(data)
-                if isinstance(block, (TextContent, HostedToolCallContent, HostedToolResultContent)):
-                    out[at] = block
-                else:
-                    self.errors.add(_at(where, "block"), "langchain.metadata", f"a {block.type} block is never stashed")
+            where = _at(where, "proto")
+            try:
+                block = ContentBase.from_bytes(_media.decode_base64(encoded, "stashed block"), validate=True)
+            except (MediaError, DecodeError) as exc:
+                self.errors.add(where, "langchain.metadata", str(exc))
+                continue
+            except ValidationError as exc:
+                for violation in exc.violations:
+                    self.errors.add(
+                        _at(where, violation.field) if violation.field else where, violation.rule_id, violation.message
+                    )
+                continue
+            if isinstance(block, (TextContent, HostedToolCallContent, HostedToolResultContent)):
+                out[at] = block
+            else:
+                self.errors.add(where, "langchain.metadata", f"a {block.type or 'unknown'} block is never stashed")
         return out
 
     def media(self, block: Mapping[str, Any], path: str) -> Content | None:
@@ -1625,7 +1664,7 @@ class _Reader:
             stashed = kept.get(position)
             if stashed is not None and kind in ("text", *_HOSTED_TYPES) and _same_standard(stashed, block):
                 # The stash holds what the standard block has no field for, and agrees with it.
-                converted = stashed
+                converted = self.with_details(stashed, block, where) if kind == "text" else stashed
             elif kind in ("tool_call", "invalid_tool_call", "tool_call_chunk"):
                 converted = self.tool_call(self.match(calls, block, where), call_stash, stash, len(_calls_in(blocks)))
             elif kind in _HOSTED_TYPES:
@@ -1660,6 +1699,18 @@ class _Reader:
         if not blocks and not fields["error"] and fields["stop_reason"] not in _EMPTY_OK:
             blocks.append(TextContent(""))
         return _Piece(path, "assistant", blocks, assistant=fields, **common)
+
+    def with_details(self, details: Content, block: Mapping[str, Any], path: str) -> Content | None:
+        """The text block read, with the stashed citations and logprobs."""
+        text = self.text(block, path)
+        if not isinstance(text, TextContent) or not isinstance(details, TextContent):
+            return text
+        pb = content_pb2.Content()
+        pb.CopyFrom(text.pb)
+        pb.text.ClearField("citations")
+        pb.text.citations.extend(details.pb.text.citations)
+        pb.text.logprobs.extend(details.pb.text.logprobs)
+        return content_from_proto(pb)
 
     def attach_logprobs(self, blocks: list[Content], metadata: Mapping[str, Any], path: str) -> None:
         """``response_metadata["logprobs"]["content"]`` (ChatOpenAI's) on the message's one text block."""
