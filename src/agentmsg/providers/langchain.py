@@ -603,7 +603,8 @@ class _Writer:
         if isinstance(block, TextContent):
             data: dict[str, Any] = _text_to_lc(block)
             self.signature(data, block.signature, path, provenance)
-            if not assistant and (block.logprobs or _text_from_lc(data) != block):
+            extra = block.pb.text.citations or block.pb.text.logprobs
+            if extra and not assistant and (block.pb.text.logprobs or _text_from_lc(data) != block):
                 # Assistant text keeps them in the stash (assistant_fields); other text has none.
                 self.reporter.loss(
                     path,
@@ -651,13 +652,14 @@ class _Writer:
         texts = 0
         kept: list[dict[str, Any]] = []
         # Token logprobs go where ChatOpenAI keeps them when one text block holds them all.
-        text_blocks = [block for block in message.contents if isinstance(block, TextContent)]
+        contents = message.contents
+        text_blocks = [block for block in contents if isinstance(block, TextContent)]
         lc_logprobs: list[dict[str, Any]] = []
         logprobs: list[TokenLogprob] = []
         if len(text_blocks) == 1 and text_blocks[0].logprobs:
             lc_logprobs = [_logprob_to_lc(item) for item in text_blocks[0].logprobs]
             logprobs = [_logprob_from_lc(item) for item in lc_logprobs]
-        for j, block in enumerate(message.contents):
+        for j, block in enumerate(contents):
             where = f"{path}.contents[{j}]" if path else f"contents[{j}]"
             if isinstance(block, ToolCallContent):
                 data, entry = self.tool_call(block, where, provenance, len(calls))
@@ -787,20 +789,24 @@ _MCP_NAME: Final = "remote_mcp"
 """LangChain's ``server_tool_call`` name for an MCP call (the tool's own name goes to ``extras.tool_name``)."""
 
 
-def _citation_to_lc(citation: Citation) -> dict[str, Any]:
-    """A ``citation`` annotation (or, for a citation read from LangChain, the annotation as it was)."""
-    original = citation.original
-    if original is not None and original.provider == PROVIDER:
-        return original.block()
+def _citation_to_lc(citation: content_pb2.Citation) -> dict[str, Any]:
+    """A ``citation`` annotation (or, for a citation read from LangChain, the annotation as it was).
+
+    Reads the generated message directly: this runs for every citation of every converted message.
+    """
+    if citation.HasField("original") and citation.original.provider == PROVIDER:
+        return ProviderContent.from_proto(content_pb2.Content(provider=citation.original)).block()
     data: dict[str, Any] = {"type": "citation"}
-    url = citation.url or (citation.source if citation.source_kind == "search_result" else "")
+    source = citation.WhichOneof("source")
+    url = citation.web.url if source == "web" else citation.search_result.source if source == "search_result" else ""
     if url:
         data["url"] = url
-    if citation.title:
-        data["title"] = citation.title
-    if citation.start_index is not None:
+    title = Citation._wrap(citation).title
+    if title:
+        data["title"] = title
+    if citation.HasField("start_index"):
         data["start_index"] = citation.start_index
-    if citation.end_index is not None:
+    if citation.HasField("end_index"):
         data["end_index"] = citation.end_index
     if citation.cited_text:
         data["cited_text"] = citation.cited_text
@@ -822,7 +828,7 @@ def _citation_from_lc(annotation: Mapping[str, Any]) -> Citation:
     )
     if typed:
         citation = Citation.web(str(url), title, cited_text=cited, start_index=start, end_index=end)
-        if _citation_to_lc(citation) == dict(annotation):
+        if _citation_to_lc(citation.pb) == dict(annotation):
             return citation
     return Citation(original=ProviderContent.from_block(PROVIDER, annotation))
 
@@ -854,8 +860,9 @@ def _logprob_from_lc(data: Any) -> TokenLogprob:
 def _text_to_lc(block: TextContent) -> dict[str, Any]:
     """A ``text`` block with its citations as ``annotations`` (the signature is the writer's business)."""
     data: dict[str, Any] = {"type": "text", "text": block.content}
-    if block.citations:
-        data["annotations"] = [_citation_to_lc(citation) for citation in block.citations]
+    citations = block.pb.text.citations
+    if citations:
+        data["annotations"] = [_citation_to_lc(citation) for citation in citations]
     return data
 
 
@@ -883,11 +890,31 @@ def _hosted_to_lc(block: HostedToolCallContent | HostedToolResultContent) -> dic
         "status": "error" if block.is_error else "success",
     }
     body = block.body
-    if body is not None:
+    if body == "search_results":
+        data["output"] = _search_output(block.pb.hosted_tool_result.search_results)
+    elif body is not None:
         data["output"] = content_to_dict(block)[body]
     elif block.blocks and all(isinstance(part, TextContent) for part in block.blocks):
         data["output"] = "".join(part.content for part in block.blocks)  # type: ignore[union-attr]
     return data
+
+
+def _search_output(search: content_pb2.SearchResults) -> dict[str, Any]:
+    """Search results as ProtoJSON with proto field names writes them (the seed-1 dict form's), built directly:
+    ``json_format`` cost more than the rest of a conversion."""
+    results = []
+    for item in search.results:
+        entry = {key: getattr(item, key) for key in _SEARCH_RESULT_FIELDS if getattr(item, key)}
+        if item.HasField("score"):
+            entry["score"] = item.score
+        results.append(entry)
+    out: dict[str, Any] = {"results": results} if results else {}
+    if search.queries:
+        out["queries"] = list(search.queries)
+    return out
+
+
+_SEARCH_RESULT_FIELDS: Final = ("url", "title", "snippet", "page_age", "encrypted_content", "file_id")
 
 
 def _hosted_from_lc(block: Mapping[str, Any]) -> HostedToolCallContent | HostedToolResultContent:
@@ -966,11 +993,12 @@ def _stash_form(block: Content, written: Mapping[str, Any]) -> Content | None:
     any (the text and signature are the standard block's).
     """
     if isinstance(block, TextContent):
-        if not block.citations and not block.logprobs:
+        if not block.pb.text.citations and not block.pb.text.logprobs:
             return None
         details = content_pb2.Content()
-        details.text.citations.extend(block.pb.text.citations)
-        details.text.logprobs.extend(block.pb.text.logprobs)
+        details.CopyFrom(block.pb)
+        details.text.ClearField("text")
+        details.text.ClearField("signature")
         return content_from_proto(details)
     if isinstance(block, HostedToolCallContent):
         extras = written.get("extras") or {}
