@@ -848,13 +848,14 @@ def test_provider_blocks() -> None:
 def test_unknown_user_block_passes_through_raw() -> None:
     raw = {"type": "search_result", "source": "kb", "title": "Leave policy", "content": []}
     human = lc.HumanMessage(content=[{"type": "text", "text": "see"}, raw], id="h")
-    (user,) = from_langchain([human], pass_through_unknown=True)
+    # Unknown blocks are read by default (issue 16), as they are by every other reader.
+    (user,) = from_langchain([human])
     assert isinstance(user, UserMessage)
     assert user.contents[1] == ProviderContent.from_block(PROVIDER, raw)
     (back,) = quiet([user])
     assert back.content == [{"type": "text", "text": "see"}, raw]
     with pytest.raises(ValidationError) as exc:
-        from_langchain([human])
+        from_langchain([human], pass_through_unknown=False)
     rule, message = violation_of(exc, "[0].content[1]")
     assert rule == "langchain.unknown_type"
     assert "'search_result'" in message
@@ -999,7 +1000,7 @@ def test_every_problem_is_reported_with_its_path() -> None:
         lc.AIMessage("x", response_metadata={STASH_KEY: {"stop_reason": "bored", "api": 3}}),
     ]
     with pytest.raises(ValidationError) as exc:
-        from_langchain(messages)
+        from_langchain(messages, pass_through_unknown=False)
     assert violation_of(exc, "[0].content[0].base64")[0] == "langchain.base64"
     assert violation_of(exc, "[0].content[1]") == (
         "langchain.unsupported",

@@ -150,7 +150,7 @@ above are then not carried (not reported: they are not model input, as for
 every other converter), but for the v1.1 content: each stashed ``blocks``
 entry and hosted-tool request counts in the usage are reported lost.
 
-Round trip: ``from_langchain(to_langchain(m), pass_through_unknown=True) == m``
+Round trip: ``from_langchain(to_langchain(m)) == m``
 for everything not reported as lost; session-only messages come back as the
 user messages they were projected to.
 
@@ -1176,7 +1176,7 @@ def from_langchain(
     messages: Iterable[lc.BaseMessage | Mapping[str, Any]],
     *,
     id_map: Mapping[str, str] | None = None,
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
     remove_messages: Literal["refuse", "skip"] = "refuse",
     artifacts: Literal["metadata", "ignore"] = "metadata",
     merge_chunks: bool = False,
@@ -1184,8 +1184,11 @@ def from_langchain(
 ) -> list[AgentMessage]:
     """agentmsg messages for LangChain messages (objects, or their ``messages_to_dict`` dicts).
 
-    ``pass_through_unknown=True`` keeps blocks agentmsg has no kind for as
-    :class:`~agentmsg.ProviderContent` (user and assistant messages only).
+    Blocks agentmsg has no kind for are kept as
+    :class:`~agentmsg.ProviderContent` (user and assistant messages only;
+    they go back to LangChain unchanged and are a loss to other formats);
+    ``pass_through_unknown=False`` refuses them instead (rule
+    ``langchain.unknown_type``).
     ``api_by_provider`` names the wire API of a ``model_provider`` for messages
     read without a stash (e.g. ``{"anthropic": "anthropic-messages"}``).
     Raises :class:`~agentmsg.ValidationError` listing every problem found (see
@@ -1483,7 +1486,7 @@ class _Reader:
         if kind in KNOWN_BLOCK_TYPES and kind != "non_standard":
             self.errors.add(path, "langchain.unsupported", f"an agentmsg {role} message cannot carry {kind!r} blocks")
             return None
-        hint = " (pass pass_through_unknown=True to keep it)" if role in ("user", "assistant") else ""
+        hint = " (pass_through_unknown=True, the default, keeps it)" if role in ("user", "assistant") else ""
         self.errors.add(path, "langchain.unknown_type", f"unknown block type {payload.get('type')!r}{hint}")
         return None
 
