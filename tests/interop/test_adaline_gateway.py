@@ -8,6 +8,7 @@ results used to go out as one ``tool`` message the OpenAI provider refuses.
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from agentmsg.providers._common import ConversionReport
 from agentmsg.providers.adaline import from_adaline, to_adaline
 
 PACKAGES = ("@adaline/types", "@adaline/openai", "@adaline/anthropic", "zod")
+PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
 
 
 def tool_conversation() -> list[am.BaseMessage]:
@@ -150,6 +152,40 @@ def test_v11_content_is_schema_valid_with_metadata_and_the_stock_form_reaches_bo
         "role": "assistant",
         "content": [{"type": "text", "text": "agentmsg is a message contract."}],
     }
+
+
+def rich_conversation() -> list[am.BaseMessage]:
+    """Every modality the form writes, with a stash on every kind of item."""
+    png = base64.b64decode(PNG_B64)
+    return [
+        am.SystemMessage.text("Be brief.", name="policy"),
+        am.UserMessage(
+            [
+                am.TextContent("Look.", signature="sig"),
+                am.ImageContent(images=[png, "https://example.com/cat.jpg"]),
+                am.DocumentContent(b"%PDF-1.4\n%%EOF\n", media_type="application/pdf", filename="a.pdf", title="A"),
+            ]
+        ),
+        am.AssistantMessage(
+            [
+                am.ThinkingContent("Hm.", "c2ln"),
+                am.RedactedThinkingContent("ZGF0YQ=="),
+                am.ToolCallContent("call_9", "lookup", {"q": 1}, kind="read", server_name="kb", metadata={"m": 1}),
+            ],
+            usage=am.Usage(input_tokens=1, output_tokens=2),
+            stop_reason="tool_calls",
+        ),
+        am.ToolMessage([am.ToolResultContent("call_9", [am.TextContent("a"), am.TextContent("b")], is_error=True)]),
+    ]
+
+
+def test_every_modality_with_its_stash_is_schema_valid(tmp_path: Path) -> None:
+    messages = rich_conversation()
+    payload = to_adaline(messages)
+    assert [item["modality"] for item in payload[1]["content"]] == ["text", "image", "image", "pdf"]
+    assert from_adaline(payload) == messages
+    out = gateway(tmp_path, {"rich": (payload, True)})
+    assert out["rich"]["schema"] == {"ok": True}
 
 
 def test_the_stash_is_refused_by_the_stock_schema(tmp_path: Path) -> None:
