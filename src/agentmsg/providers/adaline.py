@@ -2,7 +2,10 @@
 
 The format is the zod schema in ``adaline/gateway`` under
 ``packages/types/src/message/`` (``message.ts``, ``roles.ts``, ``content/*.ts``;
-read at commit 9a9e420, ``@adaline/types`` 1.15.0). A message is
+read at commit 9a9e420, ``@adaline/types`` 1.15.0). The tests run the output
+through the published npm packages (``@adaline/types`` 1.11.0, the latest on
+npm, and the ``@adaline/openai`` 1.16.0 / ``@adaline/anthropic`` 1.11.0
+request transforms). A message is
 ``{"role", "content": [...], "metadata"}``; ``role`` is ``system``, ``user``,
 ``assistant`` or ``tool``; ``content`` is a list (the schema sets no minimum)
 of blocks told apart by ``modality``.
