@@ -54,7 +54,12 @@ A difference is covered by a ``Loss`` as follows. A reader's loss (when a
 reader takes ``report=``) names a JSON path of the payload and covers every
 difference under it. A request writer's loss names a message (``[i]...``) and
 covers the differences under the payload entries that message was read from
-(found by reading growing prefixes of the payload). A response writer's loss
+(found by reading growing prefixes of the payload) and the system keys (where
+a moved system message lands), and a whole turn or part on one side only in
+the turns either side of them (a turn left out or moved lets its neighbours
+merge). Request turns are aligned by content
+before they are compared, so a turn left out is one difference, not a shift
+of every later turn. A response writer's loss
 covers the differences in its area: ``usage`` the usage object, ``stop_reason``
 the stop fields, ``provenance`` the id and model, ``error`` the error fields,
 anything else the content.
@@ -62,6 +67,7 @@ anything else the content.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import json
 import re
@@ -397,19 +403,52 @@ def differences(expected: Any, got: Any, path: str = "") -> list[Difference]:
     return [Difference(path, expected, got)]
 
 
+def request_differences(fmt: str, expected: dict[str, Any], got: dict[str, Any]) -> list[Difference]:
+    """Differences of two normalised request bodies, the list of turns aligned first.
+
+    Turns are matched by content (``difflib``), so a turn left out or added is
+    one difference at its own index and does not shift every later turn;
+    the turns of a changed stretch are compared pairwise, in order.
+    """
+    turns_key = _REQUEST_KEYS[fmt][0]
+    out = differences(
+        {k: v for k, v in expected.items() if k != turns_key}, {k: v for k, v in got.items() if k != turns_key}
+    )
+    ours, theirs = expected.get(turns_key, []), got.get(turns_key, [])
+    if not (isinstance(ours, list) and isinstance(theirs, list)):
+        return out + differences(ours, theirs, turns_key)
+    keys = ([json.dumps(t, sort_keys=True) for t in ours], [json.dumps(t, sort_keys=True) for t in theirs])
+    matcher = difflib.SequenceMatcher(a=keys[0], b=keys[1], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        paired = min(i2 - i1, j2 - j1)
+        for k in range(paired):
+            out += differences(ours[i1 + k], theirs[j1 + k], f"{turns_key}[{i1 + k}]")
+        out += [Difference(f"{turns_key}[{k}]", ours[k], _MISSING) for k in range(i1 + paired, i2)]
+        # a turn the writer added is named by the recorded turn it stands before
+        out += [Difference(f"{turns_key}[{i2}]", _MISSING, theirs[k]) for k in range(j1 + paired, j2)]
+    return out
+
+
 def _under(path: str, prefix: str) -> bool:
     return path == prefix or path.startswith((prefix + ".", prefix + "["))
 
 
 def _message_sources(fmt: str, payload: Mapping[str, Any]) -> list[list[str]]:
-    """For each message the reader gives, the payload paths it was read from (prefix reading)."""
+    """For each message the reader gives, the paths of the normalised payload it was read from.
+
+    Found by reading growing prefixes of the payload's turns; a turn's path is
+    its index after normalisation (which merges and splits turns).
+    """
     turns_key, extra_keys = _REQUEST_KEYS[fmt]
     turns = payload.get(turns_key)
     read = FORMATS[fmt].read
     if not isinstance(turns, list):
         return [[turns_key, *extra_keys] for _ in read(payload)]
     base = {k: payload[k] for k in extra_keys if k in payload}
-    starts: list[int] = []  # turn index (-1: the extra keys) at which each message first appears
+    normalised = [len(normalise_request(fmt, {turns_key: turns[:k]}).get(turns_key, [])) for k in range(len(turns) + 1)]
+    starts: list[int] = []  # raw turn index (-1: the extra keys) at which each message first appears
     count = 0
     for k in range(len(turns) + 1):
         try:
@@ -423,8 +462,14 @@ def _message_sources(fmt: str, payload: Mapping[str, Any]) -> list[list[str]]:
         if start < 0:
             sources.append(list(extra_keys))
             continue
-        end = starts[i + 1] if i + 1 < len(starts) else len(turns) - 1
-        sources.append([f"{turns_key}[{t}]" for t in range(start, max(start, end) + 1)])
+        # up to the turn before the next message's first (or that turn itself when one turn gave both)
+        end = max(start, starts[i + 1] - 1 if i + 1 < len(starts) else len(turns) - 1)
+        places: set[int] = set()
+        for t in range(start, end + 1):
+            # a turn normalised into new entries is those; one merged into the entry before is that one
+            places |= set(range(normalised[t], normalised[t + 1])) or {max(0, normalised[t] - 1)}
+        first, last = min(places), max(places)
+        sources.append([f"{turns_key}[{t}]" for t in range(first, last + 1)])
     return sources
 
 
@@ -437,15 +482,31 @@ def uncovered_request(
     if not diffs:
         return []
     prefixes = [loss.path for loss in read_losses]
+    neighbours: list[str] = []
     if write_losses:
+        turns_key, extra_keys = _REQUEST_KEYS[fmt]
         sources = _message_sources(fmt, payload)
         for loss in write_losses:
             match = _MESSAGE_INDEX.match(loss.path)
             if match is None:
                 prefixes.append("")
             elif int(match.group(1)) < len(sources):
-                prefixes += sources[int(match.group(1))]
-    return [d for d in diffs if not any(p == "" or _under(d.path, p) for p in prefixes)]
+                source = sources[int(match.group(1))]
+                turns = [int(t) for t in re.findall(r"\[(\d+)\]", " ".join(source))]
+                prefixes += [*source, *extra_keys]
+                if turns:
+                    neighbours += [f"{turns_key}[{min(turns) - 1}]", f"{turns_key}[{max(turns) + 1}]"]
+    return [
+        d
+        for d in diffs
+        if not any(p == "" or _under(d.path, p) for p in prefixes)
+        and not (_whole_turn_or_part(d) and any(_under(d.path, p) for p in neighbours))
+    ]
+
+
+def _whole_turn_or_part(d: Difference) -> bool:
+    """A turn, or one part of a turn, that is on one side only (what a merge of neighbours gives)."""
+    return (d.expected is _MISSING or d.got is _MISSING) and bool(re.fullmatch(r"\w+\[\d+\](\.\w+\[\d+\])?", d.path))
 
 
 _AREAS = {
@@ -759,7 +820,7 @@ def test_real_traffic(case_id: str) -> None:
         written, write_losses = _write(conv.write, messages)
         if isinstance(written, list):  # to_openai_chat gives the messages list itself
             written = {_REQUEST_KEYS[fmt][0]: written}
-        diffs = differences(normalise_request(fmt, body), normalise_request(fmt, written))
+        diffs = request_differences(fmt, normalise_request(fmt, body), normalise_request(fmt, written))
         problems += [f"silent: {d}" for d in uncovered_request(fmt, body, diffs, read_losses, write_losses)]
     elif kind == "response":
         try:
