@@ -170,7 +170,7 @@ _IGNORED_RESPONSE_KEYS = {
     "openai_chat": {"usage": ("service_tier",)},
     "openai_responses": {},
     "anthropic": {"usage": ("service_tier", "inference_geo")},
-    "gemini": {"usageMetadata": ("trafficType",), "candidates[]": ("safetyRatings", "index")},
+    "gemini": {"usageMetadata": ("trafficType", "serviceTier"), "candidates[]": ("safetyRatings", "index")},
 }
 _USAGE_KEYS = {"usage", "usageMetadata"}
 
