@@ -132,6 +132,48 @@ def _slug(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]", "_", stem)
 
 
+class Corpus:
+    """The corpus folder and its manifest: cases added once each (by content), the manifest kept sorted."""
+
+    def __init__(self, out: Path, *, max_blob: int, max_file: int) -> None:
+        self.out = out
+        self.max_blob = max_blob
+        self.max_file = max_file
+        self.path = out / "manifest.json"
+        manifest = json.loads(self.path.read_text()) if self.path.exists() else {"cases": []}
+        self.cases: list[dict[str, Any]] = manifest["cases"]
+        self.ids = {case["id"] for case in self.cases}
+        self.seen = {case["sha256"] for case in self.cases}
+
+    def add(self, case_id: str, fmt: str, kind: str, recorded: Any, source: dict[str, Any], note: str) -> bool:
+        """Store one body (a dict, a list of stream events, or raw SSE text); False when left out."""
+        cut: list[str] = []
+        body = recorded if isinstance(recorded, str) else _shrink(recorded, self.max_blob, cut)
+        text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, indent=1) + "\n"
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        if len(text.encode()) > self.max_file:
+            print(f"skipped {case_id}: {len(text.encode())} bytes", file=sys.stderr)
+            return False
+        if digest in self.seen or case_id in self.ids:
+            return False
+        self.seen.add(digest)
+        self.ids.add(case_id)
+        file = f"{case_id}{'.sse' if isinstance(body, str) else '.json'}"
+        (self.out / file).parent.mkdir(parents=True, exist_ok=True)
+        (self.out / file).write_text(text)
+        if cut:
+            note += "; base64 data cut to keep the file small: " + "; ".join(cut)
+        self.cases.append(
+            {"id": case_id, "format": fmt, "kind": kind, "file": file, "source": source, "sha256": digest, "note": note}
+        )
+        return True
+
+    def save(self) -> None:
+        self.cases.sort(key=lambda case: case["id"])
+        lines = ",\n".join(json.dumps(case, ensure_ascii=False) for case in self.cases)
+        self.path.write_text('{"cases": [\n' + lines + "\n]}\n")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("git_dir")
@@ -147,13 +189,8 @@ def main() -> int:
     parser.add_argument("--max-blob", type=int, default=200_000, help="base64 strings longer than this are cut")
     parser.add_argument("--max-file", type=int, default=150_000, help="cases still larger than this are skipped")
     args = parser.parse_args()
-    out = Path(args.out)
+    corpus = Corpus(Path(args.out), max_blob=args.max_blob, max_file=args.max_file)
     commit = _git(args.git_dir, "rev-parse", "HEAD").strip()
-    manifest_path = out / "manifest.json"
-    manifest: dict[str, Any] = json.loads(manifest_path.read_text()) if manifest_path.exists() else {"cases": []}
-    cases: list[dict[str, Any]] = manifest["cases"]
-    known_ids = {case["id"] for case in cases}
-    seen: set[str] = {case["sha256"] for case in cases}
     files = [
         f
         for f in _git(args.git_dir, "ls-tree", "-r", "--name-only", "HEAD").splitlines()
@@ -191,43 +228,12 @@ def main() -> int:
                 parts.append(("stream", stream))
             elif isinstance(response_body, dict):
                 parts.append(("response", response_body))
+            source = {"repo": args.repo, "path": name, "commit": commit, "interaction": n}
+            note = f"interaction {n}, {request.get('method', 'POST')} {request.get('uri')}"
             for kind, recorded in parts:
-                cut: list[str] = []
-                body = recorded if isinstance(recorded, str) else _shrink(recorded, args.max_blob, cut)
-                text = body if isinstance(body, str) else json.dumps(body, ensure_ascii=False, indent=1) + "\n"
-                digest = hashlib.sha256(text.encode()).hexdigest()
-                if len(text.encode()) > args.max_file:
-                    print(f"skipped {name} interaction {n} {kind}: {len(text.encode())} bytes", file=sys.stderr)
-                    continue
-                if digest in seen:
-                    continue
-                seen.add(digest)
-                case_id = f"{fmt}/{_slug(name)}.{n}.{kind}"
-                if case_id in known_ids:
-                    continue
-                suffix = ".sse" if isinstance(body, str) else ".json"
-                file = f"{case_id}{suffix}"
-                (out / file).parent.mkdir(parents=True, exist_ok=True)
-                (out / file).write_text(text)
-                note = f"interaction {n}, {request.get('method', 'POST')} {request.get('uri')}"
-                if cut:
-                    note += "; base64 data cut to keep the file small: " + "; ".join(cut)
-                cases.append(
-                    {
-                        "id": case_id,
-                        "format": fmt,
-                        "kind": kind,
-                        "file": file,
-                        "source": {"repo": args.repo, "path": name, "commit": commit, "interaction": n},
-                        "sha256": digest,
-                        "note": note,
-                    }
-                )
-                added += 1
-    cases.sort(key=lambda case: case["id"])
-    lines = ",\n".join(json.dumps(case, ensure_ascii=False) for case in cases)
-    manifest_path.write_text('{"cases": [\n' + lines + "\n]}\n")
-    print(f"{added} cases added from {args.repo}@{commit[:12]}; {len(cases)} in the manifest")
+                added += corpus.add(f"{fmt}/{_slug(name)}.{n}.{kind}", fmt, kind, recorded, source, note)
+    corpus.save()
+    print(f"{added} cases added from {args.repo}@{commit[:12]}; {len(corpus.cases)} in the manifest")
     return 0
 
 

@@ -695,12 +695,12 @@ def _strip_keys(value: Any, keys: frozenset[str]) -> Any:
 
 
 def sdk_accumulation(fmt: str, stream: str | list[Any]) -> dict[str, Any] | None:
-    """The provider SDK's final object for a stream (None when the stream carries none)."""
+    """The provider SDK's final object for a stream (raw SSE text, or the list of its decoded events)."""
+    events: list[dict[str, Any]] = list(_sse_data(stream)) if isinstance(stream, str) else stream
     if fmt == "openai_chat":
-        assert isinstance(stream, str)
         state = ChatCompletionStreamState()
         usage = None
-        for chunk in _sse_data(stream):
+        for chunk in events:
             list(state.handle_chunk(ChatCompletionChunk.construct(**chunk)))
             usage = chunk.get("usage") or usage
         final = state.get_final_completion().to_dict()
@@ -713,23 +713,20 @@ def sdk_accumulation(fmt: str, stream: str | list[Any]) -> dict[str, Any] | None
                 call.pop("index", None)  # the chunk's merge key, which the snapshot keeps; no ChatCompletion field
         return _strip_keys(final, frozenset({"parsed", "parsed_arguments"}))
     if fmt == "anthropic":
-        assert isinstance(stream, str)
         snapshot: Any = None
         buffers: dict[int, bytes] = {}
-        for event in _sse_data(stream):
+        for event in events:
             if event.get("type") in ("ping", "error"):
                 continue
             snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)  # type: ignore[arg-type]
         return None if snapshot is None else _strip_keys(snapshot.to_dict(), frozenset({"parsed_output"}))
     if fmt == "openai_responses":
-        assert isinstance(stream, str)
         final = None
-        for event in _sse_data(stream):
+        for event in events:
             if event.get("type") in ("response.completed", "response.incomplete", "response.failed"):
                 final = event["response"]
         return final
-    chunks = list(_sse_data(stream)) if isinstance(stream, str) else stream
-    return _gemini_accumulate(chunks)
+    return _gemini_accumulate(events)
 
 
 def _gemini_accumulate(chunks: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
