@@ -2,7 +2,7 @@
 
 The corpus (``tests/corpus/``, sources in ``tests/corpus/manifest.json``) holds
 request bodies, response bodies and streams recorded from the providers' own
-APIs by public projects' HTTP cassettes. Every case is one test:
+APIs by public projects (HTTP cassettes, SDK fixtures). Every case is one test:
 
 - ``request``: the format's request reader takes the body (a refusal fails the
   test: the provider accepted it), the request writer writes the messages
@@ -32,9 +32,9 @@ Normalisation (applied to both sides of every comparison, nothing else):
 2. Keys that are not message data are not compared: request settings (only
    the message keys of ``_REQUEST_KEYS`` are compared: ``model``, ``tools``,
    sampling parameters, ``stream`` and so on are the caller's), caching hints
-   (``cache_control``, ``prompt_cache_breakpoint``), and the response metadata of ``_RESPONSE_KEYS`` /
-   ``_IGNORED_RESPONSE_KEYS`` (echoed request settings, billing and routing
-   fields, moderation scores).
+   (``cache_control``, ``prompt_cache_breakpoint``), and the response
+   metadata left out by ``_RESPONSE_KEYS`` and ``_IGNORED_RESPONSE_KEYS``
+   (echoed request settings, billing and routing fields, moderation scores).
 3. In usage objects a count of 0 equals an absent count.
 4. Equivalent spellings the formats define: a string content equals one text
    part; role ``developer`` equals ``system``; consecutive turns of one role
@@ -57,10 +57,9 @@ covers the differences under the payload entries that message was read from
 (found by reading growing prefixes of the payload) and the system keys (where
 a moved system message lands), and a whole turn or part on one side only in
 the turns either side of them (a turn left out or moved lets its neighbours
-merge). Request turns are aligned by content
-before they are compared, so a turn left out is one difference, not a shift
-of every later turn. A response writer's loss
-covers the differences in its area: ``usage`` the usage object, ``stop_reason``
+merge). Request turns are aligned by content before they are compared, so a
+turn left out is one difference, not a shift of every later turn. A response
+writer's loss covers the differences in its area: ``usage`` the usage object, ``stop_reason``
 the stop fields, ``provenance`` the id and model, ``error`` the error fields,
 anything else the content.
 """
@@ -831,7 +830,7 @@ def test_real_traffic(case_id: str) -> None:
             f"silent: {d}" for d in uncovered_response(fmt, differences(expected, got), read_losses, write_losses)
         ]
     else:
-        problems += _check_stream(case_id, fmt, conv, body)
+        problems += _check_stream(fmt, conv, body)
     if problems:
         _fail(case_id, problems)
 
@@ -842,7 +841,7 @@ def _fold(conv: Format, stream: str | list[Any], keepends: bool) -> AssistantMes
     return fold(conv.stream.stream_events(stream))
 
 
-def _check_stream(case_id: str, fmt: str, conv: Format, stream: str | list[Any]) -> list[str]:
+def _check_stream(fmt: str, conv: Format, stream: str | list[Any]) -> list[str]:
     problems: list[str] = []
     try:
         message = _fold(conv, stream, keepends=True)
