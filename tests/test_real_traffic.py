@@ -791,7 +791,7 @@ def _case_ids() -> list[str]:
 
 
 def _load(case: Mapping[str, Any]) -> Any:
-    text = (CORPUS / case["file"]).read_text()
+    text = (CORPUS / case["file"]).read_bytes().decode()  # as recorded: CRLF line ends stay (Gemini's SSE has them)
     return text if case["file"].endswith(".sse") else json.loads(text)
 
 
