@@ -203,16 +203,26 @@ from urllib.parse import unquote_to_bytes
 from agentmsg import _media
 from agentmsg.content import (
     AudioContent,
+    Citation,
+    CodeExecutionFile,
+    CodeExecutionOutput,
     ContentBase,
     DocumentContent,
+    HostedToolCallContent,
+    HostedToolKind,
+    HostedToolResultContent,
+    HostedToolStatus,
     ImageContent,
     ImageDetail,
     ProviderContent,
     RedactedThinkingContent,
+    SearchResult,
     TextContent,
     ThinkingContent,
+    TokenLogprob,
     ToolCallContent,
     ToolResultContent,
+    dump_arguments,
     parse_json_object,
 )
 from agentmsg.errors import ValidationError, preview
@@ -317,6 +327,333 @@ def _made_up_filename(media_type: str) -> str:
     base = media_type.split(";", 1)[0].strip().lower()
     extension = _EXTENSIONS.get(base) or _TYPES.guess_extension(base, strict=False) or ""
     return f"document{extension}"
+
+
+# --------------------------------------------------------------------------- items: envelopes, hosted tools
+
+# The keys of the item types agentmsg reads into typed blocks; any other key is kept in the item's envelope.
+_TYPED_KEYS: Final[Mapping[str, frozenset[str]]] = {
+    "message": frozenset({"type", "role", "content"}),
+    "reasoning": frozenset({"type", "summary", "encrypted_content"}),
+    "function_call": frozenset({"type", "call_id", "name", "arguments"}),
+}
+_TEXT_PART_KEYS: Final = frozenset({"type", "text", "annotations", "logprobs"})
+_TEXT_PARTS: Final = ("output_text", "input_text")
+# Hosted tool items: (tool name, kind). MCP items name their tool themselves.
+_HOSTED: Final[Mapping[str, tuple[str, HostedToolKind]]] = {
+    "web_search_call": ("web_search", HostedToolKind.WEB_SEARCH),
+    "file_search_call": ("file_search", HostedToolKind.FILE_SEARCH),
+    "code_interpreter_call": ("code_interpreter", HostedToolKind.CODE_EXECUTION),
+    "image_generation_call": ("image_generation", HostedToolKind.IMAGE_GENERATION),
+    "mcp_call": ("", HostedToolKind.MCP),
+    "mcp_approval_request": ("", HostedToolKind.MCP),
+}
+_HOSTED_STATUS: Final[Mapping[str, HostedToolStatus]] = {
+    "in_progress": HostedToolStatus.IN_PROGRESS,
+    "searching": HostedToolStatus.IN_PROGRESS,
+    "interpreting": HostedToolStatus.IN_PROGRESS,
+    "generating": HostedToolStatus.IN_PROGRESS,
+    "calling": HostedToolStatus.IN_PROGRESS,
+    "completed": HostedToolStatus.COMPLETED,
+    "incomplete": HostedToolStatus.INCOMPLETE,
+    "failed": HostedToolStatus.FAILED,
+}
+_DONE_STATUSES: Final = frozenset({"completed", "incomplete", "failed"})
+
+
+def _emptied(item: Mapping[str, Any], key: str, value: Any) -> Any:
+    """An item value with what agentmsg types emptied (the key stays, to say where the typed value goes)."""
+    kind = item.get("type", "message")
+    if kind == "function_call" and key in ("call_id", "name", "arguments"):
+        return ""
+    if kind == "reasoning":
+        if key == "encrypted_content" and isinstance(value, str) and value:
+            return ""
+        if key == "summary" and isinstance(value, list):
+            return [
+                {k: ("" if k == "text" else v) for k, v in part.items()} if isinstance(part, Mapping) else part
+                for part in value
+            ]
+        return value
+    if kind == "message" and key == "content":
+        if isinstance(value, str):
+            return ""
+        if not isinstance(value, list):
+            return value
+        return [
+            {
+                k: ("" if k == "text" else [] if k in ("annotations", "logprobs") and isinstance(v, list) else v)
+                for k, v in part.items()
+            }
+            if isinstance(part, Mapping)
+            else part
+            for part in value
+        ]
+    return value
+
+
+def item_envelope(item: Mapping[str, Any], *, always: bool = False) -> ProviderContent | None:
+    """The envelope of a ``message``, ``reasoning`` or ``function_call`` item, or None when it needs none.
+
+    The envelope is the item with the values agentmsg types (text, summary
+    text, encrypted content, annotations, logprobs, call id, name and
+    arguments) emptied: it keeps ``id``, ``status``, ``phase``,
+    ``namespace``, ``caller`` and every other key verbatim, in their order.
+    An item that has none of those needs no envelope (unless ``always``).
+    The item must be well formed (the reader checks it first).
+    """
+    kind = item.get("type", "message")
+    typed = _TYPED_KEYS[kind]
+    needed = always or any(key not in typed for key in item)
+    if not needed:
+        if kind == "message" and isinstance(item.get("content"), list):
+            needed = any(
+                not isinstance(part, Mapping) or any(key not in _TEXT_PART_KEYS for key in part)
+                for part in item["content"]
+            )
+        elif kind == "reasoning" and isinstance(item.get("summary"), list):
+            needed = any(
+                not isinstance(part, Mapping) or any(key not in ("type", "text") for key in part)
+                for part in item["summary"]
+            )
+    if not needed:
+        return None
+    envelope = {key: _emptied(item, key, value) for key, value in item.items()}
+    return ProviderContent(BLOCK_FORMAT, str(kind), dump_arguments(envelope, "item"))
+
+
+def envelope_slots(block: ProviderContent) -> tuple[type[ContentBase], int] | None:
+    """The typed blocks that follow an envelope (their kind and count); None for an item kept whole."""
+    kind = block.block_type
+    if kind not in _TYPED_KEYS:
+        return None
+    data = block.block()
+    if kind == "function_call":
+        return (ToolCallContent, 1) if data.get("call_id") == "" else None
+    if kind == "reasoning":
+        summary = data.get("summary")
+        if isinstance(summary, list) and summary:
+            return ThinkingContent, len(summary)
+        return (RedactedThinkingContent, 1) if data.get("encrypted_content") == "" else (ThinkingContent, 0)
+    content = data.get("content")
+    if isinstance(content, str):
+        return (TextContent, 1) if content == "" else None
+    if isinstance(content, list) and all(
+        isinstance(part, Mapping) and part.get("type") in _TEXT_PARTS and part.get("text") == "" for part in content
+    ):
+        return TextContent, len(content)
+    return None
+
+
+def _hosted_status(item: Mapping[str, Any]) -> tuple[HostedToolStatus | None, str]:
+    raw = item.get("status")
+    if not isinstance(raw, str):
+        return None, ""
+    return _HOSTED_STATUS.get(raw), raw
+
+
+def _strings(value: Any) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def hosted_blocks(item: Mapping[str, Any]) -> list[ContentBase]:
+    """A hosted tool item as a call (``original`` = the whole item) and, when it has an outcome, its result.
+
+    Raises :class:`~agentmsg.ValidationError` when a typed field does not
+    fit; the readers then keep the item whole as ProviderContent.
+    """
+    kind_name = str(item["type"])
+    tool, kind = _HOSTED[kind_name]
+    raw_id = item.get("id")
+    call_id = raw_id if isinstance(raw_id, str) else ""
+    status, raw = _hosted_status(item)
+    original = ProviderContent.from_block(BLOCK_FORMAT, item)
+    done = raw in _DONE_STATUSES
+    failed = raw == "failed"
+    result: HostedToolResultContent | None = None
+    call_input: str | dict[str, Any]
+    server = ""
+    if kind_name == "web_search_call":
+        found_action = item.get("action")
+        action: Mapping[str, Any] = found_action if isinstance(found_action, Mapping) else {}
+        call_input = {k: v for k, v in action.items() if k != "sources"}
+        queries = _strings(action.get("queries")) or _strings([action.get("query")])
+        sources = action.get("sources")
+        if isinstance(sources, list) or done:
+            results = None
+            if isinstance(sources, list):
+                results = [
+                    SearchResult(url=str(s.get("url") or ""), title=str(s.get("title") or ""))
+                    for s in sources
+                    if isinstance(s, Mapping)
+                ]
+            result = HostedToolResultContent(
+                call_id,
+                name=tool,
+                kind=kind,
+                search_results=results,
+                queries=queries,
+                is_error=failed,
+                status=status,
+                status_raw=raw,
+            )
+    elif kind_name == "file_search_call":
+        queries = _strings(item.get("queries"))
+        call_input = {"queries": queries}
+        found = item.get("results")
+        if isinstance(found, list) or done:
+            results = [
+                SearchResult(
+                    title=str(r.get("filename") or ""),
+                    snippet=str(r.get("text") or ""),
+                    file_id=str(r.get("file_id") or ""),
+                    score=r.get("score") if isinstance(r.get("score"), (int, float)) else None,
+                )
+                for r in found or ()
+                if isinstance(r, Mapping)
+            ]
+            result = HostedToolResultContent(
+                call_id,
+                name=tool,
+                kind=kind,
+                search_results=results if isinstance(found, list) else None,
+                queries=queries,
+                is_error=failed,
+                status=status,
+                status_raw=raw,
+            )
+    elif kind_name == "code_interpreter_call":
+        code = item.get("code")
+        call_input = {"code": code} if isinstance(code, str) else {}
+        outputs = item.get("outputs")
+        if isinstance(outputs, list) or done:
+            logs = "".join(
+                str(o.get("logs") or "") for o in outputs or () if isinstance(o, Mapping) and o.get("type") == "logs"
+            )
+            files = [
+                CodeExecutionFile(url=str(o.get("url") or ""))
+                for o in outputs or ()
+                if isinstance(o, Mapping) and o.get("type") == "image"
+            ]
+            result = HostedToolResultContent(
+                call_id,
+                name=tool,
+                kind=kind,
+                code_execution=CodeExecutionOutput(logs, files=files),
+                is_error=failed,
+                status=status,
+                status_raw=raw,
+            )
+    elif kind_name == "image_generation_call":
+        call_input = {}
+        image = item.get("result")
+        if isinstance(image, str) or done:
+            content: list[ContentBase] = []
+            if isinstance(image, str) and image:
+                fmt = item.get("output_format") if isinstance(item.get("output_format"), str) else "png"
+                content.append(ImageContent(_media.decode_base64(image, "result"), media_type=f"image/{fmt}"))
+            result = HostedToolResultContent(
+                call_id, content, name=tool, kind=kind, is_error=failed, status=status, status_raw=raw
+            )
+    else:  # mcp_call, mcp_approval_request
+        tool = str(item.get("name") or "")
+        server = str(item.get("server_label") or "")
+        arguments = item.get("arguments")
+        call_input = arguments if isinstance(arguments, str) else {}
+        if kind_name == "mcp_approval_request":
+            status, raw = HostedToolStatus.AWAITING_APPROVAL, ""
+        else:
+            output, error = item.get("output"), item.get("error")
+            if output is not None or error is not None or done:
+                code = message = None
+                if isinstance(error, Mapping):
+                    code = str(error.get("code") or error.get("type") or "") or None
+                    message = str(error.get("message") or "") or None
+                elif error is not None:
+                    message = str(error)
+                result = HostedToolResultContent(
+                    call_id,
+                    output if isinstance(output, str) and output else (),
+                    name=tool,
+                    kind=kind,
+                    is_error=failed or error is not None,
+                    error_code=code,
+                    error_message=message,
+                    status=status,
+                    status_raw=raw,
+                )
+    call = HostedToolCallContent(
+        call_id, tool, call_input, kind=kind, server=server, status=status, status_raw=raw, original=original
+    )
+    return [call] if result is None else [call, result]
+
+
+def read_annotation(annotation: Mapping[str, Any]) -> Citation:
+    """An ``output_text`` annotation as a Citation (``original`` = the annotation, verbatim)."""
+    original = ProviderContent.from_block(BLOCK_FORMAT, annotation)
+    kind = annotation.get("type")
+
+    def index(key: str) -> int | None:
+        value = annotation.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+    def text(key: str) -> str:
+        value = annotation.get(key)
+        return value if isinstance(value, str) else ""
+
+    try:
+        if kind == "url_citation":
+            return Citation.web(
+                text("url"),
+                text("title"),
+                start_index=index("start_index"),
+                end_index=index("end_index"),
+                original=original,
+            )
+        if kind in ("file_citation", "file_path"):
+            at = index("index")
+            return Citation.file(
+                text("file_id"), filename=text("filename"), start_index=at, end_index=at, original=original
+            )
+        if kind == "container_file_citation":
+            return Citation.file(
+                text("file_id"),
+                filename=text("filename"),
+                container_id=text("container_id"),
+                start_index=index("start_index"),
+                end_index=index("end_index"),
+                original=original,
+            )
+    except ValidationError:
+        pass  # a source that does not fit the typed fields: kept by its original alone
+    return Citation(original=original)
+
+
+def read_logprob(value: Any, path: str) -> TokenLogprob:
+    """One ``logprobs`` entry (``token``, ``logprob``, ``bytes``, ``top_logprobs``) as a TokenLogprob."""
+    if not isinstance(value, Mapping):
+        raise ValidationError.single(path, f"{_RULE}.type", f"expected an object, got {json_type(value)}")
+    token, logprob, raw = value.get("token"), value.get("logprob"), value.get("bytes")
+    if not isinstance(token, str):
+        raise ValidationError.single(_at(path, "token"), f"{_RULE}.type", "expected a string")
+    if isinstance(logprob, bool) or not isinstance(logprob, (int, float)):
+        raise ValidationError.single(_at(path, "logprob"), f"{_RULE}.type", "expected a number")
+    data: bytes | None = None
+    if raw is not None:
+        if not isinstance(raw, list) or not all(isinstance(b, int) and 0 <= b < 256 for b in raw):
+            raise ValidationError.single(_at(path, "bytes"), f"{_RULE}.type", "expected a list of byte values")
+        data = bytes(raw)
+    top = value.get("top_logprobs")
+    alternatives = [read_logprob(t, f"{path}.top_logprobs[{k}]") for k, t in enumerate(top or ())]
+    return TokenLogprob(token, float(logprob), bytes=data, top_logprobs=alternatives)
+
+
+def write_logprob(logprob: TokenLogprob, *, top: bool = True) -> dict[str, Any]:
+    out: dict[str, Any] = {"token": logprob.token, "logprob": logprob.logprob}
+    out["bytes"] = list(logprob.bytes) if logprob.bytes is not None else None
+    if top:
+        out["top_logprobs"] = [write_logprob(t, top=False) for t in logprob.top_logprobs]
+    return out
 
 
 # --------------------------------------------------------------------------- agentmsg -> format
@@ -458,13 +795,23 @@ class _Writer:
     def system_items(self, message: SystemMessage, path: str, role: str) -> list[dict[str, Any]]:
         self.message_name(message, path)
         parts: list[dict[str, Any]] = []
+        items: list[dict[str, Any]] = []
         for j, block in enumerate(message.contents):
             where = f"{path}.contents[{j}]"
             if isinstance(block, TextContent):
                 parts.append(self.text_part(block, where))
+            elif isinstance(block, ProviderContent):
+                data = self.provider_block(block, where)  # a system-side item (additional_tools), verbatim
+                if data is not None:
+                    if parts:
+                        items.append({"type": "message", "role": role, "content": list(parts)})
+                        parts.clear()
+                    items.append(data)
             else:
                 self.loss(where, f"{block.type or 'unknown'} content", "a system message holds text only")
-        return [{"type": "message", "role": role, "content": parts}] if parts else []
+        if parts:
+            items.append({"type": "message", "role": role, "content": parts})
+        return items
 
     def user_items(self, message: UserMessage, path: str) -> list[dict[str, Any]]:
         self.message_name(message, path)
@@ -473,7 +820,9 @@ class _Writer:
 
         def flush() -> None:
             if parts:
-                items.append({"type": "message", "role": "user", "content": list(parts)})
+                # A lone empty text goes as the empty string content it is read from (the API's shorthand).
+                lone_empty = len(parts) == 1 and parts[0] == {"type": "input_text", "text": ""}
+                items.append({"type": "message", "role": "user", "content": "" if lone_empty else list(parts)})
                 parts.clear()
 
         for j, block in enumerate(message.contents):
@@ -548,8 +897,12 @@ class _Writer:
         items: list[dict[str, Any]] = []
         pending: list[tuple[str, ThinkingContent]] = []
         position = 0
-        for j, block in enumerate(message.contents):
+        blocks = message.contents
+        j = 0
+        while j < len(blocks):
+            block = blocks[j]
             where = f"{path}.contents[{j}]" if path else f"contents[{j}]"
+            j += 1
             if isinstance(block, ThinkingContent):
                 pending.append((where, block))
                 if block.signature:
@@ -560,9 +913,31 @@ class _Writer:
                 self.reasoning(items, pending, replay, message)
                 pending = []
             match block:
+                case ProviderContent() if block.provider == BLOCK_FORMAT and block.block_type in _TYPED_KEYS:
+                    slots = envelope_slots(block)
+                    if slots is None or slots[1] == 0:
+                        items.append(block.block())
+                        continue
+                    kind, count = slots
+                    group = blocks[j : j + count]
+                    if len(group) != count or not all(isinstance(b, kind) for b in group):
+                        self.loss(
+                            where,
+                            f"{block.block_type} item envelope",
+                            "the blocks after it are not its item's: the item is written from the blocks alone, "
+                            "without its id, status and other item fields",
+                        )
+                        continue
+                    paths = [f"{path}.contents[{k}]" if path else f"contents[{k}]" for k in range(j, j + count)]
+                    j += count
+                    item = self.enveloped_item(block, group, paths, message, replay, position, len(items))
+                    if block.block_type == "function_call":
+                        position += 1
+                    if item is not None:
+                        items.append(item)
                 case TextContent():
                     self.text_signature(block, where)
-                    items.append(self.assistant_text(block.content, len(items)))
+                    items.append(self.assistant_text(block, where, len(items)))
                 case RedactedThinkingContent():
                     if replay:
                         items.append(self.reasoning_item([], block.data, len(items)))
@@ -571,6 +946,30 @@ class _Writer:
                 case ToolCallContent():
                     items.append(self.function_call(block, where, position, len(items)))
                     position += 1
+                case HostedToolCallContent():
+                    original = block.original
+                    if original is not None and original.provider == BLOCK_FORMAT:
+                        items.append(original.block())
+                        follower = blocks[j] if j < len(blocks) else None
+                        if (
+                            isinstance(follower, HostedToolResultContent)
+                            and follower.original is None
+                            and follower.call_id == block.id
+                        ):
+                            j += 1  # the typed outcome of the same item (the call's original holds it)
+                    else:
+                        source = original.provider if original is not None else "another format"
+                        self.loss(
+                            where,
+                            f"hosted tool call {block.name!r}",
+                            f"a tool the provider ran ({source}) cannot be sent as an OpenAI Responses item",
+                        )
+                case HostedToolResultContent():
+                    self.loss(
+                        where,
+                        "hosted tool result",
+                        "a hosted tool's outcome goes back only inside its own OpenAI Responses call item",
+                    )
                 case ProviderContent():
                     data = self.provider_block(block, where)
                     if data is not None:
@@ -580,6 +979,163 @@ class _Writer:
         if pending:
             self.reasoning(items, pending, replay, message)
         return items
+
+    def enveloped_item(
+        self,
+        envelope: ProviderContent,
+        group: Sequence[ContentBase],
+        paths: Sequence[str],
+        message: AssistantMessage,
+        replay: bool,
+        position: int,
+        item_position: int,
+    ) -> dict[str, Any] | None:
+        """An item from its envelope and the typed blocks that follow it."""
+        item = envelope.block()
+        kind = envelope.block_type
+        if kind == "message":
+            texts = [b for b in group if isinstance(b, TextContent)]
+            content = item.get("content")
+            if isinstance(content, str):
+                block, where = texts[0], paths[0]
+                self.text_signature(block, where)
+                self.no_annotations(block, where, "a message item with string content has no annotations")
+                item["content"] = block.content
+                return item
+            parts = []
+            for part, block, where in zip(content or (), texts, paths, strict=True):
+                self.text_signature(block, where)
+                filled = dict(part)
+                filled["text"] = block.content
+                if block.citations or "annotations" in part:
+                    filled["annotations"] = self.annotations(block, where)
+                if block.logprobs or "logprobs" in part:
+                    filled["logprobs"] = [write_logprob(token) for token in block.logprobs]
+                parts.append(filled)
+            item["content"] = parts
+            return item
+        if kind == "function_call":
+            call = group[0]
+            assert isinstance(call, ToolCallContent)
+            typed = self.function_call(call, paths[0], position, item_position, made_up=False)
+            return {key: typed.get(key, value) for key, value in item.items()}
+        thinking = [b for b in group if isinstance(b, ThinkingContent)]
+        redacted = [b for b in group if isinstance(b, RedactedThinkingContent)]
+        if not replay:
+            if not self.response:
+                reason = self.replay_reason(message) + "; the format has no place for reasoning text on its own"
+                for where in paths:
+                    self.loss(where, "thinking" if thinking else "redacted thinking", reason)
+                return None
+            if redacted:
+                self.loss(paths[0], "redacted thinking", self.replay_reason(message))
+                return None
+        if redacted:
+            item["encrypted_content"] = redacted[0].data
+            return item
+        for k, unsigned in enumerate(thinking[:-1]):
+            if unsigned.signature:
+                self.loss(
+                    _at(paths[k], "signature"),
+                    "thinking signature",
+                    "a reasoning item has one encrypted_content, on its last summary part",
+                )
+        item["summary"] = [
+            {**part, "text": block.content} for part, block in zip(item["summary"], thinking, strict=True)
+        ]
+        signature = thinking[-1].signature
+        if signature and self.response and not replay:
+            self.loss(
+                _at(paths[-1], "signature"),
+                "thinking signature",
+                "the reasoning's encrypted_content goes back only to the provider, API and model that produced it",
+            )
+            signature = ""
+        if signature:
+            item["encrypted_content"] = signature
+        elif item.get("encrypted_content") == "":
+            del item["encrypted_content"]
+        return item
+
+    def no_annotations(self, block: TextContent, path: str, reason: str) -> None:
+        if block.citations:
+            self.loss(_at(path, "citations"), "citations", reason)
+        if block.logprobs:
+            self.loss(_at(path, "logprobs"), "token logprobs", reason)
+
+    def annotations(self, block: TextContent, path: str) -> list[dict[str, Any]]:
+        """A text block's citations as ``output_text`` annotations (projected when they are another format's)."""
+        out: list[dict[str, Any]] = []
+        for k, citation in enumerate(block.citations):
+            where = f"{path}.citations[{k}]"
+            original = citation.original
+            if original is not None and original.provider == BLOCK_FORMAT:
+                out.append(original.block())
+                continue
+            start = citation.start_index if citation.start_index is not None else 0
+            end = citation.end_index if citation.end_index is not None else len(block.content)
+            kind = citation.source_kind
+            if kind == "web":
+                out.append(
+                    {
+                        "type": "url_citation",
+                        "url": citation.url,
+                        "title": citation.title,
+                        "start_index": start,
+                        "end_index": end,
+                    }
+                )
+            elif kind == "file" and citation.container_id:
+                out.append(
+                    {
+                        "type": "container_file_citation",
+                        "container_id": citation.container_id,
+                        "file_id": citation.file_id,
+                        "filename": citation.filename,
+                        "start_index": start,
+                        "end_index": end,
+                    }
+                )
+            elif kind == "file":
+                out.append(
+                    {
+                        "type": "file_citation",
+                        "file_id": citation.file_id,
+                        "filename": citation.filename,
+                        "index": start,
+                    }
+                )
+            else:
+                self.loss(
+                    where,
+                    f"{kind or (original.provider if original is not None else 'unknown')} citation",
+                    "an output_text annotation cites a URL or a file",
+                )
+                continue
+            kept = {"web": ("url", "title", "span"), "file": ("file", "span")}[kind]
+            lost = [
+                name
+                for name, present in (
+                    ("cited text", bool(citation.cited_text)),
+                    ("confidence", citation.confidence is not None),
+                    ("result index", kind == "web" and citation.result_index is not None),
+                    (
+                        "the end of the span",
+                        kind == "file"
+                        and not citation.container_id
+                        and citation.end_index not in (None, citation.start_index),
+                    ),
+                    (f"the {original.provider if original is not None else ''} original", original is not None),
+                )
+                if present
+            ]
+            if lost:
+                self.loss(
+                    where,
+                    ", ".join(lost),
+                    f"the annotation keeps the {' and '.join(kept)} of a {kind} citation only",
+                )
+        return out
 
     def replay_reason(self, message: AssistantMessage) -> str:
         prov = message.provenance
@@ -629,18 +1185,29 @@ class _Writer:
             item["encrypted_content"] = encrypted
         return item
 
-    def assistant_text(self, text: str, position: int) -> dict[str, Any]:
+    def assistant_text(self, block: TextContent, path: str, position: int) -> dict[str, Any]:
+        """A text block of no envelope: an easy-input message item (request) or an output message (response)."""
         if not self.response:
-            return {"type": "message", "role": "assistant", "content": text}
+            if not block.citations:
+                self.no_annotations(block, path, "token logprobs are not sent in a request")
+                return {"type": "message", "role": "assistant", "content": block.content}
+            self.no_annotations(TextContent(logprobs=block.logprobs), path, "token logprobs are not sent in a request")
+            part = {"type": "output_text", "text": block.content, "annotations": self.annotations(block, path)}
+            return {"type": "message", "role": "assistant", "content": [part]}
+        part = {"type": "output_text", "text": block.content, "annotations": self.annotations(block, path)}
+        if block.logprobs:
+            part["logprobs"] = [write_logprob(token) for token in block.logprobs]
         return {
             "type": "message",
             "id": f"msg_{position}",
             "role": "assistant",
             "status": "completed",
-            "content": [{"type": "output_text", "text": text, "annotations": []}],
+            "content": [part],
         }
 
-    def function_call(self, block: ToolCallContent, path: str, position: int, item_position: int) -> dict[str, Any]:
+    def function_call(
+        self, block: ToolCallContent, path: str, position: int, item_position: int, *, made_up: bool = True
+    ) -> dict[str, Any]:
         if block.kind is not None:
             self.loss(_at(path, "kind"), f"tool kind {block.kind.value!r}", "function_call has no tool kind")
         if block.signature:
@@ -662,10 +1229,10 @@ class _Writer:
             )
         self.call_index.setdefault(block.id, position)
         item: dict[str, Any] = {"type": "function_call"}
-        if self.response:
+        if self.response and made_up:
             item["id"] = f"fc_{item_position}"
         item.update(call_id=self.call_id(block.id), name=block.name, arguments=block.arguments)
-        if self.response:
+        if self.response and made_up:
             item["status"] = "completed"
         return item
 
@@ -761,7 +1328,11 @@ def to_openai_responses_response(
         raise ValidationError.single("", "type", f"expected an AssistantMessage, got {type(message).__name__}")
     reporter = Reporter(f"{_TARGET} response", report, strict=strict)
     writer = _Writer(reporter, None, model, response=True)
-    output = writer.assistant_items(message, "")
+    contents = message.contents
+    if len(contents) == 1 and isinstance(contents[0], TextContent) and contents[0] == TextContent(""):
+        output: list[dict[str, Any]] = []  # no answer yet (a queued or in-progress response): read as one empty text
+    else:
+        output = writer.assistant_items(message, "")
     provenance = message.provenance
     if provenance is None:
         reporter.loss("provenance", "no provenance", "a response always names its producer: it reads back as openai")
@@ -1155,7 +1726,11 @@ class _Reader:
         return [block for block in blocks if block is not None]
 
     def assistant_message(self, item: Mapping[str, Any], path: str) -> list[ContentBase] | None:
-        """An assistant message item: text blocks, or the whole item kept when it holds a refusal."""
+        """An assistant message item: its envelope (when it needs one) and text blocks; or the item kept whole.
+
+        The whole item is kept (as ProviderContent) when it holds a refusal or a
+        part type not read here.
+        """
         where = _at(path, "content")
         if "content" not in item:
             self.add(where, "required", "required field 'content' is missing")
@@ -1163,12 +1738,12 @@ class _Reader:
         content = item["content"]
         if isinstance(content, str):
             whole = self.text(content, where)
-            return None if whole is None else [whole]
+            return None if whole is None else self.enveloped(item, path, [whole])
         if not isinstance(content, list):
             self.add(where, "type", f"expected a string or an array, got {json_type(content)}")
             return None
         before = self.count()
-        texts: list[str] = []
+        texts: list[TextContent | None] = []
         keep_whole = False
         for k, part in enumerate(content):
             part_path = f"{where}[{k}]"
@@ -1176,10 +1751,8 @@ class _Reader:
             if data is None:
                 continue
             kind = self.item_type(data, part_path)
-            if kind in ("output_text", "input_text"):
-                text = self.string(data, "text", part_path)
-                if text is not None:
-                    texts.append(text)
+            if kind in _TEXT_PARTS:
+                texts.append(self.output_text(data, part_path))
             elif kind == "refusal":
                 if self.string(data, "refusal", part_path) is not None:
                     keep_whole = True
@@ -1198,8 +1771,71 @@ class _Reader:
         if keep_whole:
             block = self.pass_block(item, path)
             return None if block is None else [block]
-        blocks = [self.text(text, f"{where}[{k}]") for k, text in enumerate(texts)]
-        return [block for block in blocks if block is not None]
+        return self.enveloped(item, path, [text for text in texts if text is not None])
+
+    def output_text(self, data: Mapping[str, Any], path: str) -> TextContent | None:
+        """An ``output_text`` part: text, annotations as citations, logprobs."""
+        text = self.string(data, "text", path)
+        citations: list[Citation] = []
+        annotations = data.get("annotations")
+        if annotations is not None and not isinstance(annotations, list):
+            self.add(_at(path, "annotations"), "type", f"expected an array, got {json_type(annotations)}")
+        for k, annotation in enumerate(annotations or ()):
+            found = self.obj(annotation, f"{_at(path, 'annotations')}[{k}]")
+            if found is not None:
+                citation = self.build(
+                    f"{_at(path, 'annotations')}[{k}]",
+                    lambda found=found: read_annotation(found),  # type: ignore[misc]
+                )
+                if citation is not None:
+                    citations.append(citation)
+        logprobs: list[TokenLogprob] = []
+        entries = data.get("logprobs")
+        if entries is not None and not isinstance(entries, list):
+            self.add(_at(path, "logprobs"), "type", f"expected an array, got {json_type(entries)}")
+        for k, entry in enumerate(entries or ()):
+            token = self.build(
+                f"{_at(path, 'logprobs')}[{k}]",
+                lambda entry=entry: read_logprob(entry, ""),  # type: ignore[misc]
+            )
+            if token is not None:
+                logprobs.append(token)
+        if text is None:
+            return None
+        return self.build(path, lambda: TextContent(text, citations=citations, logprobs=logprobs))
+
+    def enveloped(
+        self, item: Mapping[str, Any], path: str, blocks: list[ContentBase], *, always: bool = False
+    ) -> list[ContentBase] | None:
+        """The item's envelope (when it needs one) before its typed blocks."""
+        envelope = self.build(path, lambda: item_envelope(item, always=always))
+        if envelope is None:
+            return blocks
+        return [envelope, *blocks]
+
+    def hosted(self, item: Mapping[str, Any], path: str) -> list[ContentBase] | None:
+        """A hosted tool item as a call and its result; kept whole when a typed field does not fit."""
+        try:
+            return hosted_blocks(item)
+        except (ValidationError, ValueError):
+            block = self.pass_block(item, path)
+            return None if block is None else [block]
+
+    def output_item(self, item: Mapping[str, Any], path: str, kind: str, position: int) -> list[ContentBase] | None:
+        """The blocks of an assistant-side item (message, function_call, reasoning, hosted or other)."""
+        if kind == "message":
+            return self.assistant_message(item, path)
+        if kind == "function_call":
+            call = self.function_call(item, path, position)
+            return None if call is None else self.enveloped(item, path, [call])
+        if kind == "reasoning":
+            return self.reasoning(item, path)
+        if kind in _HOSTED:
+            return self.hosted(item, path)
+        if self.pass_through:
+            block = self.pass_block(item, path)
+            return None if block is None else [block]
+        return None
 
     def function_call(self, item: Mapping[str, Any], path: str, position: int) -> ToolCallContent | None:
         before = self.count()
@@ -1261,25 +1897,23 @@ class _Reader:
         if summary is None or self.count() > before:
             return None
         if not texts and not encrypted:
-            if self.pass_through:
-                block = self.pass_block(item, path)
-                return None if block is None else [block]
-            return []
+            # It only names a stored item by its id (or holds reasoning text alone): kept whole.
+            return self.enveloped(item, path, [], always=True)
         if not texts:
             redacted = self.build(path, lambda: RedactedThinkingContent(encrypted))
-            return None if redacted is None else [redacted]
+            return None if redacted is None else self.enveloped(item, path, [redacted])
         blocks: list[ContentBase] = []
         for k, text in enumerate(texts):
             with self.errors.building(f"{_at(path, 'summary')}[{k}]"):
                 blocks.append(ThinkingContent(text, encrypted if k == len(texts) - 1 else ""))
-        return blocks
+        return self.enveloped(item, path, blocks)
 
 
 def from_openai_responses(
     payload: Mapping[str, Any] | Sequence[Any],
     *,
     id_map: Mapping[str, str] | None = None,
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
 ) -> list[AgentMessage]:
     """A Responses request payload (``{"input": ..., "instructions"?: ...}``, or the input list) as messages.
 
@@ -1300,7 +1934,10 @@ def from_openai_responses(
         instructions = payload.get("instructions")
         if instructions is not None:
             if isinstance(instructions, str):
-                system = reader.build("instructions", lambda: SystemMessage.text(instructions))
+                # An empty instructions string is no instruction: it reads as no message (and so writes back absent).
+                system = (
+                    reader.build("instructions", lambda: SystemMessage.text(instructions)) if instructions else None
+                )
                 if system is not None:
                     out.append(system)
             else:
@@ -1375,7 +2012,11 @@ def _read_items(reader: _Reader, raw_items: Sequence[Any], base: str) -> list[Ag
             if role == "assistant":
                 side = "assistant"
         elif side == "":
-            side = "user" if _user_side_item(kind) else "assistant"
+            item_role = item.get("role")
+            if kind not in _HOSTED and item_role in ("system", "developer", "user"):
+                side = "system" if item_role in ("system", "developer") else "user"
+            else:
+                side = "user" if _user_side_item(kind) else "assistant"
         if (side != "assistant" and assistant) or (side != "tool" and results):
             flush()
         if not assistant and not results:
@@ -1398,17 +2039,25 @@ def _read_items(reader: _Reader, raw_items: Sequence[Any], base: str) -> list[Ag
                 system = reader.build(path, lambda content=content: SystemMessage(content))  # type: ignore[misc]
                 if system is not None:
                     out.append(system)
-        elif kind == "function_call":
-            call = reader.function_call(item, path, position)
-            position += 1
-            if call is not None:
-                assistant.append(call)
         elif kind == "function_call_output":
             result = reader.function_output(item, path)
             if result is not None:
                 results.append(result)
-        elif kind == "reasoning":
-            assistant.extend(reader.reasoning(item, path) or [])
+        elif side == "assistant":
+            if kind == "function_call":
+                call_position = position
+                position += 1
+            else:
+                call_position = 0
+            found = reader.output_item(item, path, kind, call_position)
+            if found is None and not reader.pass_through and kind not in ("function_call", "reasoning"):
+                reader.add(
+                    _at(path, "type"),
+                    "unknown_type",
+                    f"an item of type {kind!r} is not read here (message, function_call, function_call_output, "
+                    "reasoning, hosted tool items); pass_through_unknown=True keeps it verbatim",
+                )
+            assistant.extend(found or [])
         elif reader.pass_through:
             block = reader.pass_block(item, path)
             if block is None:
@@ -1418,13 +2067,15 @@ def _read_items(reader: _Reader, raw_items: Sequence[Any], base: str) -> list[Ag
                 if user is not None:
                     out.append(user)
             else:
-                assistant.append(block)
+                system = reader.build(path, lambda block=block: SystemMessage([block]))  # type: ignore[misc]
+                if system is not None:
+                    out.append(system)
         else:
             reader.add(
                 _at(path, "type"),
                 "unknown_type",
                 f"an item of type {kind!r} is not read here (message, function_call, function_call_output, "
-                "reasoning); pass_through_unknown=True keeps it verbatim",
+                "reasoning, hosted tool items); pass_through_unknown=True keeps it verbatim",
             )
     flush()
     return out
@@ -1433,7 +2084,7 @@ def _read_items(reader: _Reader, raw_items: Sequence[Any], base: str) -> list[Ag
 def from_openai_responses_response(
     response: Mapping[str, Any],
     *,
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
 ) -> AssistantMessage:
     """A Responses ``Response`` object (as a dict) as an assistant message.
 
@@ -1483,48 +2134,31 @@ def from_openai_responses_response(
         if item is None:
             continue
         kind = reader.item_type(item, path)
+        if kind is None:
+            continue
         if kind == "message":
             role = reader.string(item, "role", path)
             if role is not None and role != "assistant":
                 reader.add(_at(path, "role"), "enum", f"an output message's role is assistant, not {role!r}")
                 continue
             has_refusal = has_refusal or _is_refusal_message(item)
-            blocks.extend(reader.assistant_message(item, path) or [])
-        elif kind == "function_call":
-            has_calls = True
-            call = reader.function_call(item, path, sum(isinstance(b, ToolCallContent) for b in blocks))
-            if call is not None:
-                blocks.append(call)
-        elif kind == "reasoning":
-            blocks.extend(reader.reasoning(item, path) or [])
-        elif kind is not None:
-            if reader.pass_through:
-                block = reader.pass_block(item, path)
-                if block is not None:
-                    blocks.append(block)
-            else:
-                reader.add(
-                    _at(path, "type"),
-                    "unknown_type",
-                    f"an output item of type {kind!r} is not read here (message, function_call, reasoning); "
-                    "pass_through_unknown=True keeps it verbatim",
-                )
+        has_calls = has_calls or kind == "function_call"
+        found = reader.output_item(item, path, kind, sum(isinstance(b, ToolCallContent) for b in blocks))
+        if found is None and not reader.pass_through and kind not in _TYPED_KEYS:
+            reader.add(
+                _at(path, "type"),
+                "unknown_type",
+                f"an output item of type {kind!r} is not read here (message, function_call, reasoning, hosted "
+                "tool items); pass_through_unknown=True keeps it verbatim",
+            )
+        blocks.extend(found or [])
     reader.errors.raise_if_any()
     stop = _stop_reason(status, reason, has_calls, has_refusal)
     raw_reason = reason if status == "incomplete" and reason else (status or "")
-    if (
-        not blocks
-        and not error_text
-        and stop
-        not in (
-            StopReason.LENGTH,
-            StopReason.CONTENT_FILTER,
-            StopReason.ABORT,
-            StopReason.ERROR,
-        )
-    ):
-        reader.add("output", "min_items", "agentmsg needs content in a response that did not stop early or fail")
-        reader.errors.raise_if_any()
+    if output is not None and not blocks and not error_text and stop in (None, StopReason.STOP, StopReason.TOOL_CALLS):
+        # agentmsg needs a block in an answer that did not stop early or fail (a queued or in-progress
+        # background response has none yet): one empty text block, which the writer gives back as [].
+        blocks.append(TextContent(""))
     message = reader.build(
         "",
         lambda: AssistantMessage(
