@@ -1228,3 +1228,309 @@ def test_what_the_item_structure_cannot_give_back_is_regrouped_not_lost() -> Non
         # Two assistant messages in a row are one run of items: they read back as one message.
         ("AssistantMessage", (TextContent("one"), TextContent("two"))),
     ]
+
+
+# --------------------------------------------------------------------------- real traffic (issue 16)
+
+# Item shapes as the API returns them (the recorded corpus under tests/corpus/openai_responses has them all).
+SEARCH = {
+    "id": "ws_1",
+    "type": "web_search_call",
+    "status": "completed",
+    "action": {"type": "search", "query": "rain in Paris", "sources": [{"type": "url", "url": "https://w.test/p"}]},
+}
+FILES = {
+    "id": "fs_1",
+    "type": "file_search_call",
+    "status": "completed",
+    "queries": ["refund policy"],
+    "results": [{"file_id": "file-1", "filename": "policy.pdf", "score": 0.9, "text": "30 days", "attributes": {}}],
+}
+CODE = {
+    "id": "ci_1",
+    "type": "code_interpreter_call",
+    "status": "completed",
+    "code": "print(2 + 2)",
+    "container_id": "cntr_1",
+    "outputs": [{"type": "logs", "logs": "4\n"}, {"type": "image", "url": "https://c.test/plot.png"}],
+}
+IMAGE = {
+    "id": "ig_1",
+    "type": "image_generation_call",
+    "status": "completed",
+    "output_format": "png",
+    "revised_prompt": "a red square",
+    "result": base64.b64encode(png_bytes()).decode(),
+}
+MCP = {
+    "id": "mcp_1",
+    "type": "mcp_call",
+    "status": "failed",
+    "approval_request_id": None,
+    "arguments": '{"repo":"x/y"}',
+    "error": {"type": "http_error", "code": 500, "message": "upstream down"},
+    "name": "read_wiki",
+    "output": None,
+    "server_label": "deepwiki",
+}
+APPROVAL = {"id": "mcpr_1", "type": "mcp_approval_request", "arguments": "{}", "name": "ask", "server_label": "wiki"}
+
+
+def _response(output: list[Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "id": "resp_1",
+        "created_at": 1700000000,
+        "model": "gpt-5",
+        "status": "completed",
+        "output": output,
+        **extra,
+    }
+
+
+def test_hosted_tool_items_are_hosted_calls_and_results_and_go_back_verbatim() -> None:
+    data = _response([SEARCH, FILES, CODE, IMAGE, MCP, APPROVAL])
+    message = from_openai_responses_response(data)
+    kinds = [(b.type, getattr(b, "name", "")) for b in message.contents]
+    assert kinds == [
+        ("hosted_tool_call", "web_search"),
+        ("hosted_tool_result", "web_search"),
+        ("hosted_tool_call", "file_search"),
+        ("hosted_tool_result", "file_search"),
+        ("hosted_tool_call", "code_interpreter"),
+        ("hosted_tool_result", "code_interpreter"),
+        ("hosted_tool_call", "image_generation"),
+        ("hosted_tool_result", "image_generation"),
+        ("hosted_tool_call", "read_wiki"),
+        ("hosted_tool_result", "read_wiki"),
+        ("hosted_tool_call", "ask"),  # an approval request is a call alone, awaiting approval
+    ]
+    search, found, files, hits, code, run, _image, picture, mcp, failure, approval = message.contents
+    assert search.original.block() == SEARCH  # type: ignore[attr-defined]
+    assert search.input_value == {"type": "search", "query": "rain in Paris"}  # type: ignore[attr-defined]
+    assert [r.url for r in found.search_results] == ["https://w.test/p"]  # type: ignore[attr-defined]
+    assert (found.call_id, found.original) == ("ws_1", None)  # type: ignore[attr-defined]
+    assert files.input_value == {"queries": ["refund policy"]}  # type: ignore[attr-defined]
+    (hit,) = hits.search_results  # type: ignore[attr-defined]
+    assert (hit.title, hit.snippet, hit.file_id) == ("policy.pdf", "30 days", "file-1")
+    assert code.input_value == {"code": "print(2 + 2)"}  # type: ignore[attr-defined]
+    assert run.code_execution.stdout == "4\n"  # type: ignore[attr-defined]
+    assert [f.url for f in run.code_execution.files] == ["https://c.test/plot.png"]  # type: ignore[attr-defined]
+    (png,) = picture.blocks  # type: ignore[attr-defined]
+    assert isinstance(png, ImageContent)
+    assert png.data == png_bytes()
+    assert (mcp.server, mcp.input) == ("deepwiki", '{"repo":"x/y"}')  # type: ignore[attr-defined]
+    assert (failure.is_error, failure.status.value) == (True, "failed")  # type: ignore[attr-defined]
+    assert approval.status.value == "awaiting_approval"  # type: ignore[attr-defined]
+    assert message.stop_reason is StopReason.STOP
+    report = ConversionReport()
+    written = to_openai_responses_response(message, report=report)
+    assert report.losses == []
+    assert written["output"] == data["output"]
+    # In a request, the same items are read into an assistant turn and written back as they were.
+    (turn,) = from_openai_responses(data["output"])
+    assert to_openai_responses([turn])["input"] == data["output"]
+
+
+def test_item_envelopes_keep_ids_status_phase_namespace_and_caller() -> None:
+    output = [
+        {"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": "Think."}], "status": None},
+        {
+            "id": "msg_1",
+            "type": "message",
+            "status": "completed",
+            "role": "assistant",
+            "phase": "commentary",
+            "content": [{"type": "output_text", "text": "Looking.", "annotations": [], "logprobs": []}],
+        },
+        {
+            "id": "fc_1",
+            "type": "function_call",
+            "status": "completed",
+            "call_id": "call_1",
+            "name": "get_weather",
+            "namespace": "weather",
+            "caller": {"type": "program", "caller_id": "call_0"},
+            "arguments": '{"city":"Paris"}',
+        },
+    ]
+    message = from_openai_responses_response(_response(output))
+    assert typed(message) == (
+        ThinkingContent("Think."),
+        TextContent("Looking."),
+        ToolCallContent("call_1", "get_weather", arguments='{"city":"Paris"}'),
+    )
+    envelope = message.contents[4]
+    assert isinstance(envelope, ProviderContent)
+    assert envelope.block() == {**output[2], "call_id": "", "name": "", "arguments": ""}
+    report = ConversionReport()
+    assert to_openai_responses_response(message, report=report)["output"] == output
+    assert report.losses == []
+    # Another format has no place for the envelopes: each is reported, never sent as it is.
+    from agentmsg.providers.openai_chat import to_openai_chat_response
+
+    chat_report = ConversionReport()
+    to_openai_chat_response(message, report=chat_report)
+    envelopes = sorted(loss.what for loss in chat_report.losses if loss.what.startswith("openai-responses"))
+    assert envelopes == [
+        "openai-responses block 'function_call'",
+        "openai-responses block 'message'",
+        "openai-responses block 'reasoning'",
+    ]
+
+
+def test_an_edited_item_loses_its_envelope_with_a_loss() -> None:
+    item = {
+        "id": "msg_1",
+        "type": "message",
+        "status": "completed",
+        "role": "assistant",
+        "content": [
+            {"type": "output_text", "text": "One.", "annotations": []},
+            {"type": "output_text", "text": "Two.", "annotations": []},
+        ],
+    }
+    message = from_openai_responses_response(_response([item]))
+    envelope, first, _second = message.contents
+    edited = AssistantMessage([envelope, first], provenance=message.provenance)
+    report = ConversionReport()
+    written = to_openai_responses_response(edited, report=report)
+    assert [loss.what for loss in report.losses if loss.path.startswith("contents")] == ["message item envelope"]
+    assert [o["content"][0]["text"] for o in written["output"]] == ["One."]
+    assert written["output"][0]["id"] == "msg_0"  # the block alone, with a made-up id by position
+
+
+def test_annotations_are_citations_and_logprobs_token_logprobs() -> None:
+    annotations = [
+        {"type": "url_citation", "url": "https://a.test", "title": "A", "start_index": 0, "end_index": 5},
+        {"type": "file_citation", "file_id": "file-1", "filename": "f.pdf", "index": 3},
+        {
+            "type": "container_file_citation",
+            "container_id": "cntr_1",
+            "file_id": "cfile_1",
+            "filename": "out.csv",
+            "start_index": 1,
+            "end_index": 4,
+        },
+        {"type": "file_path", "file_id": "file-2", "index": 2},
+        {"type": "new_kind_citation", "anything": 1},
+    ]
+    logprobs = [
+        {
+            "token": "Hello",
+            "logprob": -0.25,
+            "bytes": [72, 101, 108, 108, 111],
+            "top_logprobs": [{"token": "Hi", "logprob": -1.5, "bytes": [72, 105]}],
+        }
+    ]
+    item = {
+        "id": "msg_1",
+        "type": "message",
+        "status": "completed",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "Hello", "annotations": annotations, "logprobs": logprobs}],
+    }
+    message = from_openai_responses_response(_response([item]))
+    (text,) = typed(message)
+    web, file, container, path, unknown = text.citations
+    assert (web.source_kind, web.url, web.title, web.start_index, web.end_index) == ("web", "https://a.test", "A", 0, 5)
+    assert (file.file_id, file.filename, file.start_index, file.end_index) == ("file-1", "f.pdf", 3, 3)
+    assert (container.container_id, container.file_id, container.start_index) == ("cntr_1", "cfile_1", 1)
+    assert (path.file_id, path.start_index) == ("file-2", 2)
+    assert unknown.source_kind is None
+    assert unknown.original.block() == annotations[4]  # type: ignore[union-attr]
+    (token,) = text.logprobs
+    assert (token.token, token.logprob, token.bytes) == ("Hello", -0.25, b"Hello")
+    assert [(t.token, t.bytes) for t in token.top_logprobs] == [("Hi", b"Hi")]
+    written = to_openai_responses_response(message)
+    part = written["output"][0]["content"][0]
+    assert part["annotations"] == annotations
+    assert part["logprobs"] == [
+        {**logprobs[0], "top_logprobs": [{**logprobs[0]["top_logprobs"][0], "bytes": [72, 105]}]}
+    ]
+
+
+def test_citations_of_other_formats_are_projected_or_reported() -> None:
+    anthropic_web = Citation.web(
+        "https://b.test",
+        "B",
+        cited_text="the quote",
+        original=ProviderContent.from_block(
+            "anthropic", {"type": "web_search_result_location", "url": "https://b.test", "encrypted_index": "x"}
+        ),
+    )
+    page = Citation.document(0, pages=(1, 2))
+    message = AssistantMessage(
+        [TextContent("Quoted.", citations=[anthropic_web, page])],
+        provenance=Provenance("anthropic", "anthropic-messages", "claude"),
+    )
+    report = ConversionReport()
+    written = to_openai_responses_response(message, report=report)
+    assert written["output"][0]["content"][0]["annotations"] == [
+        {"type": "url_citation", "url": "https://b.test", "title": "B", "start_index": 0, "end_index": 7}
+    ]
+    lost = {(loss.path, loss.what) for loss in report.losses}
+    assert ("contents[0].citations[0]", "cited text, the anthropic original") in lost
+    assert ("contents[0].citations[1]", "document citation") in lost
+    # In a request, annotations go only in the output-message form, which needs the item id: reported.
+    payload, request_report = write([message])
+    assert payload["input"] == [{"type": "message", "role": "assistant", "content": "Quoted."}]
+    assert [(loss.path, loss.what) for loss in request_report.losses] == [("[0].contents[0].citations", "citations")]
+
+
+def test_hosted_tools_of_other_formats_are_reported() -> None:
+    from agentmsg import HostedToolCallContent, HostedToolResultContent
+
+    original = ProviderContent.from_block("anthropic", {"type": "server_tool_use", "id": "srvtoolu_1"})
+    message = AssistantMessage(
+        [
+            HostedToolCallContent("srvtoolu_1", "web_search", {"query": "q"}, kind="web_search", original=original),
+            HostedToolResultContent("srvtoolu_1", queries=["q"]),
+            TextContent("Done."),
+        ],
+        provenance=Provenance("anthropic", "anthropic-messages", "claude"),
+    )
+    report = ConversionReport()
+    written = to_openai_responses_response(message, report=report)
+    assert [item["type"] for item in written["output"]] == ["message"]
+    assert [(loss.path, loss.what) for loss in report.losses if loss.path.startswith("contents")] == [
+        ("contents[0]", "hosted tool call 'web_search'"),
+        ("contents[1]", "hosted tool result"),
+    ]
+
+
+def test_empty_instructions_are_no_system_message() -> None:
+    """Bug 2 of issue 16: an empty instructions string read as an empty system message and written back."""
+    read = from_openai_responses({"instructions": "", "input": "hi"})
+    assert [type(m) for m in read] == [UserMessage]
+    assert to_openai_responses(read) == {
+        "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}]
+    }
+
+
+@pytest.mark.parametrize("status", ["queued", "in_progress"])
+def test_background_responses_without_output_read_and_write_back(status: str) -> None:
+    data = _response([], status=status, background=True)
+    message = from_openai_responses_response(data)
+    assert message.contents == (TextContent(""),)
+    assert (message.stop_reason, message.stop_reason_raw) == (None, status)
+    report = ConversionReport()
+    written = to_openai_responses_response(message, report=report)
+    assert (written["status"], written["output"]) == (status, [])
+    assert report.losses == []
+
+
+def test_unknown_items_are_read_by_default_and_refused_when_asked() -> None:
+    custom = {"id": "ctc_1", "type": "custom_tool_call", "call_id": "call_1", "name": "patch", "input": "diff"}
+    compaction = {"id": "cmp_1", "type": "compaction", "encrypted_content": "enc"}
+    additional = {"type": "additional_tools", "role": "developer", "tools": [{"type": "function", "name": "f"}]}
+    message = from_openai_responses_response(_response([custom, compaction]))
+    assert message.contents == (
+        ProviderContent.from_block(BLOCK_FORMAT, custom),
+        ProviderContent.from_block(BLOCK_FORMAT, compaction),
+    )
+    system, turn = from_openai_responses([additional, compaction])
+    assert isinstance(system, SystemMessage)  # a developer-role item: a system message holding it verbatim
+    assert to_openai_responses([system, turn])["input"] == [additional, compaction]
+    with pytest.raises(ValidationError) as info:
+        from_openai_responses_response(_response([custom]), pass_through_unknown=False)
+    assert violations(info) == {("output[0].type", "openai_responses.unknown_type")}

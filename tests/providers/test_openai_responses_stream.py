@@ -798,3 +798,65 @@ MALFORMED: list[tuple[str, list[Any], str]] = [
 def test_malformed_events_raise(events: list[Any], match: str) -> None:
     with pytest.raises(StreamProtocolError, match=match):
         list(stream_events(events))
+
+
+# --- real traffic (issue 16) -------------------------------------------------
+
+
+def test_stream_and_converter_agree_on_unknown_items_by_default() -> None:
+    """Bug 5 of issue 16: the parser kept unknown items while the converter refused them; both keep them now."""
+    stream = Stream()
+    item = {"id": "ctc_1", "type": "custom_tool_call", "status": "completed", "call_id": "c", "name": "p", "input": "x"}
+    stream.add("response.output_item.added", output_index=0, item={**item, "status": "in_progress", "input": ""})
+    stream.add("response.custom_tool_call_input.delta", item_id="ctc_1", output_index=0, delta="x")
+    stream.add("response.output_item.done", output_index=0, item=item)
+    events = stream.completed([item]).take()
+    message = fold(stream_events(events))
+    assert message.contents == (ProviderContent.from_block("openai-responses", item),)
+    unstreamed = from_openai_responses_response(events[-1]["response"])  # default options, as the parser's
+    unstreamed.pb.id = message.id
+    assert message == unstreamed
+
+
+def test_unknown_event_types_are_skipped_and_listed() -> None:
+    stream = Stream()
+    stream.add("response.apply_patch_call_operation_diff.delta", item_id="ap_1", output_index=0, delta="+x")
+    text = stream.message(0, ["Done."])
+    events = stream.completed([text]).events  # not validated: the SDK does not know the skipped event either
+    parser = OpenAIResponsesStreamParser()
+    produced = [out for event in events for out in parser.feed(event)]
+    assert parser.skipped_events == ["response.apply_patch_call_operation_diff.delta"]
+    assert typed(fold(produced)).contents == (TextContent("Done."),)
+
+
+def test_final_object_wins_for_encrypted_content_and_logprobs() -> None:
+    """OpenAI encrypts reasoning and compaction anew and rounds logprobs in response.completed: the fold takes those."""
+    stream = Stream()
+    reasoning = stream.reasoning(0, ["Think."], "enc-streamed")
+    compaction = {"id": "cmp_1", "type": "compaction", "encrypted_content": "cmp-streamed"}
+    stream.add("response.output_item.added", output_index=1, item=compaction)
+    stream.add("response.output_item.done", output_index=1, item=compaction)
+    mid = "msg_2"
+    stream.add("response.output_item.added", output_index=2, item=_message(mid, "in_progress", []))
+    part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+    stream.add("response.content_part.added", item_id=mid, output_index=2, content_index=0, part=part)
+    streamed = [{"token": "Hi", "logprob": -1.9e-07, "bytes": [72, 105], "top_logprobs": []}]
+    stream.add(
+        "response.output_text.delta", item_id=mid, output_index=2, content_index=0, delta="Hi", logprobs=streamed
+    )
+    stream.add("response.content_part.done", item_id=mid, output_index=2, content_index=0, part={**part, "text": "Hi"})
+    final_part = {**part, "text": "Hi", "logprobs": [{**streamed[0], "logprob": -0.0}]}
+    text = _message(mid, "completed", [final_part])
+    stream.add("response.output_item.done", output_index=2, item=text)
+    final = [
+        {**reasoning, "encrypted_content": "enc-final"},
+        {**compaction, "encrypted_content": "cmp-final"},
+        text,
+    ]
+    events = stream.completed(final).take()
+    message = fold(stream_events(events, message_id="x"))
+    assert message == _converted(events, "x")
+    thinking, kept, answer = typed(message).contents
+    assert thinking == ThinkingContent("Think.", "enc-final")
+    assert kept == ProviderContent.from_block("openai-responses", final[1])
+    assert [t.logprob for t in answer.logprobs] == [-0.0]  # type: ignore[union-attr]

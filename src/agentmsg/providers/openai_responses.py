@@ -1188,12 +1188,12 @@ class _Writer:
     def assistant_text(self, block: TextContent, path: str, position: int) -> dict[str, Any]:
         """A text block of no envelope: an easy-input message item (request) or an output message (response)."""
         if not self.response:
-            if not block.citations:
-                self.no_annotations(block, path, "token logprobs are not sent in a request")
-                return {"type": "message", "role": "assistant", "content": block.content}
-            self.no_annotations(TextContent(logprobs=block.logprobs), path, "token logprobs are not sent in a request")
-            part = {"type": "output_text", "text": block.content, "annotations": self.annotations(block, path)}
-            return {"type": "message", "role": "assistant", "content": [part]}
+            # Annotations go only in the output-message form, which needs the item's id and status (the
+            # envelope of a text read from this API); an easy-input assistant message has text alone.
+            self.no_annotations(
+                block, path, "an assistant message item without its id (read from this API) holds text only"
+            )
+            return {"type": "message", "role": "assistant", "content": block.content}
         part = {"type": "output_text", "text": block.content, "annotations": self.annotations(block, path)}
         if block.logprobs:
             part["logprobs"] = [write_logprob(token) for token in block.logprobs]
