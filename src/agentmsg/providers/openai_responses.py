@@ -30,11 +30,28 @@ UserMessage                     a ``message`` item, role ``user``, content a lis
                                 (splitting the message item around them)
 ToolMessage                     one ``function_call_output`` item per result
 AssistantMessage                consecutive items: ``reasoning``, ``message`` (role
-                                ``assistant``), ``function_call``, passed-through items
+                                ``assistant``), ``function_call``, hosted tool items, other
+                                items kept verbatim
 TextContent                     user/system: ``input_text`` {text}; assistant: one ``message``
                                 item ``{"type": "message", "role": "assistant", "content":
                                 text}`` per block (in responses: ``output_text`` {text,
-                                annotations: []} in an output message item)
+                                annotations, logprobs?} in an output message item), or the
+                                parts of the item its envelope names (see Item envelopes)
+Citation (on text)              ``output_text`` ``annotations``: ``url_citation`` ->
+                                ``Citation.web`` (url, title, start/end index);
+                                ``file_citation`` / ``file_path`` -> ``Citation.file`` (file id,
+                                filename, ``index`` as a one-point span);
+                                ``container_file_citation`` -> ``Citation.file`` with the
+                                container id; other kinds -> ``Citation(original=...)``; every
+                                citation keeps the annotation as its ``original``
+TokenLogprob (on text)          ``output_text`` ``logprobs``: token, logprob, ``bytes`` (a list
+                                of byte values), ``top_logprobs``
+HostedToolCallContent +         ``web_search_call``, ``file_search_call``,
+HostedToolResultContent         ``code_interpreter_call``, ``image_generation_call``,
+                                ``mcp_call``, ``mcp_approval_request`` (see Hosted tools)
+ProviderContent (item envelope) the ``id``, ``status``, ``phase``, ``namespace``, ``caller``...
+                                of a ``message``, ``reasoning`` or ``function_call`` item (see
+                                Item envelopes)
 ImageContent                    ``input_image`` {image_url: URL or ``data:`` URL | file_id, detail}
 DocumentContent                 ``input_file`` {file_data: ``data:`` URL | file_url | file_id,
                                 filename?}
@@ -48,7 +65,15 @@ ToolResultContent               ``function_call_output`` {call_id, output, name?
                                 list of ``input_text`` / ``input_image`` / ``input_file`` parts
 ProviderContent (openai)        verbatim: in a user message a part whose type does not end in
                                 ``_output`` (and is not ``mcp_approval_response`` or
-                                ``item_reference``), else a whole item
+                                ``item_reference``), else a whole item: every item type not
+                                read into typed blocks (``mcp_list_tools``,
+                                ``tool_search_call`` / ``_output``, ``compaction``,
+                                ``custom_tool_call``, ``shell_call``, ``program``, newer
+                                ones...), read by default; an item with a ``role`` of
+                                ``system`` / ``developer`` (``additional_tools``) in a system
+                                message, one of the client's (``*_output``, approvals,
+                                references, role ``user``) in a user message, others in the
+                                assistant's turn
 Usage (response)                ``usage``: input_tokens minus ``input_tokens_details``
                                 ``cached_tokens`` and ``cache_write_tokens`` -> input_tokens;
                                 cached_tokens -> cache_read_tokens; cache_write_tokens ->
@@ -61,8 +86,10 @@ StopReason (response)           ``status`` completed -> TOOL_CALLS when the outp
                                 max_output_tokens -> LENGTH, content_filter -> CONTENT_FILTER,
                                 other reasons -> unspecified; failed -> ERROR (``error`` is
                                 ``"<code>: <message>"``); cancelled -> ABORT; in_progress and
-                                queued -> unspecified. ``stop_reason_raw`` is the incomplete
-                                reason when there is one, else the status
+                                queued -> unspecified (a background response: its empty
+                                ``output`` reads as one empty text block, and a lone empty
+                                text block is written as ``output: []``). ``stop_reason_raw``
+                                is the incomplete reason when there is one, else the status
 Provenance (response)           ("openai", "openai-responses", ``model``, ``id``); the message
                                 timestamp is ``created_at``
 ==============================  ===================================================================
@@ -83,36 +110,88 @@ tool message), ``developer`` reads back as a system message, and with
 
 Choices where the two models differ:
 
-- Assistant text is written in the SDK's ``EasyInputMessageParam`` form
-  (string content), one item per text block: the SDK's output-message form
-  (``ResponseOutputMessageParam``) requires an item ``id`` and ``status``,
-  which agentmsg does not keep. Reading accepts both forms (string content,
-  or ``output_text`` / ``input_text`` parts: one text block per part).
+- Item envelopes (where item ids live). An output item carries data that is
+  the API's own bookkeeping rather than message content: its ``id``
+  (``msg_...``, ``rs_...``, ``fc_...``), ``status``, the message ``phase``
+  (``commentary`` / ``final_answer``), the function call's ``namespace`` and
+  ``caller``, a reasoning item's ``content`` (``reasoning_text`` parts), and
+  any key a newer API adds. The typed blocks have no field for them, and the
+  next request needs them back exactly (stored items are referred to by id;
+  ``phase`` steers the model). So a ``message``, ``reasoning`` or
+  ``function_call`` item that carries any key besides the typed ones reads
+  as its *envelope* followed by its typed blocks: a ProviderContent (format
+  ``openai-responses``, type the item type) holding the item with the typed
+  values emptied (text, summary text, ``encrypted_content``, annotations and
+  logprobs, call id, name and arguments become ``""`` / ``[]``; the keys stay,
+  in their order, so the writer knows where each value goes back). Writing to
+  this API, an envelope and the blocks after it (as many as it has parts,
+  summary parts, or one call) give the item back exactly, with the blocks'
+  current values: text edited since reading goes back edited, under the
+  item's id. When the blocks after an envelope no longer fit it (a block
+  removed or replaced), the item is written from the blocks alone and the
+  envelope is reported. An envelope with no typed block after it (a
+  reasoning item that only names a stored item by its id) is the whole item,
+  written as it is. Other writers report envelopes like any block of another
+  format: an item id means nothing to another provider. This keeps the typed
+  blocks what they are for every other format and application (the
+  envelope costs one small block per item) instead of hiding text inside an
+  opaque item, and it needs no contract field that only this API would use.
+  Text blocks with no envelope (built by agentmsg or read from another
+  format) are written in the SDK's ``EasyInputMessageParam`` form (string
+  content), one item per block; in a response, output items of no envelope
+  get made-up ids by position (``msg_0``, ``rs_1``, ``fc_2``) and status
+  ``completed``.
+- Hosted tools. A hosted tool item holds call and outcome in one object: it
+  reads as a HostedToolCallContent whose ``original`` is the whole item,
+  followed, when the item has an outcome, by a HostedToolResultContent with
+  the same id and the typed outcome and no original (the convention in
+  ``content.proto``). Call input, as JSON object text: ``web_search_call``
+  its ``action`` without ``sources``; ``file_search_call`` ``{"queries"}``;
+  ``code_interpreter_call`` ``{"code"}``; ``image_generation_call`` ``{}``;
+  ``mcp_call`` / ``mcp_approval_request`` the ``arguments`` text verbatim
+  (``server`` = ``server_label``). Outcome: web search ``sources`` as
+  search results and the query as ``queries``; file search ``results``
+  (filename -> title, text -> snippet, file id, score); code interpreter
+  ``logs`` as stdout and ``image`` outputs as files by URL; the generated
+  image (``result``, base64) as an ImageContent; the MCP ``output`` as text,
+  its ``error`` as ``error_code`` / ``error_message``. A completed item with
+  no outcome field still gets a result (its status). Statuses map to
+  HostedToolStatus (searching, interpreting, generating, calling ->
+  in_progress); an ``mcp_approval_request`` is a call alone, awaiting
+  approval. Writing to this API, a call with an ``openai-responses``
+  original is written as that item and the result after it with the same id
+  is skipped; hosted calls and results of other formats have no item here
+  and are reported.
+- Citations read from other formats are projected: a web citation becomes
+  a ``url_citation`` (its span, or the whole block), a file citation a
+  ``file_citation`` (``container_file_citation`` with a container id);
+  what the annotation cannot hold (cited text, confidence, a result index,
+  the other format's original) is reported, and document and search-result
+  citations are reported. Annotations and logprobs exist only in the output
+  message form, so in a request they go back only inside an envelope's
+  item; on a text block without one they are reported.
+- Unknown items are read by default (``pass_through_unknown=True`` is the
+  default; ``False`` refuses them, as before issue 16).
 - Reasoning. One ``reasoning`` item reads as one ThinkingContent per
   ``summary_text`` part, the item's ``encrypted_content`` on the last of them
   (the others have an empty signature); an item with no summary part but
-  ``encrypted_content`` reads as RedactedThinkingContent. Writing groups the
-  blocks back: consecutive thinking blocks up to and including one with a
-  signature form one item. The reasoning item ``id`` (``rs_...``) has no field
-  in agentmsg and is dropped on reading (said here: reading keeps no report);
-  requests are written without it, as OpenAI's own Codex client writes them
-  for stateless (``store: false``) replay, where ``encrypted_content``
-  carries the reasoning. The SDK's ``ResponseReasoningItemParam`` marks ``id``
-  required; the API takes the item without it. So reasoning replays only with
-  its encrypted content: ask for it with ``include=["reasoning.encrypted_content"]``.
-  Reasoning is sent only when :func:`~agentmsg.providers._common.may_replay`
-  allows it (provenance openai / openai-responses, and the ``model`` given);
-  thinking that may not be replayed, or has no signature, is left out and
-  reported (the format has no place for reasoning text on its own). A
-  An assistant turn read from a request that holds reasoning gets
-  ``Provenance("openai", "openai-responses")`` with no model (reasoning items
-  are this API's own), so it may be sent back to any OpenAI model; other
-  assistant turns read from a request have no provenance. A
-  reasoning item's ``content`` (``reasoning_text`` parts, from open-weight
-  models) and ``status`` are dropped on reading. A reasoning item with
-  neither summary nor encrypted content (it only names a stored item by its
-  id) is left out on reading, or kept whole as ProviderContent with
-  ``pass_through_unknown=True``.
+  ``encrypted_content`` reads as RedactedThinkingContent. Writing groups
+  blocks of no envelope back: consecutive thinking blocks up to and
+  including one with a signature form one item, written without an ``id``
+  as OpenAI's own Codex client writes them for stateless (``store: false``)
+  replay, where ``encrypted_content`` carries the reasoning. The SDK's
+  ``ResponseReasoningItemParam`` marks ``id`` required; the API takes the
+  item without it. So reasoning built elsewhere replays only with its
+  encrypted content: ask for it with
+  ``include=["reasoning.encrypted_content"]``. Reasoning is sent only when
+  :func:`~agentmsg.providers._common.may_replay` allows it (provenance
+  openai / openai-responses, and the ``model`` given); thinking that may not
+  be replayed, or has no signature (and no envelope), is left out and
+  reported (the format has no place for reasoning text on its own). An
+  assistant turn read from a request that holds reasoning gets
+  ``Provenance("openai", "openai-responses")`` with no model (reasoning
+  items are this API's own), so it may be sent back to any OpenAI model;
+  other assistant turns read from a request have no provenance.
 - Refusals: an assistant message item holding a ``refusal`` part is kept
   whole, verbatim, as ProviderContent (type ``message``) -- always, since
   agentmsg has no refusal block -- and in a response makes the stop reason
@@ -149,11 +228,14 @@ Choices where the two models differ:
   usage, stop reason, error and provenance (the response functions carry
   them); tool-result ``metadata`` / ``terminate`` / ``terminate_message`` and
   tool-call ``metadata``.
-- Reading ignores what agentmsg has no place for: item ``id`` and
-  ``status``, message ``phase``, ``output_text`` ``annotations`` and
-  ``logprobs``, ``function_call`` ``namespace`` / ``caller``,
-  ``function_call_output`` ``id`` / ``status`` / ``caller``, file ``detail``,
-  and every other request or response field not listed above.
+- Reading ignores what agentmsg has no place for and no real payload carries
+  as message data: ``function_call_output`` ``id`` / ``status`` / ``caller``,
+  file ``detail``, and the request and response fields that are settings or
+  echoes of them (``model``, ``tools``, sampling parameters, ``store``...).
+- An empty ``instructions`` string is no instruction: it reads as no message
+  (so it is not written back as an empty system item).
+- A user message whose only block is an empty text is written with the
+  string content ``""`` (the form such a message is read from).
 
 Reported as lost by :func:`to_openai_responses` (each with its input path,
 e.g. ``[3].contents[1]``): audio (the Responses input has no audio part);
@@ -174,14 +256,17 @@ signature), and: usage ``cost``; a count agentmsg does not know (the
 response's usage needs every count: it is written as 0, the total as
 input plus output); a stop reason or raw string the response cannot express;
 an error on a response that did not fail, or without a known error code;
-provenance other than openai / openai-responses.
+provenance other than openai / openai-responses. Both writers also report
+hosted tool calls and results of other formats, citations they cannot
+project or project with a part missing, token logprobs on text of no
+envelope in a request, and an item envelope whose blocks no longer fit it.
 
 Reading raises :class:`~agentmsg.ValidationError` listing every problem,
 each with its JSON path in the payload (``input[2].content[0].image_url``)
 and a rule id prefixed ``openai_responses.``: ``type`` (wrong JSON type),
 ``required`` (missing field), ``enum`` (a value outside an enumeration),
 ``min_len`` (an empty id or name), ``unknown_type`` (an item or part type
-not read here; see ``pass_through_unknown``), ``unsupported`` (something
+not read here, with ``pass_through_unknown=False``), ``unsupported`` (something
 agentmsg cannot hold), ``one_of`` (several sources for one part), ``url``,
 ``base64``, ``json`` (argument text that is not JSON), ``min_items``,
 ``usage`` (counts that contradict each other). Errors raised by agentmsg's
@@ -1319,9 +1404,11 @@ def to_openai_responses_response(
     (the provenance's model), ``status`` with ``incomplete_details`` or
     ``error``, ``output`` and ``usage``. The request-echo fields the SDK's
     ``Response`` also requires (``parallel_tool_calls``, ``tool_choice``,
-    ``tools``...) are not the message's to say and are left out. Output items
-    get made-up ids by position (``msg_0``, ``rs_1``, ``fc_2``): agentmsg keeps
-    no item ids. ``model`` is the model the response stands for: reasoning
+    ``tools``...) are not the message's to say and are left out. Items read
+    from this API go back from their envelopes, ids and statuses included;
+    output items of no envelope get made-up ids by position (``msg_0``,
+    ``rs_1``, ``fc_2``). A lone empty text block is written as ``output:
+    []``. ``model`` is the model the response stands for: reasoning
     signatures of another model are not written.
     """
     if not isinstance(message, AssistantMessage):
@@ -1919,11 +2006,12 @@ def from_openai_responses(
 
     Every problem raises one :class:`~agentmsg.ValidationError` naming each
     JSON path. ``id_map`` (a report's ``id_map``) restores rewritten call
-    ids. With ``pass_through_unknown=True`` items and user parts of types not
-    read here are kept verbatim as :class:`~agentmsg.ProviderContent` (items
-    the client sends, ``*_output``, ``mcp_approval_response`` and
-    ``item_reference``, in a user message; the others in the assistant's).
-    Message ids are new UUIDs and timestamps the time of reading.
+    ids. Items and user parts of types not read here are kept verbatim as
+    :class:`~agentmsg.ProviderContent` (items the client sends, ``*_output``,
+    ``mcp_approval_response``, ``item_reference`` and role ``user``, in a
+    user message; role ``system`` / ``developer`` in a system message; the
+    others in the assistant's); ``pass_through_unknown=False`` refuses them
+    instead. Message ids are new UUIDs and timestamps the time of reading.
     """
     reader = _Reader("OpenAI Responses payload", id_map, pass_through_unknown, response=False)
     out: list[AgentMessage] = []
@@ -2092,8 +2180,10 @@ def from_openai_responses_response(
     (argument text is kept even when it is not JSON); ``status`` and
     ``incomplete_details`` give the stop reason, ``usage`` the normalised
     usage, ``model`` and ``id`` the provenance, ``created_at`` the timestamp.
-    Output items of other types raise (``unknown_type``) unless
-    ``pass_through_unknown=True`` keeps them as ProviderContent.
+    Hosted tool items read as hosted calls and results, and output items of
+    other types are kept as ProviderContent (``pass_through_unknown=False``
+    refuses them, ``unknown_type``). An empty ``output`` (a queued or
+    in-progress background response) reads as one empty text block.
     """
     reader = _Reader("OpenAI Responses response", None, pass_through_unknown, response=True)
     data = reader.obj(response, "", "a response object")

@@ -11,11 +11,25 @@ Shapes follow the API reference (Responses streaming events, the response
 object) and the SDK's ``ResponseStreamEvent`` union; no SDK is imported.
 
 The folded message is the one :func:`agentmsg.providers.openai_responses.from_openai_responses_response`
-reads from the final response object (with ``pass_through_unknown=True``):
-the same blocks, usage, stop reason and provenance; the stop-reason and usage
-mappings are that module's own functions. Only a failed response differs, as
-a stream error carries a message and a code where the converter writes
-``"<code>: <message>"`` and the status ``failed``.
+reads from the stream's final response object, with the same (default)
+options: the same blocks, item envelopes, hosted tool blocks, citations,
+logprobs, usage, stop reason and provenance; the item readings, the
+stop-reason and usage mappings are that module's own functions. A failed
+response folds as the converter reads it too (error ``"<code>: <message>"``,
+raw stop reason ``failed``).
+
+The final object wins. OpenAI's final object is what the API stores and
+what the next request refers to, and it is not always what the stream's
+``output_item.done`` events said: reasoning and compaction items are
+encrypted anew, a ``program`` item gets its ``fingerprint``, and logprobs
+are rounded (the deltas' ``-1.9e-07`` is ``-0.0`` in the final object). So
+what an item sends whole, it sends at the terminal event, from the final
+object's item (found by id, else by position; the ``output_item.done`` item
+when the final object has none): item envelopes, hosted tool blocks, items
+kept verbatim, a reasoning item's encrypted content (its thinking blocks
+stay open until then) and a text part's logprobs when its deltas carried
+logprobs (the block stays open until then). Text, reasoning summaries and
+function-call arguments stream live, as they come.
 
 Mapping (event -> agentmsg):
 
@@ -25,53 +39,52 @@ Responses event                               agentmsg stream events
 ``response.created`` (or ``.queued`` /        ``message_start``: id = ``message_id`` or
 ``.in_progress``, whichever comes first)      ``response.id``; timestamp = ``created_at``; provenance
                                               ("openai", "openai-responses", ``model``, ``id``)
-``reasoning_summary_part.added``              a thinking block per summary part of a ``reasoning``
-                                              item, its text from ``reasoning_summary_text.delta``
-``output_item.done`` ``reasoning``            ``encrypted_content`` as a signature delta on the
-                                              item's last thinking block, then its blocks stop; an
-                                              item with no summary part but ``encrypted_content`` is
-                                              one complete ``RedactedThinkingContent``; one with
-                                              neither (it names a stored item by its id) is kept
-                                              whole as ``ProviderContent``
-``output_item.added`` ``function_call``       a tool-call block (id = ``call_id``, ``name``,
-                                              ``ToolCallContent.index`` = position among the calls)
+``output_item.added``                         block indexes kept for what the item sends whole at the
+                                              end (its envelope or the item; a hosted result); for a
+                                              ``function_call``, its tool-call block (id =
+                                              ``call_id``, ``name``, ``index`` = position among calls)
+``reasoning_summary_part.added``              a thinking block per summary part, its text from
+                                              ``reasoning_summary_text.delta``
 ``function_call_arguments.delta``             argument fragments, verbatim
-``output_item.done`` ``function_call``        ``block_stop``
 ``content_part.added`` ``output_text``        a text block per content part
 ``output_text.delta``                         text fragments
-``content_part.done``                         ``block_stop`` of that part's block
-``output_item.done`` ``message`` holding a    the whole item as one complete ``ProviderContent``
-``refusal`` part                              ("openai", ``message``): agentmsg has no refusal block;
-                                              the refusal streams no text (OpenAI sends a refusal
-                                              part alone; text parts before it would also stay)
-``output_item.done`` of any other item type   a complete ``ProviderContent`` ("openai", the item's
-(``web_search_call``, ``custom_tool_call``,   ``type``, the item as JSON)
-``mcp_call``, ``image_generation_call``...)
-``response.completed``                        open blocks stopped; ``usage``; ``message_stop``:
-                                              TOOL_CALLS when the output has a ``function_call``,
-                                              else CONTENT_FILTER after a refusal, else STOP; raw
-                                              ``"completed"``
-``response.incomplete``                       the same, with ``incomplete_details.reason`` as the raw
-                                              stop reason: ``max_output_tokens`` -> LENGTH,
-                                              ``content_filter`` -> CONTENT_FILTER, others ->
-                                              unspecified (None)
-``response.failed``                           ``usage`` when reported; ``error`` (``response.error``
-                                              message and code)
-``error``                                     ``error`` (message; code = ``code``, else the nested
+``content_part.done``                         the part's ``annotations`` as citations, then
+                                              ``block_stop`` (at the end instead when the deltas
+                                              carried logprobs)
+``output_item.done``                          ``function_call``: ``block_stop``; reasoning: summary
+                                              parts the events did not stream
+``response.completed`` / ``.incomplete``      every item settled from the final object (see above):
+                                              envelopes, hosted tool calls and results, items kept
+                                              verbatim (refusal messages, ``mcp_list_tools``,
+                                              ``compaction``...), signatures, redacted reasoning,
+                                              logprobs, open blocks stopped; ``usage``;
+                                              ``message_stop``: TOOL_CALLS when the output has a
+                                              ``function_call``, else CONTENT_FILTER after a
+                                              refusal, else STOP; raw ``"completed"`` (incomplete:
+                                              ``incomplete_details.reason``, max_output_tokens ->
+                                              LENGTH, content_filter -> CONTENT_FILTER, others
+                                              unspecified). A response with no output (a queued
+                                              background response) gets one empty text block
+``response.failed``                           items settled; ``usage`` when reported; ``error``
+                                              ``"<code>: <message>"`` with code ``failed``
+``error``                                     held: a ``response.failed`` after it ends the stream;
+                                              without one, the end of input ends it with this
+                                              ``error`` (message; code = ``code``, else the nested
                                               ``error.code`` or ``error.type``)
 end of input before a terminal event          ``error`` saying the stream was cut short
 ============================================  =======================================================
 
-Block indexes. Blocks are numbered from 0 in the order they begin: a text
-block at its ``content_part.added``, a thinking block at its
-``reasoning_summary_part.added``, a tool-call block at its
-``output_item.added``, and a block sent whole (redacted reasoning, a refusal
-message, another item type) at its item's ``output_item.done``. OpenAI
-streams output items one after another in ``output_index`` order, and the
-parts of an item in ``content_index`` / ``summary_index`` order, so the folded
-message's blocks follow ``response.output`` (a message item gives one block
-per text part, a reasoning item one per summary part). The numbering depends
-only on the order of the events, never on timing.
+Block indexes. Every item keeps its indexes from its ``output_item.added``
+(its envelope or whole block first, then a hosted result), and its parts
+are numbered as they are added. OpenAI streams items one after another in
+``output_index`` order, so the folded blocks follow ``response.output`` even
+though what an item sends whole comes at the end (the fold orders blocks by
+index). Items that never got ``output_item.done`` are finished from the
+final object (or, without one, kept as far as they got: their open blocks
+stay open and the fold lists them in its issues) and are listed in
+:attr:`OpenAIResponsesStreamParser.unfinished_items`; items of the final
+object the stream never added come last. The numbering depends only on the
+order of the events, never on timing.
 
 Usage, by the converter's reading: ``input_tokens`` = ``input_tokens`` minus
 ``input_tokens_details.cached_tokens`` and ``cache_write_tokens``;
@@ -83,30 +96,27 @@ leaves the message's usage None (unknown, not zero).
 
 ``*.done`` events (``output_text.done``, ``refusal.done``,
 ``function_call_arguments.done``, ``content_part.done``, the reasoning
-summary ``done`` events, and ``function_call`` and ``reasoning`` items at
-``output_item.done``) carry the whole text: when it extends what the deltas
-gave, the rest is sent as one more delta; when it contradicts them, that is a
+summary ``done`` events, and the items at ``output_item.done`` and in the
+final object) carry the whole text: when it extends what the deltas gave,
+the rest is sent as one more delta; when it contradicts them, that is a
 :class:`~agentmsg.streaming.StreamProtocolError` (a delta was lost).
 
-Skipped as harmless: ``response.in_progress`` and ``response.queued`` after
-the start; ``response.output_text.annotation.added`` (text blocks have no
-annotations, as in the converter); reasoning text of open-weight models
-(``reasoning_text`` content parts, ``response.reasoning_text.delta`` /
-``.done``), which the converter drops too; the progress events of hosted and
-custom tools, whose result arrives whole at ``output_item.done``:
-``response.{web_search_call,file_search_call,code_interpreter_call,
-image_generation_call,mcp_call,mcp_list_tools}.*``,
-``response.code_interpreter_call_code.*``, ``response.mcp_call_arguments.*``,
-``response.custom_tool_call_input.*``, ``response.shell_call_command.*``,
-``response.shell_call_output_content.*``, ``response.compaction.compacting``;
-and a ``response.failed`` right after an ``error`` event. Rejected with
+Skipped: ``response.in_progress`` and ``response.queued`` after the start;
+``response.output_text.annotation.added`` (the part's annotations come whole
+at ``content_part.done``); reasoning text of open-weight models
+(``reasoning_text`` content parts and events: the final reasoning item keeps
+it, in its envelope); the progress events of hosted and custom tools, whose
+item arrives whole; and event types this version does not know (a newer
+tool's progress, such as ``response.apply_patch_call_operation_diff.delta``),
+listed in :attr:`OpenAIResponsesStreamParser.skipped_events`. Rejected with
 :class:`~agentmsg.streaming.StreamProtocolError`, naming the event number
-(from 0) and type: events of the wrong shape or types, unknown event types,
-an event before ``response.created``, deltas for an item or part never added
-or already done, an ``output_index``, ``content_index`` or ``summary_index``
-added twice, a ``sequence_number`` that does not increase, a response id
-that changes, events after the end, and ``response.audio.*`` events
-(agentmsg has no audio output block).
+(from 0) and type: events of the wrong shape or types, an event before
+``response.created``, deltas for an item or part never added or already
+done, an ``output_index``, ``content_index`` or ``summary_index`` added
+twice, a ``sequence_number`` that does not increase, a response id that
+changes, events after the end (after an ``error``, only
+``response.failed``), and ``response.audio.*`` events (agentmsg has no audio
+output block).
 """
 
 from __future__ import annotations
@@ -322,6 +332,10 @@ class OpenAIResponsesStreamParser:
     stream fails before ``response.created``), ``model`` (used when the
     response does not name one), ``provider`` and ``api`` (the provenance
     constants, for compatible servers).
+
+    After the stream: :attr:`unfinished_items` lists ``(output_index, type,
+    id)`` of the items that never got ``output_item.done``;
+    :attr:`skipped_events` the event types this version does not know.
     """
 
     def __init__(
@@ -339,8 +353,8 @@ class OpenAIResponsesStreamParser:
         self._next_block = 0
         self._calls = 0
         self._items: dict[int, _Item] = {}
-        self.unfinished_items: list[tuple[int, str, str]] = []
-        self.skipped_events: list[str] = []
+        self.unfinished_items: list[tuple[int, str, str]] = []  # (output_index, type, id) never done
+        self.skipped_events: list[str] = []  # event types this version does not know
         self._pending_error: StreamEvent | None = None  # an error event, held for the response.failed that follows
 
     @property
