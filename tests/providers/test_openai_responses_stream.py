@@ -860,3 +860,19 @@ def test_final_object_wins_for_encrypted_content_and_logprobs() -> None:
     assert thinking == ThinkingContent("Think.", "enc-final")
     assert kept == ProviderContent.from_block("openai-responses", final[1])
     assert [t.logprob for t in answer.logprobs] == [-0.0]  # type: ignore[union-attr]
+
+
+def test_items_cut_short_stay_open_in_place_and_are_listed() -> None:
+    stream = Stream()
+    stream.reasoning(0, ["Plan."], "enc")
+    stream.message(1, ["Half"], done=False)
+    parser = OpenAIResponsesStreamParser()
+    produced = [out for event in stream.take() for out in parser.feed(event)]
+    produced += parser.close()
+    message, issues = folded(produced)
+    assert parser.unfinished_items == [(1, "message", "msg_1")]
+    assert message.error == CUT_SHORT
+    # The done reasoning item is whole (its envelope, its signed thinking); the cut text stays open, after it.
+    assert [block.type for block in message.contents] == ["provider", "thinking", "text"]
+    assert typed(message).contents == (ThinkingContent("Plan.", "enc"), TextContent("Half"))
+    assert issues == ["block 4 (text) was cut short by the error and kept as far as it got"]
