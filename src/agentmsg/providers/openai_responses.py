@@ -507,12 +507,18 @@ def item_envelope(item: Mapping[str, Any], *, always: bool = False) -> ProviderC
     return ProviderContent(BLOCK_FORMAT, str(kind), dump_arguments(envelope, "item"))
 
 
-def envelope_slots(block: ProviderContent) -> tuple[type[ContentBase], int] | None:
-    """The typed blocks that follow an envelope (their kind and count); None for an item kept whole."""
+def envelope_slots(
+    block: ProviderContent, data: Mapping[str, Any] | None = None
+) -> tuple[type[ContentBase], int] | None:
+    """The typed blocks that follow an envelope (their kind and count); None for an item kept whole.
+
+    ``data`` is the block's JSON already parsed, when the caller has it.
+    """
     kind = block.block_type
     if kind not in _TYPED_KEYS:
         return None
-    data = block.block()
+    if data is None:
+        data = block.block()
     if kind == "function_call":
         return (ToolCallContent, 1) if data.get("call_id") == "" else None
     if kind == "reasoning":
@@ -999,9 +1005,10 @@ class _Writer:
                 pending = []
             match block:
                 case ProviderContent() if block.provider == BLOCK_FORMAT and block.block_type in _TYPED_KEYS:
-                    slots = envelope_slots(block)
+                    data = block.block()
+                    slots = envelope_slots(block, data)
                     if slots is None or slots[1] == 0:
-                        items.append(block.block())
+                        items.append(data)
                         continue
                     kind, count = slots
                     group = blocks[j : j + count]
@@ -1015,7 +1022,9 @@ class _Writer:
                         continue
                     paths = [f"{path}.contents[{k}]" if path else f"contents[{k}]" for k in range(j, j + count)]
                     j += count
-                    item = self.enveloped_item(block, group, paths, message, replay, position, len(items))
+                    item = self.enveloped_item(
+                        block.block_type, data, group, paths, message, replay, position, len(items)
+                    )
                     if block.block_type == "function_call":
                         position += 1
                     if item is not None:
@@ -1056,9 +1065,9 @@ class _Writer:
                         "a hosted tool's outcome goes back only inside its own OpenAI Responses call item",
                     )
                 case ProviderContent():
-                    data = self.provider_block(block, where)
-                    if data is not None:
-                        items.append(data)
+                    kept = self.provider_block(block, where)
+                    if kept is not None:
+                        items.append(kept)
                 case _:
                     self.loss(where, f"{block.type or 'unknown'} content", "an assistant message cannot hold it here")
         if pending:
@@ -1067,7 +1076,8 @@ class _Writer:
 
     def enveloped_item(
         self,
-        envelope: ProviderContent,
+        kind: str,
+        item: dict[str, Any],
         group: Sequence[ContentBase],
         paths: Sequence[str],
         message: AssistantMessage,
@@ -1075,9 +1085,7 @@ class _Writer:
         position: int,
         item_position: int,
     ) -> dict[str, Any] | None:
-        """An item from its envelope and the typed blocks that follow it."""
-        item = envelope.block()
-        kind = envelope.block_type
+        """An item from its envelope (``item``, parsed) and the typed blocks that follow it."""
         if kind == "message":
             texts = [b for b in group if isinstance(b, TextContent)]
             content = item.get("content")
