@@ -105,6 +105,7 @@ def _serve(args: argparse.Namespace) -> int:
         max_concurrent_rpcs=args.max_concurrent_rpcs,
         reflection=not args.no_reflection,
         grace=args.grace,
+        metrics_port=args.metrics_port,
     )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
 
@@ -116,6 +117,8 @@ def _serve(args: argparse.Namespace) -> int:
         auth = f"{len(tokens)} token(s), {scoped} scoped" if tokens else "no auth"
         tls = "mTLS" if config.tls_client_ca else "TLS" if config.tls_cert else "plaintext"
         print(f"agentmsg serving on {config.host}:{running.port} ({store}, {auth}, {tls})", flush=True)
+        if running.metrics_port is not None:
+            print(f"agentmsg metrics on http://{config.host}:{running.metrics_port}/metrics", flush=True)
 
     asyncio.run(serve(config, ready=ready))
     return 0
@@ -347,6 +350,11 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-concurrent-rpcs", type=int, default=256)
     serve.add_argument("--no-reflection", action="store_true", help="turn server reflection off")
     serve.add_argument("--grace", type=float, default=5.0, help="seconds calls in flight get at shutdown")
+    serve.add_argument(
+        "--metrics-port",
+        type=int,
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (0: any free port; needs agentmsg[otel])",
+    )
     serve.set_defaults(handler=_serve)
 
     send = commands.add_parser("send", help="append a message to a session")

@@ -102,6 +102,7 @@ class Cluster:
         max_message_bytes: int = 32 * 1024 * 1024,
         heartbeat: float = HEARTBEAT,
         lease: float = LEASE,
+        interceptors: Sequence[grpc.aio.ClientInterceptor] | None = None,
     ) -> None:
         self.store = store
         self.node_id = store.node_id
@@ -114,6 +115,7 @@ class Cluster:
             ("grpc.max_send_message_length", max_message_bytes),
         ]
         self._channels: dict[str, grpc.aio.Channel] = {}
+        self._interceptors = interceptors  # telemetry: trace context and forward metrics (the otel extra)
         self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
         # Incoming events behind a spilled one (delivered in order once it is read), and settle markers.
         self._inbox: asyncio.Queue[tuple[str, str] | asyncio.Future[None]] = asyncio.Queue()
@@ -380,9 +382,13 @@ class Cluster:
         channel = self._channels.get(address)
         if channel is None:
             if self._credentials is not None:
-                channel = grpc.aio.secure_channel(address, self._credentials, options=self._channel_options)
+                channel = grpc.aio.secure_channel(
+                    address, self._credentials, options=self._channel_options, interceptors=self._interceptors
+                )
             else:
-                channel = grpc.aio.insecure_channel(address, options=self._channel_options)
+                channel = grpc.aio.insecure_channel(
+                    address, options=self._channel_options, interceptors=self._interceptors
+                )
             self._channels[address] = channel
         return channel
 

@@ -26,6 +26,7 @@ class LiveHub:
         self._subscribers: dict[str, set[asyncio.Queue[session_service_pb2.LiveEvent]]] = {}
         # Set when the node shares a PostgreSQL with others: relays events to and from the other nodes.
         self.cluster: Cluster | None = None
+        self.dropped = 0  # live events dropped for slow subscribers (read by /metrics)
 
     @contextlib.contextmanager
     def subscribe(self, session_id: str) -> Any:
@@ -62,4 +63,5 @@ class LiveHub:
             if queue.full():
                 # A slow live viewer loses the oldest deltas, never the log: the finished message is logged.
                 queue.get_nowait()
+                self.dropped += 1
             queue.put_nowait(live)

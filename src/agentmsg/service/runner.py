@@ -39,6 +39,7 @@ import grpc
 from agentmsg.content import ContentBase, ToolCallContent, ToolKind, ToolResultContent
 from agentmsg.errors import AgentMsgError, ToolArgumentsError, ValidationError
 from agentmsg.service import status
+from agentmsg.service.telemetry import aio_client_interceptors, tool_execution
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
 
@@ -215,10 +216,12 @@ class ToolRunner:
         if not self._tools:
             raise ValidationError.single("tools", "required", "register at least one tool before serving")
         root, key, chain = self._tls
+        interceptors = aio_client_interceptors("agentmsg-runner")  # with the otel extra and tracing configured
         if root is not None or chain is not None:
-            channel = grpc.aio.secure_channel(self.target, grpc.ssl_channel_credentials(root, key, chain))
+            credentials = grpc.ssl_channel_credentials(root, key, chain)
+            channel = grpc.aio.secure_channel(self.target, credentials, interceptors=interceptors)
         else:
-            channel = grpc.aio.insecure_channel(self.target)
+            channel = grpc.aio.insecure_channel(self.target, interceptors=interceptors)
         metadata = (("authorization", f"Bearer {self._token}"),) if self._token else ()
         running: dict[str, asyncio.Task[None]] = {}
         stub = tool_service_pb2_grpc.ToolServiceStub(channel)
@@ -230,8 +233,10 @@ class ToolRunner:
             async with writing:
                 await stream.write(request)
 
-        async def run(call: ToolCallContent) -> None:
-            result = await self.call(call)
+        async def run(call: ToolCallContent, trace_context: Mapping[str, str]) -> None:
+            with tool_execution(call, trace_context) as record:  # a span in the caller's trace, when tracing
+                result = await self.call(call)
+                record(result)
             outcome = tool_service_pb2.ToolCallOutcome(call_id=call.id, result=result.pb.tool_result)
             with contextlib.suppress(grpc.RpcError, asyncio.InvalidStateError):
                 await send(tool_service_pb2.ServeToolsRequest(outcome=outcome))
@@ -252,7 +257,7 @@ class ToolRunner:
                     self.registered.set()
                 elif kind == "run":
                     call = ToolCallContent._wrap(content_pb2.Content(tool_call=response.run.call))
-                    task = asyncio.ensure_future(run(call))
+                    task = asyncio.ensure_future(run(call, dict(response.run.trace_context)))
                     running[call.id] = task
                     task.add_done_callback(_forget(running, call.id))
                 elif kind == "cancel":

@@ -31,6 +31,7 @@ from agentmsg.service.live import LiveHub
 from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
 from agentmsg.service.session_service import SESSION_SERVICE, SessionServicer, _add_session_service
 from agentmsg.service.stores import PostgresStore, Store, open_store
+from agentmsg.service.telemetry import ServerTelemetry
 from agentmsg.service.tool_service import TOOL_SERVICE, ToolServicer
 from agentmsg.v1 import tool_service_pb2_grpc
 
@@ -63,6 +64,7 @@ class ServerConfig:
     reflection: bool = True
     grace: float = 5.0
     store: Store | None = field(default=None, repr=False)  # a ready store (overrides db)
+    metrics_port: int | None = None  # serve Prometheus /metrics on host:metrics_port (0: any free port)
 
 
 # --- the server ----------------------------------------------------------------------------
@@ -81,6 +83,19 @@ class Running:
     cluster: Cluster | None = None
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     stopping: bool = False
+    telemetry: ServerTelemetry | None = None  # tracing and /metrics (the otel extra), when turned on
+    metrics_port: int | None = None  # where /metrics is served
+
+    def snapshot(self) -> dict[str, float]:
+        """The state /metrics reads at scrape time: runners, dropped live events, store health and pool."""
+        values = {
+            "runners": float(len(self.tools.runners)),
+            "live_dropped": float(self.sessions.hub.dropped),
+            "store_healthy": 1.0 if self.store.healthy else 0.0,
+        }
+        if isinstance(self.store, PostgresStore):
+            values.update(self.store.pool_stats())
+        return values
 
     async def set_serving(self, serving: bool, *, change: bool = False) -> None:
         """Health SERVING or NOT_SERVING for the server and both services (``change``: log it)."""
@@ -112,6 +127,8 @@ class Running:
                 await asyncio.wait_for(step, SHUTDOWN_STEP)
             except TimeoutError:
                 log.error("could not %s within %g s; exiting anyway", what, SHUTDOWN_STEP)
+        if self.telemetry is not None:
+            self.telemetry.close()
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
@@ -132,7 +149,10 @@ async def create_server(config: ServerConfig) -> Running:
         ("grpc.http2.max_frame_size", HTTP2_MAX_FRAME),
     ]
     access = Access(config.tokens, config.grants)
-    interceptors = [BearerTokenInterceptor(access)] if access.enabled else []
+    telemetry = ServerTelemetry.create(metrics_port=config.metrics_port, store=type(store).__name__)
+    interceptors: list[grpc.aio.ServerInterceptor] = [telemetry.server_interceptor()] if telemetry else []
+    if access.enabled:
+        interceptors.append(BearerTokenInterceptor(access))
     server = grpc.aio.server(
         interceptors=interceptors, options=options, maximum_concurrent_rpcs=config.max_concurrent_rpcs
     )
@@ -168,10 +188,18 @@ async def create_server(config: ServerConfig) -> Running:
                 "the address other nodes reach it at"
             )
         advertise = config.advertise or f"{config.host}:{port}"
-        cluster = Cluster(store, advertise, channel_credentials=peers, max_message_bytes=config.max_message_bytes)
+        cluster = Cluster(
+            store,
+            advertise,
+            channel_credentials=peers,
+            max_message_bytes=config.max_message_bytes,
+            interceptors=telemetry.client_interceptors() if telemetry else None,
+        )
         await cluster.start(hub, tools)
     await server.start()
-    running = Running(server, port, store, health_servicer, sessions, tools, cluster)
+    running = Running(server, port, store, health_servicer, sessions, tools, cluster, telemetry=telemetry)
+    if telemetry is not None and config.metrics_port is not None:
+        running.metrics_port = telemetry.serve_metrics(config.host, config.metrics_port, running)
     await running.set_serving(store.healthy)
     # A store that loses its server (PostgreSQL) makes the node NOT_SERVING until it is back.
     store.on_health(lambda healthy: running.track(running.set_serving(healthy, change=True)))

@@ -23,6 +23,7 @@ from agentmsg.service import status
 from agentmsg.service.access import Access
 from agentmsg.service.cluster import FORWARDED_HEADER, Cluster
 from agentmsg.service.rpc import _check, _guard
+from agentmsg.service.telemetry import inject_context
 from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
 
 __all__ = ["TOOL_SERVICE", "ToolServicer"]
@@ -197,6 +198,7 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         future: asyncio.Future[content_pb2.ToolResultContent] = asyncio.get_running_loop().create_future()
         runner.pending[call.id] = future
         run = tool_service_pb2.RunToolCall(call=call)
+        inject_context(run.trace_context)  # the runner's span joins this call's trace
         remaining = context.time_remaining()
         if remaining is not None:
             run.timeout.FromNanoseconds(int(remaining * 1e9))

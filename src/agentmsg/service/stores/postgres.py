@@ -278,6 +278,18 @@ class PostgresStore(Store):
             await self._pool.close()
             self._pool = None
 
+    def pool_stats(self) -> dict[str, float]:
+        """The connection pool now: connections open, the maximum, idle ones, requests waiting (for /metrics)."""
+        if self._pool is None:
+            return {}
+        stats = self._pool.get_stats()
+        return {
+            "pool_size": float(stats.get("pool_size", 0)),
+            "pool_max": float(stats.get("pool_max", self.pool_size)),
+            "pool_available": float(stats.get("pool_available", 0)),
+            "pool_waiting": float(stats.get("requests_waiting", 0)),
+        }
+
     async def _migrate(self) -> None:
         async with self._conn("migrate the schema") as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))

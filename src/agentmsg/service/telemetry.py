@@ -1,0 +1,787 @@
+"""Observability: OpenTelemetry traces across engine, server and runner; Prometheus metrics of the server.
+
+Everything here needs the optional extra ``agentmsg[otel]`` (opentelemetry-api,
+-sdk, the OTLP exporters and prometheus-client); this module is the one place
+that imports them. Without the extra, or without configuration, every hook is a
+no-op and no interceptor is installed: nothing changes.
+
+**Traces.** :func:`configure_tracing` installs a tracer provider from the
+standard environment (``OTEL_TRACES_EXPORTER``, ``OTEL_EXPORTER_OTLP_ENDPOINT``,
+``OTEL_SERVICE_NAME``, ``OTEL_TRACES_SAMPLER``, ...) unless the application set
+one itself; tracing is on when either is the case. The server, the clients and
+the tool runner then carry W3C trace context (``traceparent``) in gRPC metadata,
+and the server hands it to the runner inside ``RunToolCall.trace_context`` (a
+call reaches a runner inside its ``ServeTools`` stream). So an engine's
+``call_tool`` is one trace: the engine's CLIENT span, the server's SERVER span
+(and, in a cluster, the forwarding node's CLIENT span and the owning node's
+SERVER span), and the runner's ``execute_tool {name}`` span. Spans carry the
+GenAI conventions' attributes where they apply: ``gen_ai.operation.name``
+``execute_tool``, ``gen_ai.tool.name``, ``gen_ai.tool.call.id``,
+``gen_ai.conversation.id`` (the session id), ``gen_ai.provider.name`` and
+``gen_ai.response.model`` from an appended assistant message's provenance.
+Message content is recorded only when ``OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT``
+is ``true`` (or ``span_only`` / ``span_and_event``): then appended messages go
+on the span as ``gen_ai.input.messages`` / ``gen_ai.output.messages`` in the
+conventions' JSON (:func:`agentmsg.providers.otel_genai.to_otel_messages`), and
+tool spans get ``gen_ai.tool.call.arguments`` and ``gen_ai.tool.call.result``.
+
+**Metrics.** :class:`ServerTelemetry` keeps the server's Prometheus registry
+(see the README's "Observability" section for the names) and serves it at
+``/metrics`` (``agentmsg serve --metrics-port PORT``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from dataclasses import dataclass
+from importlib.metadata import entry_points
+from typing import Any, NamedTuple, Protocol
+
+import grpc
+
+from agentmsg.content import ToolCallContent, ToolResultContent
+from agentmsg.errors import ValidationError
+from agentmsg.messages import message_from_proto
+from agentmsg.providers.otel_genai import to_otel_messages, to_otel_parts
+from agentmsg.v1 import content_pb2, message_pb2, session_service_pb2, tool_service_pb2
+
+try:  # the one import guard of the optional extra
+    import prometheus_client
+    from opentelemetry import context as otel_context
+    from opentelemetry import propagate, trace
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+    from prometheus_client.registry import Collector
+except ImportError:  # pragma: no cover - exercised only without the extra
+    AVAILABLE = False
+else:
+    AVAILABLE = True
+
+__all__ = [
+    "AVAILABLE",
+    "CAPTURE_ENV",
+    "ServerTelemetry",
+    "aio_client_interceptors",
+    "client_interceptors",
+    "configure_tracing",
+    "content_capture",
+    "inject_context",
+    "tool_execution",
+    "tracing_enabled",
+]
+
+CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+_CAPTURE_ON = {"true", "1", "span_only", "span_and_event"}
+_INSTRUMENTED = "/agentmsg.v1."  # health checks and reflection are not traced
+_TRACER = "agentmsg"
+_CONFIGURED: list[bool] = []  # set once: whether this process traces
+
+
+def content_capture() -> bool:
+    """Whether message content may be recorded on spans (off unless the user opts in)."""
+    return os.environ.get(CAPTURE_ENV, "").strip().lower() in _CAPTURE_ON
+
+
+def configure_tracing(service_name: str = "agentmsg") -> bool:
+    """Set up tracing from the ``OTEL_*`` environment once per process; whether this process traces.
+
+    An application that installed its own tracer provider keeps it (and traces).
+    Otherwise a provider is installed only when ``OTEL_TRACES_EXPORTER`` names
+    exporters (not ``none``) or an OTLP endpoint is set; ``OTEL_SDK_DISABLED=true``
+    turns tracing off. ``service_name`` is the default ``service.name`` when
+    neither ``OTEL_SERVICE_NAME`` nor ``OTEL_RESOURCE_ATTRIBUTES`` names one.
+    """
+    if _CONFIGURED:
+        return _CONFIGURED[0]
+    _CONFIGURED.append(_configure(service_name))
+    return _CONFIGURED[0]
+
+
+def _configure(service_name: str) -> bool:
+    if not AVAILABLE or os.environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return False
+    if not isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider):
+        return True  # the application configured tracing itself
+    names = os.environ.get("OTEL_TRACES_EXPORTER")
+    endpoint = any(k in os.environ for k in ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+    if names is None and not endpoint:
+        return False
+    exporters = [n.strip() for n in (names or "otlp").split(",") if n.strip() and n.strip() != "none"]
+    if not exporters:
+        return False
+    attributes = {}
+    if "OTEL_SERVICE_NAME" not in os.environ and "service.name=" not in os.environ.get("OTEL_RESOURCE_ATTRIBUTES", ""):
+        attributes["service.name"] = service_name
+    provider = TracerProvider(resource=Resource.create(attributes))
+    for name in exporters:
+        found = list(entry_points(group="opentelemetry_traces_exporter", name=name))
+        if not found:
+            raise ValidationError.single(
+                "OTEL_TRACES_EXPORTER", "exporter", f"no span exporter named {name!r} is installed"
+            )
+        provider.add_span_processor(BatchSpanProcessor(found[0].load()()))
+    trace.set_tracer_provider(provider)
+    return True
+
+
+def tracing_enabled() -> bool:
+    """Whether this process traces (after :func:`configure_tracing`)."""
+    return bool(_CONFIGURED and _CONFIGURED[0])
+
+
+def inject_context(carrier: Any) -> None:
+    """Write the current trace context (``traceparent``...) into a str->str map; nothing when not tracing."""
+    if tracing_enabled():
+        propagate.inject(carrier)
+
+
+# --- attributes -----------------------------------------------------------------------------
+
+
+def _rpc_attributes(method: str) -> dict[str, Any]:
+    service, _, name = method.lstrip("/").partition("/")
+    return {"rpc.system": "grpc", "rpc.service": service, "rpc.method": name}
+
+
+def _tool_attributes(call: content_pb2.ToolCallContent) -> dict[str, Any]:
+    return {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.name,
+        "gen_ai.tool.call.id": call.id,
+        "gen_ai.tool.type": "function",
+    }
+
+
+def _message_attributes(span: Any, messages: Sequence[message_pb2.Message]) -> None:
+    """Provider and model from the provenance of assistant messages; their content only when captured."""
+    for message in messages:
+        if message.WhichOneof("role") == "assistant" and message.assistant.HasField("provenance"):
+            provenance = message.assistant.provenance
+            if provenance.provider:
+                span.set_attribute("gen_ai.provider.name", provenance.provider)
+            if provenance.model:
+                span.set_attribute("gen_ai.response.model", provenance.model)
+            if provenance.response_id:
+                span.set_attribute("gen_ai.response.id", provenance.response_id)
+    if content_capture() and messages:
+        wrapped = [message_from_proto(m) for m in messages]
+        outputs = [m for m, pb in zip(wrapped, messages, strict=True) if pb.WhichOneof("role") == "assistant"]
+        inputs = [m for m, pb in zip(wrapped, messages, strict=True) if pb.WhichOneof("role") != "assistant"]
+        if inputs:
+            span.set_attribute("gen_ai.input.messages", json.dumps(to_otel_messages(inputs), ensure_ascii=False))
+        if outputs:
+            span.set_attribute("gen_ai.output.messages", json.dumps(to_otel_messages(outputs), ensure_ascii=False))
+
+
+def _result_json(result: content_pb2.ToolResultContent) -> str:
+    wrapped = ToolResultContent._wrap(content_pb2.Content(tool_result=result))
+    return json.dumps(to_otel_parts([wrapped])[0]["response"], ensure_ascii=False)
+
+
+def _code_name(code: Any) -> str:
+    return code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
+
+
+def _entries(data: bytes) -> int:
+    """How many ``LoggedMessage`` entries an encoded ``SubscribeResponse`` holds (its top-level field-1 items)."""
+    count = position = 0
+    while position < len(data):
+        tag = data[position]
+        position += 1
+        length = shift = 0
+        while True:
+            byte = data[position]
+            position += 1
+            length |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
+        if tag == 0x0A:
+            count += 1
+        position += length
+    return count
+
+
+# --- the server -----------------------------------------------------------------------------
+
+
+class _ServerState(Protocol):
+    """What the metrics read from a running server (kept abstract: this module sits below the server)."""
+
+    def snapshot(self) -> dict[str, float]: ...
+
+
+@dataclass
+class _Metrics:
+    registry: Any
+    rpcs: Any
+    rpc_seconds: Any
+    appended: Any
+    appended_bytes: Any
+    subscribers: Any
+    deliveries: Any
+    tool_calls: Any
+    tool_seconds: Any
+    forwards: Any
+    forward_seconds: Any
+
+
+def _metrics(store: str) -> _Metrics:
+    registry = prometheus_client.CollectorRegistry(auto_describe=True)
+    counter, gauge, histogram = prometheus_client.Counter, prometheus_client.Gauge, prometheus_client.Histogram
+    metrics = _Metrics(
+        registry,
+        counter(
+            "agentmsg_rpc_requests", "RPCs handled, by method and status code", ["method", "code"], registry=registry
+        ),
+        histogram(
+            "agentmsg_rpc_duration_seconds",
+            "RPC latency, by method and status code",
+            ["method", "code"],
+            registry=registry,
+        ),
+        counter(
+            "agentmsg_appended_messages",
+            "Messages appended (duplicates excluded), by store",
+            ["store"],
+            registry=registry,
+        ),
+        counter("agentmsg_appended_bytes", "Bytes of messages appended, by store", ["store"], registry=registry),
+        gauge(
+            "agentmsg_subscribers",
+            "Subscribe streams open now, by whether they take live events",
+            ["live_events"],
+            registry=registry,
+        ),
+        counter(
+            "agentmsg_subscribe_deliveries",
+            "Subscribe responses sent, by kind (messages, live_event)",
+            ["kind"],
+            registry=registry,
+        ),
+        counter(
+            "agentmsg_tool_calls",
+            "Tool calls handled, by tool and outcome (ok, error, or the status code)",
+            ["tool", "outcome"],
+            registry=registry,
+        ),
+        histogram(
+            "agentmsg_tool_call_duration_seconds",
+            "Tool call latency, by tool and outcome",
+            ["tool", "outcome"],
+            registry=registry,
+        ),
+        counter(
+            "agentmsg_cluster_forwards",
+            "Tool calls forwarded to another node, by outcome",
+            ["outcome"],
+            registry=registry,
+        ),
+        histogram(
+            "agentmsg_cluster_forward_duration_seconds",
+            "Latency of tool calls forwarded to another node",
+            registry=registry,
+        ),
+    )
+    for live in ("true", "false"):
+        metrics.subscribers.labels(live)
+    metrics.appended.labels(store)
+    metrics.appended_bytes.labels(store)
+    return metrics
+
+
+if AVAILABLE:
+
+    class _StateCollector(Collector):
+        """Reads the server's state at scrape time: runners, dropped live events, store health and pool."""
+
+        def __init__(self, state: _ServerState, store: str) -> None:
+            self.state = state
+            self.store = store
+
+        def collect(self) -> Iterator[Any]:
+            values = self.state.snapshot()
+            yield GaugeMetricFamily(
+                "agentmsg_runners_connected", "Tool runners connected to this node", value=values["runners"]
+            )
+            yield CounterMetricFamily(
+                "agentmsg_live_events_dropped", "Live events dropped for slow subscribers", value=values["live_dropped"]
+            )
+            healthy = GaugeMetricFamily("agentmsg_store_healthy", "1 when the store is reachable", labels=["store"])
+            healthy.add_metric([self.store], values["store_healthy"])
+            yield healthy
+            for key, text in (
+                ("pool_size", "PostgreSQL connections open in the pool"),
+                ("pool_max", "PostgreSQL pool's maximum connections"),
+                ("pool_available", "PostgreSQL connections idle in the pool"),
+                ("pool_waiting", "Requests waiting for a PostgreSQL connection"),
+            ):
+                if key in values:
+                    yield GaugeMetricFamily(f"agentmsg_store_{key}", text, value=values[key])
+
+
+class ServerTelemetry:
+    """One server's tracing and metrics: its interceptor, its Prometheus registry and ``/metrics`` endpoint."""
+
+    def __init__(self, *, tracing: bool, metrics: bool, store: str) -> None:
+        self.store = store
+        self.tracer = trace.get_tracer(_TRACER) if tracing else None
+        self.metrics = _metrics(store) if metrics and AVAILABLE else None
+        self._http: Any = None
+        self.metrics_port: int | None = None
+
+    @classmethod
+    def create(cls, *, metrics_port: int | None, store: str) -> ServerTelemetry | None:
+        """Telemetry for a server, or None when it neither traces nor serves metrics."""
+        tracing = configure_tracing("agentmsg-server")
+        if metrics_port is not None and not AVAILABLE:
+            raise ValidationError.single(
+                "metrics_port", "extra", "metrics need the otel extra: pip install 'agentmsg[otel]'"
+            )
+        if not tracing and metrics_port is None:
+            return None
+        return cls(tracing=tracing, metrics=metrics_port is not None, store=store)
+
+    def serve_metrics(self, host: str, port: int, state: _ServerState) -> int:
+        """Serve ``/metrics`` on ``host:port`` (0: any free port); the bound port."""
+        assert self.metrics is not None
+        self.metrics.registry.register(_StateCollector(state, self.store))
+        server, _ = prometheus_client.start_http_server(port, addr=host, registry=self.metrics.registry)
+        self._http = server
+        self.metrics_port = int(server.server_port)
+        return self.metrics_port
+
+    def close(self) -> None:
+        """Stop the ``/metrics`` endpoint."""
+        if self._http is not None:
+            self._http.shutdown()
+            self._http.server_close()
+            self._http = None
+
+    def server_interceptor(self) -> grpc.aio.ServerInterceptor:
+        return _ServerInterceptor(self)
+
+    def client_interceptors(self) -> list[grpc.aio.ClientInterceptor]:
+        """For the node's channels to other nodes: context travels on, and forwards are counted."""
+        return [_AioUnaryInterceptor(self.tracer is not None, self)]
+
+    # -- what the interceptor records
+
+    def forwarded(self, code: str, seconds: float) -> None:
+        if self.metrics is not None:
+            self.metrics.forwards.labels("ok" if code == "OK" else code.lower()).inc()
+            self.metrics.forward_seconds.observe(seconds)
+
+    def _finished(self, method: str, code: str, seconds: float, request: Any, response: Any) -> None:
+        metrics = self.metrics
+        if metrics is None:
+            return
+        name = method.rpartition("/")[2]
+        metrics.rpcs.labels(name, code).inc()
+        metrics.rpc_seconds.labels(name, code).observe(seconds)
+        if name == "CallTool" and isinstance(request, tool_service_pb2.CallToolRequest):
+            outcome = code.lower()
+            if code == "OK":
+                outcome = "error" if response is not None and response.result.is_error else "ok"
+            metrics.tool_calls.labels(request.call.name, outcome).inc()
+            metrics.tool_seconds.labels(request.call.name, outcome).observe(seconds)
+        elif code == "OK" and response is not None:
+            fresh = _appended(name, request, response)
+            if fresh:
+                metrics.appended.labels(self.store).inc(len(fresh))
+                metrics.appended_bytes.labels(self.store).inc(sum(m.ByteSize() for m in fresh))
+
+
+def _appended(name: str, request: Any, response: Any) -> list[message_pb2.Message]:
+    """The messages an RPC appended (a retried append that was a duplicate is not counted again)."""
+    if name == "AppendMessage":
+        return [] if response.duplicate else [request.message]
+    if name == "AppendMessages":
+        return [m for m, dup in zip(request.messages, response.duplicates, strict=False) if not dup]
+    if name == "PublishStream":
+        return [response.message]
+    if name in ("BranchSession", "CompactSession"):
+        return [response.entry]
+    return []
+
+
+def _session_of(request: Any) -> str:
+    return str(getattr(request, "session_id", "") or "")
+
+
+class _ServerInterceptor(grpc.aio.ServerInterceptor):
+    """A SERVER span per agentmsg RPC (parent: the caller's ``traceparent``) and the RPC metrics."""
+
+    def __init__(self, telemetry: ServerTelemetry) -> None:
+        self.telemetry = telemetry
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Any],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> Any:
+        handler = await continuation(handler_call_details)
+        method: str = handler_call_details.method
+        if handler is None or not method.startswith(_INSTRUMENTED):
+            return handler
+        metadata = handler_call_details.invocation_metadata or ()
+        call = _Call(self.telemetry, method, metadata)
+        if handler.unary_unary is not None:
+            return grpc.unary_unary_rpc_method_handler(
+                call.unary_unary(handler.unary_unary), handler.request_deserializer, handler.response_serializer
+            )
+        if handler.unary_stream is not None:
+            return grpc.unary_stream_rpc_method_handler(
+                call.unary_stream(handler.unary_stream), handler.request_deserializer, handler.response_serializer
+            )
+        if handler.stream_unary is not None:
+            return grpc.stream_unary_rpc_method_handler(
+                call.stream_unary(handler.stream_unary), handler.request_deserializer, handler.response_serializer
+            )
+        return grpc.stream_stream_rpc_method_handler(
+            call.stream_stream(handler.stream_stream), handler.request_deserializer, handler.response_serializer
+        )
+
+
+class _Call:
+    """One RPC being served: its span, its clock, its outcome."""
+
+    def __init__(self, telemetry: ServerTelemetry, method: str, metadata: Any) -> None:
+        self.telemetry = telemetry
+        self.method = method
+        self.metadata = metadata
+        self.span: Any = None
+        self.token: Any = None
+        self.start = 0.0
+        self.request: Any = None
+        self.response: Any = None
+
+    def _begin(self) -> None:
+        self.start = time.perf_counter()
+        tracer = self.telemetry.tracer
+        if tracer is None:
+            return
+        carrier = {key: value for key, value in self.metadata if isinstance(value, str)}
+        parent = propagate.extract(carrier)
+        self.span = tracer.start_span(
+            self.method.lstrip("/"), parent, kind=trace.SpanKind.SERVER, attributes=_rpc_attributes(self.method)
+        )
+        self.token = otel_context.attach(trace.set_span_in_context(self.span, parent))
+
+    def _end(self, context: Any, error: BaseException | None) -> None:
+        if error is None:
+            code = "OK"
+        elif isinstance(error, grpc.aio.AbortError):
+            code = _code_name(context.code())
+        else:
+            code = "CANCELLED" if isinstance(error, BaseException) and not isinstance(error, Exception) else "UNKNOWN"
+        self.telemetry._finished(self.method, code, time.perf_counter() - self.start, self.request, self.response)
+        span = self.span
+        if span is None:
+            return
+        otel_context.detach(self.token)
+        span.set_attribute("rpc.grpc.status_code", grpc.StatusCode[code].value[0])
+        request, response = self.request, self.response
+        if request is not None:
+            session = _session_of(request)
+            if session:
+                span.set_attribute("gen_ai.conversation.id", session)
+            if isinstance(request, tool_service_pb2.CallToolRequest):
+                span.update_name(f"{self.method.lstrip('/')} {request.call.name}")
+                span.set_attributes(_tool_attributes(request.call))
+                if content_capture():
+                    span.set_attribute("gen_ai.tool.call.arguments", request.call.arguments)
+                if response is not None:
+                    if response.result.is_error:
+                        span.set_attribute("error.type", "tool_error")
+                    if content_capture():
+                        span.set_attribute("gen_ai.tool.call.result", _result_json(response.result))
+        if response is not None and code == "OK":
+            _message_attributes(span, _appended(self.method.rpartition("/")[2], request, response))
+        if code != "OK":
+            span.set_attribute("error.type", code)
+            span.set_status(trace.Status(trace.StatusCode.ERROR, code))
+        span.end()
+
+    def unary_unary(self, behavior: Any) -> Any:
+        async def handle(request: Any, context: Any) -> Any:
+            self.request = request
+            self._begin()
+            try:
+                self.response = await behavior(request, context)
+            except BaseException as exc:
+                self._end(context, exc)
+                raise
+            self._end(context, None)
+            return self.response
+
+        return handle
+
+    def stream_unary(self, behavior: Any) -> Any:
+        async def handle(request_iterator: Any, context: Any) -> Any:
+            self._begin()
+
+            async def requests() -> AsyncIterator[Any]:
+                async for request in request_iterator:
+                    if self.request is None:
+                        self.request = request  # the first names the session
+                    yield request
+
+            try:
+                self.response = await behavior(requests(), context)
+            except BaseException as exc:
+                self._end(context, exc)
+                raise
+            self._end(context, None)
+            return self.response
+
+        return handle
+
+    def unary_stream(self, behavior: Any) -> Any:
+        async def handle(request: Any, context: Any) -> AsyncIterator[Any]:
+            self.request = request
+            self._begin()
+            live = "true" if getattr(request, "live_events", False) else "false"
+            metrics = self.telemetry.metrics
+            if metrics is not None:
+                metrics.subscribers.labels(live).inc()
+            try:
+                async for response in behavior(request, context):
+                    self._delivered(response)
+                    yield response
+            except BaseException as exc:
+                self._end(context, exc)
+                raise
+            finally:
+                if metrics is not None:
+                    metrics.subscribers.labels(live).dec()
+            self._end(context, None)
+
+        return handle
+
+    def stream_stream(self, behavior: Any) -> Any:
+        async def handle(request_iterator: Any, context: Any) -> AsyncIterator[Any]:
+            self._begin()
+            try:
+                async for response in behavior(request_iterator, context):
+                    yield response
+            except BaseException as exc:
+                self._end(context, exc)
+                raise
+            self._end(context, None)
+
+        return handle
+
+    def _delivered(self, response: Any) -> None:
+        """A Subscribe delivery: a span (child of the Subscribe span) and a count."""
+        if isinstance(response, bytes):
+            kind, count, size = "messages", _entries(response), len(response)
+        elif isinstance(response, session_service_pb2.SubscribeResponse) and response.HasField("live_event"):
+            kind, count, size = "live_event", 1, response.ByteSize()
+        else:
+            kind, count, size = "messages", len(getattr(response, "messages", ())), 0
+        if self.telemetry.metrics is not None:
+            self.telemetry.metrics.deliveries.labels(kind).inc()
+        tracer = self.telemetry.tracer
+        if tracer is not None:
+            attributes: dict[str, str | int] = {
+                "gen_ai.conversation.id": _session_of(self.request),
+                "agentmsg.delivery.kind": kind,
+                "agentmsg.delivery.count": count,
+                "agentmsg.delivery.bytes": size,
+            }
+            tracer.start_span("agentmsg.v1.SessionService/Subscribe deliver", attributes=attributes).end()
+
+
+# --- clients ----------------------------------------------------------------------------------
+
+
+class _Details(NamedTuple):
+    method: str
+    timeout: float | None
+    metadata: Any
+    credentials: Any
+    wait_for_ready: bool | None
+    compression: Any
+
+
+class _ClientDetails(_Details, grpc.ClientCallDetails):
+    """The call's details with the trace context added to its metadata."""
+
+
+def _with_context(metadata: Any) -> list[tuple[str, str | bytes]]:
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
+    return [*(metadata or ()), *carrier.items()]
+
+
+@contextlib.contextmanager
+def _client_span(tracing: bool, method: str, request: Any) -> Iterator[Any]:
+    if not tracing:
+        yield None
+        return
+    attributes = _rpc_attributes(method)
+    name = method.lstrip("/")
+    if isinstance(request, tool_service_pb2.CallToolRequest):
+        attributes.update(_tool_attributes(request.call))
+        name = f"{name} {request.call.name}"
+        if content_capture():
+            attributes["gen_ai.tool.call.arguments"] = request.call.arguments
+    session = _session_of(request)
+    if session:
+        attributes["gen_ai.conversation.id"] = session
+    tracer = trace.get_tracer(_TRACER)
+    with tracer.start_as_current_span(name, kind=trace.SpanKind.CLIENT, attributes=attributes) as span:
+        yield span
+
+
+def _close_client_span(span: Any, code: Any, response: Any) -> None:
+    if span is None:
+        return
+    name = _code_name(code)
+    span.set_attribute("rpc.grpc.status_code", grpc.StatusCode[name].value[0])
+    if name != "OK":
+        span.set_attribute("error.type", name)
+        span.set_status(trace.Status(trace.StatusCode.ERROR, name))
+    elif isinstance(response, tool_service_pb2.CallToolResponse):
+        if response.result.is_error:
+            span.set_attribute("error.type", "tool_error")
+        if content_capture():
+            span.set_attribute("gen_ai.tool.call.result", _result_json(response.result))
+
+
+class _SyncInterceptor(
+    grpc.UnaryUnaryClientInterceptor,
+    grpc.UnaryStreamClientInterceptor,
+    grpc.StreamUnaryClientInterceptor,
+    grpc.StreamStreamClientInterceptor,
+):
+    """The blocking client's side: a CLIENT span for unary calls; the trace context on every call."""
+
+    @staticmethod
+    def _details(details: Any) -> _ClientDetails:
+        return _ClientDetails(
+            details.method,
+            details.timeout,
+            _with_context(details.metadata),
+            details.credentials,
+            getattr(details, "wait_for_ready", None),
+            getattr(details, "compression", None),
+        )
+
+    def intercept_unary_unary(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
+        with _client_span(True, client_call_details.method, request) as span:
+            outcome = continuation(self._details(client_call_details), request)
+            code = outcome.code()
+            _close_client_span(span, code, outcome.result() if code == grpc.StatusCode.OK else None)
+            return outcome
+
+    def intercept_unary_stream(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
+        return continuation(self._details(client_call_details), request)
+
+    def intercept_stream_unary(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
+        return continuation(self._details(client_call_details), request_iterator)
+
+    def intercept_stream_stream(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
+        return continuation(self._details(client_call_details), request_iterator)
+
+
+def _aio_details(details: Any) -> Any:
+    return grpc.aio.ClientCallDetails(
+        details.method,
+        details.timeout,
+        grpc.aio.Metadata(*_with_context(details.metadata)),
+        details.credentials,
+        details.wait_for_ready,
+    )
+
+
+class _AioUnaryInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
+    """The asyncio side of unary calls: a CLIENT span, the trace context, and (on a node) forward metrics."""
+
+    def __init__(self, tracing: bool, server: ServerTelemetry | None = None) -> None:
+        self.tracing = tracing
+        self.server = server
+
+    async def intercept_unary_unary(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
+        start = time.perf_counter()
+        with _client_span(self.tracing, client_call_details.method, request) as span:
+            details = _aio_details(client_call_details) if self.tracing else client_call_details
+            call = await continuation(details, request)
+            code, response = grpc.StatusCode.OK, None
+            try:
+                response = await call
+            except grpc.aio.AioRpcError as exc:
+                code = exc.code()
+            _close_client_span(span, code, response)
+        if self.server is not None:
+            self.server.forwarded(_code_name(code), time.perf_counter() - start)
+        return call
+
+
+class _AioStreamInterceptor(
+    grpc.aio.UnaryStreamClientInterceptor,
+    grpc.aio.StreamUnaryClientInterceptor,
+    grpc.aio.StreamStreamClientInterceptor,
+):
+    """The asyncio side of streaming calls: the trace context travels with the call."""
+
+    async def intercept_unary_stream(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
+        return await continuation(_aio_details(client_call_details), request)
+
+    async def intercept_stream_unary(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
+        return await continuation(_aio_details(client_call_details), request_iterator)
+
+    async def intercept_stream_stream(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
+        return await continuation(_aio_details(client_call_details), request_iterator)
+
+
+def client_interceptors(service_name: str = "agentmsg-client") -> list[Any]:
+    """Interceptors for a blocking channel when this process traces (else none)."""
+    return [_SyncInterceptor()] if configure_tracing(service_name) else []
+
+
+def aio_client_interceptors(service_name: str = "agentmsg-client") -> list[grpc.aio.ClientInterceptor] | None:
+    """Interceptors for an asyncio channel when this process traces (else None)."""
+    if not configure_tracing(service_name):
+        return None
+    return [_AioUnaryInterceptor(True), _AioStreamInterceptor()]
+
+
+# --- the runner -------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def tool_execution(call: ToolCallContent, trace_context: Any) -> Iterator[Callable[[ToolResultContent], None]]:
+    """The runner's ``execute_tool {name}`` span, child of the server's span (from ``RunToolCall.trace_context``).
+
+    Yields a function to record the result with. No span when the runner does not trace.
+    """
+    if not tracing_enabled():
+        yield _ignore
+        return
+    parent = propagate.extract(dict(trace_context))
+    attributes = _tool_attributes(call.pb.tool_call)
+    if content_capture():
+        attributes["gen_ai.tool.call.arguments"] = call.arguments
+    tracer = trace.get_tracer(_TRACER)
+    with tracer.start_as_current_span(f"execute_tool {call.name}", parent, attributes=attributes) as span:
+
+        def record(result: ToolResultContent) -> None:
+            if result.is_error:
+                span.set_attribute("error.type", "tool_error")
+                span.set_status(trace.Status(trace.StatusCode.ERROR, "the tool returned an error"))
+            if content_capture():
+                span.set_attribute("gen_ai.tool.call.result", _result_json(result.pb.tool_result))
+
+        yield record
+
+
+def _ignore(result: ToolResultContent) -> None:
+    del result
