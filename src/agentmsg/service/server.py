@@ -149,7 +149,9 @@ async def create_server(config: ServerConfig) -> Running:
         ("grpc.http2.max_frame_size", HTTP2_MAX_FRAME),
     ]
     access = Access(config.tokens, config.grants)
-    telemetry = ServerTelemetry.create(metrics_port=config.metrics_port, store=type(store).__name__)
+    telemetry = ServerTelemetry.create(
+        metrics_port=config.metrics_port, store=type(store).__name__.removesuffix("Store").lower()
+    )
     interceptors: list[grpc.aio.ServerInterceptor] = [telemetry.server_interceptor()] if telemetry else []
     if access.enabled:
         interceptors.append(BearerTokenInterceptor(access))

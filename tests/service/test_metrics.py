@@ -1,0 +1,95 @@
+"""``/metrics`` after a known workload: every counter equals the work done (``agentmsg serve --metrics-port``)."""
+
+from __future__ import annotations
+
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+from conftest import RunnerThread, ServerThread
+from prometheus_client.parser import text_string_to_metric_families
+
+import agentmsg as am
+from agentmsg.service import Client, Logged, ServerConfig, ToolRunner
+from agentmsg.streaming import events_from_message
+
+
+@pytest.fixture
+def server() -> Iterator[ServerThread]:
+    running = ServerThread(ServerConfig(db=None, metrics_port=0, reflection=False))
+    yield running
+    running.stop()
+
+
+def scrape(server: ServerThread) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
+    port = server.running.metrics_port
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        assert response.headers["Content-Type"].startswith("text/plain")
+        text = response.read().decode()
+    return {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def value(samples: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str, **labels: str) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+def test_the_counters_equal_the_work_done(server: ServerThread) -> None:
+    runner = ToolRunner(server.target, name="math")
+
+    @runner.tool
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    @runner.tool
+    def fail() -> str:
+        raise RuntimeError("no")
+
+    thread = RunnerThread(runner)
+    try:
+        with Client(server.target) as client:
+            first = am.UserMessage.text("one")
+            client.append("s1", first)
+            client.append("s1", first)  # a retry: a duplicate, not a second message
+            client.append("s1", am.UserMessage.text("two"))
+            client.append_many("s1", [am.UserMessage.text("three"), am.UserMessage.text("four")])
+            client.publish_stream("s1", events_from_message(am.AssistantMessage.text("hello", stop_reason="stop")))
+            with pytest.raises(am.ValidationError):
+                client.append("bad id!", am.UserMessage.text("x"))
+            assert client.call_tool(am.ToolCallContent("c1", "add", {"a": 1, "b": 2})).text == "3"
+            assert client.call_tool(am.ToolCallContent("c2", "add", {"a": 2, "b": 2})).text == "4"
+            assert client.call_tool(am.ToolCallContent("c3", "fail", {})).is_error
+            with pytest.raises(am.NotFoundError):
+                client.call_tool(am.ToolCallContent("c4", "nope", {}))
+            subscription = client.subscribe("s1")
+            assert isinstance(next(subscription), Logged)  # one Subscribe open while scraping
+            samples = scrape(server)
+            subscription.close()
+            stored = [m for m in client.history("s1")]
+    finally:
+        thread.stop()
+
+    assert len(stored) == 5
+    appended = [m.message for m in stored]
+    rpc = "agentmsg_rpc_requests_total"
+    assert value(samples, rpc, method="AppendMessage", code="OK") == 3
+    assert value(samples, rpc, method="AppendMessage", code="INVALID_ARGUMENT") == 1
+    assert value(samples, rpc, method="AppendMessages", code="OK") == 1
+    assert value(samples, rpc, method="PublishStream", code="OK") == 1
+    assert value(samples, rpc, method="CallTool", code="OK") == 3
+    assert value(samples, rpc, method="CallTool", code="NOT_FOUND") == 1
+    assert value(samples, "agentmsg_rpc_duration_seconds_count", method="CallTool", code="OK") == 3
+    assert value(samples, "agentmsg_appended_messages_total", store="memory") == 5
+    assert value(samples, "agentmsg_appended_bytes_total", store="memory") == sum(m.pb.ByteSize() for m in appended)
+    assert value(samples, "agentmsg_tool_calls_total", tool="add", outcome="ok") == 2
+    assert value(samples, "agentmsg_tool_calls_total", tool="fail", outcome="error") == 1
+    assert value(samples, "agentmsg_tool_calls_total", tool="nope", outcome="not_found") == 1
+    assert value(samples, "agentmsg_tool_call_duration_seconds_count", tool="add", outcome="ok") == 2
+    assert value(samples, "agentmsg_runners_connected") == 1
+    assert value(samples, "agentmsg_store_healthy", store="memory") == 1
+    assert value(samples, "agentmsg_live_events_dropped_total") == 0
+    assert value(samples, "agentmsg_subscribers", live_events="false") == 1
+    assert value(samples, "agentmsg_subscribe_deliveries_total", kind="messages") == 1

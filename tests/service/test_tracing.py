@@ -1,0 +1,244 @@
+"""One OpenTelemetry trace across three processes: an engine's tool call through the server to the runner.
+
+The server (``agentmsg serve``), the tool runner and the engine each run in their own
+process, configured only by the standard ``OTEL_*`` environment to export over OTLP/gRPC
+to a collector this test hosts. The spans they export must form one trace with the right
+parents and the GenAI attributes, and carry no message content unless capture is turned on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+import pytest
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from serverproc import ServerProcess
+
+from agentmsg.service.telemetry import CAPTURE_ENV
+
+SECRET_ARGUMENT = "Reykjavik-7d1f"
+SECRET_RESULT = "sleet-and-wind-92ac"
+SECRET_TEXT = "the assistant said 4c0ffee"
+
+
+@dataclass(frozen=True)
+class Span:
+    service: str
+    name: str
+    kind: int
+    trace_id: str
+    span_id: str
+    parent_id: str
+    attributes: dict[str, Any]
+
+
+def _value(any_value: Any) -> Any:
+    kind = any_value.WhichOneof("value")
+    return getattr(any_value, kind) if kind else None
+
+
+class Collector(trace_service_pb2_grpc.TraceServiceServicer):
+    """An OTLP/gRPC trace receiver that keeps every span it is sent."""
+
+    def __init__(self) -> None:
+        self.spans: list[Span] = []
+        self.lock = threading.Lock()
+
+    def Export(self, request: Any, context: Any) -> Any:  # noqa: N802
+        with self.lock:
+            for resource_spans in request.resource_spans:
+                resource = {kv.key: _value(kv.value) for kv in resource_spans.resource.attributes}
+                for scope_spans in resource_spans.scope_spans:
+                    for span in scope_spans.spans:
+                        self.spans.append(
+                            Span(
+                                str(resource.get("service.name")),
+                                span.name,
+                                span.kind,
+                                span.trace_id.hex(),
+                                span.span_id.hex(),
+                                span.parent_span_id.hex(),
+                                {kv.key: _value(kv.value) for kv in span.attributes},
+                            )
+                        )
+        return trace_service_pb2.ExportTraceServiceResponse()
+
+    def wait_for(self, predicate: Any, timeout: float = 20) -> list[Span]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self.lock:
+                spans = list(self.spans)
+            if predicate(spans):
+                return spans
+            time.sleep(0.05)
+        raise AssertionError(f"the expected spans did not arrive: {[(s.service, s.name) for s in spans]}")
+
+
+@pytest.fixture
+def collector() -> Iterator[tuple[Collector, int]]:
+    receiver = Collector()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(receiver, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    yield receiver, port
+    server.stop(0)
+
+
+RUNNER = textwrap.dedent(
+    """
+    import asyncio, sys
+    from agentmsg.service import ToolRunner
+
+    runner = ToolRunner(sys.argv[1], name="weather-runner")
+
+    @runner.tool
+    def weather(city: str) -> str:
+        return "sleet-and-wind-92ac in " + city
+
+    async def main():
+        serving = asyncio.ensure_future(runner.serve())
+        await runner.registered.wait()
+        print("registered", flush=True)
+        await serving
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        pass
+    """
+)
+
+ENGINE = textwrap.dedent(
+    """
+    import sys
+        from agentmsg.service import Client
+
+    with Client(sys.argv[1]) as client:
+        reply = am.AssistantMessage(
+            [am.TextContent("the assistant said 4c0ffee")],
+            stop_reason="tool_calls",
+            provenance=am.Provenance(provider="anthropic", api="messages", model="claude-test-1", response_id="r-1"),
+        )
+        client.append("trip-42", reply)
+        result = client.call_tool(am.ToolCallContent("call-9", "weather", {"city": "Reykjavik-7d1f"}))
+        print(result.text, flush=True)
+    """
+)
+
+
+def _env(port: int, service: str, capture: bool) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
+    env.update(
+        OTEL_TRACES_EXPORTER="otlp",
+        OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{port}",
+        OTEL_EXPORTER_OTLP_INSECURE="true",
+        OTEL_SERVICE_NAME=service,
+        OTEL_BSP_SCHEDULE_DELAY="50",
+        OTEL_METRICS_EXPORTER="none",
+        PYTHONUNBUFFERED="1",
+    )
+    if capture:
+        env[CAPTURE_ENV] = "true"
+    return env
+
+
+@pytest.mark.parametrize("capture", [False, True], ids=["default", "capture-on"])
+def test_one_trace_from_engine_through_server_to_runner(
+    collector: tuple[Collector, int], monkeypatch: pytest.MonkeyPatch, capture: bool
+) -> None:
+    receiver, port = collector
+    for key, value in _env(port, "test-server", capture).items():
+        monkeypatch.setenv(key, value)  # ServerProcess passes the test's environment on
+    server = ServerProcess("--memory")
+    runner = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, server.target],
+        env=_env(port, "test-runner", capture),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert runner.stdout is not None
+        assert runner.stdout.readline().strip() == "registered"
+        engine = subprocess.run(
+            [sys.executable, "-c", ENGINE, server.target],
+            env=_env(port, "test-engine", capture),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert engine.returncode == 0, engine.stderr
+        assert engine.stdout.strip() == f"{SECRET_RESULT} in {SECRET_ARGUMENT}"
+
+        def complete(spans: list[Span]) -> bool:
+            names = {(s.service, s.name) for s in spans}
+            return {
+                ("test-engine", "agentmsg.v1.ToolService/CallTool weather"),
+                ("test-server", "agentmsg.v1.ToolService/CallTool weather"),
+                ("test-runner", "execute_tool weather"),
+                ("test-server", "agentmsg.v1.SessionService/AppendMessage"),
+            } <= names
+
+        spans = receiver.wait_for(complete)
+    finally:
+        runner.send_signal(signal.SIGINT)
+        runner.communicate(timeout=20)
+        server.stop()
+
+    def one(service: str, name: str) -> Span:
+        (found,) = [s for s in spans if s.service == service and s.name == name]
+        return found
+
+    engine_span = one("test-engine", "agentmsg.v1.ToolService/CallTool weather")
+    server_span = one("test-server", "agentmsg.v1.ToolService/CallTool weather")
+    runner_span = one("test-runner", "execute_tool weather")
+    # One trace: engine (root, CLIENT) -> server (SERVER) -> runner (execute_tool).
+    assert engine_span.trace_id == server_span.trace_id == runner_span.trace_id
+    assert engine_span.parent_id == ""
+    assert server_span.parent_id == engine_span.span_id
+    assert runner_span.parent_id == server_span.span_id
+    assert (engine_span.kind, server_span.kind) == (3, 2)  # SPAN_KIND_CLIENT, SPAN_KIND_SERVER
+    for span in (engine_span, server_span, runner_span):
+        assert span.attributes["gen_ai.operation.name"] == "execute_tool"
+        assert span.attributes["gen_ai.tool.name"] == "weather"
+        assert span.attributes["gen_ai.tool.call.id"] == "call-9"
+    assert server_span.attributes["rpc.system"] == "grpc"
+    assert server_span.attributes["rpc.method"] == "CallTool"
+
+    # The append: its own trace, the session as the conversation, provider and model from provenance.
+    client_append = one("test-engine", "agentmsg.v1.SessionService/AppendMessage")
+    append = one("test-server", "agentmsg.v1.SessionService/AppendMessage")
+    assert append.parent_id == client_append.span_id
+    assert append.trace_id != engine_span.trace_id
+    assert append.attributes["gen_ai.conversation.id"] == "trip-42"
+    assert append.attributes["gen_ai.provider.name"] == "anthropic"
+    assert append.attributes["gen_ai.response.model"] == "claude-test-1"
+
+    recorded = json.dumps([s.attributes for s in spans])
+    if not capture:
+        for secret in (SECRET_ARGUMENT, SECRET_RESULT, SECRET_TEXT):
+            assert secret not in recorded
+        assert "gen_ai.input.messages" not in recorded
+        assert "gen_ai.output.messages" not in recorded
+        assert "gen_ai.tool.call.arguments" not in recorded
+    else:
+        assert json.loads(runner_span.attributes["gen_ai.tool.call.arguments"]) == {"city": SECRET_ARGUMENT}
+        assert json.loads(runner_span.attributes["gen_ai.tool.call.result"]) == f"{SECRET_RESULT} in {SECRET_ARGUMENT}"
+        output = json.loads(append.attributes["gen_ai.output.messages"])
+        assert output == [
+            {"role": "assistant", "parts": [{"type": "text", "content": SECRET_TEXT}], "finish_reason": "tool_call"}
+        ]
