@@ -13,6 +13,7 @@ PUBLIC = {
     "ThinkingContent", "ToolArgumentsError", "ToolCallContent", "ToolDefinition", "ToolKind", "ToolMessage",
     "ToolResultContent", "UnknownContent", "UnknownMessage", "Usage", "UsageCost", "UserMessage", "ValidationError",
     "Violation", "__version__", "content_from_proto", "message_from_proto", "validate", "violations",
+    "to_otel_messages",
     "CancelledError", "ConflictError", "DeadlineExceededError", "NotFoundError", "PermissionDeniedError",
     "ResourceExhaustedError", "ServiceError", "StoreError", "StoreFullError", "UnauthenticatedError",
     "UnavailableError",

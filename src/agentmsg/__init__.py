@@ -76,6 +76,7 @@ from agentmsg.messages import (
     UserMessage,
     message_from_proto,
 )
+from agentmsg.providers.otel_genai import to_otel_messages
 from agentmsg.tools import ToolDefinition
 from agentmsg.usage import Usage, UsageCost
 
@@ -147,6 +148,7 @@ __all__ = [
     "__version__",
     "content_from_proto",
     "message_from_proto",
+    "to_otel_messages",
     "validate",
     "violations",
 ]

@@ -68,7 +68,7 @@ def test_the_counters_equal_the_work_done(server: ServerThread) -> None:
             assert isinstance(next(subscription), Logged)  # one Subscribe open while scraping
             samples = scrape(server)
             subscription.close()
-            stored = [m for m in client.history("s1")]
+            stored = list(client.history("s1"))
     finally:
         thread.stop()
 
