@@ -123,18 +123,29 @@ RUNNER = textwrap.dedent(
 
 ENGINE = textwrap.dedent(
     """
-    import sys
-        from agentmsg.service import Client
+    import asyncio, sys
+    import agentmsg as am
+    from agentmsg.service import AsyncClient, Client
 
-    with Client(sys.argv[1]) as client:
-        reply = am.AssistantMessage(
-            [am.TextContent("the assistant said 4c0ffee")],
-            stop_reason="tool_calls",
-            provenance=am.Provenance(provider="anthropic", api="messages", model="claude-test-1", response_id="r-1"),
-        )
-        client.append("trip-42", reply)
-        result = client.call_tool(am.ToolCallContent("call-9", "weather", {"city": "Reykjavik-7d1f"}))
-        print(result.text, flush=True)
+    reply = am.AssistantMessage(
+        [am.TextContent("the assistant said 4c0ffee")],
+        stop_reason="tool_calls",
+        provenance=am.Provenance(provider="anthropic", api="messages", model="claude-test-1", response_id="r-1"),
+    )
+    call = am.ToolCallContent("call-9", "weather", {"city": "Reykjavik-7d1f"})
+
+    async def main():
+        async with AsyncClient(sys.argv[1]) as client:
+            await client.append("trip-42", reply)
+            return await client.call_tool(call)
+
+    if sys.argv[2] == "async":
+        result = asyncio.run(main())
+    else:
+        with Client(sys.argv[1]) as client:
+            client.append("trip-42", reply)
+            result = client.call_tool(call)
+    print(result.text, flush=True)
     """
 )
 
@@ -155,9 +166,11 @@ def _env(port: int, service: str, capture: bool) -> dict[str, str]:
     return env
 
 
-@pytest.mark.parametrize("capture", [False, True], ids=["default", "capture-on"])
+@pytest.mark.parametrize(
+    ("capture", "client"), [(False, "blocking"), (True, "async")], ids=["default-blocking", "capture-on-async"]
+)
 def test_one_trace_from_engine_through_server_to_runner(
-    collector: tuple[Collector, int], monkeypatch: pytest.MonkeyPatch, capture: bool
+    collector: tuple[Collector, int], monkeypatch: pytest.MonkeyPatch, capture: bool, client: str
 ) -> None:
     receiver, port = collector
     for key, value in _env(port, "test-server", capture).items():
@@ -174,7 +187,7 @@ def test_one_trace_from_engine_through_server_to_runner(
         assert runner.stdout is not None
         assert runner.stdout.readline().strip() == "registered"
         engine = subprocess.run(
-            [sys.executable, "-c", ENGINE, server.target],
+            [sys.executable, "-c", ENGINE, server.target, client],
             env=_env(port, "test-engine", capture),
             capture_output=True,
             text=True,

@@ -622,10 +622,12 @@ def _with_context(metadata: Any) -> list[tuple[str, str | bytes]]:
 
 
 @contextlib.contextmanager
-def _client_span(tracing: bool, method: str, request: Any) -> Iterator[Any]:
+def _client_span(tracing: bool, method: str | bytes, request: Any) -> Iterator[Any]:
     if not tracing:
         yield None
         return
+    if isinstance(method, bytes):  # the asyncio channel's details carry the method as bytes
+        method = method.decode()
     attributes = _rpc_attributes(method)
     name = method.lstrip("/")
     if isinstance(request, tool_service_pb2.CallToolRequest):

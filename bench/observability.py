@@ -1,0 +1,200 @@
+"""Observability benchmark: append latency with tracing and metrics on, against both off, in one run.
+
+Three servers run side by side (each its own process, configured only by the
+standard ``OTEL_*`` environment), and the appending engine runs in a worker
+process with the same environment, so both sides of every call do their part:
+
+- **off**: no tracing, no metrics (the ``agentmsg[otel]`` extra installed but not configured);
+- **on, every call sampled**: ``OTEL_TRACES_SAMPLER=always_on``, spans exported over
+  OTLP/gRPC to a receiver in this process (batched, as the SDK does by default),
+  and ``--metrics-port``;
+- **on, 10% sampled**: ``parentbased_traceidratio`` at 0.1, with metrics.
+
+Rounds interleave the modes, so a change of machine load hits all of them; the
+figure per mode is the median of the rounds' p50. Both stores are measured: SQLite
+(the default; every append on disk) and in-memory (where the instrumentation's
+cost is the largest share of a call). The receiver counts the spans it got, so
+"on" is shown to have traced. Target (PASS/MISS): SQLite append p50 with every
+call sampled <= 1.1x off.
+
+Run: ``make bench`` or ``.venv/bin/python bench/observability.py [--quick] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent import futures
+from contextlib import ExitStack, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import grpc
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from service import agentmsg_server, append_latency, percentiles
+
+TARGET_RATIO = 1.1
+MODES = {
+    "off": {},
+    "on": {"OTEL_TRACES_SAMPLER": "always_on"},
+    "on_10pct": {"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.1"},
+}
+LABELS = {"off": "off", "on": "on, every call sampled", "on_10pct": "on, 10% sampled"}
+
+
+class Receiver(trace_service_pb2_grpc.TraceServiceServicer):
+    """An OTLP/gRPC trace receiver that counts the spans it gets, per service."""
+
+    def __init__(self) -> None:
+        self.spans: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def Export(self, request: Any, context: Any) -> Any:  # noqa: N802
+        with self.lock:
+            for resource_spans in request.resource_spans:
+                service = next(
+                    (kv.value.string_value for kv in resource_spans.resource.attributes if kv.key == "service.name"),
+                    "?",
+                )
+                count = sum(len(scope.spans) for scope in resource_spans.scope_spans)
+                self.spans[service] = self.spans.get(service, 0) + count
+        return trace_service_pb2.ExportTraceServiceResponse()
+
+
+@contextmanager
+def receiver() -> Iterator[tuple[Receiver, int]]:
+    sink = Receiver()
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(sink, server)
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        yield sink, port
+    finally:
+        server.stop(0)
+
+
+def environment(mode: str, store: str, port: int) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
+    if mode != "off":
+        env.update(
+            OTEL_TRACES_EXPORTER="otlp",
+            OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{port}",
+            OTEL_EXPORTER_OTLP_INSECURE="true",
+            OTEL_SERVICE_NAME=f"bench-{mode}-{store}",
+            **MODES[mode],
+        )
+    return env
+
+
+def measure(target: str, env: dict[str, str], count: int) -> list[float]:
+    """Append latencies from a worker process with ``env`` (its own tracing set up from it)."""
+    output = subprocess.run(
+        [sys.executable, __file__, "--worker", target, str(count)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    if output.returncode != 0:
+        raise RuntimeError(f"the worker failed: {output.stderr[-3000:]}")
+    return [float(x) for x in json.loads(output.stdout)]
+
+
+def run(quick: bool) -> dict[str, Any]:
+    count = 300 if quick else 2000
+    rounds = 2 if quick else 5
+    results: dict[str, Any] = {"targets": [], "count": count, "rounds": rounds, "stores": {}}
+    print("agentmsg observability benchmark: append latency, tracing and metrics on vs off (1 client)")
+    with receiver() as (sink, port), tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
+        servers: dict[tuple[str, str], str] = {}
+        for store in ("sqlite", "memory"):
+            for mode in MODES:
+                args = ["--db", str(Path(tmp) / f"{mode}.db")] if store == "sqlite" else ["--memory"]
+                if mode != "off":
+                    args += ["--metrics-port", "0"]
+                server = stack.enter_context(agentmsg_server(*args, env=environment(mode, store, port)))
+                servers[(store, mode)] = server.target
+        for store in ("sqlite", "memory"):
+            p50s: dict[str, list[float]] = {mode: [] for mode in MODES}
+            p99s: dict[str, list[float]] = {mode: [] for mode in MODES}
+            for _ in range(rounds):
+                for mode in MODES:
+                    samples = measure(servers[(store, mode)], environment(mode, store, port), count)
+                    p50, p99 = percentiles(samples)
+                    p50s[mode].append(p50)
+                    p99s[mode].append(p99)
+            off = statistics.median(p50s["off"])
+            rows = {}
+            print(f"\n== {store} store: {rounds} rounds x {count} appends per mode, median of the rounds' p50")
+            for mode in MODES:
+                p50 = statistics.median(p50s[mode])
+                p99 = statistics.median(p99s[mode])
+                rows[mode] = {"p50_s": p50, "p99_s": p99, "ratio": p50 / off, "round_p50s": p50s[mode]}
+                print(f"  {LABELS[mode]:<26} p50 {p50 * 1e6:8.0f} us  p99 {p99 * 1e6:8.0f} us  {p50 / off:5.2f}x off")
+            results["stores"][store] = rows
+        time.sleep(1.0)  # the batch processors export every 5 s at most; the workers flushed at exit
+    results["spans"] = dict(sink.spans)
+    print("\nspans received:", ", ".join(f"{k}: {v}" for k, v in sorted(sink.spans.items())) or "none")
+    ratio = results["stores"]["sqlite"]["on"]["ratio"]
+    passed = ratio <= TARGET_RATIO
+    results["targets"].append(
+        {
+            "name": "tracing_overhead",
+            "text": f"SQLite append p50, tracing (every call sampled) and metrics on: {ratio:.2f}{chr(215)} off "
+            f"(target {chr(8804)} {TARGET_RATIO}{chr(215)})",
+            "pass": passed,
+            "ratio": ratio,
+        }
+    )
+    print(f"\ntarget: tracing on <= {TARGET_RATIO}x off (SQLite): {ratio:.2f}x {'PASS' if passed else 'MISS'}")
+    return results
+
+
+def worker(target: str, count: int) -> None:
+    latencies = append_latency(target, 1, count)
+    print(json.dumps(latencies))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--quick", action="store_true", help="smaller counts, fewer rounds")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="also write every result as JSON to PATH")
+    parser.add_argument("--worker", nargs=2, metavar=("TARGET", "COUNT"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(args.worker[0], int(args.worker[1]))
+        return 0
+    started = time.perf_counter()
+    load = os.getloadavg()
+    results = run(args.quick)
+    total = time.perf_counter() - started
+    print(f"\ntotal {total:.1f} s")
+    if args.json:
+        results["created"] = datetime.now(UTC).isoformat(timespec="seconds")
+        results["command"] = " ".join([Path(sys.executable).name, *sys.argv])
+        results["quick"] = args.quick
+        results["total_s"] = total
+        results["load_average"] = load
+        results["load_average_end"] = os.getloadavg()
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+        print(f"results written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
