@@ -21,7 +21,7 @@ from agentmsg.errors import ValidationError
 from agentmsg.messages import AgentMessage, AssistantMessage, BaseMessage, ProviderState, message_from_proto
 from agentmsg.service import status
 from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
-from agentmsg.service.telemetry import aio_client_interceptors, client_interceptors
+from agentmsg.service.telemetry import instrument_stub
 from agentmsg.streaming import StreamEvent
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import (
@@ -154,12 +154,12 @@ class Client:
     ) -> None:
         credentials = _credentials(root_certificates, private_key, certificate_chain)
         opts = [*_options(max_message_bytes), *options]
-        channel = grpc.secure_channel(target, credentials, opts) if credentials else grpc.insecure_channel(target, opts)
-        # With the otel extra and tracing configured: each call carries the trace context.
-        interceptors = client_interceptors()
-        self._channel = grpc.intercept_channel(channel, *interceptors) if interceptors else channel
-        self._sessions = session_service_pb2_grpc.SessionServiceStub(self._channel)
-        self._tools = tool_service_pb2_grpc.ToolServiceStub(self._channel)
+        self._channel = (
+            grpc.secure_channel(target, credentials, opts) if credentials else grpc.insecure_channel(target, opts)
+        )
+        # instrument_stub: with the otel extra and tracing configured, calls carry the trace context.
+        self._sessions = instrument_stub(session_service_pb2_grpc.SessionServiceStub(self._channel))
+        self._tools = instrument_stub(tool_service_pb2_grpc.ToolServiceStub(self._channel))
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         self.timeout = timeout
 
@@ -320,14 +320,14 @@ class AsyncClient:
     ) -> None:
         credentials = _credentials(root_certificates, private_key, certificate_chain)
         opts = [*_options(max_message_bytes), *options]
-        interceptors = aio_client_interceptors()  # the trace context, with the otel extra and tracing configured
         self._channel = (
-            grpc.aio.secure_channel(target, credentials, opts, interceptors=interceptors)
+            grpc.aio.secure_channel(target, credentials, opts)
             if credentials
-            else grpc.aio.insecure_channel(target, opts, interceptors=interceptors)
+            else grpc.aio.insecure_channel(target, opts)
         )
-        self._sessions = session_service_pb2_grpc.SessionServiceStub(self._channel)
-        self._tools = tool_service_pb2_grpc.ToolServiceStub(self._channel)
+        # instrument_stub: with the otel extra and tracing configured, calls carry the trace context.
+        self._sessions = instrument_stub(session_service_pb2_grpc.SessionServiceStub(self._channel))
+        self._tools = instrument_stub(tool_service_pb2_grpc.ToolServiceStub(self._channel))
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         self.timeout = timeout
 

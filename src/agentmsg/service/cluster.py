@@ -36,7 +36,7 @@ import asyncio
 import base64
 import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 import grpc
@@ -102,7 +102,7 @@ class Cluster:
         max_message_bytes: int = 32 * 1024 * 1024,
         heartbeat: float = HEARTBEAT,
         lease: float = LEASE,
-        interceptors: Sequence[grpc.aio.ClientInterceptor] | None = None,
+        instrument: Callable[[Any], Any] | None = None,
     ) -> None:
         self.store = store
         self.node_id = store.node_id
@@ -115,7 +115,7 @@ class Cluster:
             ("grpc.max_send_message_length", max_message_bytes),
         ]
         self._channels: dict[str, grpc.aio.Channel] = {}
-        self._interceptors = interceptors  # telemetry: trace context and forward metrics (the otel extra)
+        self._instrument = instrument  # telemetry: the trace context travels on, forwards are counted
         self._outbox: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
         # Incoming events behind a spilled one (delivered in order once it is read), and settle markers.
         self._inbox: asyncio.Queue[tuple[str, str] | asyncio.Future[None]] = asyncio.Queue()
@@ -382,13 +382,9 @@ class Cluster:
         channel = self._channels.get(address)
         if channel is None:
             if self._credentials is not None:
-                channel = grpc.aio.secure_channel(
-                    address, self._credentials, options=self._channel_options, interceptors=self._interceptors
-                )
+                channel = grpc.aio.secure_channel(address, self._credentials, options=self._channel_options)
             else:
-                channel = grpc.aio.insecure_channel(
-                    address, options=self._channel_options, interceptors=self._interceptors
-                )
+                channel = grpc.aio.insecure_channel(address, options=self._channel_options)
             self._channels[address] = channel
         return channel
 
@@ -401,6 +397,8 @@ class Cluster:
     ) -> tool_service_pb2.CallToolResponse:
         """Call the tool on the node at ``address`` as the caller (its token, its remaining deadline)."""
         stub = tool_service_pb2_grpc.ToolServiceStub(self._channel(address))
+        if self._instrument is not None:
+            stub = self._instrument(stub)
         headers: list[tuple[str, str | bytes]] = [(key, value) for key, value in metadata if key == "authorization"]
         headers.append((FORWARDED_HEADER, self.node_id))
         try:

@@ -39,7 +39,7 @@ import grpc
 from agentmsg.content import ContentBase, ToolCallContent, ToolKind, ToolResultContent
 from agentmsg.errors import AgentMsgError, ToolArgumentsError, ValidationError
 from agentmsg.service import status
-from agentmsg.service.telemetry import aio_client_interceptors, tool_execution
+from agentmsg.service.telemetry import instrument_stub, tool_execution
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
 
@@ -216,15 +216,13 @@ class ToolRunner:
         if not self._tools:
             raise ValidationError.single("tools", "required", "register at least one tool before serving")
         root, key, chain = self._tls
-        interceptors = aio_client_interceptors("agentmsg-runner")  # with the otel extra and tracing configured
         if root is not None or chain is not None:
-            credentials = grpc.ssl_channel_credentials(root, key, chain)
-            channel = grpc.aio.secure_channel(self.target, credentials, interceptors=interceptors)
+            channel = grpc.aio.secure_channel(self.target, grpc.ssl_channel_credentials(root, key, chain))
         else:
-            channel = grpc.aio.insecure_channel(self.target, interceptors=interceptors)
+            channel = grpc.aio.insecure_channel(self.target)
         metadata = (("authorization", f"Bearer {self._token}"),) if self._token else ()
         running: dict[str, asyncio.Task[None]] = {}
-        stub = tool_service_pb2_grpc.ToolServiceStub(channel)
+        stub = instrument_stub(tool_service_pb2_grpc.ToolServiceStub(channel), "agentmsg-runner")
         # The explicit write API (no request generator): nothing is left suspended if the call ends early.
         stream = stub.ServeTools(metadata=metadata)
         writing = asyncio.Lock()

@@ -152,17 +152,17 @@ async def create_server(config: ServerConfig) -> Running:
     telemetry = ServerTelemetry.create(
         metrics_port=config.metrics_port, store=type(store).__name__.removesuffix("Store").lower()
     )
-    interceptors: list[grpc.aio.ServerInterceptor] = [telemetry.server_interceptor()] if telemetry else []
-    if access.enabled:
-        interceptors.append(BearerTokenInterceptor(access))
+    interceptors = [BearerTokenInterceptor(access)] if access.enabled else []
     server = grpc.aio.server(
         interceptors=interceptors, options=options, maximum_concurrent_rpcs=config.max_concurrent_rpcs
     )
     hub = LiveHub()
     sessions = SessionServicer(store, hub, access)
     tools = ToolServicer(access)
-    _add_session_service(sessions, server)
-    tool_service_pb2_grpc.add_ToolServiceServicer_to_server(tools, server)
+    # With telemetry, the services register through it: each handler is wrapped once (a span, the metrics).
+    registering = telemetry.instrument(server) if telemetry else server
+    _add_session_service(sessions, registering)
+    tool_service_pb2_grpc.add_ToolServiceServicer_to_server(tools, registering)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [SESSION_SERVICE, TOOL_SERVICE, health.SERVICE_NAME]
@@ -195,7 +195,7 @@ async def create_server(config: ServerConfig) -> Running:
             advertise,
             channel_credentials=peers,
             max_message_bytes=config.max_message_bytes,
-            interceptors=telemetry.client_interceptors() if telemetry else None,
+            instrument=telemetry.instrument_peer_stub if telemetry else None,
         )
         await cluster.start(hub, tools)
     await server.start()

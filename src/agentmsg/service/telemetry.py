@@ -39,7 +39,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import entry_points
-from typing import Any, NamedTuple, Protocol
+from typing import Any, Protocol, TypeVar, cast
 
 import grpc
 
@@ -67,11 +67,10 @@ __all__ = [
     "AVAILABLE",
     "CAPTURE_ENV",
     "ServerTelemetry",
-    "aio_client_interceptors",
-    "client_interceptors",
     "configure_tracing",
     "content_capture",
     "inject_context",
+    "instrument_stub",
     "tool_execution",
     "tracing_enabled",
 ]
@@ -81,6 +80,7 @@ _CAPTURE_ON = {"true", "1", "span_only", "span_and_event"}
 _INSTRUMENTED = "/agentmsg.v1."  # health checks and reflection are not traced
 _TRACER = "agentmsg"
 _CONFIGURED: list[bool] = []  # set once: whether this process traces
+S = TypeVar("S")
 
 
 def content_capture() -> bool:
@@ -364,12 +364,13 @@ class ServerTelemetry:
             self._http.server_close()
             self._http = None
 
-    def server_interceptor(self) -> grpc.aio.ServerInterceptor:
-        return _ServerInterceptor(self)
+    def instrument(self, server: grpc.aio.Server) -> grpc.aio.Server:
+        """What the services register on instead of ``server``: their handlers get wrapped (see below)."""
+        return cast(grpc.aio.Server, _InstrumentedServer(server, self))
 
-    def client_interceptors(self) -> list[grpc.aio.ClientInterceptor]:
-        """For the node's channels to other nodes: context travels on, and forwards are counted."""
-        return [_AioUnaryInterceptor(self.tracer is not None, self)]
+    def instrument_peer_stub(self, stub: S) -> S:
+        """A stub for calls to other nodes: the trace context travels on, and forwards are counted."""
+        return _instrument(stub, self.tracer is not None, self)
 
     # -- what the interceptor records
 
@@ -415,77 +416,177 @@ def _session_of(request: Any) -> str:
     return str(getattr(request, "session_id", "") or "")
 
 
-class _ServerInterceptor(grpc.aio.ServerInterceptor):
-    """A SERVER span per agentmsg RPC (parent: the caller's ``traceparent``) and the RPC metrics."""
+class _InstrumentedServer:
+    """Stands in for the gRPC server while the services register: each agentmsg handler is wrapped once.
 
-    def __init__(self, telemetry: ServerTelemetry) -> None:
+    Wrapping at registration (rather than a server interceptor) costs nothing per call beyond the
+    instrumentation itself: no interceptor chain runs and no handler is rebuilt per call.
+    """
+
+    def __init__(self, server: grpc.aio.Server, telemetry: ServerTelemetry) -> None:
+        self.server = server
         self.telemetry = telemetry
 
-    async def intercept_service(
-        self,
-        continuation: Callable[[grpc.HandlerCallDetails], Any],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> Any:
-        handler = await continuation(handler_call_details)
+    def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
+        self.server.add_generic_rpc_handlers(tuple(_GenericHandler(h, self.telemetry) for h in handlers))
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        wrapped = {name: _wrap(self.telemetry, f"/{service}/{name}", h) for name, h in handlers.items()}
+        self.server.add_registered_method_handlers(service, wrapped)
+
+
+class _GenericHandler(grpc.GenericRpcHandler):
+    """A generic handler whose method handlers are wrapped (once per method)."""
+
+    def __init__(self, inner: grpc.GenericRpcHandler, telemetry: ServerTelemetry) -> None:
+        self.inner = inner
+        self.telemetry = telemetry
+        self.wrapped: dict[str, Any] = {}
+
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> Any:
         method: str = handler_call_details.method
-        if handler is None or not method.startswith(_INSTRUMENTED):
-            return handler
-        metadata = handler_call_details.invocation_metadata or ()
-        call = _Call(self.telemetry, method, metadata)
-        if handler.unary_unary is not None:
-            return grpc.unary_unary_rpc_method_handler(
-                call.unary_unary(handler.unary_unary), handler.request_deserializer, handler.response_serializer
-            )
-        if handler.unary_stream is not None:
-            return grpc.unary_stream_rpc_method_handler(
-                call.unary_stream(handler.unary_stream), handler.request_deserializer, handler.response_serializer
-            )
-        if handler.stream_unary is not None:
-            return grpc.stream_unary_rpc_method_handler(
-                call.stream_unary(handler.stream_unary), handler.request_deserializer, handler.response_serializer
-            )
-        return grpc.stream_stream_rpc_method_handler(
-            call.stream_stream(handler.stream_stream), handler.request_deserializer, handler.response_serializer
+        found = self.wrapped.get(method)
+        if found is None:
+            handler = self.inner.service(handler_call_details)
+            if handler is None:
+                return None
+            found = self.wrapped[method] = _wrap(self.telemetry, method, handler)
+        return found
+
+
+def _wrap(telemetry: ServerTelemetry, method: str, handler: Any) -> Any:
+    """The handler with its behaviour run inside a :class:`_Call` (a SERVER span and the RPC metrics)."""
+    if not method.startswith(_INSTRUMENTED):
+        return handler
+    deserialize, serialize = handler.request_deserializer, handler.response_serializer
+    if handler.unary_unary is not None:
+        return grpc.unary_unary_rpc_method_handler(
+            _unary_unary(telemetry, method, handler.unary_unary), deserialize, serialize
         )
+    if handler.unary_stream is not None:
+        return grpc.unary_stream_rpc_method_handler(
+            _unary_stream(telemetry, method, handler.unary_stream), deserialize, serialize
+        )
+    if handler.stream_unary is not None:
+        return grpc.stream_unary_rpc_method_handler(
+            _stream_unary(telemetry, method, handler.stream_unary), deserialize, serialize
+        )
+    return grpc.stream_stream_rpc_method_handler(
+        _stream_stream(telemetry, method, handler.stream_stream), deserialize, serialize
+    )
+
+
+def _unary_unary(telemetry: ServerTelemetry, method: str, behavior: Any) -> Any:
+    async def handle(request: Any, context: Any) -> Any:
+        call = _Call(telemetry, method, request, context)
+        try:
+            call.response = await behavior(request, context)
+        except BaseException as exc:
+            call.end(exc)
+            raise
+        call.end(None)
+        return call.response
+
+    return handle
+
+
+def _stream_unary(telemetry: ServerTelemetry, method: str, behavior: Any) -> Any:
+    async def handle(request_iterator: Any, context: Any) -> Any:
+        call = _Call(telemetry, method, None, context)
+
+        async def requests() -> AsyncIterator[Any]:
+            async for request in request_iterator:
+                if call.request is None:
+                    call.request = request  # the first names the session
+                yield request
+
+        try:
+            call.response = await behavior(requests(), context)
+        except BaseException as exc:
+            call.end(exc)
+            raise
+        call.end(None)
+        return call.response
+
+    return handle
+
+
+def _unary_stream(telemetry: ServerTelemetry, method: str, behavior: Any) -> Any:
+    async def handle(request: Any, context: Any) -> AsyncIterator[Any]:
+        call = _Call(telemetry, method, request, context)
+        live = "true" if getattr(request, "live_events", False) else "false"
+        metrics = telemetry.metrics
+        if metrics is not None:
+            metrics.subscribers.labels(live).inc()
+        try:
+            async for response in behavior(request, context):
+                call.delivered(response)
+                yield response
+        except BaseException as exc:
+            call.end(exc)
+            raise
+        finally:
+            if metrics is not None:
+                metrics.subscribers.labels(live).dec()
+        call.end(None)
+
+    return handle
+
+
+def _stream_stream(telemetry: ServerTelemetry, method: str, behavior: Any) -> Any:
+    async def handle(request_iterator: Any, context: Any) -> AsyncIterator[Any]:
+        call = _Call(telemetry, method, None, context)
+        try:
+            async for response in behavior(request_iterator, context):
+                yield response
+        except BaseException as exc:
+            call.end(exc)
+            raise
+        call.end(None)
+
+    return handle
 
 
 class _Call:
-    """One RPC being served: its span, its clock, its outcome."""
+    """One RPC being served: its span (parent: the caller's ``traceparent``), its clock, its outcome."""
 
-    def __init__(self, telemetry: ServerTelemetry, method: str, metadata: Any) -> None:
+    __slots__ = ("context", "method", "request", "response", "span", "start", "telemetry", "token")
+
+    def __init__(self, telemetry: ServerTelemetry, method: str, request: Any, context: Any) -> None:
         self.telemetry = telemetry
         self.method = method
-        self.metadata = metadata
+        self.request = request
+        self.context = context
+        self.response: Any = None
         self.span: Any = None
         self.token: Any = None
-        self.start = 0.0
-        self.request: Any = None
-        self.response: Any = None
-
-    def _begin(self) -> None:
         self.start = time.perf_counter()
-        tracer = self.telemetry.tracer
-        if tracer is None:
-            return
-        carrier = {key: value for key, value in self.metadata if isinstance(value, str)}
-        parent = propagate.extract(carrier)
-        self.span = tracer.start_span(
-            self.method.lstrip("/"), parent, kind=trace.SpanKind.SERVER, attributes=_rpc_attributes(self.method)
-        )
-        self.token = otel_context.attach(trace.set_span_in_context(self.span, parent))
+        tracer = telemetry.tracer
+        if tracer is not None:
+            metadata = context.invocation_metadata() or ()
+            parent = propagate.extract({key: value for key, value in metadata if isinstance(value, str)})
+            self.span = tracer.start_span(
+                method.lstrip("/"), parent, kind=trace.SpanKind.SERVER, attributes=_rpc_attributes(method)
+            )
+            self.token = otel_context.attach(trace.set_span_in_context(self.span, parent))
 
-    def _end(self, context: Any, error: BaseException | None) -> None:
+    def end(self, error: BaseException | None) -> None:
         if error is None:
             code = "OK"
         elif isinstance(error, grpc.aio.AbortError):
-            code = _code_name(context.code())
+            code = _code_name(self.context.code())
         else:
-            code = "CANCELLED" if isinstance(error, BaseException) and not isinstance(error, Exception) else "UNKNOWN"
+            code = "UNKNOWN" if isinstance(error, Exception) else "CANCELLED"
         self.telemetry._finished(self.method, code, time.perf_counter() - self.start, self.request, self.response)
         span = self.span
         if span is None:
             return
         otel_context.detach(self.token)
+        if span.is_recording():
+            self._describe(span, code)
+        span.end()
+
+    def _describe(self, span: Any, code: str) -> None:
         span.set_attribute("rpc.grpc.status_code", grpc.StatusCode[code].value[0])
         request, response = self.request, self.response
         if request is not None:
@@ -507,112 +608,35 @@ class _Call:
         if code != "OK":
             span.set_attribute("error.type", code)
             span.set_status(trace.Status(trace.StatusCode.ERROR, code))
-        span.end()
 
-    def unary_unary(self, behavior: Any) -> Any:
-        async def handle(request: Any, context: Any) -> Any:
-            self.request = request
-            self._begin()
-            try:
-                self.response = await behavior(request, context)
-            except BaseException as exc:
-                self._end(context, exc)
-                raise
-            self._end(context, None)
-            return self.response
-
-        return handle
-
-    def stream_unary(self, behavior: Any) -> Any:
-        async def handle(request_iterator: Any, context: Any) -> Any:
-            self._begin()
-
-            async def requests() -> AsyncIterator[Any]:
-                async for request in request_iterator:
-                    if self.request is None:
-                        self.request = request  # the first names the session
-                    yield request
-
-            try:
-                self.response = await behavior(requests(), context)
-            except BaseException as exc:
-                self._end(context, exc)
-                raise
-            self._end(context, None)
-            return self.response
-
-        return handle
-
-    def unary_stream(self, behavior: Any) -> Any:
-        async def handle(request: Any, context: Any) -> AsyncIterator[Any]:
-            self.request = request
-            self._begin()
-            live = "true" if getattr(request, "live_events", False) else "false"
-            metrics = self.telemetry.metrics
-            if metrics is not None:
-                metrics.subscribers.labels(live).inc()
-            try:
-                async for response in behavior(request, context):
-                    self._delivered(response)
-                    yield response
-            except BaseException as exc:
-                self._end(context, exc)
-                raise
-            finally:
-                if metrics is not None:
-                    metrics.subscribers.labels(live).dec()
-            self._end(context, None)
-
-        return handle
-
-    def stream_stream(self, behavior: Any) -> Any:
-        async def handle(request_iterator: Any, context: Any) -> AsyncIterator[Any]:
-            self._begin()
-            try:
-                async for response in behavior(request_iterator, context):
-                    yield response
-            except BaseException as exc:
-                self._end(context, exc)
-                raise
-            self._end(context, None)
-
-        return handle
-
-    def _delivered(self, response: Any) -> None:
+    def delivered(self, response: Any) -> None:
         """A Subscribe delivery: a span (child of the Subscribe span) and a count."""
         if isinstance(response, bytes):
-            kind, count, size = "messages", _entries(response), len(response)
+            kind = "messages"
         elif isinstance(response, session_service_pb2.SubscribeResponse) and response.HasField("live_event"):
-            kind, count, size = "live_event", 1, response.ByteSize()
+            kind = "live_event"
         else:
-            kind, count, size = "messages", len(getattr(response, "messages", ())), 0
+            kind = "messages"
         if self.telemetry.metrics is not None:
             self.telemetry.metrics.deliveries.labels(kind).inc()
-        tracer = self.telemetry.tracer
-        if tracer is not None:
-            attributes: dict[str, str | int] = {
-                "gen_ai.conversation.id": _session_of(self.request),
-                "agentmsg.delivery.kind": kind,
-                "agentmsg.delivery.count": count,
-                "agentmsg.delivery.bytes": size,
-            }
-            tracer.start_span("agentmsg.v1.SessionService/Subscribe deliver", attributes=attributes).end()
+        if self.span is None or not self.span.is_recording():
+            return
+        if isinstance(response, bytes):
+            count, size = _entries(response), len(response)
+        else:
+            count = 1 if kind == "live_event" else len(response.messages)
+            size = response.ByteSize()
+        attributes: dict[str, str | int] = {
+            "gen_ai.conversation.id": _session_of(self.request),
+            "agentmsg.delivery.kind": kind,
+            "agentmsg.delivery.count": count,
+            "agentmsg.delivery.bytes": size,
+        }
+        assert self.telemetry.tracer is not None
+        self.telemetry.tracer.start_span("agentmsg.v1.SessionService/Subscribe deliver", attributes=attributes).end()
 
 
 # --- clients ----------------------------------------------------------------------------------
-
-
-class _Details(NamedTuple):
-    method: str
-    timeout: float | None
-    metadata: Any
-    credentials: Any
-    wait_for_ready: bool | None
-    compression: Any
-
-
-class _ClientDetails(_Details, grpc.ClientCallDetails):
-    """The call's details with the trace context added to its metadata."""
 
 
 def _with_context(metadata: Any) -> list[tuple[str, str | bytes]]:
@@ -621,13 +645,7 @@ def _with_context(metadata: Any) -> list[tuple[str, str | bytes]]:
     return [*(metadata or ()), *carrier.items()]
 
 
-@contextlib.contextmanager
-def _client_span(tracing: bool, method: str | bytes, request: Any) -> Iterator[Any]:
-    if not tracing:
-        yield None
-        return
-    if isinstance(method, bytes):  # the asyncio channel's details carry the method as bytes
-        method = method.decode()
+def _open_client_span(method: str, request: Any) -> Any:
     attributes = _rpc_attributes(method)
     name = method.lstrip("/")
     if isinstance(request, tool_service_pb2.CallToolRequest):
@@ -638,15 +656,13 @@ def _client_span(tracing: bool, method: str | bytes, request: Any) -> Iterator[A
     session = _session_of(request)
     if session:
         attributes["gen_ai.conversation.id"] = session
-    tracer = trace.get_tracer(_TRACER)
-    with tracer.start_as_current_span(name, kind=trace.SpanKind.CLIENT, attributes=attributes) as span:
-        yield span
+    return trace.get_tracer(_TRACER).start_as_current_span(name, kind=trace.SpanKind.CLIENT, attributes=attributes)
 
 
 def _close_client_span(span: Any, code: Any, response: Any) -> None:
-    if span is None:
-        return
     name = _code_name(code)
+    if not span.is_recording():
+        return
     span.set_attribute("rpc.grpc.status_code", grpc.StatusCode[name].value[0])
     if name != "OK":
         span.set_attribute("error.type", name)
@@ -658,102 +674,99 @@ def _close_client_span(span: Any, code: Any, response: Any) -> None:
             span.set_attribute("gen_ai.tool.call.result", _result_json(response.result))
 
 
-class _SyncInterceptor(
-    grpc.UnaryUnaryClientInterceptor,
-    grpc.UnaryStreamClientInterceptor,
-    grpc.StreamUnaryClientInterceptor,
-    grpc.StreamStreamClientInterceptor,
-):
-    """The blocking client's side: a CLIENT span for unary calls; the trace context on every call."""
+class _SyncUnary:
+    """A blocking unary method of a stub: a CLIENT span, the trace context in the metadata."""
 
-    @staticmethod
-    def _details(details: Any) -> _ClientDetails:
-        return _ClientDetails(
-            details.method,
-            details.timeout,
-            _with_context(details.metadata),
-            details.credentials,
-            getattr(details, "wait_for_ready", None),
-            getattr(details, "compression", None),
-        )
+    def __init__(self, inner: Any, method: str) -> None:
+        self.inner = inner
+        self.method = method
 
-    def intercept_unary_unary(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
-        with _client_span(True, client_call_details.method, request) as span:
-            outcome = continuation(self._details(client_call_details), request)
-            code = outcome.code()
-            _close_client_span(span, code, outcome.result() if code == grpc.StatusCode.OK else None)
-            return outcome
-
-    def intercept_unary_stream(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
-        return continuation(self._details(client_call_details), request)
-
-    def intercept_stream_unary(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
-        return continuation(self._details(client_call_details), request_iterator)
-
-    def intercept_stream_stream(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
-        return continuation(self._details(client_call_details), request_iterator)
-
-
-def _aio_details(details: Any) -> Any:
-    return grpc.aio.ClientCallDetails(
-        details.method,
-        details.timeout,
-        grpc.aio.Metadata(*_with_context(details.metadata)),
-        details.credentials,
-        details.wait_for_ready,
-    )
-
-
-class _AioUnaryInterceptor(grpc.aio.UnaryUnaryClientInterceptor):
-    """The asyncio side of unary calls: a CLIENT span, the trace context, and (on a node) forward metrics."""
-
-    def __init__(self, tracing: bool, server: ServerTelemetry | None = None) -> None:
-        self.tracing = tracing
-        self.server = server
-
-    async def intercept_unary_unary(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
-        start = time.perf_counter()
-        with _client_span(self.tracing, client_call_details.method, request) as span:
-            details = _aio_details(client_call_details) if self.tracing else client_call_details
-            call = await continuation(details, request)
-            code, response = grpc.StatusCode.OK, None
+    def __call__(self, request: Any, *, metadata: Any = None, **kwargs: Any) -> Any:
+        with _open_client_span(self.method, request) as span:
             try:
-                response = await call
-            except grpc.aio.AioRpcError as exc:
-                code = exc.code()
-            _close_client_span(span, code, response)
-        if self.server is not None:
-            self.server.forwarded(_code_name(code), time.perf_counter() - start)
-        return call
+                response = self.inner(request, metadata=_with_context(metadata), **kwargs)
+            except grpc.RpcError as exc:
+                _close_client_span(span, exc.code(), None)
+                raise
+            _close_client_span(span, grpc.StatusCode.OK, response)
+            return response
 
 
-class _AioStreamInterceptor(
-    grpc.aio.UnaryStreamClientInterceptor,
-    grpc.aio.StreamUnaryClientInterceptor,
-    grpc.aio.StreamStreamClientInterceptor,
-):
-    """The asyncio side of streaming calls: the trace context travels with the call."""
+class _AioUnary:
+    """An asyncio unary method of a stub: a CLIENT span and the trace context (when tracing); forward metrics."""
 
-    async def intercept_unary_stream(self, continuation: Any, client_call_details: Any, request: Any) -> Any:
-        return await continuation(_aio_details(client_call_details), request)
+    def __init__(self, inner: Any, method: str, tracing: bool, node: ServerTelemetry | None) -> None:
+        self.inner = inner
+        self.method = method
+        self.tracing = tracing
+        self.node = node
 
-    async def intercept_stream_unary(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
-        return await continuation(_aio_details(client_call_details), request_iterator)
+    async def __call__(self, request: Any, *, metadata: Any = None, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        code = grpc.StatusCode.OK
+        try:
+            if not self.tracing:
+                return await self.inner(request, metadata=metadata, **kwargs)
+            with _open_client_span(self.method, request) as span:
+                try:
+                    response = await self.inner(request, metadata=_with_context(metadata), **kwargs)
+                except grpc.RpcError as exc:
+                    code = exc.code()
+                    _close_client_span(span, code, None)
+                    raise
+                _close_client_span(span, code, response)
+                return response
+        except grpc.RpcError as exc:
+            code = exc.code()
+            raise
+        finally:
+            if self.node is not None:
+                self.node.forwarded(_code_name(code), time.perf_counter() - start)
 
-    async def intercept_stream_stream(self, continuation: Any, client_call_details: Any, request_iterator: Any) -> Any:
-        return await continuation(_aio_details(client_call_details), request_iterator)
+
+class _Streaming:
+    """A streaming method of a stub: the trace context travels with the call (the call object is the real one)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def __call__(self, *args: Any, metadata: Any = None, **kwargs: Any) -> Any:
+        return self.inner(*args, metadata=_with_context(metadata), **kwargs)
 
 
-def client_interceptors(service_name: str = "agentmsg-client") -> list[Any]:
-    """Interceptors for a blocking channel when this process traces (else none)."""
-    return [_SyncInterceptor()] if configure_tracing(service_name) else []
+_UNARY_AIO = grpc.aio.UnaryUnaryMultiCallable
+_STREAMING = (
+    grpc.UnaryStreamMultiCallable,
+    grpc.StreamUnaryMultiCallable,
+    grpc.StreamStreamMultiCallable,
+    grpc.aio.UnaryStreamMultiCallable,
+    grpc.aio.StreamUnaryMultiCallable,
+    grpc.aio.StreamStreamMultiCallable,
+)
 
 
-def aio_client_interceptors(service_name: str = "agentmsg-client") -> list[grpc.aio.ClientInterceptor] | None:
-    """Interceptors for an asyncio channel when this process traces (else None)."""
-    if not configure_tracing(service_name):
-        return None
-    return [_AioUnaryInterceptor(True), _AioStreamInterceptor()]
+def _instrument(stub: S, tracing: bool, node: ServerTelemetry | None = None) -> S:
+    # Generated stubs hold one multi-callable per method; the service is named by the stub's module and class.
+    service = f"{type(stub).__module__.rpartition('.')[0]}.{type(stub).__name__.removesuffix('Stub')}"
+    for name, value in list(vars(stub).items()):
+        method = f"/{service}/{name}"
+        if isinstance(value, _UNARY_AIO):
+            setattr(stub, name, _AioUnary(value, method, tracing, node))
+        elif not tracing:
+            continue
+        elif isinstance(value, grpc.UnaryUnaryMultiCallable):
+            setattr(stub, name, _SyncUnary(value, method))
+        elif isinstance(value, _STREAMING):
+            setattr(stub, name, _Streaming(value))
+    return stub
+
+
+def instrument_stub(stub: S, service_name: str = "agentmsg-client") -> S:
+    """A generated agentmsg stub whose calls carry the trace context (and unary calls a CLIENT span).
+
+    Returned unchanged when the process does not trace (no extra, or no ``OTEL_*`` configuration).
+    """
+    return _instrument(stub, True) if configure_tracing(service_name) else stub
 
 
 # --- the runner -------------------------------------------------------------------------------
