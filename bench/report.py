@@ -55,7 +55,7 @@ def header(runs: dict[str, dict[str, Any] | None], command: str) -> list[str]:
         f"- **Date**: {created} (UTC){' — QUICK run (smoke figures, not for quoting)' if quick else ''}",
         f"- **Command**: `{command}`, which ran:",
     ]
-    for name in ("codec", "conversion", "streaming", "service", "cluster"):
+    for name in ("codec", "conversion", "streaming", "service", "cluster", "observability"):
         run = runs.get(name)
         if run:
             start = run.get("load_average") or run.get("machine", {}).get("load_average")
@@ -93,7 +93,7 @@ def targets_section(runs: dict[str, dict[str, Any] | None]) -> tuple[list[str], 
     if codec:
         for t in codec["targets"]:
             rows.append(("codec", f"{t['payload']}: {t['text']}", t["pass"], t.get("extra", False)))
-    for name in ("conversion", "service", "cluster"):
+    for name in ("conversion", "service", "cluster", "observability"):
         run = runs.get(name)
         if run:
             rows.extend((name, t["text"], t["pass"], False) for t in run["targets"])
@@ -324,6 +324,40 @@ def cluster_section(cluster: dict[str, Any]) -> list[str]:
 
 
 # --- misses -----------------------------------------------------------------------------------
+
+
+def observability_section(run: dict[str, Any]) -> list[str]:
+    labels = {"off": "off", "on": "on, every call sampled", "on_10pct": "on, 10% sampled"}
+    lines = [
+        "## Observability overhead",
+        "",
+        f"One client appending, {run['rounds']} interleaved rounds of {run['count']} appends per mode; each mode its "
+        "own server process, configured only by the `OTEL_*` environment (spans exported over OTLP/gRPC to a "
+        "receiver in the benchmark process; `--metrics-port` on). p50: the lowest of the rounds' p50 (the median of "
+        f"the rounds beside it); CPU: client + server per append, median of the rounds.",
+        "",
+        "| store | tracing and metrics | p50 | vs off | median-of-rounds vs off | p99 | CPU per append | vs off |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for store, rows in run["stores"].items():
+        for mode, row in rows.items():
+            lines.append(
+                f"| {store} | {labels.get(mode, mode)} | {fmt_time(row['p50_s'] * 1e9)} | {row['ratio']:.2f}{TIMES} | "
+                f"{row['ratio_median']:.2f}{TIMES} | {fmt_time(row['p99_s'] * 1e9)} | {fmt_time(row['cpu_s'] * 1e9)} | "
+                f"{row['cpu_ratio']:.2f}{TIMES} |"
+            )
+    cost = run.get("instrumentation")
+    if cost:
+        lines += [
+            "",
+            f"The instrumentation alone, in-process with every span sampled (no network, spans discarded): "
+            f"{fmt_time(cost['server_s'] * 1e9)} on the server and {fmt_time(cost['client_s'] * 1e9)} "
+            "on the client per call.",
+        ]
+    spans = run.get("spans", {})
+    if spans:
+        lines += ["", "Spans the receiver got: " + ", ".join(f"{k} {v}" for k, v in sorted(spans.items())) + "."]
+    return lines
 
 
 def profile_table(title: str, profile: dict[str, Any], unit: str, rows: int = 8) -> list[str]:
@@ -566,7 +600,10 @@ def service_misses(service: dict[str, Any]) -> list[str]:
 
 
 def build(directory: Path, command: str) -> str:
-    runs = {name: load(directory, name) for name in ("codec", "conversion", "streaming", "service", "cluster")}
+    runs = {
+        name: load(directory, name)
+        for name in ("codec", "conversion", "streaming", "service", "cluster", "observability")
+    }
     if not any(runs.values()):
         raise SystemExit(f"no benchmark JSON in {directory}")
     lines = header(runs, command)
@@ -582,6 +619,8 @@ def build(directory: Path, command: str) -> str:
         lines += ["", *service_section(runs["service"])]
     if runs["cluster"]:
         lines += ["", *cluster_section(runs["cluster"])]
+    if runs["observability"]:
+        lines += ["", *observability_section(runs["observability"])]
     if missed:
         lines += [
             "",

@@ -33,6 +33,7 @@ tool spans get ``gen_ai.tool.call.arguments`` and ``gen_ai.tool.call.result``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import time
@@ -80,12 +81,19 @@ _CAPTURE_ON = {"true", "1", "span_only", "span_and_event"}
 _INSTRUMENTED = "/agentmsg.v1."  # health checks and reflection are not traced
 _TRACER = "agentmsg"
 _CONFIGURED: list[bool] = []  # set once: whether this process traces
+_TRACERS: list[Any] = []
+_CAPTURE: list[bool] = []
 S = TypeVar("S")
 
 
 def content_capture() -> bool:
-    """Whether message content may be recorded on spans (off unless the user opts in)."""
-    return os.environ.get(CAPTURE_ENV, "").strip().lower() in _CAPTURE_ON
+    """Whether message content may be recorded on spans (off unless the user opts in).
+
+    Read once per process, when tracing is set up (it is asked on every call).
+    """
+    if not _CAPTURE:
+        _CAPTURE.append(os.environ.get(CAPTURE_ENV, "").strip().lower() in _CAPTURE_ON)
+    return _CAPTURE[0]
 
 
 def configure_tracing(service_name: str = "agentmsg") -> bool:
@@ -135,6 +143,13 @@ def tracing_enabled() -> bool:
     return bool(_CONFIGURED and _CONFIGURED[0])
 
 
+def _tracer() -> Any:
+    """agentmsg's tracer (made once: a provider's ``get_tracer`` builds a new one per call)."""
+    if not _TRACERS:
+        _TRACERS.append(trace.get_tracer(_TRACER))
+    return _TRACERS[0]
+
+
 def inject_context(carrier: Any) -> None:
     """Write the current trace context (``traceparent``...) into a str->str map; nothing when not tracing."""
     if tracing_enabled():
@@ -144,7 +159,9 @@ def inject_context(carrier: Any) -> None:
 # --- attributes -----------------------------------------------------------------------------
 
 
+@functools.cache
 def _rpc_attributes(method: str) -> dict[str, Any]:
+    """The RPC's attributes (cached per method: never modify the returned dict)."""
     service, _, name = method.lstrip("/").partition("/")
     return {"rpc.system": "grpc", "rpc.service": service, "rpc.method": name}
 
@@ -331,10 +348,11 @@ class ServerTelemetry:
 
     def __init__(self, *, tracing: bool, metrics: bool, store: str) -> None:
         self.store = store
-        self.tracer = trace.get_tracer(_TRACER) if tracing else None
+        self.tracer = _tracer() if tracing else None
         self.metrics = _metrics(store) if metrics and AVAILABLE else None
         self._http: Any = None
         self.metrics_port: int | None = None
+        self._children: dict[tuple[str, str], tuple[Any, Any]] = {}
 
     @classmethod
     def create(cls, *, metrics_port: int | None, store: str) -> ServerTelemetry | None:
@@ -384,8 +402,14 @@ class ServerTelemetry:
         if metrics is None:
             return
         name = method.rpartition("/")[2]
-        metrics.rpcs.labels(name, code).inc()
-        metrics.rpc_seconds.labels(name, code).observe(seconds)
+        children = self._children.get((name, code))
+        if children is None:  # a labelled child is looked up once per method and code
+            children = self._children[(name, code)] = (
+                metrics.rpcs.labels(name, code),
+                metrics.rpc_seconds.labels(name, code),
+            )
+        children[0].inc()
+        children[1].observe(seconds)
         if name == "CallTool" and isinstance(request, tool_service_pb2.CallToolRequest):
             outcome = code.lower()
             if code == "OK":
@@ -646,7 +670,7 @@ def _with_context(metadata: Any) -> list[tuple[str, str | bytes]]:
 
 
 def _open_client_span(method: str, request: Any) -> Any:
-    attributes = _rpc_attributes(method)
+    attributes = dict(_rpc_attributes(method))
     name = method.lstrip("/")
     if isinstance(request, tool_service_pb2.CallToolRequest):
         attributes.update(_tool_attributes(request.call))
@@ -656,7 +680,7 @@ def _open_client_span(method: str, request: Any) -> Any:
     session = _session_of(request)
     if session:
         attributes["gen_ai.conversation.id"] = session
-    return trace.get_tracer(_TRACER).start_as_current_span(name, kind=trace.SpanKind.CLIENT, attributes=attributes)
+    return _tracer().start_as_current_span(name, kind=trace.SpanKind.CLIENT, attributes=attributes)
 
 
 def _close_client_span(span: Any, code: Any, response: Any) -> None:
@@ -785,7 +809,7 @@ def tool_execution(call: ToolCallContent, trace_context: Any) -> Iterator[Callab
     attributes = _tool_attributes(call.pb.tool_call)
     if content_capture():
         attributes["gen_ai.tool.call.arguments"] = call.arguments
-    tracer = trace.get_tracer(_TRACER)
+    tracer = _tracer()
     with tracer.start_as_current_span(f"execute_tool {call.name}", parent, attributes=attributes) as span:
 
         def record(result: ToolResultContent) -> None:
