@@ -16,6 +16,7 @@ import sys
 import textwrap
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from concurrent import futures
 from dataclasses import dataclass
@@ -23,9 +24,12 @@ from typing import Any
 
 import grpc
 import pytest
+from conftest import fresh_database
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from prometheus_client.parser import text_string_to_metric_families
 from serverproc import ServerProcess
 
+from agentmsg.service.localpg import LocalPostgres
 from agentmsg.service.telemetry import CAPTURE_ENV
 
 SECRET_ARGUMENT = "Reykjavik-7d1f"
@@ -255,3 +259,81 @@ def test_one_trace_from_engine_through_server_to_runner(
         assert output == [
             {"role": "assistant", "parts": [{"type": "text", "content": SECRET_TEXT}], "finish_reason": "tool_call"}
         ]
+
+
+def _metrics_port(server: ServerProcess) -> int:
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for line in server.output:
+            if "metrics on http://" in line:
+                return int(line.rsplit(":", 1)[1].split("/")[0])
+        time.sleep(0.05)
+    raise AssertionError(f"no metrics line: {server.output}")
+
+
+def test_a_forwarded_call_is_one_trace_across_both_nodes(
+    collector: tuple[Collector, int], monkeypatch: pytest.MonkeyPatch, postgres: LocalPostgres
+) -> None:
+    """A call made on the node without the runner: engine -> node B -> (forward) node A -> runner, one trace."""
+    receiver, port = collector
+    url = fresh_database(postgres)
+    for key, value in _env(port, "node-a", False).items():
+        monkeypatch.setenv(key, value)
+    node_a = ServerProcess("--store", url, "--pool-size", "4")
+    monkeypatch.setenv("OTEL_SERVICE_NAME", "node-b")
+    node_b = ServerProcess("--store", url, "--pool-size", "4", "--metrics-port", "0")
+    runner = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, node_a.target],
+        env=_env(port, "test-runner", False),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert runner.stdout is not None
+        assert runner.stdout.readline().strip() == "registered"
+        engine = subprocess.run(
+            [sys.executable, "-c", ENGINE, node_b.target, "blocking"],
+            env=_env(port, "test-engine", False),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert engine.returncode == 0, engine.stderr
+        name = "agentmsg.v1.ToolService/CallTool weather"
+
+        def complete(spans: list[Span]) -> bool:
+            names = [(s.service, s.name) for s in spans]
+            return ("test-runner", "execute_tool weather") in names and names.count(("node-b", name)) == 2
+
+        spans = receiver.wait_for(complete)
+        with urllib.request.urlopen(f"http://127.0.0.1:{_metrics_port(node_b)}/metrics", timeout=5) as response:
+            metrics = response.read().decode()
+    finally:
+        runner.send_signal(signal.SIGINT)
+        runner.communicate(timeout=20)
+        node_b.stop()
+        node_a.stop()
+
+    engine_span = next(s for s in spans if s.service == "test-engine" and s.name == name)
+    on_b = {s.kind: s for s in spans if s.service == "node-b" and s.name == name}
+    (on_a,) = [s for s in spans if s.service == "node-a" and s.name == name]
+    runner_span = next(s for s in spans if s.service == "test-runner")
+    assert on_b[2].parent_id == engine_span.span_id  # node B's SERVER span
+    assert on_b[3].parent_id == on_b[2].span_id  # node B's CLIENT span: the forward
+    assert on_a.parent_id == on_b[3].span_id  # node A's SERVER span
+    assert runner_span.parent_id == on_a.span_id
+    assert len({engine_span.trace_id, on_b[2].trace_id, on_b[3].trace_id, on_a.trace_id, runner_span.trace_id}) == 1
+    assert on_a.attributes["gen_ai.tool.call.id"] == "call-9"
+
+    samples = {
+        (sample.name, frozenset(sample.labels.items())): sample.value
+        for family in text_string_to_metric_families(metrics)
+        for sample in family.samples
+    }
+    assert samples[("agentmsg_cluster_forwards_total", frozenset({("outcome", "ok")}))] == 1
+    assert samples[("agentmsg_tool_calls_total", frozenset({("tool", "weather"), ("outcome", "ok")}))] == 1
+    assert samples[("agentmsg_store_healthy", frozenset({("store", "postgres")}))] == 1
+    assert samples[("agentmsg_store_pool_max", frozenset())] == 4
+    assert samples[("agentmsg_runners_connected", frozenset())] == 0  # the runner is on node A
