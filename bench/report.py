@@ -360,6 +360,34 @@ def observability_section(run: dict[str, Any]) -> list[str]:
     return lines
 
 
+def observability_misses(run: dict[str, Any]) -> list[str]:
+    missed = [t for t in run["targets"] if not t["pass"]]
+    cost = run.get("instrumentation")
+    if not missed or not cost:
+        return []
+    lines = ["### Observability: tracing on vs off", ""]
+    # Per traced append: both sides' instrumentation, and two spans (CLIENT and SERVER) encoded for export.
+    expected = cost["server_s"] + cost["client_s"] + 2 * cost["encode_s"]
+    for store, rows in run["stores"].items():
+        off, on = rows["off"]["cpu_s"], rows["on"]["cpu_s"]
+        lines.append(
+            f"- {store}: an untraced append took {fmt_time(off * 1e9)} of CPU (client + server); the parts of "
+            f"tracing timed in-process add {fmt_time(expected * 1e9)} ({expected / off:.0%}); the traced run "
+            f"measured {fmt_time((on - off) * 1e9)} more."
+        )
+    lines += [
+        "",
+        f"The parts: agentmsg's instrumentation {fmt_time(cost['server_s'] * 1e9)} (server) + "
+        f"{fmt_time(cost['client_s'] * 1e9)} (client) per call, and the SDK's OTLP encoding "
+        f"{fmt_time(cost['encode_s'] * 1e9)} per span in each process's export thread (with `always_on`, two "
+        "spans per append). Where the measured difference is larger than their sum, the remainder is what the "
+        "shared machine's load did to the traced rounds: compare the lowest-of-rounds and median-of-rounds "
+        "columns, and the 10%-sampled rows, which encode a tenth of the spans.",
+        "",
+    ]
+    return lines
+
+
 def profile_table(title: str, profile: dict[str, Any], unit: str, rows: int = 8) -> list[str]:
     lines = [
         f"{title} — {profile['total_us_per_op']:.2f} µs of profiled Python time per {unit}:",
@@ -636,6 +664,8 @@ def build(directory: Path, command: str) -> str:
             lines += conversion_misses(runs["conversion"])
         if runs["service"]:
             lines += service_misses(runs["service"])
+        if runs["observability"]:
+            lines += observability_misses(runs["observability"])
     return "\n".join(lines).rstrip() + "\n"
 
 
