@@ -611,27 +611,28 @@ class _Call:
         span.end()
 
     def _describe(self, span: Any, code: str) -> None:
-        span.set_attribute("rpc.grpc.status_code", grpc.StatusCode[code].value[0])
+        attributes: dict[str, Any] = {"rpc.grpc.status_code": grpc.StatusCode[code].value[0]}
         request, response = self.request, self.response
         if request is not None:
             session = _session_of(request)
             if session:
-                span.set_attribute("gen_ai.conversation.id", session)
+                attributes["gen_ai.conversation.id"] = session
             if isinstance(request, tool_service_pb2.CallToolRequest):
                 span.update_name(f"{self.method.lstrip('/')} {request.call.name}")
-                span.set_attributes(_tool_attributes(request.call))
+                attributes.update(_tool_attributes(request.call))
                 if content_capture():
-                    span.set_attribute("gen_ai.tool.call.arguments", request.call.arguments)
+                    attributes["gen_ai.tool.call.arguments"] = request.call.arguments
                 if response is not None:
                     if response.result.is_error:
-                        span.set_attribute("error.type", "tool_error")
+                        attributes["error.type"] = "tool_error"
                     if content_capture():
-                        span.set_attribute("gen_ai.tool.call.result", _result_json(response.result))
+                        attributes["gen_ai.tool.call.result"] = _result_json(response.result)
+        if code != "OK":
+            attributes["error.type"] = code
+            span.set_status(trace.Status(trace.StatusCode.ERROR, code))
+        span.set_attributes(attributes)  # one call: each set_attribute takes the span's lock
         if response is not None and code == "OK":
             _message_attributes(span, _appended(self.method.rpartition("/")[2], request, response))
-        if code != "OK":
-            span.set_attribute("error.type", code)
-            span.set_status(trace.Status(trace.StatusCode.ERROR, code))
 
     def delivered(self, response: Any) -> None:
         """A Subscribe delivery: a span (child of the Subscribe span) and a count."""
@@ -663,9 +664,10 @@ class _Call:
 # --- clients ----------------------------------------------------------------------------------
 
 
-def _with_context(metadata: Any) -> list[tuple[str, str | bytes]]:
+def _with_context(metadata: Any, span: Any = None) -> list[tuple[str, str | bytes]]:
+    """The call's metadata plus the trace context: the current one, or ``span``'s."""
     carrier: dict[str, str] = {}
-    propagate.inject(carrier)
+    propagate.inject(carrier, trace.set_span_in_context(span) if span is not None else None)
     return [*(metadata or ()), *carrier.items()]
 
 
@@ -680,13 +682,16 @@ def _open_client_span(method: str, request: Any) -> Any:
     session = _session_of(request)
     if session:
         attributes["gen_ai.conversation.id"] = session
-    return _tracer().start_as_current_span(name, kind=trace.SpanKind.CLIENT, attributes=attributes)
+    # Not made current: nothing runs inside it but the call, whose metadata gets its context explicitly.
+    return _tracer().start_span(name, kind=trace.SpanKind.CLIENT, attributes=attributes)
 
 
 def _close_client_span(span: Any, code: Any, response: Any) -> None:
-    name = _code_name(code)
+    """Record the call's outcome on its CLIENT span and end it."""
     if not span.is_recording():
+        span.end()
         return
+    name = _code_name(code)
     span.set_attribute("rpc.grpc.status_code", grpc.StatusCode[name].value[0])
     if name != "OK":
         span.set_attribute("error.type", name)
@@ -696,6 +701,13 @@ def _close_client_span(span: Any, code: Any, response: Any) -> None:
             span.set_attribute("error.type", "tool_error")
         if content_capture():
             span.set_attribute("gen_ai.tool.call.result", _result_json(response.result))
+    span.end()
+
+
+def _failure_code(error: BaseException) -> Any:
+    if isinstance(error, grpc.RpcError):
+        return error.code()
+    return grpc.StatusCode.CANCELLED if not isinstance(error, Exception) else grpc.StatusCode.UNKNOWN
 
 
 class _SyncUnary:
@@ -706,14 +718,14 @@ class _SyncUnary:
         self.method = method
 
     def __call__(self, request: Any, *, metadata: Any = None, **kwargs: Any) -> Any:
-        with _open_client_span(self.method, request) as span:
-            try:
-                response = self.inner(request, metadata=_with_context(metadata), **kwargs)
-            except grpc.RpcError as exc:
-                _close_client_span(span, exc.code(), None)
-                raise
-            _close_client_span(span, grpc.StatusCode.OK, response)
-            return response
+        span = _open_client_span(self.method, request)
+        try:
+            response = self.inner(request, metadata=_with_context(metadata, span), **kwargs)
+        except BaseException as exc:
+            _close_client_span(span, _failure_code(exc), None)
+            raise
+        _close_client_span(span, grpc.StatusCode.OK, response)
+        return response
 
 
 class _AioUnary:
@@ -731,15 +743,14 @@ class _AioUnary:
         try:
             if not self.tracing:
                 return await self.inner(request, metadata=metadata, **kwargs)
-            with _open_client_span(self.method, request) as span:
-                try:
-                    response = await self.inner(request, metadata=_with_context(metadata), **kwargs)
-                except grpc.RpcError as exc:
-                    code = exc.code()
-                    _close_client_span(span, code, None)
-                    raise
-                _close_client_span(span, code, response)
-                return response
+            span = _open_client_span(self.method, request)
+            try:
+                response = await self.inner(request, metadata=_with_context(metadata, span), **kwargs)
+            except BaseException as exc:
+                _close_client_span(span, _failure_code(exc), None)
+                raise
+            _close_client_span(span, code, response)
+            return response
         except grpc.RpcError as exc:
             code = exc.code()
             raise
