@@ -140,6 +140,10 @@ async def create_server(config: ServerConfig) -> Running:
         store = open_store(config.db, pool_size=config.pool_size, statement_timeout=config.statement_timeout)
     else:
         store = open_store(config.db)
+    # Before the store starts: a metrics port without the otel extra fails here, leaving nothing open.
+    telemetry = ServerTelemetry.create(
+        metrics_port=config.metrics_port, store=type(store).__name__.removesuffix("Store").lower()
+    )
     await store.start()
     options = [
         ("grpc.max_receive_message_length", config.max_message_bytes),
@@ -149,9 +153,6 @@ async def create_server(config: ServerConfig) -> Running:
         ("grpc.http2.max_frame_size", HTTP2_MAX_FRAME),
     ]
     access = Access(config.tokens, config.grants)
-    telemetry = ServerTelemetry.create(
-        metrics_port=config.metrics_port, store=type(store).__name__.removesuffix("Store").lower()
-    )
     interceptors = [BearerTokenInterceptor(access)] if access.enabled else []
     server = grpc.aio.server(
         interceptors=interceptors, options=options, maximum_concurrent_rpcs=config.max_concurrent_rpcs
