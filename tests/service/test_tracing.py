@@ -130,6 +130,7 @@ ENGINE = textwrap.dedent(
     import asyncio, sys
     import agentmsg as am
     from agentmsg.service import AsyncClient, Client
+    from agentmsg.streaming import events_from_message
 
     reply = am.AssistantMessage(
         [am.TextContent("the assistant said 4c0ffee")],
@@ -138,10 +139,16 @@ ENGINE = textwrap.dedent(
     )
     call = am.ToolCallContent("call-9", "weather", {"city": "Reykjavik-7d1f"})
 
+    streamed = am.AssistantMessage([am.TextContent("streamed")], stop_reason="stop")
+
     async def main():
         async with AsyncClient(sys.argv[1]) as client:
             await client.append("trip-42", reply)
-            return await client.call_tool(call)
+            result = await client.call_tool(call)
+            await client.publish_stream("trip-42", events_from_message(streamed))
+            async for _ in client.subscribe("trip-42"):
+                break
+            return result
 
     if sys.argv[2] == "async":
         result = asyncio.run(main())
@@ -149,6 +156,10 @@ ENGINE = textwrap.dedent(
         with Client(sys.argv[1]) as client:
             client.append("trip-42", reply)
             result = client.call_tool(call)
+            client.publish_stream("trip-42", events_from_message(streamed))
+            subscription = client.subscribe("trip-42")
+            next(subscription)
+            subscription.close()
     print(result.text, flush=True)
     """
 )
@@ -208,6 +219,8 @@ def test_one_trace_from_engine_through_server_to_runner(
                 ("test-server", "agentmsg.v1.ToolService/CallTool weather"),
                 ("test-runner", "execute_tool weather"),
                 ("test-server", "agentmsg.v1.SessionService/AppendMessage"),
+                ("test-server", "agentmsg.v1.SessionService/PublishStream"),
+                ("test-server", "agentmsg.v1.SessionService/Subscribe"),
             } <= names
 
         spans = receiver.wait_for(complete)
@@ -244,6 +257,17 @@ def test_one_trace_from_engine_through_server_to_runner(
     assert append.attributes["gen_ai.conversation.id"] == "trip-42"
     assert append.attributes["gen_ai.provider.name"] == "anthropic"
     assert append.attributes["gen_ai.response.model"] == "claude-test-1"
+
+    # PublishStream and each Subscribe delivery are spans too.
+    assert one("test-server", "agentmsg.v1.SessionService/PublishStream").attributes["gen_ai.conversation.id"] == (
+        "trip-42"
+    )
+    subscribe = one("test-server", "agentmsg.v1.SessionService/Subscribe")
+    delivery = one("test-server", "agentmsg.v1.SessionService/Subscribe deliver")
+    assert (delivery.trace_id, delivery.parent_id) == (subscribe.trace_id, subscribe.span_id)
+    assert delivery.attributes["gen_ai.conversation.id"] == "trip-42"
+    assert delivery.attributes["agentmsg.delivery.kind"] == "messages"
+    assert delivery.attributes["agentmsg.delivery.count"] == 2  # the appended reply and the streamed message
 
     recorded = json.dumps([s.attributes for s in spans])
     if not capture:
