@@ -11,7 +11,9 @@ from prometheus_client.parser import text_string_to_metric_families
 
 import agentmsg as am
 from agentmsg.service import Client, Logged, ServerConfig, ToolRunner
+from agentmsg.service.live import LIVE_QUEUE
 from agentmsg.streaming import events_from_message
+from agentmsg.v1 import session_service_pb2
 
 
 @pytest.fixture
@@ -93,3 +95,18 @@ def test_the_counters_equal_the_work_done(server: ServerThread) -> None:
     assert value(samples, "agentmsg_live_events_dropped_total") == 0
     assert value(samples, "agentmsg_subscribers", live_events="false") == 1
     assert value(samples, "agentmsg_subscribe_deliveries_total", kind="messages") == 1
+
+
+def test_dropped_live_events_are_counted(server: ServerThread) -> None:
+    """A live subscriber that does not read loses the oldest events beyond its queue: each one is counted."""
+    hub = server.running.sessions.hub
+
+    async def overflow() -> int:
+        with hub.subscribe("s-live") as queue:
+            for i in range(LIVE_QUEUE + 3):
+                event = session_service_pb2.LiveEvent(stream_id=f"st-{i}")
+                hub.publish("s-live", event)
+            return queue.qsize()
+
+    assert server.run(overflow()) == LIVE_QUEUE
+    assert value(scrape(server), "agentmsg_live_events_dropped_total") == 3
