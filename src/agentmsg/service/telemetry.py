@@ -3,7 +3,7 @@
 Everything here needs the optional extra ``agentmsg[otel]`` (opentelemetry-api,
 -sdk, the OTLP exporters and prometheus-client); this module is the one place
 that imports them. Without the extra, or without configuration, every hook is a
-no-op and no interceptor is installed: nothing changes.
+no-op and no handler or stub is wrapped: nothing changes.
 
 **Traces.** :func:`configure_tracing` installs a tracer provider from the
 standard environment (``OTEL_TRACES_EXPORTER``, ``OTEL_EXPORTER_OTLP_ENDPOINT``,
@@ -344,7 +344,7 @@ if AVAILABLE:
 
 
 class ServerTelemetry:
-    """One server's tracing and metrics: its interceptor, its Prometheus registry and ``/metrics`` endpoint."""
+    """One server's tracing and metrics: its handler wrapping, its Prometheus registry and ``/metrics`` endpoint."""
 
     def __init__(self, *, tracing: bool, metrics: bool, store: str) -> None:
         self.store = store
@@ -390,7 +390,7 @@ class ServerTelemetry:
         """A stub for calls to other nodes: the trace context travels on, and forwards are counted."""
         return _instrument(stub, self.tracer is not None, self)
 
-    # -- what the interceptor records
+    # -- what the wrapped handlers and peer stubs record
 
     def forwarded(self, code: str, seconds: float) -> None:
         if self.metrics is not None:
