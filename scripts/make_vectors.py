@@ -255,6 +255,23 @@ VALID = [
             "kind": "TOOL_KIND_WEB",
         },
     ),
+    Vector(
+        "tool_definition_mcp",
+        "ToolDefinition",
+        {
+            "name": "get_weather",
+            "description": "The weather in a city.",
+            "parameters": '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}',
+            "kind": "TOOL_KIND_MCP",
+            "title": "Weather",
+            "outputSchema": '{"type":"object","properties":{"celsius":{"type":"number"}}}',
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": True,
+            "strict": False,
+        },
+    ),
     # StreamEvent, one vector per event (and per delta)
     Vector(
         "stream_message_start",
