@@ -255,6 +255,32 @@ def _write_format(name: str, messages: list[am.AgentMessage], strict: bool, repo
     return messages_to_dict(langchain.to_langchain(messages, **options))
 
 
+# The request body key that holds each format's messages, when the converter writes a bare list.
+_MESSAGES_KEY = {"openai-chat": "messages", "openai-responses": "input"}
+
+
+def _convert_tools(args: argparse.Namespace, request: dict[str, Any], payload: Any, report: Any) -> Any:
+    """Carry a request's ``tools`` over to the target format, or report them when it has no place for them."""
+    from agentmsg.providers import tools as tool_formats
+    from agentmsg.providers._common import ConversionError, Loss
+
+    if args.source not in tool_formats.TOOL_FORMATS or args.target_format not in tool_formats.TOOL_FORMATS:
+        what = args.source if args.source not in tool_formats.TOOL_FORMATS else args.target_format
+        tools = request["tools"]
+        count = len(tools) if isinstance(tools, list) else 1
+        loss = Loss("tools", f"{count} tool definition(s)", f"the {what} format has no tools")
+        if args.strict:
+            raise ConversionError(args.target_format, [loss])
+        report.losses.append(loss)
+        return payload
+    definitions = tool_formats.from_tools(args.source, request, report=report)
+    written = tool_formats.to_tools(args.target_format, definitions, strict=args.strict, report=report)
+    if isinstance(payload, list):
+        payload = {_MESSAGES_KEY[args.target_format]: payload}
+    payload["tools"] = written
+    return payload
+
+
 def _convert(args: argparse.Namespace) -> int:
     from agentmsg.providers._common import ConversionReport
 
@@ -266,6 +292,8 @@ def _convert(args: argparse.Namespace) -> int:
     messages = _read_format(args.source, data, args.pass_through_unknown)
     report = ConversionReport()
     payload = _write_format(args.target_format, messages, args.strict, report)
+    if isinstance(data, dict) and data.get("tools") is not None:
+        payload = _convert_tools(args, data, payload, report)
     print(json.dumps(payload, ensure_ascii=False, indent=2 if args.pretty else None))
     for loss in report.losses:
         print(f"lost: {loss}", file=sys.stderr)

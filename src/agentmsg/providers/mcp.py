@@ -270,9 +270,11 @@ def _from_mcp_tool(
 def structured_content(result: ToolResultContent) -> dict[str, Any] | None:
     """The structured part of a result read from MCP (``structuredContent``), or None."""
     kept = result.metadata.get(METADATA_KEY)
-    if isinstance(kept, Mapping) and isinstance(kept.get("structuredContent"), Mapping):
-        return dict(kept["structuredContent"])
-    return None
+    text = kept.get("structuredContent") if isinstance(kept, Mapping) else None
+    if not isinstance(text, str):
+        return None
+    value = json.loads(text)
+    return value if isinstance(value, dict) else None
 
 
 def from_mcp_result(result: Mapping[str, Any], call_id: str, *, name: str = "", index: int = 0) -> ToolResultContent:
@@ -308,7 +310,8 @@ def from_mcp_result(result: Mapping[str, Any], call_id: str, *, name: str = "", 
     errors.raise_if_any()
     kept: dict[str, Any] = {}
     if structured is not None:
-        kept["structuredContent"] = structured
+        # As JSON text: a Struct would not keep the object's key order.
+        kept["structuredContent"] = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
     if any(extras):
         kept["content"] = extras
     if result.get("_meta") is not None:
@@ -429,8 +432,9 @@ def to_mcp_result(
             if written is not None:
                 content.append(written)
     out: dict[str, Any] = {"content": content}
-    if isinstance(kept.get("structuredContent"), Mapping):
-        out["structuredContent"] = dict(kept["structuredContent"])
+    structured = structured_content(result)
+    if structured is not None:
+        out["structuredContent"] = structured
     out["isError"] = result.is_error
     if kept.get("_meta") is not None:
         out["_meta"] = kept["_meta"]
