@@ -11,7 +11,7 @@ VALIDATE_PROTO := proto/buf/validate/validate.proto
 RELEASE_TAG := v0.1.0
 
 .DEFAULT_GOAL := help
-.PHONY: help deps run run-cluster serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean
+.PHONY: help deps run run-cluster run-mcp serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean
 
 help: ## List the targets with one line each
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -39,6 +39,9 @@ run: $(VENV)/.installed ## The main job: a server on embedded SQLite with an eng
 
 run-cluster: $(VENV)/.installed ## The same demo on 3 server nodes over a throwaway local PostgreSQL (tool calls and live events cross nodes)
 	$(PY) -m agentmsg.service.demo cluster
+
+run-mcp: $(VENV)/.installed node_modules/.installed ## The demo engine calling the MCP reference server's tools (server-everything over stdio) through agentmsg mcp runner
+	$(PY) -m agentmsg.mcp.demo
 
 serve: $(VENV)/.installed ## Run the server alone (SQLite agentmsg.db, 127.0.0.1:50051)
 	$(PY) -m agentmsg serve
@@ -94,6 +97,7 @@ bench: deps $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydant
 	$(PY) bench/streaming.py --json $(BENCH_OUT)/streaming.json $(BENCH_ARGS)
 	$(PY) bench/service.py --json $(BENCH_OUT)/service.json $(BENCH_ARGS)
 	$(PY) bench/cluster.py --json $(BENCH_OUT)/cluster.json $(BENCH_ARGS)
+	$(PY) bench/mcp.py --json $(BENCH_OUT)/mcp.json $(BENCH_ARGS)
 	$(PY) bench/report.py $(BENCH_OUT) -o bench/results.md --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS=$(BENCH_ARGS))"
 
 .PHONY: fuzz soak

@@ -302,6 +302,42 @@ def _convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    try:
+        from agentmsg import mcp
+        from agentmsg.service import AsyncClient
+    except ImportError as exc:
+        raise am.AgentMsgError(f"{exc}: agentmsg mcp needs the mcp extra: pip install 'agentmsg[mcp]'") from None
+
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
+    tls = {
+        "root_certificates": _read(args.ca),
+        "private_key": _read(args.key),
+        "certificate_chain": _read(args.cert),
+    }
+    if args.mcp_command == "runner":
+        command = [part for part in args.server_command if part != "--"]
+        if bool(command) == bool(args.url):
+            raise am.ValidationError.single(
+                "command", "required", "give the MCP server as -- COMMAND [ARGS...] or --url URL"
+            )
+        server: mcp.MCPServerSpec = args.url or mcp.stdio_server(command[0], command[1:])
+        runner = mcp.McpRunner(args.target, server, name=args.name, prefix=args.prefix, token=args.token, **tls)
+        runner.run()
+        return 0
+
+    async def serve() -> None:
+        async with AsyncClient(args.target, token=args.token, **tls) as client:
+            server = mcp.create_mcp_server(client, call_timeout=args.timeout, poll_interval=args.poll)
+            if args.http is not None:
+                await mcp.serve_http(server, args.http, host=args.host)
+            else:
+                await mcp.serve_stdio(server)
+
+    asyncio.run(serve())
+    return 0
+
+
 def _connection_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--target", default=os.environ.get("AGENTMSG_TARGET", DEFAULT_TARGET), help="host:port")
     parser.add_argument("--token", default=os.environ.get("AGENTMSG_TOKEN"), help="bearer token")
@@ -399,6 +435,27 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--call-id", default="cli-call", help="with call: the call id")
     _connection_options(tools)
     tools.set_defaults(handler=_tools)
+    mcp = commands.add_parser("mcp", help="MCP both ways: an MCP server as a tool runner, the tools as an MCP server")
+    mcp_commands = mcp.add_subparsers(dest="mcp_command", required=True)
+    runner = mcp_commands.add_parser(
+        "runner",
+        help="serve an MCP server's tools through agentmsg",
+        usage="agentmsg mcp runner [options] (-- COMMAND [ARGS...] | --url URL)",
+    )
+    runner.add_argument("--url", help="a streamable HTTP MCP endpoint (instead of a command)")
+    runner.add_argument("--prefix", default="", help="put this in front of every tool name (e.g. 'files.')")
+    runner.add_argument("--name", help="the runner's name (default: mcp:COMMAND)")
+    runner.add_argument("server_command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]: run over stdio")
+    _connection_options(runner)
+    runner.set_defaults(handler=_mcp)
+    mcp_serve = mcp_commands.add_parser("serve", help="the cluster's tools as an MCP server (stdio, or --http PORT)")
+    mcp_serve.add_argument(
+        "--http", type=int, metavar="PORT", help="streamable HTTP on PORT (at /mcp) instead of stdio"
+    )
+    mcp_serve.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on")
+    mcp_serve.add_argument("--poll", type=float, default=1.0, help="seconds between checks for changed tools")
+    _connection_options(mcp_serve)
+    mcp_serve.set_defaults(handler=_mcp)
     return parser
 
 

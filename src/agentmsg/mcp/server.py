@@ -207,8 +207,9 @@ async def serve_http(
                 server.http_port = web.servers[0].sockets[0].getsockname()[1]
                 if ready is not None:
                     ready.set()
-            await serving
+            await asyncio.shield(serving)
         finally:
+            # Cancelled: let uvicorn close its sockets and connections itself rather than cutting it off.
             web.should_exit = True
             with contextlib.suppress(asyncio.CancelledError):
                 await serving

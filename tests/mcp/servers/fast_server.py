@@ -1,0 +1,42 @@
+"""An MCP server written with the SDK's MCPServer (FastMCP before mcp 2), run over stdio by the tests.
+
+``MCP_TEST_LOG`` names a file where a cancelled ``slow`` call writes ``cancelled <tag>``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+
+app = MCPServer("fast")
+
+
+@app.tool()
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@app.tool()
+async def slow(seconds: float, tag: str) -> str:
+    """Sleep, then say done (a cancelled call is written to MCP_TEST_LOG)."""
+    try:
+        await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        with Path(os.environ.get("MCP_TEST_LOG", os.devnull)).open("a") as log:
+            log.write(f"cancelled {tag}\n")
+        raise
+    return f"done {tag}"
+
+
+@app.tool()
+def fail(reason: str) -> str:
+    """Always fails with ``reason``."""
+    raise ValueError(reason)
+
+
+if __name__ == "__main__":
+    app.run()
