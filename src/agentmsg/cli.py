@@ -310,7 +310,7 @@ def _mcp(args: argparse.Namespace) -> int:
         raise am.AgentMsgError(f"{exc}: agentmsg mcp needs the mcp extra: pip install 'agentmsg[mcp]'") from None
 
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
-    tls = {
+    tls: dict[str, Any] = {
         "root_certificates": _read(args.ca),
         "private_key": _read(args.key),
         "certificate_chain": _read(args.cert),

@@ -124,7 +124,7 @@ class ToolDefinition(ProtoWrapper[tool_pb2.ToolDefinition]):
         return self._pb.output_schema
 
     def _hint(self, field: str) -> bool | None:
-        return getattr(self._pb, field) if self._pb.HasField(field) else None  # type: ignore[no-any-return]
+        return getattr(self._pb, field) if self._pb.HasField(field) else None  # type: ignore[arg-type]
 
     @property
     def read_only_hint(self) -> bool | None:

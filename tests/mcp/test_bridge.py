@@ -4,7 +4,6 @@ SDK MCPServer behind McpRunner, the SDK's client in front of the agentmsg MCP se
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -90,7 +89,7 @@ CALLS = [
 ]
 
 
-def test_whole_loop() -> None:
+def test_whole_loop(tmp_path: Path) -> None:
     """MCP client -> agentmsg mcp serve -> agentmsg server -> agentmsg mcp runner -> MCP server, and back."""
 
     async def main(tmp: Path) -> None:
@@ -144,7 +143,7 @@ def test_whole_loop() -> None:
                     await until(lambda: "cancelled by-client" in (log.read_text() if log.exists() else ""), "cancel")
 
                     # a slow call hitting the bridge's deadline: an MCP error, and the call cancelled behind
-                    with pytest.raises(MCPError, match="(?i)deadline"):
+                    with pytest.raises(MCPError, match=r"(?i)deadline"):
                         await mcp.call_tool("fast.slow", {"seconds": 60, "tag": "deadline"})
                     await until(lambda: "cancelled deadline" in log.read_text(), "the deadline's cancel")
 
@@ -154,37 +153,40 @@ def test_whole_loop() -> None:
                 web.cancel()
                 await asyncio.gather(web, return_exceptions=True)
 
-    import tempfile
-
-    with tempfile.TemporaryDirectory() as tmp:
-        run(lambda: main(Path(tmp)))
+    run(lambda: main(tmp_path))
 
 
 def test_runner_results_as_blocks() -> None:
     """What an engine gets through CallTool: agentmsg blocks, the structured part beside them."""
 
     async def main() -> None:
-        async with agentmsg_server() as target, AsyncClient(target) as client:
-            async with serving(McpRunner(target, everything())) as runner:
-                await until(runner.registered.is_set, "registration")
-                tools = {t.tool.name: t.tool for t in await client.list_tools()}
-                assert tools["echo"].kind is am.ToolKind.MCP
-                assert tools["echo"].read_only_hint is True
-                image = await client.call_tool(am.ToolCallContent("c1", "get-tiny-image", {}))
-                png = [b for b in image.blocks if isinstance(b, am.ImageContent)]
-                assert png and png[0].media_type == "image/png" and png[0].data.startswith(b"\x89PNG")  # type: ignore[union-attr]
-                weather = await client.call_tool(
-                    am.ToolCallContent("c2", "get-structured-content", {"location": "Chicago"})
-                )
-                assert structured_content(weather) == json.loads(weather.text)
-                links = await client.call_tool(am.ToolCallContent("c3", "get-resource-links", {"count": 2}))
-                docs = [b for b in links.blocks if isinstance(b, am.DocumentContent)]
-                assert [d.url for d in docs] == ["demo://resource/dynamic/blob/1", "demo://resource/dynamic/text/2"]
-                blob = await client.call_tool(
-                    am.ToolCallContent("c4", "get-resource-reference", {"resourceType": "Blob", "resourceId": 2})
-                )
-                doc = next(b for b in blob.blocks if isinstance(b, am.DocumentContent))
-                assert doc.filename == "demo://resource/dynamic/blob/2" and doc.data
+        async with (
+            agentmsg_server() as target,
+            AsyncClient(target) as client,
+            serving(McpRunner(target, everything())) as runner,
+        ):
+            await until(runner.registered.is_set, "registration")
+            tools = {t.tool.name: t.tool for t in await client.list_tools()}
+            assert tools["echo"].kind is am.ToolKind.MCP
+            assert tools["echo"].read_only_hint is True
+            image = await client.call_tool(am.ToolCallContent("c1", "get-tiny-image", {}))
+            png = [b for b in image.blocks if isinstance(b, am.ImageContent)]
+            assert png
+            assert png[0].media_type == "image/png"
+            assert png[0].data.startswith(b"\x89PNG")
+            weather = await client.call_tool(
+                am.ToolCallContent("c2", "get-structured-content", {"location": "Chicago"})
+            )
+            assert structured_content(weather) == json.loads(weather.text)
+            links = await client.call_tool(am.ToolCallContent("c3", "get-resource-links", {"count": 2}))
+            docs = [b for b in links.blocks if isinstance(b, am.DocumentContent)]
+            assert [d.url for d in docs] == ["demo://resource/dynamic/blob/1", "demo://resource/dynamic/text/2"]
+            blob = await client.call_tool(
+                am.ToolCallContent("c4", "get-resource-reference", {"resourceType": "Blob", "resourceId": 2})
+            )
+            doc = next(b for b in blob.blocks if isinstance(b, am.DocumentContent))
+            assert doc.filename == "demo://resource/dynamic/blob/2"
+            assert doc.data
 
     run(main)
 
@@ -202,11 +204,13 @@ def test_bad_input_keeps_the_other_tools() -> None:
                 assert "not JSON" in runner.problems["bad-schema"]
                 bad = await client.call_tool(am.ToolCallContent("c1", "malformed", {}))
                 assert bad.is_error
-                assert "malformed" in bad.text and "content[0].data" in bad.text
+                assert "malformed" in bad.text
+                assert "content[0].data" in bad.text
                 good = await client.call_tool(am.ToolCallContent("c2", "good", {}))
                 assert (good.is_error, good.text) == (False, "ok")
                 died = await client.call_tool(am.ToolCallContent("c3", "exit", {}))
-                assert died.is_error and "went away" in died.text
+                assert died.is_error
+                assert "went away" in died.text
                 await until(lambda: runner.restarts >= 1 and runner.connected.is_set(), "the restart")
                 again = await client.call_tool(am.ToolCallContent("c4", "good", {}))
                 assert (again.is_error, again.text) == (False, "ok")
@@ -230,20 +234,23 @@ def test_server_that_exits_at_start() -> None:
     run(main)
 
 
-def test_list_changed_re_registers() -> None:
-    """notifications/tools/list_changed from the MCP server: the runner lists again and re-registers."""
+def test_list_changed_re_registers(tmp_path: Path) -> None:
+    """A server's notifications/tools/list_changed: the runner lists again and re-registers the new tools."""
 
     async def main() -> None:
-        async with agentmsg_server() as target, AsyncClient(target) as client:
-            async with serving(McpRunner(target, everything(), prefix="ev.")) as runner:
-                await until(runner.registered.is_set, "registration")
-                first = runner.runner_id
-                # The reference server's toggle tools send list_changed for resources, not tools: send the
-                # notification the runner listens for by hand, as a server whose tools changed does.
-                runner.prefix = "ev2."
-                await runner._on_message(mcp_types.ToolListChangedNotification())
-                await until(lambda: runner.registered.is_set() and runner.runner_id != first, "re-registration")
-                names = {t.tool.name for t in await client.list_tools()}
-                assert "ev2.echo" in names and "ev.echo" not in names
+        async with (
+            agentmsg_server() as target,
+            AsyncClient(target) as client,
+            serving(McpRunner(target, fast(tmp_path / "log"), prefix="fast.")) as runner,
+        ):
+            await until(runner.registered.is_set, "registration")
+            first = runner.runner_id
+            grown = await client.call_tool(am.ToolCallContent("c1", "fast.grow", {"name": "sprout"}))
+            assert grown.text == "added sprout"
+            await until(lambda: runner.registered.is_set() and runner.runner_id != first, "re-registration")
+            names = {t.tool.name for t in await client.list_tools()}
+            assert {"fast.add", "fast.sprout"} <= names
+            sprout = await client.call_tool(am.ToolCallContent("c2", "fast.sprout", {}))
+            assert sprout.text == "sprout is here"
 
     run(main)

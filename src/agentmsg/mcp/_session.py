@@ -38,7 +38,7 @@ def describe(server: MCPServerSpec) -> str:
     return " ".join([server.command, *server.args])
 
 
-class _WatchedDispatcher(JSONRPCDispatcher):  # type: ignore[type-arg]
+class _WatchedDispatcher(JSONRPCDispatcher):
     """A dispatcher that says when its connection ended (the server exited or hung up)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -121,7 +121,8 @@ class McpRunner:
         self.problems = {}
         for index, found in problems.items():
             tool = raw[index]
-            label = tool.get("name") if isinstance(tool, dict) and isinstance(tool.get("name"), str) else f"#{index}"
+            named = tool.get("name") if isinstance(tool, dict) else None
+            label = named if isinstance(named, str) and named else f"#{index}"
             self.problems[label] = "; ".join(str(v) for v in found.found)
             log.warning("MCP tool %s left out: %s", label, self.problems[label])
         prefixed = []
@@ -216,7 +217,9 @@ class McpRunner:
             return grpc.aio.secure_channel(self.target, grpc.ssl_channel_credentials(root, key, chain))
         return grpc.aio.insecure_channel(self.target)
 
-    async def _serve_stream(self, stub: tool_service_pb2_grpc.ToolServiceStub, tools: list[ToolDefinition]) -> None:
+    async def _serve_stream(
+        self, stub: tool_service_pb2_grpc.ToolServiceAsyncStub, tools: list[ToolDefinition]
+    ) -> None:
         """Register ``tools`` and answer calls until the tools change (returns) or the stream ends (raises)."""
         metadata = (("authorization", f"Bearer {self._token}"),) if self._token else ()
         stream = stub.ServeTools(metadata=metadata)
@@ -266,9 +269,9 @@ class McpRunner:
             if running:
                 await asyncio.wait(list(running.values()), timeout=_DRAIN_SECONDS)
         except grpc.RpcError as exc:
-            code = exc.code()  # type: ignore[attr-defined]
+            code = exc.code()
             raise _RPC_ERRORS.get(code, errors.UnavailableError)(
-                f"agentmsg server {self.target}: {exc.details()} ({code.name})"  # type: ignore[attr-defined]
+                f"agentmsg server {self.target}: {exc.details()} ({code.name})"
             ) from None
         finally:
             self.registered.clear()
@@ -279,7 +282,7 @@ class McpRunner:
     async def _register(self) -> None:
         channel = self._channel()
         try:
-            stub = tool_service_pb2_grpc.ToolServiceStub(channel)
+            stub = tool_service_pb2_grpc.ToolServiceAsyncStub(channel)
             while True:
                 await self._changed.wait()
                 self._changed.clear()

@@ -259,7 +259,7 @@ def _from_mcp_tool(
             kind=kind,
             title=texts["title"],
             output_schema=output,
-            **hints,  # type: ignore[arg-type]
+            **hints,
         )
     return None
 
@@ -423,11 +423,12 @@ def to_mcp_result(
     reporter = Reporter(TARGET, report, strict=strict)
     kept = result.metadata.get(METADATA_KEY)
     kept = kept if isinstance(kept, Mapping) else {}
-    extras = kept.get("content") if isinstance(kept.get("content"), list) else []
+    listed = kept.get("content")
+    extras: list[Any] = listed if isinstance(listed, list) else []
     content: list[dict[str, Any]] = []
     for i, block in enumerate(result.blocks):
         extra = extras[i] if i < len(extras) and isinstance(extras[i], Mapping) else {}
-        for path, piece in split_media(block, f"content[{i}]", reporter):  # type: ignore[type-var]
+        for path, piece in split_media(block, f"content[{i}]", reporter):
             written = _to_block(piece, path, extra, reporter)
             if written is not None:
                 content.append(written)
@@ -473,10 +474,10 @@ def _to_block(block: Any, path: str, extra: Mapping[str, Any], reporter: Reporte
             reporter.loss(
                 path, f"the {kind} block kind", f"MCP {kind} content is inline only: the URL goes as a resource_link"
             )
-            link = {"type": "resource_link", "uri": value, "name": value.rsplit("/", 1)[-1] or value}
+            linked: dict[str, Any] = {"type": "resource_link", "uri": value, "name": value.rsplit("/", 1)[-1] or value}
             if block.media_type:
-                link["mimeType"] = block.media_type
-            return link
+                linked["mimeType"] = block.media_type
+            return linked
         reporter.loss(path, f"{kind} {value!r} by provider file id", "an MCP client cannot fetch a provider's file")
         return None
     if isinstance(block, DocumentContent):

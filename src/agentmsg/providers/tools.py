@@ -212,9 +212,7 @@ class _ToolReader:
             if key not in known:
                 self.reporter.loss(f"{path}.{key}", repr(key), "agentmsg tool definitions have no field for it")
         with self.errors.building(path):
-            self.out.append(
-                ToolDefinition(name, description, parameters, output_schema=output, strict=strict)  # type: ignore[arg-type]
-            )
+            self.out.append(ToolDefinition(name, description, parameters, output_schema=output, strict=strict))
 
     def hosted(self, tool: Any, path: str, kind: Any) -> None:
         self.reporter.loss(path, f"the {kind!r} tool", "a tool the provider runs itself has no agentmsg definition")

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import anyio
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 
 app = MCPServer("fast")
 
@@ -36,6 +36,18 @@ async def slow(seconds: float, tag: str) -> str:
 def fail(reason: str) -> str:
     """Always fails with ``reason``."""
     raise ValueError(reason)
+
+
+@app.tool()
+async def grow(name: str, ctx: Context) -> str:
+    """Add a tool called ``name`` and tell the client that the tools changed."""
+
+    def grown() -> str:
+        return f"{name} is here"
+
+    app.add_tool(grown, name=name, description="A tool added at run time.")
+    await ctx.session.send_tool_list_changed()
+    return f"added {name}"
 
 
 if __name__ == "__main__":
