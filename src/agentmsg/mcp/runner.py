@@ -282,7 +282,7 @@ class McpRunner:
     async def _register(self) -> None:
         channel = self._channel()
         try:
-            stub = tool_service_pb2_grpc.ToolServiceAsyncStub(channel)
+            stub = tool_service_pb2_grpc.ToolServiceStub(channel)
             while True:
                 await self._changed.wait()
                 self._changed.clear()
