@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any
 
 import agentmsg as am
 from agentmsg.providers.mcp import structured_content
@@ -30,7 +31,7 @@ from agentmsg.service import AsyncClient, ServerConfig, create_server
 SESSION = "mcp-demo"
 PREFIX = "everything."
 PROVENANCE = am.Provenance("scripted", "agentmsg-demo", "scripted-model-1")
-CALLS = [
+CALLS: list[tuple[str, dict[str, Any]]] = [
     ("get-sum", {"a": 19, "b": 23}),
     ("get-tiny-image", {}),
     ("get-structured-content", {"location": "Chicago"}),
