@@ -6,75 +6,19 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
-import mcp_types
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.shared.exceptions import MCPError
+from mcphelpers import SERVERS, agentmsg_server, dump, everything, fast, needs_node, run, serving, until
 
 import agentmsg as am
 from agentmsg.mcp import McpRunner, create_mcp_server, serve_http, stdio_server
 from agentmsg.providers.mcp import structured_content
-from agentmsg.service import AsyncClient, ServerConfig, create_server
+from agentmsg.service import AsyncClient
 
-ROOT = Path(__file__).resolve().parents[2]
-EVERYTHING = ROOT / "node_modules" / ".bin" / "mcp-server-everything"
-SERVERS = Path(__file__).resolve().parent / "servers"
-WAIT = 30.0
-
-pytestmark = pytest.mark.skipif(not EVERYTHING.exists(), reason="node_modules is not installed (make deps)")
-
-
-def dump(result: mcp_types.CallToolResult) -> dict[str, Any]:
-    """A result as on the wire, without what each hop stamps on it (server info, result type)."""
-    wire = result.model_dump(by_alias=True, exclude_none=True, mode="json")
-    wire.pop("_meta", None)
-    wire.pop("resultType", None)
-    return wire
-
-
-@asynccontextmanager
-async def agentmsg_server() -> AsyncIterator[str]:
-    running = await create_server(ServerConfig(db=None))
-    try:
-        yield f"127.0.0.1:{running.port}"
-    finally:
-        await running.stop(0)
-
-
-@asynccontextmanager
-async def serving(runner: McpRunner) -> AsyncIterator[McpRunner]:
-    task = asyncio.ensure_future(runner.serve())
-    try:
-        yield runner
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-
-
-async def until(check: Callable[[], bool], what: str) -> None:
-    for _ in range(int(WAIT / 0.05)):
-        if check():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
-def run(main: Callable[[], Awaitable[None]]) -> None:
-    asyncio.run(asyncio.wait_for(main(), 120))
-
-
-def everything() -> StdioServerParameters:
-    return stdio_server(str(EVERYTHING), ["stdio"])
-
-
-def fast(log: Path) -> StdioServerParameters:
-    return stdio_server(sys.executable, [str(SERVERS / "fast_server.py")], env={"MCP_TEST_LOG": str(log)})
-
+pytestmark = needs_node
 
 # The reference server's tools with every content kind, and the arguments the tests call them with.
 CALLS = [

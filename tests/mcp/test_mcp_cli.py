@@ -1,0 +1,120 @@
+"""`agentmsg mcp runner` and `agentmsg mcp serve` as processes, the SDK's client on stdio, and list_changed."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import mcp_types
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.session import IncomingMessage
+from mcphelpers import SERVERS, agentmsg_server, everything, needs_node, run, serving, until
+
+import agentmsg as am
+from agentmsg.mcp import McpRunner, create_mcp_server, serve_http
+from agentmsg.service import AsyncClient
+
+pytestmark = needs_node
+
+
+@asynccontextmanager
+async def process(*args: str) -> AsyncIterator[asyncio.subprocess.Process]:
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+    )
+    try:
+        yield child
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            child.terminate()
+        await child.wait()
+        assert child.stdout is not None
+        await child.stdout.read()
+
+
+def test_processes_over_stdio() -> None:
+    """An MCP client runs `agentmsg mcp serve`; `agentmsg mcp runner` runs an MCP server; list_changed reaches it."""
+
+    async def main() -> None:
+        changed = asyncio.Event()
+
+        async def on_message(message: IncomingMessage) -> None:
+            if isinstance(message, mcp_types.ToolListChangedNotification):
+                changed.set()
+
+        async with agentmsg_server() as target:
+            runner_cli = ["-m", "agentmsg", "mcp", "runner", "--target", target, "--prefix", "fast."]
+            async with process(*runner_cli, "--", sys.executable, str(SERVERS / "fast_server.py")):
+                serve = StdioServerParameters(
+                    command=sys.executable, args=["-m", "agentmsg", "mcp", "serve", "--target", target, "--poll", "0.1"]
+                )
+                async with Client(serve, mode="legacy", message_handler=on_message) as mcp:
+                    assert mcp.server_capabilities.tools is not None
+                    assert mcp.server_capabilities.tools.list_changed is True
+                    for _ in range(600):
+                        names = {t.name for t in (await mcp.list_tools()).tools}
+                        if "fast.add" in names:
+                            break
+                        await asyncio.sleep(0.05)
+                    assert {"fast.add", "fast.slow", "fast.fail", "fast.grow"} <= names
+                    added = await mcp.call_tool("fast.add", {"a": 20, "b": 22})
+                    assert added.structured_content == {"result": 42}
+                    assert not changed.is_set()
+                    async with serving(McpRunner(target, everything(), prefix="ev.")) as runner:
+                        await until(runner.registered.is_set, "the second runner")
+                        await asyncio.wait_for(changed.wait(), 30)
+                        names = {t.name for t in (await mcp.list_tools()).tools}
+                        assert "ev.echo" in names
+
+    run(main)
+
+
+def test_modern_client_hears_list_changed_on_its_listen_stream() -> None:
+    """At the 2026-07-28 protocol, list_changed reaches a client through subscriptions/listen (HTTP)."""
+
+    async def main() -> None:
+        async with agentmsg_server() as target, AsyncClient(target) as client:
+            bridge = create_mcp_server(client, poll_interval=0.1)
+            web = asyncio.ensure_future(serve_http(bridge, 0))
+            await until(lambda: bridge.http_port is not None, "the MCP endpoint")
+            async with Client(f"http://127.0.0.1:{bridge.http_port}/mcp") as mcp:
+                assert mcp.protocol_version == "2026-07-28"
+                assert (await mcp.list_tools()).tools == []
+                async with (
+                    mcp.listen(tools_list_changed=True) as subscription,
+                    serving(McpRunner(target, everything())) as runner,
+                ):
+                    await until(runner.registered.is_set, "the runner")
+                    event = await asyncio.wait_for(anext(aiter(subscription)), 30)
+                    assert type(event).__name__ == "ToolsListChanged"
+                    echo = await mcp.call_tool("echo", {"message": "modern"})
+                    assert echo.content[0].text == "Echo: modern"  # type: ignore[union-attr]
+            web.cancel()
+            await asyncio.gather(web, return_exceptions=True)
+
+    run(main)
+
+
+def test_runner_refused_when_its_tool_names_are_taken() -> None:
+    """Two runners serving the same names: the second is refused with a clear error (use --prefix)."""
+
+    async def main() -> None:
+        async with agentmsg_server() as target, serving(McpRunner(target, everything())) as first:
+            await until(first.registered.is_set, "the first runner")
+            second = McpRunner(target, everything())
+            with pytest.raises(am.ConflictError, match="echo"):
+                await asyncio.wait_for(second.serve(), 30)
+
+    run(main)
+
+
+def test_cli_needs_a_server(capsys: pytest.CaptureFixture[str]) -> None:
+    from agentmsg.cli import main
+
+    assert main(["mcp", "runner", "--target", "127.0.0.1:1"]) == 2
+    assert "give the MCP server as -- COMMAND" in capsys.readouterr().err
+    assert main(["mcp", "runner", "--url", "http://x/mcp", "--", "cmd"]) == 2
