@@ -97,7 +97,7 @@ bench: deps $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydant
 	$(PY) bench/streaming.py --json $(BENCH_OUT)/streaming.json $(BENCH_ARGS)
 	$(PY) bench/service.py --json $(BENCH_OUT)/service.json $(BENCH_ARGS)
 	$(PY) bench/cluster.py --json $(BENCH_OUT)/cluster.json $(BENCH_ARGS)
-	$(PY) bench/mcp.py --json $(BENCH_OUT)/mcp.json $(BENCH_ARGS)
+	$(PY) bench/mcp_bridge.py --json $(BENCH_OUT)/mcp.json $(BENCH_ARGS)
 	$(PY) bench/report.py $(BENCH_OUT) -o bench/results.md --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS=$(BENCH_ARGS))"
 
 .PHONY: fuzz soak
