@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import socket
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import mcp_types
 import pytest
@@ -16,6 +19,7 @@ from mcphelpers import SERVERS, agentmsg_server, everything, needs_node, run, se
 
 import agentmsg as am
 from agentmsg.mcp import McpRunner, create_mcp_server, serve_http
+from agentmsg.providers.mcp import structured_content
 from agentmsg.service import AsyncClient
 
 pytestmark = needs_node
@@ -99,6 +103,42 @@ def test_modern_client_hears_list_changed_on_its_listen_stream() -> None:
                     assert echo.content[0].text == "Echo: modern"  # type: ignore[union-attr]
             web.cancel()
             await asyncio.gather(web, return_exceptions=True)
+
+    run(main)
+
+
+def test_runner_over_streamable_http(tmp_path: Path) -> None:
+    """`agentmsg mcp runner --url`: an MCP server reached over streamable HTTP, cancellation included."""
+
+    async def main() -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        log = tmp_path / "cancelled.log"
+        env = {**os.environ, "MCP_TEST_LOG": str(log)}
+        server = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(SERVERS / "fast_server.py"),
+            "--http",
+            str(port),
+            env=env,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        try:
+            async with (
+                agentmsg_server() as target,
+                AsyncClient(target) as client,
+                serving(McpRunner(target, f"http://127.0.0.1:{port}/mcp", restart_delay=0.1)) as runner,
+            ):
+                await until(runner.registered.is_set, "registration over HTTP")
+                added = await client.call_tool(am.ToolCallContent("c1", "add", {"a": 1, "b": 2}))
+                assert structured_content(added) == {"result": 3}
+                with pytest.raises(am.DeadlineExceededError):
+                    await client.call_tool(am.ToolCallContent("c2", "slow", {"seconds": 60, "tag": "http"}), timeout=1)
+                await until(lambda: "cancelled http" in (log.read_text() if log.exists() else ""), "the cancel")
+        finally:
+            server.terminate()
+            await server.wait()
 
     run(main)
 

@@ -1,4 +1,5 @@
-"""An MCP server written with the SDK's MCPServer (FastMCP before mcp 2), run over stdio by the tests.
+"""An MCP server written with the SDK's MCPServer (FastMCP before mcp 2), run by the tests over stdio
+(or streamable HTTP with ``--http PORT``).
 
 ``MCP_TEST_LOG`` names a file where a cancelled ``slow`` call writes ``cancelled <tag>``.
 """
@@ -51,4 +52,9 @@ async def grow(name: str, ctx: Context) -> str:
 
 
 if __name__ == "__main__":
-    app.run()
+    import sys
+
+    if len(sys.argv) == 3 and sys.argv[1] == "--http":
+        app.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        app.run()
