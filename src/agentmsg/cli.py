@@ -1,6 +1,6 @@
 """The ``agentmsg`` command line.
 
-``serve`` runs the server; ``send``, ``tail``, ``sessions`` and ``tools`` talk
+``serve`` runs the server; ``send``, ``tail``, ``sessions``, ``tools`` and ``mcp`` talk
 to one (``--target``, default ``$AGENTMSG_TARGET`` or 127.0.0.1:50051, with
 ``--token`` / ``$AGENTMSG_TOKEN``); ``demo`` and ``validate`` work offline.
 """
