@@ -33,8 +33,8 @@ def dump(result: mcp_types.CallToolResult) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def agentmsg_server() -> AsyncIterator[str]:
-    running = await create_server(ServerConfig(db=None))
+async def agentmsg_server(**config: Any) -> AsyncIterator[str]:
+    running = await create_server(ServerConfig(db=None, **config))
     try:
         yield f"127.0.0.1:{running.port}"
     finally:

@@ -15,7 +15,8 @@ import mcp_types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.session import IncomingMessage
-from mcphelpers import SERVERS, agentmsg_server, everything, needs_node, run, serving, until
+from mcp.shared.exceptions import MCPError
+from mcphelpers import SERVERS, agentmsg_server, everything, fast, needs_node, run, serving, until
 
 import agentmsg as am
 from agentmsg.mcp import McpRunner, create_mcp_server, serve_http
@@ -152,6 +153,29 @@ def test_runner_refused_when_its_tool_names_are_taken() -> None:
             second = McpRunner(target, everything())
             with pytest.raises(am.ConflictError, match="echo"):
                 await asyncio.wait_for(second.serve(), 30)
+
+    run(main)
+
+
+def test_tokens(tmp_path: Path) -> None:
+    """The runner and the bridge speak to a server that wants a token with theirs; without one, a clear refusal."""
+
+    async def main() -> None:
+        async with agentmsg_server(tokens=["s3cret"]) as target:
+            with pytest.raises(am.UnauthenticatedError):
+                await asyncio.wait_for(McpRunner(target, fast(tmp_path / "log")).serve(), 30)
+            async with (
+                serving(McpRunner(target, fast(tmp_path / "log"), token="s3cret")) as runner,
+                AsyncClient(target, token="s3cret") as client,
+            ):
+                await until(runner.registered.is_set, "registration with a token")
+                bridge = create_mcp_server(client)
+                async with Client(bridge) as mcp:  # in-process: the SDK's client straight to the bridge object
+                    added = await mcp.call_tool("add", {"a": 2, "b": 2})
+                    assert added.structured_content == {"result": 4}
+            async with AsyncClient(target) as anonymous, Client(create_mcp_server(anonymous)) as mcp:
+                with pytest.raises(MCPError, match="ListTools failed"):
+                    await mcp.list_tools()
 
     run(main)
 
