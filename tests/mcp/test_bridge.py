@@ -172,7 +172,8 @@ def test_server_that_exits_at_start() -> None:
                 await until(lambda: runner.restarts >= 2, "restarts")
                 assert runner.last_error is not None
                 assert "odd_server.py --exit-at-start" in runner.last_error
-                assert "closed" in runner.last_error.lower()
+                assert "did not start" in runner.last_error
+                assert "Connection closed" in runner.last_error
                 assert not runner.registered.is_set()
 
     run(main)

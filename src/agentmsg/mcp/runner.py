@@ -142,9 +142,11 @@ class McpRunner:
         loop = asyncio.get_running_loop()
         while True:
             started = loop.time()
+            stage = "did not start (it exited or hung up before the handshake and tools/list)"
             try:
                 async with connect(self.server, self._on_message, errlog=self._errlog) as conn:
                     await self._load_tools(conn)
+                    stage = "stopped"
                     self._conn, self.last_error = conn, None
                     self.connected.set()
                     log.info("MCP server %s up: %d tool(s)", describe(self.server), len(self.tools))
@@ -162,7 +164,7 @@ class McpRunner:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                self.last_error = f"MCP server {describe(self.server)}: {_reason(exc)}"
+                self.last_error = f"MCP server {describe(self.server)} {stage}: {_reason(exc)}"
                 log.warning("%s; restarting in %.1fs", self.last_error, delay)
             finally:
                 self._conn = None
