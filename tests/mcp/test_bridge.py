@@ -46,7 +46,7 @@ def test_whole_loop(tmp_path: Path) -> None:
                 direct,
             ):
                 await until(lambda: ev.registered.is_set() and fa.registered.is_set(), "both runners")
-                bridge = create_mcp_server(client, call_timeout=2.0)
+                bridge = create_mcp_server(client, call_timeout=3.0)
                 web = asyncio.ensure_future(serve_http(bridge, 0))
                 await until(lambda: bridge.http_port is not None, "the MCP endpoint")
                 async with Client(f"http://127.0.0.1:{bridge.http_port}/mcp") as mcp:
@@ -81,7 +81,7 @@ def test_whole_loop(tmp_path: Path) -> None:
 
                     # a call the MCP client cancels: the MCP server behind the runner hears of it
                     call = asyncio.ensure_future(mcp.call_tool("fast.slow", {"seconds": 60, "tag": "by-client"}))
-                    await asyncio.sleep(1.0)
+                    await until(lambda: "started by-client" in (log.read_text() if log.exists() else ""), "the call")
                     call.cancel()
                     await asyncio.gather(call, return_exceptions=True)
                     await until(lambda: "cancelled by-client" in (log.read_text() if log.exists() else ""), "cancel")

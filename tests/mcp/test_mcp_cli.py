@@ -135,7 +135,7 @@ def test_runner_over_streamable_http(tmp_path: Path) -> None:
                 added = await client.call_tool(am.ToolCallContent("c1", "add", {"a": 1, "b": 2}))
                 assert structured_content(added) == {"result": 3}
                 with pytest.raises(am.DeadlineExceededError):
-                    await client.call_tool(am.ToolCallContent("c2", "slow", {"seconds": 60, "tag": "http"}), timeout=1)
+                    await client.call_tool(am.ToolCallContent("c2", "slow", {"seconds": 60, "tag": "http"}), timeout=3)
                 await until(lambda: "cancelled http" in (log.read_text() if log.exists() else ""), "the cancel")
         finally:
             server.terminate()

@@ -1,7 +1,7 @@
 """An MCP server written with the SDK's MCPServer (FastMCP before mcp 2), run by the tests over stdio
 (or streamable HTTP with ``--http PORT``).
 
-``MCP_TEST_LOG`` names a file where a cancelled ``slow`` call writes ``cancelled <tag>``.
+``MCP_TEST_LOG`` names a file where a ``slow`` call writes ``started <tag>`` and, cancelled, ``cancelled <tag>``.
 """
 
 from __future__ import annotations
@@ -23,12 +23,15 @@ def add(a: int, b: int) -> int:
 
 @app.tool()
 async def slow(seconds: float, tag: str) -> str:
-    """Sleep, then say done (a cancelled call is written to MCP_TEST_LOG)."""
+    """Sleep, then say done (its start and its cancellation are written to MCP_TEST_LOG)."""
+    log = Path(os.environ.get("MCP_TEST_LOG", os.devnull))
+    with log.open("a") as out:
+        out.write(f"started {tag}\n")
     try:
         await anyio.sleep(seconds)
     except anyio.get_cancelled_exc_class():
-        with Path(os.environ.get("MCP_TEST_LOG", os.devnull)).open("a") as log:
-            log.write(f"cancelled {tag}\n")
+        with log.open("a") as out:
+            out.write(f"cancelled {tag}\n")
         raise
     return f"done {tag}"
 
