@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import base64
+import json
+from pathlib import Path
 from typing import Any
 
 import mcp_types
@@ -11,7 +13,14 @@ from samples import png_bytes
 
 import agentmsg as am
 from agentmsg.providers._common import ConversionReport
-from agentmsg.providers.mcp import METADATA_KEY, from_mcp_result, structured_content, to_mcp_result
+from agentmsg.providers.mcp import (
+    METADATA_KEY,
+    from_mcp_result,
+    from_mcp_tools,
+    structured_content,
+    to_mcp_result,
+    to_mcp_tools,
+)
 
 PNG = png_bytes()
 PNG64 = base64.b64encode(PNG).decode()
@@ -35,7 +44,6 @@ RESULT: dict[str, Any] = {
         },
     ],
     "structuredContent": {"zeta": 1, "alpha": [1.5, "two"], "nested": {"b": True, "a": None}},
-    "isError": False,
 }
 
 
@@ -116,7 +124,7 @@ def test_agentmsg_blocks_written_for_mcp() -> None:
     }
     assert written["content"][5]["resource"]["blob"] == base64.b64encode(b"%PDF-1.7").decode()
     assert "structuredContent" not in written
-    assert set(written) == {"content", "isError"}  # app metadata and terminate never leave
+    assert set(written) == {"content"}  # app metadata and terminate never leave
     lost = sorted(loss.path for loss in report.losses)
     assert lost == ["content[1]", "content[2]", "content[3].title", "content[5]"]
 
@@ -146,6 +154,32 @@ def test_malformed_results_are_named(result: dict[str, Any], field: str, message
         from_mcp_result(result, "c")
     assert field in [v.field for v in caught.value.violations], caught.value.violations
     assert message in str(caught.value)
+
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "mcp"
+
+
+@pytest.mark.parametrize(
+    "recorded", json.loads((GOLDEN / "everything_tools_call.json").read_text()), ids=lambda r: r["name"]
+)
+def test_reference_server_results_round_trip(recorded: dict[str, Any]) -> None:
+    """Every result the reference server gave (recorded) goes through agentmsg and back unchanged."""
+    raw = recorded["result"]
+    result = from_mcp_result(raw, "call-1", name=recorded["name"])
+    assert to_mcp_result(am.ToolResultContent.from_bytes(result.to_bytes())) == raw
+    mcp_types.CallToolResult.model_validate(raw)
+
+
+def test_reference_server_tools() -> None:
+    """The reference server's tools/list (recorded): every tool read, what agentmsg has no field for reported."""
+    listed = json.loads((GOLDEN / "everything_tools_list.json").read_text())
+    report = ConversionReport()
+    definitions = from_mcp_tools(listed, kind=am.ToolKind.MCP, report=report)
+    assert len(definitions) == len(listed["tools"]) >= 10
+    assert {loss.what for loss in report.losses} == {"'execution'"}
+    back = to_mcp_tools(definitions, report=ConversionReport())
+    for original, written in zip(listed["tools"], back, strict=True):
+        assert written == {key: value for key, value in original.items() if key != "execution"}
 
 
 def test_not_a_result() -> None:

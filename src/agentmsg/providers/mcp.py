@@ -436,7 +436,8 @@ def to_mcp_result(
     structured = structured_content(result)
     if structured is not None:
         out["structuredContent"] = structured
-    out["isError"] = result.is_error
+    if result.is_error:  # MCP reads a missing isError as false, and servers leave it out
+        out["isError"] = True
     if kept.get("_meta") is not None:
         out["_meta"] = kept["_meta"]
     reporter.finish()
