@@ -274,7 +274,10 @@ def _convert_tools(args: argparse.Namespace, request: dict[str, Any], payload: A
         report.losses.append(loss)
         return payload
     definitions = tool_formats.from_tools(args.source, request, report=report)
+    start = len(report.losses)
     written = tool_formats.to_tools(args.target_format, definitions, strict=args.strict, report=report)
+    # The writer names each definition by its index; in the request they sit under `tools`.
+    report.losses[start:] = [Loss(f"tools{loss.path}", loss.what, loss.reason) for loss in report.losses[start:]]
     if isinstance(payload, list):
         payload = {_MESSAGES_KEY[args.target_format]: payload}
     payload["tools"] = written

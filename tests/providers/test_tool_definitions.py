@@ -281,7 +281,7 @@ def test_convert_keeps_tools(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert main(["convert", "--from", "openai-chat", "--to", "gemini", str(source)]) == 0
     out = capsys.readouterr()
     assert json.loads(out.out)["tools"] == formats.to_gemini_tools([definition()])
-    assert "strict dropped" in out.err
+    assert "tools[0].strict: strict dropped" in out.err
     assert main(["convert", "--from", "openai-chat", "--to", "openai-responses", str(source)]) == 0
     responses = json.loads(capsys.readouterr().out)
     assert responses["tools"] == formats.to_openai_responses_tools([definition(strict=True)])
