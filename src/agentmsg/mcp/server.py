@@ -33,6 +33,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import mcp_types
+import pydantic
 import uvicorn
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
@@ -115,7 +116,13 @@ class AgentmsgMcpServer(Server[Any]):
         tools = to_mcp_tools([t.tool for t in registered], report=report)
         for loss in report.losses:
             log.debug("tools/list: %s", loss)
-        return mcp_types.ListToolsResult(tools=[mcp_types.Tool.model_validate(tool) for tool in tools])
+        listed = []
+        for tool in tools:
+            try:
+                listed.append(mcp_types.Tool.model_validate(tool))
+            except pydantic.ValidationError as exc:  # one runner's odd definition must not hide the others
+                log.warning("tools/list: %r left out, not a valid MCP tool: %s", tool.get("name"), exc)
+        return mcp_types.ListToolsResult(tools=listed)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
@@ -138,7 +145,11 @@ class AgentmsgMcpServer(Server[Any]):
         written = to_mcp_result(result, report=report)
         for loss in report.losses:
             log.info("tools/call %s: %s", params.name, loss)
-        return mcp_types.CallToolResult.model_validate(written)
+        try:
+            return mcp_types.CallToolResult.model_validate(written)
+        except pydantic.ValidationError as exc:
+            message = f"the result of {params.name!r} is not a valid MCP result: {exc}"
+            raise MCPError(mcp_types.INTERNAL_ERROR, message) from None
 
     async def watch_tools(self) -> None:
         """Tell the connected clients whenever the cluster's tools change (runs until cancelled)."""
