@@ -21,6 +21,11 @@ DESCRIPTOR: _descriptor.FileDescriptor
 class ToolDefinition(_message.Message):
     """A tool a model may call: what engines offer to models and what tool runners
     register with the service.
+
+    The `*_hint` fields are the MCP tool annotations, for policy (approval,
+    retries) rather than for the model: hints from the tool's author, not
+    guarantees. Unset means not stated, which differs from false (MCP reads an
+    unstated `destructiveHint` or `openWorldHint` as true).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -55,13 +60,7 @@ class ToolDefinition(_message.Message):
     `parameters`. Empty when the tool declares no structured result.
     """
     read_only_hint: _builtins.bool
-    """The hints below are the MCP tool annotations, for policy (approval,
-    retries) rather than for the model. They are hints from the tool's author,
-    not guarantees; unset means not stated, which differs from false (MCP
-    reads an unstated `destructiveHint` or `openWorldHint` as true).
-
-    The tool does not change its environment (MCP `readOnlyHint`).
-    """
+    """The tool does not change its environment (MCP `readOnlyHint`)."""
     destructive_hint: _builtins.bool
     """The tool may destroy or overwrite data rather than only add (MCP
     `destructiveHint`; meaningful when not read-only).
