@@ -146,6 +146,7 @@ def test_bad_input_keeps_the_other_tools() -> None:
                 assert sorted(t.tool.name for t in await client.list_tools()) == ["exit", "good", "malformed"]
                 assert "inputSchema" in runner.problems["bad-schema"]
                 assert "not JSON" in runner.problems["bad-schema"]
+                assert "two tools by this name" in runner.problems["good"]
                 bad = await client.call_tool(am.ToolCallContent("c1", "malformed", {}))
                 assert bad.is_error
                 assert "malformed" in bad.text

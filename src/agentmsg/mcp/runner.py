@@ -126,8 +126,12 @@ class McpRunner:
             self.problems[label] = "; ".join(str(v) for v in found.found)
             log.warning("MCP tool %s left out: %s", label, self.problems[label])
         prefixed = []
-        names = {}
+        names: dict[str, str] = {}
         for definition in definitions:
+            if self.prefix + definition.name in names:
+                self.problems[definition.name] = "the server lists two tools by this name: the first one is served"
+                log.warning("MCP tool %s left out: %s", definition.name, self.problems[definition.name])
+                continue
             renamed = definition.copy()
             renamed.pb.name = self.prefix + definition.name
             prefixed.append(renamed)

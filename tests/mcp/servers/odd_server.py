@@ -1,6 +1,6 @@
 """A hand-written MCP server over stdio (no SDK) that says wrong things on purpose, for the bad-input tests.
 
-Tools: ``good`` (a text result), ``bad-schema`` (its inputSchema is a string that is not JSON),
+Tools: ``good`` (a text result, listed twice), ``bad-schema`` (its inputSchema is a string that is not JSON),
 ``malformed`` (a result whose image has no data), ``exit`` (the process exits mid-call).
 With ``--exit-at-start`` it exits before the handshake.
 """
@@ -15,6 +15,7 @@ TOOLS = [
     {"name": "bad-schema", "description": "A schema that is not JSON.", "inputSchema": "{type: object"},
     {"name": "malformed", "description": "A result with an image without data.", "inputSchema": {"type": "object"}},
     {"name": "exit", "description": "Exits mid-call.", "inputSchema": {"type": "object"}},
+    {"name": "good", "description": "The same name again.", "inputSchema": {"type": "object"}},
 ]
 
 
