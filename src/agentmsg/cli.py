@@ -319,7 +319,9 @@ def _mcp(args: argparse.Namespace) -> int:
         "certificate_chain": _read(args.cert),
     }
     if args.mcp_command == "runner":
-        command = [part for part in args.server_command if part != "--"]
+        command = list(args.server_command)
+        if command[:1] == ["--"]:  # the separator; a later "--" belongs to the server's own arguments
+            command = command[1:]
         if bool(command) == bool(args.url):
             raise am.ValidationError.single(
                 "command", "required", "give the MCP server as -- COMMAND [ARGS...] or --url URL"

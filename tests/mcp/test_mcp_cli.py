@@ -181,8 +181,11 @@ def test_tokens(tmp_path: Path) -> None:
 
 
 def test_cli_needs_a_server(capsys: pytest.CaptureFixture[str]) -> None:
-    from agentmsg.cli import main
+    from agentmsg.cli import build_parser, main
 
     assert main(["mcp", "runner", "--target", "127.0.0.1:1"]) == 2
     assert "give the MCP server as -- COMMAND" in capsys.readouterr().err
     assert main(["mcp", "runner", "--url", "http://x/mcp", "--", "cmd"]) == 2
+    assert "give the MCP server as -- COMMAND" in capsys.readouterr().err
+    args = build_parser().parse_args(["mcp", "runner", "--prefix", "p.", "--", "npx", "-y", "pkg", "--", "--flag"])
+    assert (args.server_command, args.prefix) == (["--", "npx", "-y", "pkg", "--", "--flag"], "p.")
