@@ -75,6 +75,9 @@ class AgentmsgMcpServer(Server[Any]):
         self.bus = InMemorySubscriptionBus()
         self._watchers: OrderedDict[int, ServerSession] = OrderedDict()
         self._listed: tuple[bytes, ...] | None = None
+        # Input schemas by tool name, from the last ListTools: the SDK checks a 2026-07-28 HTTP call's
+        # Mcp-Param headers against it, which would otherwise cost a ListTools for every tools/call.
+        self._schemas: dict[str, dict[str, Any]] = {}
         self.http_port: int | None = None
         """The port :func:`serve_http` listens on, once it does."""
         super().__init__(
@@ -83,6 +86,7 @@ class AgentmsgMcpServer(Server[Any]):
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=ListenHandler(self.bus),
+            get_tool_input_schema=self._schemas.get,
         )
 
     def create_initialization_options(
@@ -111,7 +115,7 @@ class AgentmsgMcpServer(Server[Any]):
         while len(self._watchers) > _MAX_WATCHERS:
             self._watchers.popitem(last=False)
         registered = await self._tools()
-        self._listed = tuple(t.tool.pb.SerializeToString() for t in registered)
+        self._remember(registered)
         report = ConversionReport()
         tools = to_mcp_tools([t.tool for t in registered], report=report)
         for loss in report.losses:
@@ -123,6 +127,16 @@ class AgentmsgMcpServer(Server[Any]):
             except pydantic.ValidationError as exc:  # one runner's odd definition must not hide the others
                 log.warning("tools/list: %r left out, not a valid MCP tool: %s", tool.get("name"), exc)
         return mcp_types.ListToolsResult(tools=listed)
+
+    def _remember(self, registered: list[RegisteredTool]) -> tuple[bytes, ...]:
+        """Keep the tools' input schemas; the listing as bytes, to compare with the next one."""
+        self._schemas.clear()
+        for tool in registered:
+            if tool.tool.parameters_json:
+                with contextlib.suppress(AgentMsgError):
+                    self._schemas[tool.tool.name] = tool.tool.parameters
+        self._listed = tuple(t.tool.pb.SerializeToString() for t in registered)
+        return self._listed
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: mcp_types.CallToolRequestParams
@@ -160,11 +174,8 @@ class AgentmsgMcpServer(Server[Any]):
             except AgentMsgError as exc:
                 log.warning("ListTools failed: %s", exc)
                 continue
-            now = tuple(t.tool.pb.SerializeToString() for t in registered)
-            if self._listed is None:
-                self._listed = now
-            elif now != self._listed:
-                self._listed = now
+            before = self._listed
+            if self._remember(registered) != before and before is not None:
                 await self.notify_tools_changed()
 
     async def notify_tools_changed(self) -> None:
