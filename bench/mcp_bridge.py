@@ -2,7 +2,8 @@
 
 - **runner**: the reference MCP server (``@modelcontextprotocol/server-everything``, its ``echo`` tool) behind
   ``agentmsg mcp runner``, called with ``CallTool`` through an agentmsg server, against the same call straight
-  to the same server over stdio with the SDK's client;
+  to the same server over stdio with the SDK's client; and, for what the agentmsg hops cost alone, ``CallTool``
+  to an ``echo`` served by a Python ``ToolRunner``;
 - **serve**: ``agentmsg mcp serve --http`` (tools from an agentmsg ``ToolRunner`` serving ``echo``), called by
   the SDK's client over streamable HTTP, against a plain ``MCPServer`` (the SDK's FastMCP) serving the same
   ``echo`` over streamable HTTP to the same client.
@@ -146,13 +147,19 @@ async def runner_pair(target: str, calls: int) -> dict[str, Any]:
             checked(result, f"m{i}")
 
         via = await measure(through, calls)
+
+        async def python_tool(i: int) -> None:
+            result = await client.call_tool(am.ToolCallContent(f"py-{i}", "py_echo", {"message": f"m{i}"}))
+            checked(result, f"m{i}")
+
+        hop = await measure(python_tool, calls)
     async with Client(StdioServerParameters(command=str(EVERYTHING), args=["stdio"]), mode="legacy") as direct:
 
         async def straight(i: int) -> None:
             checked(await direct.call_tool("echo", {"message": f"m{i}"}), f"m{i}")
 
         plain = await measure(straight, calls)
-    return {"agentmsg": via, "mcp": plain}
+    return {"agentmsg": via, "mcp": plain, "toolrunner": hop}
 
 
 async def serve_pair(bridge_port: int, plain_port: int, calls: int) -> dict[str, Any]:
@@ -171,12 +178,12 @@ async def serve_pair(bridge_port: int, plain_port: int, calls: int) -> dict[str,
 # --- the peer processes (this script, run with --role) -------------------------------------------------------
 
 
-def role_toolrunner(target: str) -> None:
+def role_toolrunner(target: str, name: str) -> None:
     from agentmsg.service import ToolRunner
 
     runner = ToolRunner(target, name="bench-echo")
 
-    @runner.tool
+    @runner.tool(name=name)
     def echo(message: str) -> str:
         """Echo the message back."""
         return f"Echo: {message}"
@@ -207,9 +214,10 @@ def main() -> int:
     parser.add_argument("--role", choices=["toolrunner", "plain"], help=argparse.SUPPRESS)
     parser.add_argument("--target", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--tool", default="echo", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.role == "toolrunner":
-        role_toolrunner(args.target)
+        role_toolrunner(args.target, args.tool)
         return 0
     if args.role == "plain":
         role_plain(args.port)
@@ -230,8 +238,9 @@ def main() -> int:
     with spawn("-m", "agentmsg", "serve", "--port", "0", "--db", ":memory:", ready="serving on") as (_, line):
         target = line.split("serving on ", 1)[1].split()[0]
         runner_cmd = ["-m", "agentmsg", "mcp", "runner", "--target", target, "--", str(EVERYTHING), "stdio"]
-        with spawn(*runner_cmd):
+        with spawn(*runner_cmd), spawn(me, "--role", "toolrunner", "--target", target, "--tool", "py_echo"):
             asyncio.run(wait_tool(target, "echo"))
+            asyncio.run(wait_tool(target, "py_echo"))
             results["runner"] = asyncio.run(runner_pair(target, calls))
     with spawn("-m", "agentmsg", "serve", "--port", "0", "--db", ":memory:", ready="serving on") as (_, line):
         target = line.split("serving on ", 1)[1].split()[0]
@@ -261,16 +270,19 @@ def main() -> int:
 def report(results: dict[str, Any]) -> str:
     lines = [
         f"MCP bridge, {results['calls']} calls per figure ({'QUICK' if results['quick'] else 'full'} run)",
-        f"{'path':<44} {'p50 ms':>8} {'p99 ms':>8} {'calls/s x' + str(CONCURRENCY):>12}",
+        f"{'path':<50} {'p50 ms':>8} {'p99 ms':>8} {'calls/s x' + str(CONCURRENCY):>12}",
     ]
     names = {
         "runner": ("CallTool via agentmsg mcp runner", "SDK client straight to the server (stdio)"),
         "serve": ("SDK client via agentmsg mcp serve (HTTP)", "SDK client to a plain MCPServer (HTTP)"),
     }
     for pair, (ours, theirs) in names.items():
-        for label, key in ((ours, "agentmsg"), (theirs, "mcp")):
+        rows = [(ours, "agentmsg"), (theirs, "mcp")]
+        if pair == "runner":
+            rows.append(("CallTool to a Python ToolRunner (the hops alone)", "toolrunner"))
+        for label, key in rows:
             row = results[pair][key]
-            lines.append(f"{label:<44} {row['p50_ms']:>8.3f} {row['p99_ms']:>8.3f} {row['per_s']:>12,.0f}")
+            lines.append(f"{label:<50} {row['p50_ms']:>8.3f} {row['p99_ms']:>8.3f} {row['per_s']:>12,.0f}")
         ratios = results[pair]
         lines.append(f"  {pair}: latency {ratios['latency_ratio']:.2f}x, throughput {ratios['throughput_ratio']:.2f}x")
     return "\n".join(lines)

@@ -331,7 +331,12 @@ def mcp_section(mcp: dict[str, Any]) -> list[str]:
         ),
     }
     for pair, (ours, theirs) in names.items():
-        for label, key in ((ours, "agentmsg"), (theirs, "mcp")):
+        rows = [(ours, "agentmsg"), (theirs, "mcp")]
+        if "toolrunner" in mcp[pair]:
+            rows.append(
+                ("`CallTool` to the same `echo` in a Python `ToolRunner` (the agentmsg hops alone)", "toolrunner")
+            )
+        for label, key in rows:
             row = mcp[pair][key]
             lines.append(f"| {label} | {row['p50_ms']:.3f} ms | {row['p99_ms']:.3f} ms | {row['per_s']:,.0f} |")
         lines.append(
