@@ -6,6 +6,10 @@ results and checks them itself, tool by tool and block by block
 (:mod:`agentmsg.providers.mcp`). The SDK still does the handshake, the
 framing, the notifications, and the ``notifications/cancelled`` a cancelled or
 timed-out request sends.
+
+The connection opens with the ``initialize`` handshake (protocol 2025-11-25
+at newest), which the reference servers and the SDK's own servers (of both
+eras) accept.
 """
 
 from __future__ import annotations
