@@ -10,6 +10,8 @@ from typing import Any
 import mcp_types
 import pytest
 from anthropic.types import ToolParam
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from openai.types.chat import ChatCompletionFunctionToolParam
 from openai.types.responses import FunctionToolParam
 from sdk_check import validate_with
@@ -294,3 +296,42 @@ def test_convert_keeps_tools(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     source.write_text(json.dumps({"messages": request["messages"]}))
     assert main(["convert", "--from", "openai-chat", "--to", "openai-chat", str(source)]) == 0
     assert isinstance(json.loads(capsys.readouterr().out), list)
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=20)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | _TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+_SCHEMA = st.dictionaries(_TEXT, _JSON, max_size=4)
+_HINT = st.none() | st.booleans()
+
+
+@st.composite
+def definitions(draw: st.DrawFn, fmt: str) -> am.ToolDefinition:
+    """A definition holding only what ``fmt`` holds (names, texts and schemas drawn freely)."""
+    held = HOLDS[fmt]
+    fields: dict[str, Any] = {}
+    if "title" in held:
+        fields["title"] = draw(_TEXT)
+    if "output_schema" in held:
+        fields["output_schema"] = draw(st.none() | _SCHEMA.filter(bool))
+    for hint in ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint"):
+        if hint in held:
+            fields[hint] = draw(_HINT)
+    if "strict" in held:
+        fields["strict"] = draw(_HINT)
+    parameters = draw(_SCHEMA.filter(bool))
+    return am.ToolDefinition(draw(_TEXT.filter(bool)), draw(_TEXT), parameters, **fields)
+
+
+@pytest.mark.parametrize("fmt", formats.TOOL_FORMATS)
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_round_trip_property(fmt: formats.ToolFormat, data: st.DataObject) -> None:
+    original = data.draw(st.lists(definitions(fmt), max_size=3))
+    report = ConversionReport()
+    written = json.loads(json.dumps(formats.to_tools(fmt, original, report=report)))
+    assert formats.from_tools(fmt, written, report=report) == original
+    assert not report.losses
