@@ -9,6 +9,8 @@ from typing import Any
 
 import mcp_types
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from samples import png_bytes
 
 import agentmsg as am
@@ -187,3 +189,64 @@ def test_not_a_result() -> None:
         from_mcp_result([], "c")  # type: ignore[arg-type]
     with pytest.raises(am.ValidationError, match="ToolResultContent"):
         to_mcp_result({"content": []})  # type: ignore[arg-type]
+
+
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=12)
+_EXTRAS = st.fixed_dictionaries(
+    {},
+    optional={
+        "annotations": st.fixed_dictionaries(
+            {},
+            optional={
+                "audience": st.lists(st.sampled_from(["user", "assistant"]), max_size=2),
+                "priority": st.floats(0, 1),
+            },
+        ),
+        "_meta": st.dictionaries(st.sampled_from(["a", "b.c"]), _TEXT, max_size=2),
+    },
+)
+_URI = st.from_regex(r"\A(file|demo|https)://[a-z0-9/._-]{1,20}\Z")
+_BYTES = st.binary(min_size=1, max_size=40).map(lambda raw: base64.b64encode(raw).decode())
+
+
+@st.composite
+def blocks(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["text", "image", "audio", "text-resource", "blob-resource", "resource_link"]))
+    extras = draw(_EXTRAS)
+    if kind == "text":
+        return {"type": "text", "text": draw(_TEXT), **extras}
+    if kind == "image":
+        return {"type": "image", "data": draw(_BYTES), "mimeType": "image/png", **extras}
+    if kind == "audio":
+        return {"type": "audio", "data": draw(_BYTES), "mimeType": "audio/wav", **extras}
+    if kind == "resource_link":
+        link = {"type": "resource_link", "uri": draw(_URI), "name": draw(_TEXT)}
+        if draw(st.booleans()):
+            link["mimeType"] = "text/plain"
+        if draw(st.booleans()):
+            link["description"] = draw(_TEXT)
+        return {**link, **extras}
+    resource: dict[str, Any] = {"uri": draw(_URI)}
+    if draw(st.booleans()):
+        resource["mimeType"] = draw(st.sampled_from(["text/plain", "application/json", "application/octet-stream"]))
+    if kind == "text-resource":
+        resource["text"] = draw(_TEXT)
+    else:
+        resource["blob"] = draw(_BYTES)
+    return {"type": "resource", "resource": resource, **extras}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    content=st.lists(blocks(), max_size=5),
+    structured=st.none() | st.dictionaries(_TEXT, _TEXT | st.integers(-1000, 1000), max_size=3),
+    is_error=st.booleans(),
+)
+def test_results_round_trip_property(content: list[dict[str, Any]], structured: Any, is_error: bool) -> None:
+    raw: dict[str, Any] = {"content": content}
+    if structured is not None:
+        raw["structuredContent"] = structured
+    if is_error:
+        raw["isError"] = True
+    result = from_mcp_result(raw, "c")
+    assert to_mcp_result(am.ToolResultContent.from_bytes(result.to_bytes())) == raw

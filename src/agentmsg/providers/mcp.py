@@ -395,6 +395,9 @@ def _from_block(block: Any, path: str, errors: PayloadErrors) -> tuple[ContentBa
             return None
         if errors.found:
             return None
+        if not body:
+            # An empty resource has no document to be: an empty text block stands for it, the resource kept whole.
+            return TextContent(""), {"type": kind, "resource": dict(resource), **_rest(block, ("type", "resource"))}
         extras: dict[str, Any] = {"type": kind, "encoding": encoding, **_rest(block, ("type", "resource"))}
         if "mimeType" not in resource:
             extras["mimeType"] = None
@@ -463,6 +466,9 @@ def _overlay(base: dict[str, Any], extra: Mapping[str, Any], kind: str) -> dict[
 
 def _to_block(block: Any, path: str, extra: Mapping[str, Any], reporter: Reporter) -> dict[str, Any] | None:
     if isinstance(block, TextContent):
+        if extra.get("type") == "resource" and isinstance(extra.get("resource"), Mapping) and not block.content:
+            empty = {"type": "resource", "resource": copy.deepcopy(dict(extra["resource"]))}
+            return _overlay(empty, extra, "resource")
         return _overlay({"type": "text", "text": block.content}, extra, "text")
     if isinstance(block, (ImageContent, AudioContent)):
         kind = "image" if isinstance(block, ImageContent) else "audio"
@@ -484,7 +490,9 @@ def _to_block(block: Any, path: str, extra: Mapping[str, Any], reporter: Reporte
     if isinstance(block, DocumentContent):
         source, value = _media_source(block)
         if source == "url":
-            link: dict[str, Any] = {"type": "resource_link", "uri": value, "name": block.filename or value}
+            from_mcp = extra.get("type") == "resource_link"  # MCP's name, even empty; else the file's, or the URI
+            name = block.filename if from_mcp else block.filename or value
+            link: dict[str, Any] = {"type": "resource_link", "uri": value, "name": name}
             if block.title:
                 link["title"] = block.title
             if block.media_type:
