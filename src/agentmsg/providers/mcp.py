@@ -20,7 +20,8 @@ Tool results (``CallToolResult``) become a :class:`~agentmsg.ToolResultContent`:
 - ``text`` → :class:`~agentmsg.TextContent`; ``image`` / ``audio`` (base64) →
   :class:`~agentmsg.ImageContent` / :class:`~agentmsg.AudioContent` with the bytes;
   an embedded ``resource`` → a :class:`~agentmsg.DocumentContent` holding the
-  resource's text (UTF-8) or blob bytes, its URI as ``filename``; a
+  resource's text (UTF-8) or blob bytes, its URI as ``filename`` (an empty
+  resource, which no document can be, becomes an empty text block); a
   ``resource_link`` → a :class:`~agentmsg.DocumentContent` by URL (``url`` = the
   URI, ``filename`` = ``name``, ``title``, ``media_type`` = ``mimeType``).
 - ``isError`` ↔ ``is_error``.
