@@ -52,7 +52,7 @@ from agentmsg.content import (
     ToolKind,
     ToolResultContent,
 )
-from agentmsg.errors import ValidationError
+from agentmsg.errors import ValidationError, preview
 from agentmsg.providers._common import ConversionReport, PayloadErrors, Reporter, json_type, split_media
 from agentmsg.tools import ToolDefinition
 
@@ -246,10 +246,10 @@ def _from_mcp_tool(
             reporter.loss(f"{path}.annotations.title", "the annotations title", "the tool's own title is kept")
         for key in annotations:
             if key != "title" and key not in dict(_HINTS):
-                reporter.loss(f"{path}.annotations.{key}", f"annotation {key!r}", "agentmsg has no field for it")
+                reporter.loss(f"{path}.annotations.{key}", f"annotation {preview(key)}", "agentmsg has no field for it")
     for key in tool:
         if key not in _TOOL_KEYS:
-            reporter.loss(f"{path}.{key}", f"{key!r}", "agentmsg tool definitions have no field for it")
+            reporter.loss(f"{path}.{key}", preview(key), "agentmsg tool definitions have no field for it")
     if errors.found:
         return None
     with errors.building(path):
@@ -308,11 +308,17 @@ def from_mcp_result(result: Mapping[str, Any], call_id: str, *, name: str = "", 
             if read is not None:
                 blocks.append(read[0])
                 extras.append(read[1])
-    errors.raise_if_any()
     kept: dict[str, Any] = {}
-    if structured is not None:
+    if isinstance(structured, Mapping):
         # As JSON text: a Struct would not keep the object's key order.
-        kept["structuredContent"] = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+        try:
+            kept["structuredContent"] = json.dumps(
+                structured, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            )
+        except (TypeError, ValueError, RecursionError) as exc:
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            errors.add("structuredContent", "json", f"not a JSON object agentmsg can keep: {reason}")
+    errors.raise_if_any()
     if any(extras):
         kept["content"] = extras
     if result.get("_meta") is not None:
@@ -407,7 +413,9 @@ def _from_block(block: Any, path: str, errors: PayloadErrors) -> tuple[ContentBa
             extras["resource"] = resource_rest
         return DocumentContent(body, media_type=mime, filename=uri), extras
     errors.add(
-        f"{path}.type", "enum", f"unknown MCP content type {kind!r} (text, image, audio, resource, resource_link)"
+        f"{path}.type",
+        "enum",
+        f"unknown MCP content type {preview(kind)} (text, image, audio, resource, resource_link)",
     )
     return None
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
-from agentmsg.errors import ValidationError
+from agentmsg.errors import ValidationError, preview
 from agentmsg.providers import mcp
 from agentmsg.providers._common import ConversionReport, PayloadErrors, Reporter, json_type
 from agentmsg.providers.mcp import report_common_losses
@@ -210,12 +210,14 @@ class _ToolReader:
             parameters = self.schema(fields, schema_key, path)
         for key in fields:
             if key not in known:
-                self.reporter.loss(f"{path}.{key}", repr(key), "agentmsg tool definitions have no field for it")
+                self.reporter.loss(f"{path}.{key}", preview(key), "agentmsg tool definitions have no field for it")
         with self.errors.building(path):
             self.out.append(ToolDefinition(name, description, parameters, output_schema=output, strict=strict))
 
     def hosted(self, tool: Any, path: str, kind: Any) -> None:
-        self.reporter.loss(path, f"the {kind!r} tool", "a tool the provider runs itself has no agentmsg definition")
+        self.reporter.loss(
+            path, f"the {preview(kind)} tool", "a tool the provider runs itself has no agentmsg definition"
+        )
 
     def finish(self) -> list[ToolDefinition]:
         self.errors.raise_if_any()
@@ -360,7 +362,9 @@ def to_tools(
 ) -> list[dict[str, Any]]:
     """Tool definitions in the format named ``target`` (one of :data:`TOOL_FORMATS`)."""
     if target not in _WRITERS:
-        raise ValidationError.single("target", "enum", f"unknown tool format {target!r}; one of {list(TOOL_FORMATS)}")
+        raise ValidationError.single(
+            "target", "enum", f"unknown tool format {preview(target)}; one of {list(TOOL_FORMATS)}"
+        )
     return _WRITERS[target](definitions, strict=strict, report=report)
 
 
@@ -369,5 +373,7 @@ def from_tools(
 ) -> list[ToolDefinition]:
     """Tool definitions from the format named ``source`` (one of :data:`TOOL_FORMATS`)."""
     if source not in _READERS:
-        raise ValidationError.single("source", "enum", f"unknown tool format {source!r}; one of {list(TOOL_FORMATS)}")
+        raise ValidationError.single(
+            "source", "enum", f"unknown tool format {preview(source)}; one of {list(TOOL_FORMATS)}"
+        )
     return _READERS[source](payload, report=report)
