@@ -3,7 +3,8 @@
 A *target* is a decoder of untrusted input: protobuf bytes, ProtoJSON, the
 seed-1 dicts, seed-2 (Adaline) JSON, every provider ``from_x`` /
 ``from_x_response``, and every stream parser's ``stream_events`` /
-``stream_events_from_sse`` (folded, as a consumer would). :func:`run` calls one
+``stream_events_from_sse`` (folded, as a consumer would), MCP ``tools/call``
+results and tool definitions in every format. :func:`run` calls one
 on one input and lets only :class:`agentmsg.AgentMsgError` through: anything
 else a decoder raises (``TypeError``, ``KeyError``, ``RecursionError``...) is a
 bug, and so is a "value" that breaks the contract's rules.
