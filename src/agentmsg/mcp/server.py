@@ -227,6 +227,7 @@ async def serve_http(
                 await asyncio.sleep(0.01)
             if web.started:
                 server.http_port = web.servers[0].sockets[0].getsockname()[1]
+                log.info("MCP endpoint http://%s:%d/mcp (the tools of agentmsg)", host, server.http_port)
                 if ready is not None:
                     ready.set()
             await asyncio.shield(serving)
