@@ -313,6 +313,8 @@ def _mcp(args: argparse.Namespace) -> int:
         raise am.AgentMsgError(f"{exc}: agentmsg mcp needs the mcp extra: pip install 'agentmsg[mcp]'") from None
 
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
+    for chatty in ("mcp", "httpx", "uvicorn.access"):  # a line per request: the bridge's own lines say what matters
+        logging.getLogger(chatty).setLevel(logging.WARNING)
     tls: dict[str, Any] = {
         "root_certificates": _read(args.ca),
         "private_key": _read(args.key),
