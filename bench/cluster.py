@@ -45,8 +45,7 @@ import psycopg
 import agentmsg as am
 from agentmsg.service import AsyncClient, Live
 from agentmsg.service.localpg import LocalPostgres
-from agentmsg.service.pgstore import PostgresStore
-from agentmsg.service.store import MemoryStore, SQLiteStore, Store
+from agentmsg.service.stores import MemoryStore, PostgresStore, SQLiteStore, Store
 from agentmsg.streaming import events_from_message
 
 LENGTH_MAX_RATIO = 1.2

@@ -54,8 +54,8 @@ import grpc
 import agentmsg as am
 from agentmsg import _validation
 from agentmsg.service import AsyncClient, Client, Logged
-from agentmsg.service.server import HTTP2_MAX_FRAME
-from agentmsg.service.store import SQLiteStore
+from agentmsg.service.rpc import HTTP2_MAX_FRAME
+from agentmsg.service.stores import SQLiteStore
 from agentmsg.v1 import session_service_pb2
 
 BENCH = Path(__file__).resolve().parent

@@ -16,8 +16,11 @@ _VALIDATOR = protovalidate.Validator()
 
 
 def _field_path(violation: protovalidate.Violation) -> str:
+    path = violation.proto.field
+    if path is None:
+        return ""  # a rule of the message being validated itself (a message-level CEL rule at the root)
     parts: list[str] = []
-    for element in violation.proto.field.elements:
+    for element in path.elements:
         name = element.field_name
         subscript: Any = element.subscript
         if subscript is not None:

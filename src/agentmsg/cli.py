@@ -55,7 +55,7 @@ def _demo(_: argparse.Namespace) -> int:
 
 def _redact(url: str) -> str:
     """A database URL without its password, for the startup line."""
-    from agentmsg.service.pgstore import _redact as redact
+    from agentmsg.service.stores.postgres import _redact as redact
 
     return redact(url)
 

@@ -9,6 +9,7 @@ cannot be built.
 
 from __future__ import annotations
 
+import base64
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -18,13 +19,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias, overload
 
 from google.protobuf import timestamp_pb2
 
-from agentmsg import _struct, _validation
+from agentmsg import _media, _struct, _validation
+from agentmsg._dict_paths import _at, _fail, _get, _require
 from agentmsg._wrapper import ProtoWrapper
 from agentmsg.content import (
     AudioContent,
     Content,
     ContentBase,
     DocumentContent,
+    HostedToolCallContent,
+    HostedToolResultContent,
     ImageContent,
     ImageDetail,
     ProviderContent,
@@ -35,9 +39,11 @@ from agentmsg.content import (
     ToolResultContent,
     UnknownContent,
     check_utf8,
+    content_to_dict,
+    contents_from_dict,
 )
-from agentmsg.errors import DecodeError, ValidationError
-from agentmsg.usage import Usage
+from agentmsg.errors import DecodeError, ValidationError, Violation, preview
+from agentmsg.usage import COST_FIELDS, TOKEN_FIELDS, Usage, UsageCost
 from agentmsg.v1 import message_pb2
 
 if TYPE_CHECKING:
@@ -371,16 +377,12 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
 
     def to_dict(self) -> dict[str, Any]:
         """The seed-1 dict form (see :mod:`agentmsg.dict_form`)."""
-        from agentmsg import dict_form
-
-        return dict_form.message_to_dict(self)  # type: ignore[arg-type]
+        return message_to_dict(self)  # type: ignore[arg-type]
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Self:
         """Build a message from its seed-1 dict form."""
-        from agentmsg import dict_form
-
-        message = dict_form.message_from_dict(data)
+        message = message_from_dict(data)
         if not isinstance(message, cls):
             raise ValidationError.single(
                 "role", "type", f"expected a {cls.__name__} dict, got {type(message).__name__}"
@@ -393,14 +395,14 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
 
 
 class SystemMessage(BaseMessage):
-    """Instructions for the model: the ``system`` arm. Text only."""
+    """Instructions for the model: the ``system`` arm. Text, and provider blocks kept verbatim."""
 
     __slots__ = ()
     ROLE = Role.SYSTEM
 
     def __init__(
         self,
-        contents: Sequence[TextContent],
+        contents: Sequence[TextContent | ProviderContent],
         *,
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
@@ -468,7 +470,11 @@ class UserMessage(BaseMessage):
 
 
 class AssistantMessage(BaseMessage):
-    """A model response: the ``assistant`` arm. Text, thinking, redacted thinking, tool calls."""
+    """A model response: the ``assistant`` arm.
+
+    Text, thinking, redacted thinking, tool calls, the calls and results of
+    tools the provider ran itself (hosted tools), and provider blocks.
+    """
 
     __slots__ = ()
     ROLE = Role.ASSISTANT
@@ -476,7 +482,13 @@ class AssistantMessage(BaseMessage):
     def __init__(
         self,
         contents: Sequence[
-            TextContent | ThinkingContent | RedactedThinkingContent | ToolCallContent | ProviderContent
+            TextContent
+            | ThinkingContent
+            | RedactedThinkingContent
+            | ToolCallContent
+            | HostedToolCallContent
+            | HostedToolResultContent
+            | ProviderContent
         ] = (),
         *,
         usage: Usage | None = None,
@@ -484,6 +496,7 @@ class AssistantMessage(BaseMessage):
         stop_reason_raw: str = "",
         error: str = "",
         provenance: Provenance | None = None,
+        stop_sequence: str = "",
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
         name: str = "",
@@ -491,8 +504,12 @@ class AssistantMessage(BaseMessage):
     ) -> None:
         _check_str(stop_reason_raw, "stop_reason_raw")
         _check_str(error, "error")
+        _check_str(stop_sequence, "stop_sequence")
         body = message_pb2.AssistantMessage(
-            stop_reason=_stop_to_pb(stop_reason), stop_reason_raw=stop_reason_raw, error=error
+            stop_reason=_stop_to_pb(stop_reason),
+            stop_reason_raw=stop_reason_raw,
+            error=error,
+            stop_sequence=stop_sequence,
         )
         _fill_content(body.content, contents)
         if usage is not None:
@@ -519,6 +536,19 @@ class AssistantMessage(BaseMessage):
     def thinking(self) -> list[ThinkingContent]:
         """The thinking blocks, in order."""
         return [block for block in self.contents if isinstance(block, ThinkingContent)]
+
+    def hosted_tool_calls(self) -> list[HostedToolCallContent]:
+        """The calls of tools the provider ran itself, in order."""
+        return [block for block in self.contents if isinstance(block, HostedToolCallContent)]
+
+    def hosted_tool_results(self) -> list[HostedToolResultContent]:
+        """The results of tools the provider ran itself, in order."""
+        return [block for block in self.contents if isinstance(block, HostedToolResultContent)]
+
+    @property
+    def stop_sequence(self) -> str:
+        """The caller's stop sequence that ended generation, or ``""``."""
+        return self._pb.assistant.stop_sequence
 
     @property
     def usage(self) -> Usage | None:
@@ -801,10 +831,219 @@ class Conversation(ProtoWrapper[message_pb2.Conversation], Sequence[AgentMessage
     @classmethod
     def from_dicts(cls, data: Iterable[Mapping[str, Any]]) -> Conversation:
         """Build a conversation from seed-1 dicts."""
-        from agentmsg import dict_form
-
-        return cls(dict_form.messages_from_dicts(data))
+        return cls(messages_from_dicts(data))
 
     def __repr__(self) -> str:
         roles = ", ".join((message.role.value if message.role else "unknown") for message in self)
         return f"Conversation([{roles}])"
+
+
+# --- the seed-1 dict form of a message (the format is described in agentmsg.dict_form) ---
+
+
+def _timestamp(message: BaseMessage) -> float:
+    ts = message.pb.timestamp
+    return ts.seconds + ts.nanos / 1_000_000_000
+
+
+def _usage_dict(usage: Usage) -> dict[str, Any]:
+    out: dict[str, Any] = {key: usage.known(key) for key in TOKEN_FIELDS if key in usage.reported}
+    if usage.hosted_tool_requests:
+        out["hosted_tool_requests"] = usage.hosted_tool_requests
+    if "cost" in usage.reported:
+        cost = usage.cost
+        out["cost"] = {key: cost.known(key) for key in COST_FIELDS if key in cost.reported}
+    return out
+
+
+def message_to_dict(message: AgentMessage) -> dict[str, Any]:
+    """One message as its seed-1 dict."""
+    out: dict[str, Any] = {"role": message.role.value if message.role else "unknown"}
+    match message:
+        case SystemMessage() | UserMessage() | ToolMessage():
+            out["contents"] = [content_to_dict(block) for block in message.contents]
+        case AssistantMessage():
+            out["contents"] = [content_to_dict(block) for block in message.contents]
+            if message.usage is not None:
+                out["usage"] = _usage_dict(message.usage)
+            out["stop_reason"] = message.stop_reason.value if message.stop_reason else None
+            out["error"] = message.error
+            if message.stop_reason_raw:
+                out["stop_reason_raw"] = message.stop_reason_raw
+            if message.stop_sequence:
+                out["stop_sequence"] = message.stop_sequence
+            if message.provenance is not None:
+                p = message.provenance
+                out["provenance"] = {
+                    "provider": p.provider,
+                    "api": p.api,
+                    "model": p.model,
+                    "response_id": p.response_id,
+                }
+        case CustomMessage():
+            out["custom_type"] = message.custom_type
+            out["contents"] = [content_to_dict(block) for block in message.contents]
+            out["details"] = message.details
+            if message.to_model:
+                out["to_model"] = True
+        case BranchSummaryMessage():
+            out["summary"] = message.summary
+            out["from_id"] = message.from_id
+        case CompactionSummaryMessage():
+            out["summary"] = message.summary
+            out["tokens_before"] = message.tokens_before
+            if message.first_kept_id:
+                out["first_kept_id"] = message.first_kept_id
+            state = message.provider_state
+            if state is not None:
+                out["provider_state"] = {
+                    "provider": state.provider,
+                    "api": state.api,
+                    "type": state.type,
+                    "data": state.data,
+                }
+        case UnknownMessage():
+            out["proto"] = base64.b64encode(message.to_bytes()).decode("ascii")
+            return out
+    out["id"] = message.id
+    out["timestamp"] = _timestamp(message)
+    if message.name:
+        out["name"] = message.name
+    if message.parent_id:
+        out["parent_id"] = message.parent_id
+    return out
+
+
+def messages_to_dicts(messages: Iterable[AgentMessage]) -> list[dict[str, Any]]:
+    """Messages as seed-1 dicts."""
+    return [message_to_dict(message) for message in messages]
+
+
+def _blocks(data: Mapping[str, Any], path: str) -> list[Any]:
+    items = _get(data, "contents", list, path, [])
+    blocks: list[Any] = []
+    for i, item in enumerate(items):
+        blocks.extend(contents_from_dict(item, f"{path}.contents[{i}]"))
+    return blocks
+
+
+def _timestamp_of(data: Mapping[str, Any], path: str) -> datetime | float | None:
+    value = data.get("timestamp")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, datetime)):
+        raise _fail(f"{path}.timestamp", "type", f"expected epoch seconds, got {type(value).__name__}")
+    return value
+
+
+def _usage_from_dict(data: Any, path: str) -> Usage | None:
+    if data is None:
+        return None
+    if not isinstance(data, Mapping):
+        raise _fail(path, "type", f"expected a usage dict, got {type(data).__name__}")
+    cost_data = data.get("cost")
+    cost = None
+    if cost_data is not None:
+        if not isinstance(cost_data, Mapping):
+            raise _fail(f"{path}.cost", "type", f"expected a cost dict, got {type(cost_data).__name__}")
+        with _at(f"{path}.cost"):
+            cost = UsageCost(**{key: cost_data.get(key) for key in COST_FIELDS})
+    with _at(path):
+        counts = {key: data.get(key) for key in TOKEN_FIELDS}
+        return Usage(**counts, cost=cost, hosted_tool_requests=data.get("hosted_tool_requests"))
+
+
+def _provider_state_from_dict(data: Mapping[str, Any] | None, path: str) -> ProviderState | None:
+    if data is None:
+        return None
+    with _at(path):
+        return ProviderState(
+            _get(data, "provider", str, "", ""),
+            _get(data, "data", str, "", ""),
+            api=_get(data, "api", str, "", ""),
+            type=_get(data, "type", str, "", ""),
+        )
+
+
+def _provenance_from_dict(data: Mapping[str, Any] | None, path: str) -> Provenance | None:
+    if data is None:
+        return None
+    keys = ("provider", "api", "model", "response_id")
+    with _at(path):
+        return Provenance(**{key: _get(data, key, str, "", "") for key in keys})
+
+
+def message_from_dict(data: Mapping[str, Any], path: str = "") -> AgentMessage:
+    """One message from its seed-1 dict."""
+    if not isinstance(data, Mapping):
+        raise _fail(path, "type", f"expected a message dict, got {type(data).__name__}")
+    role = data.get("role")
+    common: dict[str, Any] = {
+        "id": _get(data, "id", str, path),
+        "timestamp": _timestamp_of(data, path),
+        "name": _get(data, "name", str, path, ""),
+        "parent_id": _get(data, "parent_id", str, path, ""),
+    }
+    message: AgentMessage
+    with _at(path):
+        if role == "system":
+            message = SystemMessage(_blocks(data, path), **common)
+        elif role == "user":
+            message = UserMessage(_blocks(data, path), **common)
+        elif role == "assistant":
+            provenance = _get(data, "provenance", Mapping, path)
+            message = AssistantMessage(
+                _blocks(data, path),
+                usage=_usage_from_dict(data.get("usage"), f"{path}.usage"),
+                stop_reason=_get(data, "stop_reason", str, path),
+                stop_reason_raw=_get(data, "stop_reason_raw", str, path, ""),
+                stop_sequence=_get(data, "stop_sequence", str, path, ""),
+                error=_get(data, "error", str, path, ""),
+                provenance=_provenance_from_dict(provenance, f"{path}.provenance"),
+                **common,
+            )
+        elif role == "tool":
+            message = ToolMessage(_blocks(data, path), **common)
+        elif role == "custom":
+            message = CustomMessage(
+                _require(data, "custom_type", str, path),
+                _blocks(data, path),
+                details=data.get("details"),
+                to_model=_get(data, "to_model", bool, path, False),
+                **common,
+            )
+        elif role == "branch_summary":
+            message = BranchSummaryMessage(
+                _require(data, "summary", str, path), _get(data, "from_id", str, path, ""), **common
+            )
+        elif role == "compaction_summary":
+            state = _get(data, "provider_state", Mapping, path)
+            message = CompactionSummaryMessage(
+                _require(data, "summary", str, path),
+                _get(data, "tokens_before", int, path),
+                first_kept_id=_get(data, "first_kept_id", str, path, ""),
+                provider_state=_provider_state_from_dict(state, f"{path}.provider_state"),
+                **common,
+            )
+        elif role == "unknown":
+            raw = _media.decode_base64(_require(data, "proto", str, path), "unknown message")
+            message = BaseMessage.from_bytes(raw)  # type: ignore[assignment]
+        else:
+            raise _fail(f"{path}.role", "enum", f"unknown role {preview(role)}")
+    return message
+
+
+def messages_from_dicts(data: Iterable[Mapping[str, Any]]) -> list[AgentMessage]:
+    """Messages from seed-1 dicts; errors name the path (``[3].contents[1].images[0]``)."""
+    if isinstance(data, (str, bytes, Mapping)) or not isinstance(data, Iterable):
+        raise _fail("", "type", f"expected a list of message dicts, got {type(data).__name__}")
+    messages: list[AgentMessage] = []
+    found: list[Violation] = []
+    for i, item in enumerate(data):
+        try:
+            messages.append(message_from_dict(item, f"[{i}]"))
+        except ValidationError as exc:
+            found.extend(exc.violations)
+    if found:
+        raise ValidationError(found, "seed-1 dicts")
+    return messages

@@ -33,7 +33,9 @@ SESSION = "node-interop"
 # The proto include root of google/rpc/{status,error_details}.proto, shipped by googleapis-common-protos.
 RPC_INCLUDE = Path(error_details_pb2.__file__).resolve().parents[2]
 USER_KINDS = {"text", "image", "audio", "document", "tool_result", "provider"}
-ASSISTANT_KINDS = {"text", "thinking", "redacted_thinking", "tool_call", "provider"}
+ASSISTANT_KINDS = {
+    "text", "thinking", "redacted_thinking", "tool_call", "hosted_tool_call", "hosted_tool_result", "provider",
+}  # fmt: skip
 
 
 class _LoopThread:

@@ -28,7 +28,7 @@ from serverproc import ServerProcess
 import agentmsg as am
 from agentmsg.errors import StoreFullError
 from agentmsg.service import AsyncClient, Client, Logged, ToolRunner
-from agentmsg.service.store import SQLiteStore
+from agentmsg.service.stores import SQLiteStore
 from agentmsg.streaming import StreamEvent
 
 SOAK = os.environ.get("AGENTMSG_SOAK", "") not in ("", "0")

@@ -27,7 +27,7 @@ from serverproc import ServerProcess
 
 import agentmsg as am
 from agentmsg.service import AsyncClient, Client, Live, Logged
-from agentmsg.service.server import LIVE_QUEUE, LiveHub
+from agentmsg.service.live import LIVE_QUEUE, LiveHub
 from agentmsg.streaming import StreamEvent, events_from_message, fold
 from agentmsg.v1 import session_service_pb2, stream_pb2
 

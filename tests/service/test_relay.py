@@ -19,9 +19,10 @@ from conftest import fresh_database
 
 from agentmsg.service import cluster as cluster_module
 from agentmsg.service.cluster import PAYLOAD_LIMIT, Cluster
+from agentmsg.service.live import LiveHub
 from agentmsg.service.localpg import LocalPostgres
-from agentmsg.service.pgstore import LIVE_CHANNEL, PostgresStore
-from agentmsg.service.server import LiveHub, ToolServicer
+from agentmsg.service.stores.postgres import LIVE_CHANNEL, PostgresStore
+from agentmsg.service.tool_service import ToolServicer
 from agentmsg.v1 import session_service_pb2, stream_pb2
 
 

@@ -17,8 +17,8 @@ import pytest
 from conftest import fresh_database
 
 from agentmsg.errors import ConflictError, StoreError, ValidationError
-from agentmsg.service.pgstore import LIVE_CHANNEL, PostgresStore
-from agentmsg.service.store import MemoryStore, SQLiteStore, Store
+from agentmsg.service.stores import MemoryStore, SQLiteStore, Store
+from agentmsg.service.stores.postgres import LIVE_CHANNEL, PostgresStore
 from agentmsg.v1 import message_pb2
 
 KINDS = ["memory", "sqlite", "postgres"]

@@ -16,7 +16,7 @@ from conftest import ServerThread, fresh_database
 import agentmsg as am
 from agentmsg.service import Client
 from agentmsg.service.localpg import LocalPostgres
-from agentmsg.service.store import MemoryStore
+from agentmsg.service.stores import MemoryStore
 
 ENTRIES = 3000
 

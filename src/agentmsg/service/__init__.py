@@ -1,8 +1,12 @@
 """The agentmsg gRPC service: server, clients, tool runner, stores.
 
-See :mod:`agentmsg.service.server` for the server, :mod:`~agentmsg.service.client`
-for the clients, :mod:`~agentmsg.service.runner` for ``ToolRunner`` and
-:mod:`~agentmsg.service.store` for the store interface and the embedded stores.
+One module per concern (the README's "Architecture" section has the map):
+:mod:`~agentmsg.service.server` assembles the server from
+:mod:`~agentmsg.service.session_service`, :mod:`~agentmsg.service.live`,
+:mod:`~agentmsg.service.tool_service`, :mod:`~agentmsg.service.access`,
+:mod:`~agentmsg.service.stores` and :mod:`~agentmsg.service.cluster`;
+:mod:`~agentmsg.service.client` has the clients and
+:mod:`~agentmsg.service.runner` ``ToolRunner``.
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 from agentmsg.service.client import AsyncClient, Client, Live, Logged, RegisteredTool, SessionInfo
 from agentmsg.service.runner import ToolRunner, schema_for
 from agentmsg.service.server import Running, ServerConfig, create_server, serve
-from agentmsg.service.store import Appended, MemoryStore, SessionRecord, SQLiteStore, Store, open_store
+from agentmsg.service.stores import Appended, MemoryStore, SessionRecord, SQLiteStore, Store, open_store
 
 __all__ = [
     "Appended",

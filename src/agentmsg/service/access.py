@@ -35,13 +35,17 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from agentmsg.errors import PermissionDeniedError, UnauthenticatedError, ValidationError
+import grpc
 
-__all__ = ["FULL", "Access", "Scope", "load_token_file", "parse_token"]
+from agentmsg.errors import AgentMsgError, PermissionDeniedError, UnauthenticatedError, ValidationError
+from agentmsg.service import status
+
+__all__ = ["FULL", "Access", "BearerTokenInterceptor", "Scope", "load_token_file", "parse_token"]
 
 _SESSION = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _PREFIX = re.compile(r"^[A-Za-z0-9._:-]{1,127}\*$")
@@ -191,3 +195,56 @@ class Access:
             what = "serve tools" if serve else "call or list tools"
             raise PermissionDeniedError(f"this token may not {what}")
         return scope
+
+
+# --- authentication on the wire ------------------------------------------------------------
+
+# Methods any caller may use without a token: load balancers and orchestrators probe health.
+PUBLIC_METHODS = ("/grpc.health.v1.Health/",)
+
+
+class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
+    """Refuses calls without ``authorization: Bearer <token>`` for one of the configured tokens.
+
+    Only authentication happens here; what a token may touch (its scope) is checked by each RPC,
+    which knows the session the request names.
+    """
+
+    def __init__(self, access: Access) -> None:
+        self._access = access
+
+    def _allowed(self, metadata: Sequence[tuple[str, str | bytes]] | None) -> bool:
+        return self._access.scope_of(metadata) is not None
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler[Any, Any] | None:
+        method = handler_call_details.method
+        if method.startswith(PUBLIC_METHODS) or self._allowed(handler_call_details.invocation_metadata):
+            return await continuation(handler_call_details)
+        handler = await continuation(handler_call_details)
+        if handler is None:
+            return handler
+        return _refusing(handler, UnauthenticatedError("missing or wrong bearer token"))
+
+
+def _refusing(handler: grpc.RpcMethodHandler[Any, Any], error: AgentMsgError) -> grpc.RpcMethodHandler[Any, Any]:
+    rich = status.to_status(error)
+
+    async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+        await context.abort_with_status(rich)
+
+    async def streaming(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:  # type: ignore[type-arg]
+        await context.abort_with_status(rich)
+        yield  # pragma: no cover - makes this an async generator
+
+    kwargs = {"request_deserializer": handler.request_deserializer, "response_serializer": handler.response_serializer}
+    if handler.unary_unary:
+        return grpc.unary_unary_rpc_method_handler(unary, **kwargs)
+    if handler.unary_stream:
+        return grpc.unary_stream_rpc_method_handler(streaming, **kwargs)
+    if handler.stream_unary:
+        return grpc.stream_unary_rpc_method_handler(unary, **kwargs)
+    return grpc.stream_stream_rpc_method_handler(streaming, **kwargs)

@@ -20,7 +20,7 @@ from agentmsg.content import ToolCallContent, ToolResultContent
 from agentmsg.errors import ValidationError
 from agentmsg.messages import AgentMessage, AssistantMessage, BaseMessage, ProviderState, message_from_proto
 from agentmsg.service import status
-from agentmsg.service.server import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
+from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
 from agentmsg.streaming import StreamEvent
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import (

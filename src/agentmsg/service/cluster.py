@@ -36,17 +36,15 @@ import asyncio
 import base64
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 import grpc
 
 from agentmsg.errors import ConflictError, StoreError
 from agentmsg.service import status
-from agentmsg.service.pgstore import LIVE_CHANNEL, PostgresStore
+from agentmsg.service.stores.postgres import LIVE_CHANNEL, PostgresStore
 from agentmsg.v1 import session_service_pb2, tool_pb2, tool_service_pb2, tool_service_pb2_grpc
-
-if TYPE_CHECKING:
-    from agentmsg.service.server import LiveHub, ToolServicer, _Runner
 
 __all__ = ["FORWARDED_HEADER", "HEARTBEAT", "LEASE", "OUTBOX_LIMIT", "PAYLOAD_LIMIT", "SPILL_TTL", "Cluster"]
 
@@ -58,6 +56,38 @@ FORWARDED_HEADER = "x-agentmsg-forwarded-by"  # a forwarded call is served local
 PAYLOAD_LIMIT = 7900  # bytes in one NOTIFY payload (PostgreSQL refuses 8000 or more)
 OUTBOX_LIMIT = 4096  # live events waiting to go to the other nodes before publishers wait for them
 SPILL_TTL = 60  # seconds a spilled live event is kept for the nodes to read
+
+
+# What the cluster needs of this node's live hub and tool servicer (agentmsg.service.live and
+# .tool_service, which sit above the cluster and hold it): described here, so the dependency points one way.
+
+
+class LocalHub(Protocol):
+    """This node's live hub: the cluster delivers the events other nodes relay."""
+
+    cluster: Cluster | None
+
+    def deliver(self, session_id: str, live: session_service_pb2.LiveEvent) -> None: ...
+
+
+class LocalRunner(Protocol):
+    """A tool runner connected to this node."""
+
+    @property
+    def runner_id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def tools(self) -> Sequence[tool_pb2.ToolDefinition]: ...
+
+
+class LocalTools(Protocol):
+    """This node's tool servicer: its runners are what the cluster records and re-claims."""
+
+    cluster: Cluster | None
+
+    @property
+    def runners(self) -> Mapping[str, LocalRunner]: ...
 
 
 class Cluster:
@@ -89,10 +119,10 @@ class Cluster:
         self._inbox: asyncio.Queue[tuple[str, str] | asyncio.Future[None]] = asyncio.Queue()
         self._reading = False  # a spilled event is being read
         self._tasks: list[asyncio.Task[None]] = []
-        self.hub: LiveHub | None = None
-        self.tools: ToolServicer | None = None
+        self.hub: LocalHub | None = None
+        self.tools: LocalTools | None = None
 
-    async def start(self, hub: LiveHub, tools: ToolServicer) -> None:
+    async def start(self, hub: LocalHub, tools: LocalTools) -> None:
         """Join: record this node, relay live events both ways, route tools."""
         self.hub, self.tools = hub, tools
         hub.cluster = tools.cluster = self
@@ -282,13 +312,13 @@ class Cluster:
 
     # -- tools
 
-    async def claim(self, runner: _Runner) -> None:
+    async def claim(self, runner: LocalRunner) -> None:
         """Record a runner's tools for the cluster; a name a live node already serves is a ConflictError."""
         taken = await self._insert_tools(runner, strict=True)
         if taken:
             raise ConflictError(f"tool name(s) already served by another node: {', '.join(taken)}")
 
-    async def _insert_tools(self, runner: _Runner, *, strict: bool) -> list[str]:
+    async def _insert_tools(self, runner: LocalRunner, *, strict: bool) -> list[str]:
         names = [tool.name for tool in runner.tools]
         async with self.store.connection("register tools") as conn, conn.transaction():
             # Tools of nodes that stopped beating (or vanished) are free to take.
@@ -313,7 +343,7 @@ class Cluster:
                 raise _TakenError(taken)
         return taken
 
-    async def release(self, runner: _Runner) -> None:
+    async def release(self, runner: LocalRunner) -> None:
         """Remove a runner's tools (it left)."""
         try:
             async with self.store.connection("unregister tools") as conn:

@@ -5,7 +5,7 @@ Select it with ``agentmsg serve --store postgresql://user@host/db`` (the
 migrates its own tables (``agentmsg_schema`` records the version; N nodes
 starting at once migrate under an advisory lock, one after the other).
 
-Semantics are those of :class:`~agentmsg.service.store.SQLiteStore`, and the
+Semantics are those of :class:`~agentmsg.service.stores.sqlite.SQLiteStore`, and the
 store contract suite proves it on all three stores:
 
 - **Dense offsets under concurrency from any number of nodes**: an append locks
@@ -49,7 +49,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentmsg.errors import ConflictError, StoreError, StoreFullError, ValidationError, Violation
-from agentmsg.service.store import Appended, SessionRecord, Store, _encode
+from agentmsg.service.stores.base import Appended, SessionRecord, Store, _encode
 from agentmsg.v1 import message_pb2
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
-log = logging.getLogger("agentmsg.service.pgstore")
+log = logging.getLogger("agentmsg.service.stores.postgres")
 
 APPEND_CHANNEL = "agentmsg_append"
 LIVE_CHANNEL = "agentmsg_live"

@@ -1,0 +1,429 @@
+"""``agentmsg.v1.SessionService``: appends, reads, subscriptions, live publishing and the session tree.
+
+The servicer reads and writes through a :class:`~agentmsg.service.stores.Store`
+and fans live events out through a :class:`~agentmsg.service.live.LiveHub`;
+``Subscribe`` sends the stored bytes as they are (no parse and re-encode).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator
+from typing import Any
+
+import grpc
+
+from agentmsg import _validation
+from agentmsg.errors import AgentMsgError, NotFoundError, ValidationError, Violation
+from agentmsg.messages import (
+    AgentMessage,
+    BranchSummaryMessage,
+    CompactionSummaryMessage,
+    ProviderState,
+    message_from_proto,
+)
+from agentmsg.service import status
+from agentmsg.service.access import Access, Scope
+from agentmsg.service.live import LiveHub
+from agentmsg.service.rpc import _check, _guard, _guard_stream
+from agentmsg.service.stores import SessionRecord, Store
+from agentmsg.sessions import build_context
+from agentmsg.streaming import IncompleteStreamError, StreamAccumulator, StreamProtocolError
+from agentmsg.v1 import message_pb2, session_service_pb2, session_service_pb2_grpc, stream_pb2
+
+__all__ = ["SESSION_SERVICE", "SessionServicer"]
+
+SESSION_SERVICE = "agentmsg.v1.SessionService"
+
+
+def _varint(value: int) -> bytes:
+    if value < 0x80:
+        return _SMALL[value]
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+_SMALL = [bytes([i]) for i in range(0x80)]
+
+
+def _encode_logged(rows: list[tuple[int, bytes]]) -> bytes:
+    """A ``SubscribeResponse`` holding ``rows`` as ``LoggedMessage``s, encoded directly from the stored bytes.
+
+    ``LoggedMessage`` is field 1 ``offset`` (varint, tag 0x08) and field 2
+    ``message`` (bytes, tag 0x12); each is field 1 of the response (tag 0x0a).
+    """
+    parts: list[bytes] = []
+    for offset, body in rows:
+        logged = b"\x08" + _varint(offset) + b"\x12" + _varint(len(body))
+        parts += (b"\x0a", _varint(len(logged) + len(body)), logged, body)
+    return b"".join(parts)
+
+
+def _serialize_response(response: Any) -> bytes:
+    """Subscribe responses are messages, or bytes already encoded by :func:`_encode_logged`."""
+    return response if isinstance(response, bytes) else bytes(response.SerializeToString())
+
+
+class _Captured:
+    """Stands in for a server to take the generated handlers (so one can be adjusted before registering)."""
+
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        pass
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        self.handlers = handlers
+
+
+def _add_session_service(servicer: SessionServicer, server: grpc.aio.Server) -> None:
+    captured = _Captured()
+    session_service_pb2_grpc.add_SessionServiceServicer_to_server(servicer, captured)  # type: ignore[arg-type]
+    handlers = dict(captured.handlers)
+    handlers["Subscribe"] = grpc.unary_stream_rpc_method_handler(
+        servicer.Subscribe,
+        request_deserializer=session_service_pb2.SubscribeRequest.FromString,
+        response_serializer=_serialize_response,
+    )
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SESSION_SERVICE, handlers),))
+    server.add_registered_method_handlers(SESSION_SERVICE, handlers)
+
+
+class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
+    """``agentmsg.v1.SessionService`` over a :class:`~agentmsg.service.stores.Store`."""
+
+    def __init__(self, store: Store, hub: LiveHub, access: Access | None = None) -> None:
+        self.store = store
+        self.hub = hub
+        self.access = access if access is not None else Access()
+        # Subscribers per session on this node: the store's change event is dropped when the last one leaves.
+        self._watchers: dict[str, int] = {}
+
+    def _allow(self, context: grpc.aio.ServicerContext, session_id: str) -> None:  # type: ignore[type-arg]
+        """The caller's token must include the session (checked before anything is read: nothing leaks)."""
+        if self.access.enabled:
+            self.access.check_session(context.invocation_metadata(), session_id)
+
+    async def _last(self, session_id: str) -> tuple[int, message_pb2.Message] | None:
+        """The session's last entry (its offset and message), or None for an empty session."""
+        last = await self.store.last_offset(session_id)
+        rows = await self.store.read(session_id, last - 1, 1) if last else []
+        return (rows[0][0], message_pb2.Message.FromString(rows[0][1])) if rows else None
+
+    async def _walk_back(
+        self, session_id: str, start: tuple[int, message_pb2.Message]
+    ) -> AsyncGenerator[message_pb2.Message, None]:
+        """The entries from ``start`` back to the root, each parent found through the store's indexes.
+
+        An entry with no ``parent_id`` follows the one before it in the log: those are read a page at a
+        time. Only the path is read, never the rest of the session.
+        """
+        by_offset: dict[int, message_pb2.Message] = {}
+        offset, message = start
+        seen: set[str] = set()
+        while True:
+            if message.id in seen:
+                raise ValidationError.single(
+                    "parent_id", "session.cycle", f"the parents of {message.id!r} form a cycle"
+                )
+            seen.add(message.id)
+            yield message
+            if message.parent_id:
+                found = await self.store.entry(session_id, message.parent_id)
+                if found is None:
+                    raise NotFoundError(
+                        f"entry {message.id!r} follows {message.parent_id!r}, which is not in the session"
+                    )
+                offset, message = found[0], message_pb2.Message.FromString(found[1])
+                continue
+            if offset <= 1:
+                return
+            offset -= 1
+            if offset not in by_offset:
+                by_offset = {
+                    o: message_pb2.Message.FromString(b)
+                    for o, b in await self.store.before(session_id, offset + 1, 256)
+                }
+            message = by_offset[offset]
+
+    async def _on_path(self, session_id: str, start: tuple[int, message_pb2.Message], entry_id: str) -> bool:
+        """Whether ``entry_id`` lies on the path from ``start`` to the root (the walk stops where it is found)."""
+        async with contextlib.aclosing(self._walk_back(session_id, start)) as walk:
+            async for message in walk:
+                if message.id == entry_id:
+                    return True
+        return False
+
+    async def _path(self, session_id: str, leaf_id: str) -> list[AgentMessage]:
+        """The root-to-leaf path (leaf: ``leaf_id``, or the last entry)."""
+        if leaf_id:
+            found = await self.store.entry(session_id, leaf_id)
+            if found is None:
+                raise NotFoundError(f"session {session_id!r} has no entry {leaf_id!r}")
+            start: tuple[int, message_pb2.Message] | None = (found[0], message_pb2.Message.FromString(found[1]))
+        else:
+            start = await self._last(session_id)
+        if start is None:
+            return []
+        path = [message_from_proto(message) async for message in self._walk_back(session_id, start)]
+        path.reverse()
+        return path
+
+    @_guard
+    async def AppendMessage(  # noqa: N802 - the RPC's name
+        self,
+        request: session_service_pb2.AppendMessageRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.AppendMessageResponse:
+        self._allow(context, request.session_id)
+        _check(request)
+        (appended,) = await self.store.append(request.session_id, [request.message])
+        return session_service_pb2.AppendMessageResponse(offset=appended.offset, duplicate=appended.duplicate)
+
+    @_guard
+    async def AppendMessages(  # noqa: N802
+        self,
+        request: session_service_pb2.AppendMessagesRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.AppendMessagesResponse:
+        self._allow(context, request.session_id)
+        _check(request)
+        appended = await self.store.append(request.session_id, list(request.messages))
+        return session_service_pb2.AppendMessagesResponse(
+            offsets=[a.offset for a in appended], duplicates=[a.duplicate for a in appended]
+        )
+
+    @_guard
+    async def ListMessages(  # noqa: N802
+        self,
+        request: session_service_pb2.ListMessagesRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.ListMessagesResponse:
+        self._allow(context, request.session_id)
+        _check(request)
+        size = request.page_size or 100
+        rows = await self.store.read(request.session_id, request.after_offset, size + 1)
+        response = session_service_pb2.ListMessagesResponse()
+        for offset, body in rows[:size]:
+            logged = response.messages.add(offset=offset)
+            logged.message.ParseFromString(body)
+        if len(rows) > size:
+            response.next_after_offset = rows[size - 1][0]
+        return response
+
+    @_guard_stream
+    async def Subscribe(  # noqa: N802
+        self,
+        request: session_service_pb2.SubscribeRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> AsyncIterator[session_service_pb2.SubscribeResponse | bytes]:
+        self._allow(context, request.session_id)
+        _check(request)
+        session_id = request.session_id
+        cursor = request.after_offset
+        batch = request.max_batch or 256
+        self._watchers[session_id] = self._watchers.get(session_id, 0) + 1
+        try:
+            async for response in self._follow(request, session_id, cursor, batch):
+                yield response
+        finally:
+            left = self._watchers.pop(session_id) - 1
+            if left:
+                self._watchers[session_id] = left
+            else:
+                self.store.forget(session_id)  # nobody on this node waits for it any more
+
+    async def _follow(
+        self, request: session_service_pb2.SubscribeRequest, session_id: str, cursor: int, batch: int
+    ) -> AsyncIterator[session_service_pb2.SubscribeResponse | bytes]:
+        with self.hub.subscribe(session_id) as live:
+            while True:
+                changed = self.store.changed(session_id)  # before reading: an append after the read wakes us
+                if request.live_events:
+                    # Live events queued so far were published before any append we are about to read:
+                    # deliver them first, so a message's events never trail the message itself.
+                    while not live.empty():
+                        yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
+                rows = await self.store.read(session_id, cursor, batch)
+                if rows and request.live_events:
+                    # With other nodes, the events relayed ahead of these messages may still be on the way.
+                    await self.hub.settled()
+                    while not live.empty():
+                        yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
+                if rows:
+                    cursor = rows[-1][0]
+                    # The stored bytes go out as they are: no parse and re-encode per message.
+                    yield _encode_logged(rows)
+                    continue
+                if not request.live_events:
+                    await changed.wait()
+                    continue
+                waits = [asyncio.ensure_future(changed.wait()), asyncio.ensure_future(live.get())]
+                try:
+                    done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    for waiter in waits:
+                        waiter.cancel()
+                    await asyncio.gather(*waits, return_exceptions=True)
+                got = waits[1]
+                if got in done and not got.cancelled() and got.exception() is None:
+                    yield session_service_pb2.SubscribeResponse(live_event=got.result())
+
+    async def PublishStream(  # noqa: N802
+        self,
+        request_iterator: AsyncIterator[session_service_pb2.PublishStreamRequest],
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.PublishStreamResponse:
+        stream_id = str(uuid.uuid4())
+        session_id = ""
+        accumulator = StreamAccumulator()
+        try:
+            async for request in request_iterator:
+                _check(request)
+                if not session_id:
+                    if not request.session_id:
+                        raise ValidationError(
+                            [Violation("session_id", "required", "the first event must name the session")]
+                        )
+                    self._allow(context, request.session_id)
+                    session_id = request.session_id
+                accumulator.add(request.event)
+                self.hub.publish(session_id, session_service_pb2.LiveEvent(stream_id=stream_id, event=request.event))
+                if self.hub.cluster is not None:
+                    await self.hub.cluster.pace()  # a publisher ahead of the relay waits for it
+                if accumulator.done:
+                    break
+            if not session_id:
+                raise ValidationError([Violation("event", "required", "the stream sent no events")])
+            message = accumulator.finish()
+            _validation.check(message.pb)
+            # Other nodes get the stream's events before the message: both go through one feed, in order.
+            await self.hub.flushed()
+            (appended,) = await self.store.append(session_id, [message.pb])
+            return session_service_pb2.PublishStreamResponse(offset=appended.offset, message=message.pb)
+        except (StreamProtocolError, IncompleteStreamError) as exc:
+            self._relay_failure(session_id, stream_id, str(exc))
+            await status.abort(context, ValidationError([Violation("event", "stream", str(exc))], "stream"))
+        except AgentMsgError as exc:
+            self._relay_failure(session_id, stream_id, str(exc))
+            await status.abort(context, exc)
+        except asyncio.CancelledError:
+            self._relay_failure(session_id, stream_id, "the publisher went away mid-stream")
+            raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _relay_failure(self, session_id: str, stream_id: str, reason: str) -> None:
+        if session_id:
+            error = stream_pb2.StreamEvent(
+                error=stream_pb2.StreamError(message=reason, stop_reason=message_pb2.STOP_REASON_ERROR)
+            )
+            self.hub.publish(session_id, session_service_pb2.LiveEvent(stream_id=stream_id, event=error))
+
+    @_guard
+    async def BranchSession(  # noqa: N802 - the RPC's name
+        self,
+        request: session_service_pb2.BranchSessionRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.BranchSessionResponse:
+        self._allow(context, request.session_id)
+        _check(request)
+        session_id = request.session_id
+        # Held by the engine for the read and the append, whichever node serves the call.
+        async with self.store.exclusive(session_id):
+            if await self.store.entry(session_id, request.from_entry_id) is None:
+                raise NotFoundError(f"cannot branch from {request.from_entry_id!r}: the session has no such entry")
+            last = await self._last(session_id)
+            fields: dict[str, Any] = {"id": request.entry_id} if request.entry_id else {}
+            left = last[1].id if last is not None else ""
+            entry = BranchSummaryMessage(request.summary, left, parent_id=request.from_entry_id, **fields)
+            (appended,) = await self.store.append(session_id, [entry.pb])
+        return session_service_pb2.BranchSessionResponse(offset=appended.offset, entry=entry.pb)
+
+    @_guard
+    async def CompactSession(  # noqa: N802
+        self,
+        request: session_service_pb2.CompactSessionRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.CompactSessionResponse:
+        self._allow(context, request.session_id)
+        _check(request)
+        session_id = request.session_id
+        async with self.store.exclusive(session_id):
+            last = await self._last(session_id)
+            if last is None:
+                raise NotFoundError(f"session {session_id!r} has no entries to compact")
+            first_kept = request.first_kept_entry_id
+            # Walk back from the leaf only as far as the first kept entry: the path's tail, not the session.
+            if first_kept and not await self._on_path(session_id, last, first_kept):
+                raise ValidationError(
+                    [
+                        Violation(
+                            "first_kept_id",
+                            "session.first_kept_on_path",
+                            f"{first_kept!r} is not on the path to {last[1].id!r}",
+                        )
+                    ],
+                    "compaction",
+                )
+            fields: dict[str, Any] = {"id": request.entry_id} if request.entry_id else {}
+            state = ProviderState._wrap(request.provider_state) if request.HasField("provider_state") else None
+            entry = CompactionSummaryMessage(
+                request.summary,
+                request.tokens_before if request.HasField("tokens_before") else None,
+                first_kept_id=first_kept,
+                provider_state=state,
+                **fields,
+            )
+            (appended,) = await self.store.append(session_id, [entry.pb])
+        return session_service_pb2.CompactSessionResponse(offset=appended.offset, entry=entry.pb)
+
+    @_guard
+    async def BuildContext(  # noqa: N802
+        self,
+        request: session_service_pb2.BuildContextRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.BuildContextResponse:
+        self._allow(context, request.session_id)
+        _check(request)
+        messages = build_context(await self._path(request.session_id, request.leaf_entry_id))
+        return session_service_pb2.BuildContextResponse(messages=[m.pb for m in messages])
+
+    @_guard
+    async def ListSessions(  # noqa: N802
+        self,
+        request: session_service_pb2.ListSessionsRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.ListSessionsResponse:
+        _check(request)
+        size = request.page_size or 100
+        scope = self.access.require(context.invocation_metadata())
+        records = await self._sessions_in(scope, request.page_token, size + 1)
+        response = session_service_pb2.ListSessionsResponse()
+        for record in records[:size]:
+            info = response.sessions.add(session_id=record.session_id, last_offset=record.last_offset)
+            info.create_time.FromMicroseconds(record.created_us)
+            info.update_time.FromMicroseconds(record.updated_us)
+        if len(records) > size:
+            response.next_page_token = records[size - 1].session_id
+        return response
+
+    async def _sessions_in(self, scope: Scope, after: str, limit: int) -> list[SessionRecord]:
+        """Up to ``limit`` sessions after ``after`` that the scope includes, ordered by id.
+
+        Each of the scope's prefixes is a contiguous range of ids: one bounded store query a prefix.
+        """
+        prefixes = scope.listing()
+        if prefixes is None:
+            return await self.store.sessions(after, limit)
+        found: dict[str, SessionRecord] = {}
+        for prefix in prefixes:
+            for record in await self.store.sessions(after, limit, prefix=prefix):
+                if scope.allows(record.session_id):
+                    found[record.session_id] = record
+        return [found[key] for key in sorted(found)][:limit]

@@ -1,0 +1,215 @@
+"""The store interface: what the session service needs from wherever messages are kept.
+
+Append messages to a session's log (offsets 1, 2, 3...; idempotent on message
+id; parent ids checked against the session through an index), read the log
+after an offset, look an entry up by id, list sessions, wait for a session to
+grow, and hold a session exclusively for a tree operation. Each backend is one
+module of this package; ``tests/service/test_store_contract.py`` runs one suite
+against all of them.
+"""
+
+from __future__ import annotations
+
+import abc
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agentmsg.errors import ConflictError, ValidationError, Violation
+from agentmsg.v1 import message_pb2
+
+__all__ = ["Appended", "SessionRecord", "Store"]
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """Where an appended message landed; ``duplicate`` when the session already held its id."""
+
+    offset: int
+    duplicate: bool
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    """A session's id, last offset, and first/last append times (microseconds since the epoch)."""
+
+    session_id: str
+    last_offset: int
+    created_us: int
+    updated_us: int
+
+
+def _encode(message: message_pb2.Message) -> bytes:
+    # Deterministic: a retried append of the same message gives the same bytes.
+    return message.SerializeToString(deterministic=True)
+
+
+class Store(abc.ABC):
+    """What the session service stores messages in."""
+
+    def __init__(self) -> None:
+        self._waiters: dict[str, asyncio.Event] = {}
+        # Per-session holds for tree operations in this process: [lock, users] while someone holds or waits.
+        self._holds: dict[str, list[Any]] = {}
+        self._health_listeners: list[Callable[[bool], None]] = []
+        self.healthy = True
+
+    async def start(self) -> None:  # noqa: B027 - an optional hook
+        """Connect (for stores with a server); called once before the first use."""
+
+    async def append(self, session_id: str, messages: Sequence[message_pb2.Message]) -> list[Appended]:
+        """Append in order, atomically; a message whose id the session holds is a duplicate.
+
+        The same id with different content raises :class:`~agentmsg.ConflictError`
+        and nothing of the batch is written. A non-empty ``parent_id`` must name
+        an entry of the session or an earlier message of the batch, and not the
+        message itself: otherwise :class:`~agentmsg.ValidationError`
+        (``messages[i].parent_id``, rule ``session.parent``) and nothing is
+        written. Parents are looked up through the store's id index, never by
+        reading the session (entries are never removed, so a parent found
+        stays found).
+        """
+        await self._check_parents(session_id, messages)
+        encoded = [(m.id, _encode(m)) for m in messages]
+        result = await self._append(session_id, encoded, time.time_ns() // 1000)
+        if any(not a.duplicate for a in result):
+            self._notify(session_id)
+        return result
+
+    async def _check_parents(self, session_id: str, messages: Sequence[message_pb2.Message]) -> None:
+        wanted = {m.parent_id for m in messages if m.parent_id} - {m.id for m in messages}
+        known = await self.known_ids(session_id, wanted) if wanted else set()
+        found = []
+        for i, message in enumerate(messages):
+            parent = message.parent_id
+            if parent and (parent == message.id or parent not in known):
+                problem = "names itself" if parent == message.id else "is not in the session"
+                found.append(Violation(f"messages[{i}].parent_id", "session.parent", f"{parent!r} {problem}"))
+            known.add(message.id)
+        if found:
+            raise ValidationError(found, "append")
+
+    @abc.abstractmethod
+    async def _append(self, session_id: str, encoded: list[tuple[str, bytes]], now_us: int) -> list[Appended]: ...
+
+    @abc.abstractmethod
+    async def known_ids(self, session_id: str, message_ids: set[str]) -> set[str]:
+        """Which of ``message_ids`` the session holds (an index lookup)."""
+
+    @abc.abstractmethod
+    async def entry(self, session_id: str, message_id: str) -> tuple[int, bytes] | None:
+        """The (offset, encoded message) of the session's entry with this id, or None (an index lookup)."""
+
+    async def before(self, session_id: str, offset: int, limit: int) -> list[tuple[int, bytes]]:
+        """Up to ``limit`` entries just before ``offset``, in log order (for walking a path back)."""
+        start = max(0, offset - 1 - limit)
+        return await self.read(session_id, start, offset - 1 - start)
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self, session_id: str) -> AsyncIterator[None]:
+        """Hold the session for a tree operation (read, then append): one holder at a time.
+
+        This process's stores hold it with an in-process lock; a store shared by
+        several nodes holds it in the engine. Plain appends do not take it.
+        """
+        entry = self._holds.get(session_id)
+        if entry is None:
+            entry = self._holds[session_id] = [asyncio.Lock(), 0]
+        entry[1] += 1
+        try:
+            async with entry[0]:
+                yield
+        finally:
+            entry[1] -= 1
+            if not entry[1]:
+                del self._holds[session_id]
+
+    def on_health(self, listener: Callable[[bool], None]) -> None:
+        """Call ``listener(healthy)`` whenever the store loses or regains its backing server."""
+        self._health_listeners.append(listener)
+
+    def _set_healthy(self, healthy: bool) -> None:
+        if healthy == self.healthy:
+            return
+        self.healthy = healthy
+        for listener in self._health_listeners:
+            listener(healthy)
+        if healthy:
+            self._wake_all()  # a change feed may have missed appends while the server was away
+
+    def _wake_all(self) -> None:
+        waiters, self._waiters = self._waiters, {}
+        for event in waiters.values():
+            event.set()
+
+    @abc.abstractmethod
+    async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, bytes]]:
+        """Up to ``limit`` (offset, encoded message) pairs after ``after``, in order."""
+
+    @abc.abstractmethod
+    async def last_offset(self, session_id: str) -> int:
+        """The session's last offset (0 for an unknown session)."""
+
+    @abc.abstractmethod
+    async def sessions(self, after: str, limit: int, *, prefix: str = "") -> list[SessionRecord]:
+        """Up to ``limit`` sessions with ids after ``after`` (and starting with ``prefix``), ordered by id."""
+
+    async def close(self) -> None:  # noqa: B027 - an optional hook
+        """Release the store's resources."""
+
+    def _event(self, session_id: str) -> asyncio.Event:
+        event = self._waiters.get(session_id)
+        if event is None:
+            event = self._waiters[session_id] = asyncio.Event()
+        return event
+
+    def _notify(self, session_id: str) -> None:
+        event = self._waiters.pop(session_id, None)
+        if event is not None:
+            event.set()
+
+    async def caught_up(self) -> None:  # noqa: B027 - appends here wake waiters directly
+        """Wait until this node has seen the change notifications of everything committed before the call.
+
+        The cluster calls it for a live subscriber after a read that returned rows: the live events
+        relayed ahead of those messages then have arrived too. Appends in this process wake waiters directly, so there
+        is nothing to wait for unless the store is shared between processes.
+        """
+
+    def changed(self, session_id: str) -> asyncio.Event:
+        """An event set at the next append to the session (get it before reading, then wait)."""
+        return self._event(session_id)
+
+    def forget(self, session_id: str) -> None:
+        """Drop the session's pending change event: the last one waiting for it has gone."""
+        event = self._waiters.get(session_id)
+        if event is not None and not event.is_set():
+            del self._waiters[session_id]
+
+
+# --- the append plan shared by the backends that plan in Python (memory, SQLite) ---
+
+
+def _plan(
+    body_at: object, ids: dict[str, int], encoded: list[tuple[str, bytes]], last: int
+) -> tuple[list[Appended], list[bytes], dict[str, int]]:
+    """Decide each message's fate: new offset, duplicate, or a conflict that rejects the batch."""
+    result: list[Appended] = []
+    staged: list[bytes] = []
+    staged_ids: dict[str, int] = {}
+    for message_id, body in encoded:
+        offset = ids.get(message_id) or staged_ids.get(message_id)
+        if offset is not None:
+            held = staged[offset - last - 1] if offset > last else body_at(offset - 1)  # type: ignore[operator]
+            if held != body:
+                raise ConflictError(f"message id {message_id!r} is already at offset {offset} with different content")
+            result.append(Appended(offset, True))
+            continue
+        staged.append(body)
+        offset = last + len(staged)
+        staged_ids[message_id] = offset
+        result.append(Appended(offset, False))
+    return result, staged, staged_ids

@@ -1,0 +1,217 @@
+"""``agentmsg.v1.ToolService``: tool runners register their tools; engines call them through the server.
+
+A call goes to the runner that serves the tool on this node, or, in a cluster,
+is forwarded to the node that has it (:mod:`agentmsg.service.cluster`). A
+runner that disconnects, a caller that cancels and a deadline that passes each
+end the call with a defined outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import grpc
+
+from agentmsg import _validation
+from agentmsg.errors import AgentMsgError, ConflictError, NotFoundError, ValidationError, Violation
+from agentmsg.service import status
+from agentmsg.service.access import Access
+from agentmsg.service.cluster import FORWARDED_HEADER, Cluster
+from agentmsg.service.rpc import _check, _guard
+from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
+
+__all__ = ["TOOL_SERVICE", "ToolServicer"]
+
+log = logging.getLogger("agentmsg.service")
+
+TOOL_SERVICE = "agentmsg.v1.ToolService"
+
+
+def _error_result(call: content_pb2.ToolCallContent, text: str) -> content_pb2.ToolResultContent:
+    result = content_pb2.ToolResultContent(id=call.id, name=call.name, is_error=True, index=call.index)
+    result.content.add().text.text = text
+    return result
+
+
+@dataclass
+class _Runner:
+    runner_id: str
+    name: str
+    tools: list[Any]
+    outbox: asyncio.Queue[tool_service_pb2.ServeToolsResponse]
+    pending: dict[str, asyncio.Future[content_pb2.ToolResultContent]] = field(default_factory=dict)
+
+
+class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
+    """``agentmsg.v1.ToolService``: runners register; engines call through."""
+
+    def __init__(self, access: Access | None = None) -> None:
+        self.runners: dict[str, _Runner] = {}
+        self.by_tool: dict[str, _Runner] = {}
+        self.access = access if access is not None else Access()
+        self.cluster: Cluster | None = None  # set when the node shares a PostgreSQL with others
+        self._leaving: set[asyncio.Task[None]] = set()
+
+    def _allow(self, context: grpc.aio.ServicerContext, *, serve: bool) -> None:  # type: ignore[type-arg]
+        if self.access.enabled:
+            self.access.check_tools(context.invocation_metadata(), serve=serve)
+
+    async def ServeTools(  # noqa: N802
+        self,
+        request_iterator: AsyncIterator[tool_service_pb2.ServeToolsRequest],
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> AsyncIterator[tool_service_pb2.ServeToolsResponse]:
+        requests = request_iterator.__aiter__()
+        try:
+            first = await requests.__anext__()
+        except StopAsyncIteration:
+            return
+        try:
+            self._allow(context, serve=True)
+            _check(first)
+            if first.WhichOneof("kind") != "register":
+                raise ValidationError([Violation("register", "required", "the first message must register tools")])
+            runner = self._register(first.register)
+            if self.cluster is not None:
+                try:
+                    await self.cluster.claim(runner)
+                except AgentMsgError:
+                    self._unregister(runner)
+                    raise
+        except AgentMsgError as exc:
+            await status.abort(context, exc)
+        reader = asyncio.ensure_future(self._read_outcomes(runner, requests))
+        getter: asyncio.Future[tool_service_pb2.ServeToolsResponse] | None = None
+        try:
+            yield tool_service_pb2.ServeToolsResponse(
+                registered=tool_service_pb2.Registered(runner_id=runner.runner_id)
+            )
+            while True:
+                getter = asyncio.ensure_future(runner.outbox.get())
+                done, _ = await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
+                if getter not in done:
+                    break  # the runner closed its side
+                response, getter = getter.result(), None
+                yield response
+        finally:
+            self._unregister(runner)
+            if self.cluster is not None:
+                leaving = asyncio.ensure_future(self.cluster.release(runner))
+                self._leaving.add(leaving)
+                leaving.add_done_callback(self._leaving.discard)
+            pending = [task for task in (getter, reader) if task is not None and not task.done()]
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+
+    def _register(self, register: tool_service_pb2.RegisterTools) -> _Runner:
+        names = [tool.name for tool in register.tools]
+        taken = sorted({n for n in names if n in self.by_tool} | {n for n in names if names.count(n) > 1})
+        if taken:
+            raise ConflictError(f"tool name(s) already served: {', '.join(taken)}")
+        runner = _Runner(str(uuid.uuid4()), register.runner_name, list(register.tools), asyncio.Queue())
+        self.runners[runner.runner_id] = runner
+        for name in names:
+            self.by_tool[name] = runner
+        log.info("runner %s (%s) registered %s", runner.name, runner.runner_id, ", ".join(names))
+        return runner
+
+    def _unregister(self, runner: _Runner) -> None:
+        self.runners.pop(runner.runner_id, None)
+        for tool in runner.tools:
+            if self.by_tool.get(tool.name) is runner:
+                del self.by_tool[tool.name]
+        for call_id, future in runner.pending.items():
+            if not future.done():
+                call = content_pb2.ToolCallContent(id=call_id)
+                future.set_result(_error_result(call, f"tool runner {runner.name!r} disconnected before answering"))
+        log.info("runner %s (%s) left", runner.name, runner.runner_id)
+
+    async def _read_outcomes(
+        self, runner: _Runner, requests: AsyncIterator[tool_service_pb2.ServeToolsRequest]
+    ) -> None:
+        async for request in requests:
+            if request.WhichOneof("kind") != "outcome":
+                log.warning("runner %s sent %s after registering; ignored", runner.name, request.WhichOneof("kind"))
+                continue
+            outcome = request.outcome
+            future = runner.pending.get(outcome.call_id)
+            if future is None or future.done():
+                continue  # answered after a cancel or a deadline: nobody waits for it
+            found = _validation.violations_of(outcome)
+            if found or outcome.result.id != outcome.call_id:
+                problem = "; ".join(str(v) for v in found) or "its id does not match the call"
+                future.set_result(
+                    _error_result(
+                        content_pb2.ToolCallContent(id=outcome.call_id), f"the runner's result was invalid: {problem}"
+                    )
+                )
+            else:
+                future.set_result(outcome.result)
+
+    @_guard
+    async def ListTools(  # noqa: N802
+        self,
+        request: tool_service_pb2.ListToolsRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> tool_service_pb2.ListToolsResponse:
+        self._allow(context, serve=False)
+        listed: dict[str, tool_service_pb2.RegisteredTool] = {}
+        if self.cluster is not None:
+            for tool, runner_name, runner_id in await self.cluster.remote_tools():
+                listed[tool.name] = tool_service_pb2.RegisteredTool(
+                    tool=tool, runner_name=runner_name, runner_id=runner_id
+                )
+        for name, runner in self.by_tool.items():
+            tool = next(t for t in runner.tools if t.name == name)
+            listed[name] = tool_service_pb2.RegisteredTool(
+                tool=tool, runner_name=runner.name, runner_id=runner.runner_id
+            )
+        return tool_service_pb2.ListToolsResponse(tools=[listed[name] for name in sorted(listed)])
+
+    @_guard
+    async def CallTool(  # noqa: N802
+        self,
+        request: tool_service_pb2.CallToolRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> tool_service_pb2.CallToolResponse:
+        self._allow(context, serve=False)
+        _check(request)
+        call = request.call
+        runner = self.by_tool.get(call.name)
+        if runner is None:
+            metadata = context.invocation_metadata() or ()
+            forwarded = any(key == FORWARDED_HEADER for key, _ in metadata)
+            address = await self.cluster.locate(call.name) if self.cluster is not None and not forwarded else None
+            if address is None or self.cluster is None:
+                raise NotFoundError(f"no runner serves the tool {call.name!r}")
+            # The runner is on another node: call it there as the caller, within the caller's deadline.
+            return await self.cluster.forward(address, request, metadata, context.time_remaining())
+        if call.id in runner.pending:
+            raise ConflictError(f"tool call {call.id!r} is already running")
+        future: asyncio.Future[content_pb2.ToolResultContent] = asyncio.get_running_loop().create_future()
+        runner.pending[call.id] = future
+        run = tool_service_pb2.RunToolCall(call=call)
+        remaining = context.time_remaining()
+        if remaining is not None:
+            run.timeout.FromNanoseconds(int(remaining * 1e9))
+        runner.outbox.put_nowait(tool_service_pb2.ServeToolsResponse(run=run))
+        try:
+            result = await future
+        except asyncio.CancelledError:
+            remaining = context.time_remaining()
+            reason = "deadline_exceeded" if remaining is not None and remaining <= 0 else "cancelled"
+            runner.outbox.put_nowait(
+                tool_service_pb2.ServeToolsResponse(
+                    cancel=tool_service_pb2.CancelToolCall(call_id=call.id, reason=reason)
+                )
+            )
+            raise
+        finally:
+            runner.pending.pop(call.id, None)
+        return tool_service_pb2.CallToolResponse(result=result)
