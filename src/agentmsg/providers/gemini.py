@@ -189,6 +189,8 @@ from agentmsg.content import (
     AudioContent,
     Content,
     DocumentContent,
+    HostedToolCallContent,
+    HostedToolResultContent,
     ImageContent,
     ImageDetail,
     ProviderContent,
@@ -214,6 +216,7 @@ from agentmsg.messages import (
     ToolMessage,
     UserMessage,
 )
+from agentmsg.providers import _gemini_extras as extras
 from agentmsg.providers._common import (
     ConversionReport,
     PayloadErrors,
@@ -225,6 +228,7 @@ from agentmsg.providers._common import (
     restore_id,
     split_media,
 )
+from agentmsg.providers._gemini_extras import HOSTED_PARTS
 from agentmsg.usage import Usage
 from agentmsg.v1 import content_pb2
 
@@ -251,10 +255,10 @@ FILES_API_PREFIX: Final = "https://generativelanguage.googleapis.com/"
 T = TypeVar("T")
 MediaBlock = ImageContent | AudioContent | DocumentContent
 
-_KINDS: Final = ("text", "inlineData", "fileData", "functionCall", "functionResponse")
+_KINDS: Final = ("text", "inlineData", "fileData", "functionCall", "functionResponse", *HOSTED_PARTS)
 _META: Final = ("thought", "thoughtSignature", "mediaResolution", "videoMetadata", "partMetadata")
 _ROLE_KINDS: Final[Mapping[str, frozenset[str]]] = {
-    "model": frozenset({"text", "functionCall"}),
+    "model": frozenset({"text", "functionCall", *HOSTED_PARTS}),
     "user": frozenset({"text", "inlineData", "fileData", "functionResponse"}),
 }
 _ROLES: Final[Mapping[str, str]] = {"user": "user", "model": "model", "function": "user", "tool": "user"}
@@ -394,14 +398,119 @@ def _arguments(block: ToolCallContent, path: str, reporter: Reporter) -> dict[st
     return args
 
 
-def _model_part(
-    block: Content, path: str, reporter: Reporter, *, replay: bool, seed: str, part_index: int, call_position: int
+def _derived_results(blocks: Iterable[Content]) -> set[int]:
+    """Positions of the hosted results read from a grounding or URL-context call's metadata (written by the call)."""
+    skipped: set[int] = set()
+    after_metadata = False
+    for j, block in enumerate(blocks):
+        if isinstance(block, HostedToolCallContent):
+            original = block.original
+            after_metadata = (
+                original is not None
+                and original.provider == PROVIDER
+                and original.block_type in (extras.GROUNDING, extras.URL_CONTEXT)
+            )
+        elif isinstance(block, HostedToolResultContent) and block.original is None and after_metadata:
+            skipped.add(j)
+        else:
+            after_metadata = False
+    return skipped
+
+
+def _grounded(message: AssistantMessage) -> bool:
+    """Does the message hold a Gemini ``groundingMetadata`` (which holds its citations)?"""
+    return any(
+        isinstance(block, HostedToolCallContent)
+        and block.original is not None
+        and block.original.provider == PROVIDER
+        and block.original.block_type == extras.GROUNDING
+        for block in message.contents
+    )
+
+
+def _text_extras(block: TextContent, path: str, reporter: Reporter, sink: dict[str, Any] | None, grounded: bool) -> None:
+    """Citations and logprobs of a text block: kept for the response (``sink``), or reported."""
+    if block.citations:
+        ours = all(
+            c.original is not None and c.original.provider == PROVIDER and c.original.block_type == "groundingSupport"
+            for c in block.citations
+        )
+        if sink is None:
+            reporter.loss(path + ".citations", "citations", "a Gemini request has no place for citations")
+        elif not (ours and grounded):
+            reporter.loss(
+                path + ".citations",
+                "citations",
+                "Gemini cites through its own groundingMetadata only; these did not come from one",
+            )
+    if block.logprobs:
+        if sink is None:
+            reporter.loss(path + ".logprobs", "token logprobs", "a Gemini request has no place for logprobs")
+            return
+        sink.setdefault(extras.LOGPROBS, []).extend(block.logprobs)
+        if any(token.bytes is not None for token in block.logprobs):
+            reporter.loss(path + ".logprobs", "token bytes", "Gemini logprobs have no token bytes")
+
+
+def _hosted_part(
+    block: HostedToolCallContent | HostedToolResultContent,
+    path: str,
+    reporter: Reporter,
+    *,
+    replay: bool,
+    sink: dict[str, Any] | None,
 ) -> dict[str, Any] | None:
-    """The part for one assistant block, or None when it is lost (and reported)."""
+    """The part of a hosted call or result read from Gemini; the response-level objects go to ``sink``."""
+    original = block.original
+    what = "hosted tool call" if isinstance(block, HostedToolCallContent) else "hosted tool result"
+    if original is None or original.provider != PROVIDER:
+        source = f"{original.provider} " if original is not None else ""
+        reporter.loss(path, f"{source}{what}", "Gemini holds only the hosted tools it ran itself")
+        return None
+    value = original.block()
+    if original.block_type in (extras.GROUNDING, extras.URL_CONTEXT):
+        if sink is None:
+            reporter.loss(path, f"Gemini {original.block_type}", "a Gemini request has no place for it")
+        else:
+            sink[original.block_type] = value
+        return None
+    part, signed = extras.strip_signature(value)
+    if signed and replay:
+        return value
+    if signed:
+        reporter.loss(
+            path + ".signature",
+            "signature",
+            "it may go back only to the Google model that produced it (provenance does not match)",
+        )
+    return part
+
+
+def _model_part(
+    block: Content,
+    path: str,
+    reporter: Reporter,
+    *,
+    replay: bool,
+    seed: str,
+    part_index: int,
+    call_position: int,
+    sink: dict[str, Any] | None = None,
+    grounded: bool = False,
+) -> dict[str, Any] | None:
+    """The part for one assistant block, or None when it is lost (and reported) or response-level.
+
+    ``sink`` collects what a response writes outside the parts (grounding,
+    URL context, logprobs, prompt feedback, response metadata); it is None
+    when writing a request.
+    """
     if isinstance(block, TextContent):
         part: dict[str, Any] = {"text": block.content}
         _signature(part, block.signature, replay, path, reporter)
+        _text_extras(block, path, reporter, sink, grounded)
         return part
+    if isinstance(block, (HostedToolCallContent, HostedToolResultContent)):
+        return _hosted_part(block, path, reporter, replay=replay, sink=sink)
     if isinstance(block, ThinkingContent):
         part = {"text": block.content, "thought": True}
         _signature(part, block.signature, replay, path, reporter)
@@ -427,6 +536,10 @@ def _model_part(
             )
         return part
     if isinstance(block, ProviderContent):
+        if block.provider == PROVIDER and block.block_type in (extras.PROMPT_FEEDBACK, extras.RESPONSE_METADATA):
+            if sink is not None:  # a request carries no response metadata (not model input)
+                sink[block.block_type] = block.block()
+            return None
         return _provider_part(block, path, reporter)
     reporter.loss(path, f"{block.type or 'unknown'} content", "an assistant turn in Gemini cannot hold it")
     return None
@@ -508,7 +621,10 @@ class _Writer:
         ci, parts, new = self._target("model")
         start = len(parts)
         calls = sum(1 for part in parts if "functionCall" in part)
+        derived = _derived_results(message.contents)
         for j, block in enumerate(message.contents):
+            if j in derived:
+                continue
             part = _model_part(
                 block,
                 f"{path}.contents[{j}]",
@@ -623,6 +739,10 @@ class _Writer:
             )
         if len(texts) == 1 and texts[0] == "":
             self.reporter.loss(path + ".content", "empty text block", "an empty output reads back as no content")
+        if len(texts) == 1:
+            verbatim = _response_object(texts[0], block.is_error)
+            if verbatim is not None:
+                return verbatim, media
         value: str | list[str] = texts[0] if len(texts) == 1 else (texts or "")
         return ({"error": value} if block.is_error else {"output": value}), media
 
@@ -719,7 +839,12 @@ def to_gemini_response(
         reporter.loss("provenance", "provenance provider and API", "a Gemini response reads back as Google's")
     parts: list[dict[str, Any]] = []
     calls = 0
+    sink: dict[str, Any] = {}
+    derived = _derived_results(message.contents)
+    grounded = _grounded(message)
     for j, block in enumerate(message.contents):
+        if j in derived:
+            continue
         part = _model_part(
             block,
             f"contents[{j}]",
@@ -728,27 +853,45 @@ def to_gemini_response(
             seed=seed,
             part_index=len(parts),
             call_position=calls,
+            sink=sink,
+            grounded=grounded,
         )
         if part is not None:
             calls += "functionCall" in part
             parts.append(part)
     response: dict[str, Any] = {}
-    raw = message.stop_reason_raw
-    if not message.contents and message.stop_reason is StopReason.CONTENT_FILTER and raw in _BLOCK_REASONS:
-        response["promptFeedback"] = {"blockReason": raw}
-        if message.error:
-            reporter.loss("error", "error text", "a blocked prompt has no finish message")
-    else:
-        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}}
+    metadata: dict[str, Any] = dict(sink.get(extras.RESPONSE_METADATA) or {})
+    extra_usage: dict[str, Any] = metadata.pop("usageMetadata", None) or {}
+    extra_candidate: dict[str, Any] = metadata.pop("candidate", None) or {}
+    feedback = sink.get(extras.PROMPT_FEEDBACK)
+    blocked = isinstance(feedback, Mapping) and bool(feedback.get("blockReason"))
+    if feedback:
+        response["promptFeedback"] = feedback
+    # A blocked prompt (read from a response without candidates) has no candidate; an answer that was
+    # filtered (finishReason SAFETY...) keeps its candidate.
+    if not (blocked and not parts and message.stop_reason is StopReason.CONTENT_FILTER):
+        candidate: dict[str, Any] = {}
+        if parts:
+            candidate["content"] = {"role": "model", "parts": parts}
         finish = _finish_reason(message, calls > 0, reporter)
         if finish is not None:
             candidate["finishReason"] = finish
         if message.error:
             candidate["finishMessage"] = message.error
+        for key in (extras.GROUNDING, extras.URL_CONTEXT):
+            if key in sink:
+                candidate[key] = sink[key]
+        if extras.LOGPROBS in sink:
+            candidate[extras.LOGPROBS] = extras.logprobs_result(sink[extras.LOGPROBS])
+        candidate.update(extra_candidate)
         candidate["index"] = 0
         response["candidates"] = [candidate]
-    if message.usage is not None:
-        response["usageMetadata"] = _usage_metadata(message.usage, reporter)
+    elif message.error:
+        reporter.loss("error", "error text", "a blocked prompt has no finish message")
+    if message.usage is not None or extra_usage:
+        usage_metadata = _usage_metadata(message.usage, reporter) if message.usage is not None else {}
+        response["usageMetadata"] = {**usage_metadata, **extra_usage}
+    response.update(metadata)
     if provenance is not None and provenance.model:
         response["modelVersion"] = provenance.model
     if provenance is not None and provenance.response_id:
@@ -929,6 +1072,8 @@ class _Reader:
             return self.function_call(part.get(kind), where, signature, seed, index)
         if kind == "functionResponse":
             return self.function_response(part.get(kind), where, seed, index, result_position)
+        if kind in HOSTED_PARTS:
+            return self.build(where, lambda: extras.hosted_part(kind, part.raw, signature))
         return self.media(part, path, kind)
 
     def unsupported(
@@ -1031,10 +1176,12 @@ class _Reader:
             part = self.fields(raw, ppath, "a function response part")
             if part is None:
                 continue
-            if list(part) != ["inlineData"]:
-                bad = next((key for key in part if key != "inlineData"), None)
-                where = part.at(ppath, bad) if bad else ppath
-                self.add(where, "unsupported", "agentmsg reads function response parts of inlineData only")
+            if list(part) != ["inlineData"] or not _plain_inline(part.get("inlineData")):
+                # fileData, or media with fields agentmsg has no place for: the part, verbatim
+                kind = next(iter(part), "part")
+                kept = self.build(ppath, lambda: ProviderContent(PROVIDER, kind, dump_arguments(raw, "")))  # noqa: B023
+                if kept is not None:
+                    blocks.append(kept)
                 continue
             media = self.media(part, ppath, "inlineData")
             if media is not None:
@@ -1199,6 +1346,39 @@ def _reference_block(arm: str, source: str, value: str, media_type: str, detail:
     return block
 
 
+def _response_object(text: str, is_error: bool) -> dict[str, Any] | None:
+    """The ``response`` object a result's text stands for when it was read from one, else None.
+
+    The text of a ``response`` other than ``{"output": str}`` / ``{"error": str}``
+    is the object as compact JSON; written back, that text is the object again
+    (not ``{"output": text}``), so the model sees what it saw. Any text in that
+    exact form qualifies; its ``"error"`` key must agree with ``is_error``.
+    """
+    if not text.startswith("{"):
+        return None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(value, dict):
+        return None
+    try:
+        again = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        return None
+    if again != text or ("error" in value) != is_error:
+        return None
+    blocks, _ = _response_blocks(value)
+    if len(blocks) != 1 or not isinstance(blocks[0], TextContent) or blocks[0].content != text:
+        return None  # {"output": "x"} reads back as the text "x"
+    return value
+
+
+def _plain_inline(value: Any) -> bool:
+    """Is an ``inlineData`` object just ``mimeType`` and ``data`` (what a media block writes back)?"""
+    return isinstance(value, Mapping) and {_camel(key) for key in value} <= {"mimeType", "data"}
+
+
 def _response_blocks(body: Mapping[str, Any]) -> tuple[list[Content], bool]:
     """The text blocks and error flag a ``functionResponse.response`` object stands for."""
     if set(body) in ({"output"}, {"error"}):
@@ -1219,7 +1399,7 @@ def from_gemini(
     payload: Mapping[str, Any],
     *,
     id_map: Mapping[str, str] | None = None,
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
     provenance: Provenance | None = None,
 ) -> list[AgentMessage]:
     """Messages from a ``generateContent`` request body (``systemInstruction`` and ``contents``).
@@ -1250,7 +1430,7 @@ def from_gemini_response(
     response: Mapping[str, Any],
     *,
     id_map: Mapping[str, str] | None = None,
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
 ) -> AssistantMessage:
     """The assistant message of a ``GenerateContentResponse`` (its first candidate).
 
@@ -1272,6 +1452,81 @@ def from_gemini_response(
     return message
 
 
+def _metadata_blocks(
+    reader: _Reader, top: _Fields, candidate: tuple[_Fields, str] | None, blocks: list[Content]
+) -> list[Content] | None:
+    """The blocks with the candidate's grounding, URL context, logprobs and the response metadata added.
+
+    Citations and logprobs go on the text blocks (one block per part here);
+    the hosted calls and results of grounding and URL context, then the
+    ``promptFeedback`` and ``responseMetadata`` provider blocks, follow the
+    parts. None when a field is malformed (recorded).
+    """
+    before = reader.count()
+    blocks = list(blocks)
+    tail: list[Content] = []
+    logprobs_placed = False
+    if candidate is not None:
+        fields, path = candidate
+        grounding = reader.typed(fields, extras.GROUNDING, path, Mapping)
+        url_context = reader.typed(fields, extras.URL_CONTEXT, path, Mapping)
+        logprobs = reader.typed(fields, extras.LOGPROBS, path, Mapping)
+        if reader.count() > before:
+            return None
+        if grounding:
+            where = fields.at(path, extras.GROUNDING)
+
+            def part_text(i: int) -> str | None:
+                block = blocks[i] if 0 <= i < len(blocks) else None
+                return block.content if isinstance(block, TextContent) else None
+
+            cited = reader.build(where, lambda: extras.grounding_citations(grounding, part_text))
+            made = reader.build(where, lambda: extras.grounding_blocks(grounding))
+            if cited is None or made is None:
+                return None
+            for i, citations in cited.items():
+                blocks[i] = _with(blocks[i], citations=citations)  # type: ignore[arg-type]
+            tail.extend(made)
+        if url_context:
+            made = reader.build(fields.at(path, extras.URL_CONTEXT), lambda: extras.url_context_blocks(url_context))
+            if made is None:
+                return None
+            tail.extend(made)
+        if logprobs:
+            tokens = extras.logprobs_from_result(logprobs)
+            first = next(
+                (i for i, block in enumerate(blocks) if isinstance(block, TextContent) and not block.logprobs), None
+            )
+            if tokens is not None and first is not None:
+                blocks[first] = _with(blocks[first], logprobs=tokens)  # type: ignore[arg-type]
+                logprobs_placed = True
+    feedback = top.get("promptFeedback")
+    if isinstance(feedback, Mapping) and feedback:
+        made = reader.build(top.at("", "promptFeedback"), lambda: extras.provider_block(extras.PROMPT_FEEDBACK, feedback))
+        if made is None:
+            return None
+        tail.append(made)
+    metadata = extras.response_metadata(
+        top.raw, candidate[0].raw if candidate is not None else None, logprobs_placed=logprobs_placed
+    )
+    if metadata:
+        made = reader.build("", lambda: extras.provider_block(extras.RESPONSE_METADATA, metadata))
+        if made is None:
+            return None
+        tail.append(made)
+    return blocks + tail
+
+
+def _with(block: TextContent, *, citations: Iterable[Any] = (), logprobs: Iterable[Any] = ()) -> TextContent:
+    """The text block with citations or logprobs added."""
+    return TextContent(
+        block.content,
+        signature=block.signature,
+        citations=[*block.citations, *citations],
+        logprobs=[*block.logprobs, *logprobs],
+    )
+
+
 def _response_message(reader: _Reader, top: _Fields) -> AssistantMessage | None:
     before = reader.count()
     model_version = reader.typed(top, "modelVersion", "", str) or ""
@@ -1280,14 +1535,24 @@ def _response_message(reader: _Reader, top: _Fields) -> AssistantMessage | None:
     usage_value = top.get("usageMetadata")
     usage = reader.usage(usage_value, top.at("", "usageMetadata")) if usage_value is not None else None
     provenance = Provenance(PROVIDER, API, model_version, response_id)
+    feedback_path = top.at("", "promptFeedback")
+    feedback = reader.fields(top.get("promptFeedback") or {}, feedback_path, "promptFeedback")
     if not candidates:
-        feedback_path = top.at("", "promptFeedback")
-        feedback = reader.fields(top.get("promptFeedback") or {}, feedback_path, "promptFeedback")
         reason = reader.typed(feedback, "blockReason", feedback_path, str) if feedback is not None else None
         if not reason or reader.count() > before:
             return None
+        tail = _metadata_blocks(reader, top, None, [])
+        if tail is None:
+            return None
         return reader.build(
-            "", lambda: AssistantMessage(usage=usage, stop_reason=_CF, stop_reason_raw=reason, provenance=provenance)
+            "",
+            lambda: AssistantMessage(
+                tail,  # type: ignore[arg-type]
+                usage=usage,
+                stop_reason=_CF,
+                stop_reason_raw=reason,
+                provenance=provenance,
+            ),
         )
     path = f"{top.at('', 'candidates')}[0]"
     candidate = reader.fields(candidates[0], path, "a candidate")
@@ -1309,6 +1574,9 @@ def _response_message(reader: _Reader, top: _Fields) -> AssistantMessage | None:
     if reader.count() > before or blocks is None:
         return None
     has_calls = any(isinstance(block, ToolCallContent) for block in blocks)
+    blocks = _metadata_blocks(reader, top, (candidate, path), blocks)
+    if blocks is None:
+        return None
     stop = _finish_stop(raw, has_calls) if raw else None
     return reader.build(
         path,
