@@ -335,11 +335,31 @@ def test_response_golden_max_tokens_and_unknown_counts() -> None:
     assert message.usage.known("reasoning_tokens") is None
 
 
-def test_blocked_prompt_reads_as_empty_content_filter() -> None:
-    message = from_gemini_response(load("response_blocked_prompt.json")["payload"])
-    assert message.contents == ()
+def test_blocked_prompt_reads_as_content_filter_with_the_feedback_kept() -> None:
+    payload = load("response_blocked_prompt.json")["payload"]
+    message = from_gemini_response(payload)
+    (feedback,) = message.contents
+    assert isinstance(feedback, am.ProviderContent)
+    assert (feedback.provider, feedback.block_type, feedback.block()) == (
+        PROVIDER,
+        "promptFeedback",
+        payload["promptFeedback"],
+    )
     assert (message.stop_reason, message.stop_reason_raw) == (am.StopReason.CONTENT_FILTER, "SAFETY")
     assert message.usage == am.Usage(input_tokens=8, total_tokens=8)
+
+
+def test_a_filtered_answer_stays_a_candidate_and_a_blocked_prompt_stays_a_prompt_block() -> None:
+    # issue 16 bug 3: "the answer was filtered" must not come back as "your prompt was blocked"
+    filtered = {"candidates": [{"content": {}, "finishReason": "SAFETY"}], "modelVersion": "m", "responseId": "r"}
+    message = from_gemini_response(filtered)
+    assert (message.contents, message.stop_reason) == ((), am.StopReason.CONTENT_FILTER)
+    report = ConversionReport()
+    written = to_gemini_response(message, report=report)
+    assert written == {"candidates": [{"finishReason": "SAFETY", "index": 0}], "modelVersion": "m", "responseId": "r"}
+    assert not report
+    blocked = {"promptFeedback": {"blockReason": "SAFETY"}, "modelVersion": "m", "responseId": "r"}
+    assert to_gemini_response(from_gemini_response(blocked)) == blocked
 
 
 # --- the round-trip law ---------------------------------------------------------------------------
@@ -727,22 +747,44 @@ def test_session_messages_are_projected_or_refused() -> None:
     assert violations(info) == [("[0]", "session_message")]
 
 
-def test_provider_blocks_pass_through_both_ways() -> None:
-    code = {"executableCode": {"language": "PYTHON", "code": "print(1)"}, "thoughtSignature": SIG_A}
-    result = {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1\n"}}
+def test_code_execution_is_hosted_and_other_parts_pass_through_both_ways() -> None:
+    code = {"executableCode": {"language": "PYTHON", "code": "print(1)", "id": "x1"}, "thoughtSignature": SIG_A}
+    result = {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1\n", "id": "x1"}}
     image = {"inlineData": {"mimeType": "image/png", "data": PNG_B64}}
-    payload = {"contents": [{"role": "model", "parts": [{"text": "Running."}, code, result, image]}]}
-    with pytest.raises(am.ValidationError) as info:
-        from_gemini(payload)
-    assert violations(info) == [
-        ("contents[0].parts[1]", "gemini.unknown_type"),
-        ("contents[0].parts[2]", "gemini.unknown_type"),
-        ("contents[0].parts[3].inlineData", "gemini.unsupported"),
-    ]
-    (message,) = from_gemini(payload, pass_through_unknown=True)
-    kinds = [(b.provider, b.block_type) for b in message.contents if isinstance(b, am.ProviderContent)]
-    assert kinds == [("google", "executableCode"), ("google", "codeExecutionResult"), ("google", "inlineData")]
+    future = {"someNewPart": {"a": 1}}
+    payload = {"contents": [{"role": "model", "parts": [{"text": "Running."}, code, result, image, future]}]}
+    (message,) = from_gemini(payload, provenance=PROV)
+    _, call, outcome, kept_image, kept_future = message.contents
+    assert call == am.HostedToolCallContent(
+        "x1",
+        "code_execution",
+        '{"language":"PYTHON","code":"print(1)"}',
+        kind="code_execution",
+        signature=SIG_A,
+        original=am.ProviderContent(PROVIDER, "executableCode", json.dumps(code, separators=(",", ":"))),
+    )
+    assert isinstance(outcome, am.HostedToolResultContent)
+    assert (outcome.call_id, outcome.status, outcome.status_raw, outcome.is_error) == (
+        "x1",
+        am.HostedToolStatus.COMPLETED,
+        "OUTCOME_OK",
+        False,
+    )
+    assert outcome.code_execution == am.CodeExecutionOutput(stdout="1\n")
+    kinds = [(b.provider, b.block_type) for b in (kept_image, kept_future) if isinstance(b, am.ProviderContent)]
+    assert kinds == [("google", "inlineData"), ("google", "someNewPart")]
     assert to_gemini([message]) == payload
+    with pytest.raises(am.ValidationError) as info:
+        from_gemini(payload, pass_through_unknown=False)
+    assert violations(info) == [
+        ("contents[0].parts[3].inlineData", "gemini.unsupported"),
+        ("contents[0].parts[4]", "gemini.unknown_type"),
+    ]
+    # without the Google provenance the signature stays behind (reported); elsewhere the blocks are lost
+    report = ConversionReport()
+    unsigned = to_gemini([am.AssistantMessage(list(message.contents))], report=report)
+    assert "thoughtSignature" not in unsigned["contents"][0]["parts"][1]
+    assert [loss.path for loss in report.losses] == ["[0].contents[1].signature"]
 
 
 # --- bad input ------------------------------------------------------------------------------------
@@ -777,7 +819,7 @@ def test_bad_request_reports_every_problem_with_its_path() -> None:
         ],
     }
     with pytest.raises(am.ValidationError) as info:
-        from_gemini(payload)
+        from_gemini(payload, pass_through_unknown=False)
     assert violations(info) == [
         ("systemInstruction.parts[0].inlineData", "gemini.unsupported"),
         ("contents[0].role", "gemini.enum"),
@@ -1022,13 +1064,14 @@ def test_more_losses_are_reported() -> None:
         ("[4].contents[1].content[1].detail", "image detail in a tool result"),
         ("[4].contents[2].index", "tool-result index"),
     ]
-    blocked = am.AssistantMessage(stop_reason="content_filter", stop_reason_raw="OTHER", error="why", provenance=PROV)
+    # a content filter without Gemini's promptFeedback is a filtered answer: a candidate
+    filtered = am.AssistantMessage(stop_reason="content_filter", stop_reason_raw="OTHER", error="why", provenance=PROV)
     report = ConversionReport()
-    assert to_gemini_response(blocked, report=report) == {
-        "promptFeedback": {"blockReason": "OTHER"},
+    assert to_gemini_response(filtered, report=report) == {
+        "candidates": [{"finishReason": "SAFETY", "finishMessage": "why", "index": 0}],
         "modelVersion": "gemini-3-flash-preview",
     }
-    assert [loss.path for loss in report.losses] == ["error"]
+    assert [loss.path for loss in report.losses] == ["stop_reason_raw"]  # OTHER would read back as ERROR
     odd_usage = am.AssistantMessage(
         [am.TextContent("x")], usage=am.Usage(output_tokens=1, reasoning_tokens=3), provenance=PROV
     )
@@ -1079,16 +1122,26 @@ def test_more_parts_agentmsg_cannot_hold() -> None:
         ]
     }
     with pytest.raises(am.ValidationError) as info:
-        from_gemini(payload)
+        from_gemini(payload, pass_through_unknown=False)
     assert violations(info) == [
         ("contents[0].parts[0].extraField", "gemini.unsupported"),
         ("contents[1].parts[0].thoughtSignature", "gemini.unsupported"),
         ("contents[2].parts[0].mediaResolution", "gemini.unsupported"),
         ("contents[3].parts[0].mediaResolution", "gemini.unsupported"),
-        ("contents[4].parts[0].functionResponse.parts[0].fileData", "gemini.unsupported"),
         ("contents[5].parts[0].inlineData.data", "gemini.type"),
         ("contents[6].parts[0].partMetadata", "gemini.unsupported"),
     ]
+    # By default only the malformed part is refused: the others are kept verbatim, and the fileData
+    # of a function response is a provider block inside the result.
+    with pytest.raises(am.ValidationError) as default_info:
+        from_gemini(payload)
+    assert violations(default_info) == [("contents[5].parts[0].inlineData.data", "gemini.type")]
+    kept = [c for i, c in enumerate(payload["contents"]) if i not in (5, 7)]
+    written = to_gemini(from_gemini({"contents": kept}))["contents"]
+    # (a result that answers no call of the payload gets a generated id, written back)
+    for part in written[0]["parts"]:
+        part.get("functionResponse", {}).pop("id", None)
+    assert [p for c in written for p in c["parts"]] == [p for c in kept for p in c["parts"]]
     # A call without args reads as "{}"; thought: false is plain text.
     (model,) = from_gemini({"contents": [payload["contents"][-1]]})
     assert model.contents == (

@@ -38,7 +38,6 @@ from agentmsg.content import (
     HostedToolStatus,
     ProviderContent,
     SearchResult,
-    TextContent,
     TokenLogprob,
     WebFetchOutput,
     dump_arguments,
@@ -65,9 +64,7 @@ USAGE_COUNTS: Final = (
     "totalTokenCount",
 )
 # Candidate keys read elsewhere (content, stop, error) or not message data (safety scores, the index).
-CANDIDATE_READ: Final = frozenset(
-    {"content", "finishReason", "finishMessage", "index", GROUNDING, URL_CONTEXT}
-)
+CANDIDATE_READ: Final = frozenset({"content", "finishReason", "finishMessage", "index", GROUNDING, URL_CONTEXT})
 # Response keys read elsewhere.
 RESPONSE_READ: Final = frozenset({"candidates", "usageMetadata", "modelVersion", "responseId", PROMPT_FEEDBACK})
 
@@ -112,7 +109,7 @@ def provider_block(block_type: str, value: Mapping[str, Any]) -> ProviderContent
 
 
 def hosted_part(kind: str, part: Mapping[str, Any], signature: str) -> Content:
-    """The hosted call or result a ``executableCode`` / ``codeExecutionResult`` / ``toolCall`` / ``toolResponse`` part is.
+    """The hosted call or result of a code execution (``executableCode``...) or built-in tool part (``toolCall``...).
 
     ``part`` is the whole part (kept as ``original``); raises
     :class:`~agentmsg.ValidationError` when a field has the wrong type.
@@ -248,7 +245,9 @@ def grounding_blocks(grounding: Mapping[str, Any]) -> list[Content]:
     chunks = _get(grounding, "groundingChunks")
     chunks = chunks if isinstance(chunks, list) else []
     retrieval = any(isinstance(c, Mapping) and _get(c, "retrievedContext") is not None for c in chunks)
-    name, kind = ("file_search", HostedToolKind.FILE_SEARCH) if retrieval else ("google_search", HostedToolKind.WEB_SEARCH)
+    name, kind = (
+        ("file_search", HostedToolKind.FILE_SEARCH) if retrieval else ("google_search", HostedToolKind.WEB_SEARCH)
+    )
     call = HostedToolCallContent(
         "", name, dump_arguments({"queries": queries}), kind=kind, original=provider_block(GROUNDING, grounding)
     )

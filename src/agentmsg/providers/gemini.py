@@ -247,6 +247,9 @@ PROVIDER: Final = "google"
 API: Final = "google-generative-ai"
 TARGET: Final = "gemini"
 
+RESPONSE_BLOCK: Final = "response"
+"""The type of the provider block that keeps a ``functionResponse.response`` object of another shape verbatim."""
+
 PLACEHOLDER_SIGNATURES: Final = ("skip_thought_signature_validator", "context_engineering_is_the_way_to_go")
 """Signature values Google documents for function calls no Gemini model signed; never read as signatures."""
 
@@ -428,7 +431,9 @@ def _grounded(message: AssistantMessage) -> bool:
     )
 
 
-def _text_extras(block: TextContent, path: str, reporter: Reporter, sink: dict[str, Any] | None, grounded: bool) -> None:
+def _text_extras(
+    block: TextContent, path: str, reporter: Reporter, sink: dict[str, Any] | None, grounded: bool
+) -> None:
     """Citations and logprobs of a text block: kept for the response (``sink``), or reported."""
     if block.citations:
         ours = all(
@@ -703,6 +708,7 @@ class _Writer:
     def result_body(self, block: ToolResultContent, path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         texts: list[str] = []
         media: list[dict[str, Any]] = []
+        verbatim: dict[str, Any] | None = None
         text_after_media = False
         pieces = [
             piece
@@ -731,18 +737,31 @@ class _Writer:
                     )
                 if isinstance(inner, DocumentContent):
                     _document_names(inner, ipath, self.reporter)
+            elif isinstance(inner, ProviderContent) and inner.provider == PROVIDER:
+                if inner.block_type == RESPONSE_BLOCK and verbatim is None:
+                    verbatim = inner.block()
+                else:  # a function response part kept verbatim (fileData...)
+                    media.append(inner.block())
+            elif isinstance(inner, ProviderContent):
+                self.reporter.loss(
+                    ipath, f"{inner.provider} {inner.block_type} block", "it goes back only to its own provider"
+                )
             else:
                 self.reporter.loss(ipath, f"{inner.type or 'unknown'} content", "a tool result cannot hold it")
         if text_after_media:
             self.reporter.loss(
                 path, "order of text after media", "text goes in response and media in parts: text reads back first"
             )
-        if len(texts) == 1 and texts[0] == "":
+        if verbatim is None and len(texts) == 1 and texts[0] == "":
             self.reporter.loss(path + ".content", "empty text block", "an empty output reads back as no content")
-        if len(texts) == 1:
-            verbatim = _response_object(texts[0], block.is_error)
-            if verbatim is not None:
-                return verbatim, media
+        if verbatim is not None:
+            if texts != [json.dumps(verbatim, ensure_ascii=False, separators=(",", ":"))]:
+                self.reporter.loss(
+                    path + ".content",
+                    "tool-result text",
+                    "the result holds a Gemini response object, which is written in its place",
+                )
+            return verbatim, media
         value: str | list[str] = texts[0] if len(texts) == 1 else (texts or "")
         return ({"error": value} if block.is_error else {"output": value}), media
 
@@ -1346,34 +1365,6 @@ def _reference_block(arm: str, source: str, value: str, media_type: str, detail:
     return block
 
 
-def _response_object(text: str, is_error: bool) -> dict[str, Any] | None:
-    """The ``response`` object a result's text stands for when it was read from one, else None.
-
-    The text of a ``response`` other than ``{"output": str}`` / ``{"error": str}``
-    is the object as compact JSON; written back, that text is the object again
-    (not ``{"output": text}``), so the model sees what it saw. Any text in that
-    exact form qualifies; its ``"error"`` key must agree with ``is_error``.
-    """
-    if not text.startswith("{"):
-        return None
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(value, dict):
-        return None
-    try:
-        again = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except ValueError:
-        return None
-    if again != text or ("error" in value) != is_error:
-        return None
-    blocks, _ = _response_blocks(value)
-    if len(blocks) != 1 or not isinstance(blocks[0], TextContent) or blocks[0].content != text:
-        return None  # {"output": "x"} reads back as the text "x"
-    return value
-
-
 def _plain_inline(value: Any) -> bool:
     """Is an ``inlineData`` object just ``mimeType`` and ``data`` (what a media block writes back)?"""
     return isinstance(value, Mapping) and {_camel(key) for key in value} <= {"mimeType", "data"}
@@ -1389,10 +1380,11 @@ def _response_blocks(body: Mapping[str, Any]) -> tuple[list[Content], bool]:
         if isinstance(value, list) and all(isinstance(item, str) for item in value):
             return [TextContent(item) for item in value], is_error
     try:
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (ValueError, TypeError, RecursionError) as exc:
         raise ValidationError.single("response", "json", f"the response cannot be JSON text: {exc}") from None
-    return [TextContent(text)], "error" in body
+    # The text is what other formats send; the object itself goes back to Gemini as it was.
+    return [TextContent(text), ProviderContent(PROVIDER, RESPONSE_BLOCK, text)], "error" in body
 
 
 def from_gemini(
@@ -1502,18 +1494,20 @@ def _metadata_blocks(
                 logprobs_placed = True
     feedback = top.get("promptFeedback")
     if isinstance(feedback, Mapping) and feedback:
-        made = reader.build(top.at("", "promptFeedback"), lambda: extras.provider_block(extras.PROMPT_FEEDBACK, feedback))
-        if made is None:
+        kept = reader.build(
+            top.at("", "promptFeedback"), lambda: extras.provider_block(extras.PROMPT_FEEDBACK, feedback)
+        )
+        if kept is None:
             return None
-        tail.append(made)
+        tail.append(kept)
     metadata = extras.response_metadata(
         top.raw, candidate[0].raw if candidate is not None else None, logprobs_placed=logprobs_placed
     )
     if metadata:
-        made = reader.build("", lambda: extras.provider_block(extras.RESPONSE_METADATA, metadata))
-        if made is None:
+        kept = reader.build("", lambda: extras.provider_block(extras.RESPONSE_METADATA, metadata))
+        if kept is None:
             return None
-        tail.append(made)
+        tail.append(kept)
     return blocks + tail
 
 
