@@ -31,6 +31,7 @@ from agentmsg import (
     AgentMessage,
     AssistantMessage,
     AudioContent,
+    Citation,
     BaseMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
@@ -747,7 +748,7 @@ def test_reading_reports_every_problem_with_its_path() -> None:
         {"role": "user", "content": "\ud800"},
     ]
     with pytest.raises(ValidationError) as info:
-        from_openai_chat(payload)
+        from_openai_chat(payload, pass_through_unknown=False)
     assert violations(info) == [
         ("messages[0].content[0].image_url.detail", "openai_chat.enum"),
         ("messages[1].role", "openai_chat.role"),
@@ -1020,23 +1021,111 @@ def test_response_keeps_invalid_arguments_and_refusal_with_content() -> None:
     assert written["choices"][0]["finish_reason"] == "stop"
 
 
-def test_response_annotations_need_pass_through() -> None:
+def test_response_url_citations_are_citations_on_the_text() -> None:
     annotation = {
         "type": "url_citation",
         "url_citation": {"start_index": 0, "end_index": 4, "title": "T", "url": "https://x.test"},
     }
     response = _response({"content": "Text", "annotations": [annotation]})
-    with pytest.raises(ValidationError) as info:
-        from_openai_chat_response(response)
-    assert violations(info) == [("choices[0].message.annotations", "openai_chat.unsupported")]
-    message = from_openai_chat_response(response, pass_through_unknown=True)
-    written = to_openai_chat_response(message, report=ConversionReport())
+    message = from_openai_chat_response(response)
+    (text,) = message.contents
+    assert isinstance(text, TextContent)
+    (citation,) = text.citations
+    assert (citation.source_kind, citation.url, citation.title) == ("web", "https://x.test", "T")
+    assert (citation.start_index, citation.end_index) == (0, 4)
+    report = ConversionReport()
+    written = to_openai_chat_response(message, report=report)
     sdk_response(written)
     assert written["choices"][0]["message"]["annotations"] == [annotation]
+    assert not report
     # A request has no annotations: reported there.
     report = ConversionReport()
     to_openai_chat([message], report=report)
-    assert losses(report) == [("[0].contents[1]", "assistant field 'annotations'")]
+    assert losses(report) == [("[0].contents[0].citations", "citations")]
+    # An annotation of another kind keeps the whole field verbatim (a provider block).
+    other = _response({"content": "Text", "annotations": [annotation, {"type": "file_citation", "file_id": "f"}]})
+    kept = from_openai_chat_response(other)
+    assert [type(b).__name__ for b in kept.contents] == ["TextContent", "ProviderContent"]
+    assert to_openai_chat_response(kept)["choices"][0]["message"]["annotations"] == [
+        annotation,
+        {"type": "file_citation", "file_id": "f"},
+    ]
+
+
+def test_citations_from_other_formats_become_url_citations_shifted_into_the_joined_content() -> None:
+    web = Citation.web("https://a.test", "A", start_index=1, end_index=3)
+    whole = Citation.web("https://b.test")
+    document = Citation.document(0, chars=(0, 2))
+    message = AssistantMessage(
+        [TextContent("Hello "), TextContent("world", citations=[web, whole, document])],
+        stop_reason="stop",
+    )
+    report = ConversionReport()
+    written = to_openai_chat_response(message, report=report)
+    assert written["choices"][0]["message"]["annotations"] == [
+        {
+            "type": "url_citation",
+            "url_citation": {"end_index": 9, "start_index": 7, "title": "A", "url": "https://a.test"},
+        },
+        {
+            "type": "url_citation",
+            "url_citation": {"end_index": 11, "start_index": 6, "title": "", "url": "https://b.test"},
+        },
+    ]
+    assert ("contents[1].citations[2]", "document citation") in losses(report)
+
+
+def test_response_logprobs_are_token_logprobs_on_content_and_refusal() -> None:
+    def token(text: str, logprob: float, top: list[Any] | None = None) -> dict[str, Any]:
+        entry: dict[str, Any] = {"token": text, "logprob": logprob, "bytes": list(text.encode())}
+        if top is not None:
+            entry["top_logprobs"] = top
+        return entry
+
+    content = [token("Hi", -0.1, [token("Hi", -0.1), token("Hey", -2.5)]), token("!", -0.01, [])]
+    response = _response({"content": "Hi!"})
+    response["choices"][0]["logprobs"] = {"content": content, "refusal": None}
+    message = from_openai_chat_response(response)
+    (text,) = message.contents
+    assert isinstance(text, TextContent)
+    assert [(t.token, t.logprob, t.bytes) for t in text.logprobs] == [("Hi", -0.1, b"Hi"), ("!", -0.01, b"!")]
+    assert [t.token for t in text.logprobs[0].top_logprobs] == ["Hi", "Hey"]
+    report = ConversionReport()
+    written = to_openai_chat_response(message, report=report)
+    sdk_response(written)
+    assert written["choices"][0]["logprobs"] == {"content": content}
+    assert not report
+    refused = _response({"content": None, "refusal": "No."})
+    refused["choices"][0]["logprobs"] = {"content": None, "refusal": [token("No", -0.2, []), token(".", 0.0, [])]}
+    message = from_openai_chat_response(refused)
+    assert to_openai_chat_response(message)["choices"][0]["logprobs"] == {
+        "refusal": refused["choices"][0]["logprobs"]["refusal"]
+    }
+    report = ConversionReport()
+    to_openai_chat([message], report=report)
+    assert losses(report) == [("[0].contents[0].logprobs", "token logprobs")]
+
+
+def test_usage_details_without_a_field_are_kept_for_the_response() -> None:
+    response = _response({"content": "ok"})
+    response["usage"] = {
+        "prompt_tokens": 64,
+        "completion_tokens": 9,
+        "total_tokens": 73,
+        "prompt_tokens_details": {"audio_tokens": 44, "cached_tokens": 0, "text_tokens": 20},
+        "completion_tokens_details": {"reasoning_tokens": 0, "text_tokens": 9, "audio_tokens": 0},
+    }
+    message = from_openai_chat_response(response)
+    assert message.usage == Usage(
+        input_tokens=64, output_tokens=9, cache_read_tokens=0, reasoning_tokens=0, total_tokens=73
+    )
+    written = to_openai_chat_response(message)
+    assert written["usage"]["prompt_tokens_details"] == {"cached_tokens": 0, "audio_tokens": 44, "text_tokens": 20}
+    assert written["usage"]["completion_tokens_details"] == {"reasoning_tokens": 0, "text_tokens": 9}
+    # not model input: a request leaves the block out without a report
+    report = ConversionReport()
+    assert to_openai_chat([message], report=report) == [{"role": "assistant", "content": "ok"}]
+    assert not report
 
 
 def test_response_bad_input() -> None:
