@@ -134,6 +134,7 @@ cache-write and reasoning tokens, ``logprobs``, ``system_fingerprint``,
 
 from __future__ import annotations
 
+import json
 import mimetypes
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -347,12 +348,18 @@ def _citations_in(annotations: Any) -> list[Citation] | None:
                     title if isinstance(title, str) else "",
                     start_index=start if type(start) is int else None,
                     end_index=end if type(end) is int else None,
-                    original=ProviderContent(BLOCK_FORMAT, CITATION_TYPE, dump_arguments(annotation, "annotation")),
+                    original=ProviderContent(BLOCK_FORMAT, CITATION_TYPE, _sorted_json(annotation)),
                 )
             )
         except ValidationError:
             return None
     return citations
+
+
+def _sorted_json(value: Mapping[str, Any]) -> str:
+    """Compact JSON with sorted keys: kept response objects read the same whether the API or the SDK's
+    stream accumulation (which orders keys its own way) wrote them."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
 
 
 def _annotation_out(citation: Citation, shift: int, length: int) -> dict[str, Any] | None:
@@ -989,10 +996,13 @@ class _Reader:
             return None
         return self.string(part, "type", path)
 
-    def keep(self, path: str, provider_type: str, value: Mapping[str, Any]) -> ContentBase | None:
-        """A verbatim ProviderContent for something agentmsg has no kind for."""
+    def keep(
+        self, path: str, provider_type: str, value: Mapping[str, Any], *, sort: bool = False
+    ) -> ContentBase | None:
+        """A verbatim ProviderContent for something agentmsg has no kind for (``sort``: keys sorted)."""
         with self.building(path):
-            return ProviderContent(BLOCK_FORMAT, provider_type, dump_arguments(value, "block"))
+            text = dump_arguments(value, "block")  # checks the value
+            return ProviderContent(BLOCK_FORMAT, provider_type, _sorted_json(value) if sort else text)
         return None
 
     def refuse(self, path: str, rule: str, message: str) -> None:
@@ -1202,7 +1212,7 @@ class _Reader:
                 blocks[content_at] = TextContent(text.content, citations=citations)
                 continue
             if self.pass_through:
-                kept = self.keep(_at(path, name), FIELD_PREFIX + name, {name: value})
+                kept = self.keep(_at(path, name), FIELD_PREFIX + name, {name: value}, sort=True)
                 if kept is not None:
                     blocks.append(kept)
             else:
@@ -1242,7 +1252,7 @@ class _Reader:
                 assert isinstance(text, TextContent)
                 blocks[where] = TextContent(text.content, citations=text.citations, logprobs=tokens)
             return
-        kept = self.keep(_at(path, "logprobs"), LOGPROBS_BLOCK, {"logprobs": logprobs})
+        kept = self.keep(_at(path, "logprobs"), LOGPROBS_BLOCK, {"logprobs": logprobs}, sort=True)
         if kept is not None:
             blocks.append(kept)
 
@@ -1583,7 +1593,7 @@ def from_openai_chat_response(
     if usage is not None:
         extra["usage"] = _usage_in(usage, "usage", reader)
         details = _usage_extras(usage)
-        kept = reader.keep("usage", USAGE_BLOCK, details) if details else None
+        kept = reader.keep("usage", USAGE_BLOCK, details, sort=True) if details else None
         if kept is not None:
             tail.append(kept)
     result: AssistantMessage | None = None
