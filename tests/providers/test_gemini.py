@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from samples import PDF, WAV, png_bytes
 
 import agentmsg as am
-from agentmsg.providers import gemini
+from agentmsg.providers import gemini, openai_chat
 from agentmsg.providers._common import COMPACTION_SUMMARY_TEMPLATE, ConversionError, ConversionReport, ConversionWarning
 from agentmsg.providers.gemini import (
     API,
@@ -1160,3 +1160,255 @@ def test_signature_only_part_reads_as_empty_text() -> None:
     assert to_gemini([message]) == {
         "contents": [{"role": "model", "parts": [{"text": "hi"}, {"text": "", "thoughtSignature": SIG_A}]}]
     }
+
+
+# --- real-traffic parts and candidate fields (issue 16) ---------------------------------------------
+
+
+def _grounded_response() -> dict[str, Any]:
+    answer = "Zürich: ☀ 21°C. Rain later."
+    first = "Zürich: ☀ 21°C."
+    start = len(answer.encode()) - len(b" Rain later.")
+    return {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": "thinking...", "thought": True}, {"text": answer}]},
+                "finishReason": "STOP",
+                "groundingMetadata": {
+                    "webSearchQueries": ["weather zürich"],
+                    "groundingChunks": [
+                        {"web": {"uri": "https://vertexaisearch.test/r/1", "title": "meteo.ch"}},
+                        {"retrievedContext": {"uri": "gs://docs/forecast.txt", "title": "forecast", "text": "rain"}},
+                    ],
+                    "groundingSupports": [
+                        {
+                            "segment": {"partIndex": 1, "endIndex": len(first.encode()), "text": first},
+                            "groundingChunkIndices": [0, 1],
+                            "confidenceScores": [0.9, 0.5],
+                        },
+                        {
+                            "segment": {"partIndex": 1, "startIndex": start + 1, "endIndex": len(answer.encode())},
+                            "groundingChunkIndices": [1],
+                        },
+                    ],
+                    "searchEntryPoint": {"renderedContent": "<div>chips</div>"},
+                },
+                "urlContextMetadata": {
+                    "urlMetadata": [
+                        {"retrievedUrl": "https://meteo.test/zh", "urlRetrievalStatus": "URL_RETRIEVAL_STATUS_SUCCESS"},
+                        {"retrievedUrl": "https://down.test/", "urlRetrievalStatus": "URL_RETRIEVAL_STATUS_ERROR"},
+                    ]
+                },
+                "avgLogprobs": -0.25,
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 12,
+            "candidatesTokenCount": 9,
+            "totalTokenCount": 140,
+            "toolUsePromptTokenCount": 119,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 12}],
+        },
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "gRoUnDeD",
+        "createTime": "2026-05-27T16:53:45.443719Z",
+    }
+
+
+def test_grounding_becomes_citations_on_its_part_and_a_hosted_search() -> None:
+    payload = _grounded_response()
+    message = from_gemini_response(payload)
+    thinking, text, call, result, fetch, ok, failed, metadata = message.contents
+    assert isinstance(thinking, am.ThinkingContent)
+    assert isinstance(text, am.TextContent)
+    web, retrieved, later = text.citations
+    # byte offsets of the UTF-8 text converted to code points of the block's text
+    assert (web.start_index, web.end_index) == (0, len("Zürich: ☀ 21°C."))
+    assert text.content[web.start_index : web.end_index] == "Zürich: ☀ 21°C."
+    assert text.content[later.start_index : later.end_index] == "Rain later."
+    assert (web.source_kind, web.url, web.title, web.result_index, web.confidence) == (
+        "web",
+        "https://vertexaisearch.test/r/1",
+        "meteo.ch",
+        0,
+        0.9,
+    )
+    assert (retrieved.source_kind, retrieved.source, retrieved.title, retrieved.confidence) == (
+        "search_result",
+        "gs://docs/forecast.txt",
+        "forecast",
+        0.5,
+    )
+    assert isinstance(call, am.HostedToolCallContent)
+    assert (call.name, call.kind, call.input_value) == (
+        "file_search",
+        am.HostedToolKind.FILE_SEARCH,
+        {"queries": ["weather zürich"]},
+    )
+    assert call.original is not None
+    assert call.original.block() == payload["candidates"][0]["groundingMetadata"]
+    assert isinstance(result, am.HostedToolResultContent)
+    assert [(r.url, r.title, r.snippet) for r in result.search_results] == [
+        ("https://vertexaisearch.test/r/1", "meteo.ch", ""),
+        ("gs://docs/forecast.txt", "forecast", "rain"),
+    ]
+    assert isinstance(fetch, am.HostedToolCallContent)
+    assert fetch.kind is am.HostedToolKind.WEB_FETCH
+    assert isinstance(ok, am.HostedToolResultContent)
+    assert isinstance(failed, am.HostedToolResultContent)
+    assert (ok.web_fetch.url if ok.web_fetch else None, ok.is_error, failed.is_error) == (
+        "https://meteo.test/zh",
+        False,
+        True,
+    )
+    assert isinstance(metadata, am.ProviderContent)
+    assert metadata.block_type == "responseMetadata"
+    assert metadata.block() == {
+        "createTime": "2026-05-27T16:53:45.443719Z",
+        "usageMetadata": {
+            "toolUsePromptTokenCount": 119,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 12}],
+        },
+        "candidate": {"avgLogprobs": -0.25},
+    }
+    report = ConversionReport()
+    written = to_gemini_response(message, report=report)
+    assert not report
+    assert written == payload
+    assert response_shape(from_gemini_response(written)) == response_shape(message)
+
+
+def test_grounding_elsewhere_is_projected_or_reported() -> None:
+    message = from_gemini_response(_grounded_response())
+    # Chat Completions: the web citations become url_citation annotations; the rest is reported
+    report = ConversionReport()
+    chat = openai_chat.to_openai_chat_response(message, report=report)
+    annotations = chat["choices"][0]["message"]["annotations"]
+    assert [a["url_citation"]["url"] for a in annotations] == ["https://vertexaisearch.test/r/1"]
+    assert ("contents[1].citations[1]", "search_result citation") in [(x.path, x.what) for x in report.losses]
+    # a Gemini request holds neither grounding nor citations; the response metadata is not model input
+    report = ConversionReport()
+    to_gemini([message], report=report)
+    assert [(x.path, x.what) for x in report.losses] == [
+        ("[0].contents[1].citations", "citations"),
+        ("[0].contents[2]", "Gemini groundingMetadata"),
+        ("[0].contents[4]", "Gemini urlContextMetadata"),
+    ]
+
+
+def test_logprobs_are_token_logprobs_and_come_back_exactly() -> None:
+    logprobs = {
+        "chosenCandidates": [
+            {"logProbability": -0.01972555, "token": "2", "tokenId": 236778},
+            {"logProbability": -2.3844768e-07, "token": " +", "tokenId": 900},
+        ],
+        "topCandidates": [
+            {"candidates": [{"logProbability": -0.01972555, "token": "2", "tokenId": 236778}]},
+            {"candidates": [{"logProbability": -2.3844768e-07, "token": " +", "tokenId": 900}]},
+        ],
+    }
+    payload = {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": "2 +"}]},
+                "finishReason": "STOP",
+                "logprobsResult": logprobs,
+            }
+        ],
+        "modelVersion": "m",
+        "responseId": "r",
+    }
+    message = from_gemini_response(payload)
+    (text,) = message.contents
+    assert isinstance(text, am.TextContent)
+    assert [(t.token, t.logprob, t.token_id) for t in text.logprobs] == [
+        ("2", -0.01972555, 236778),
+        (" +", -2.3844768e-07, 900),
+    ]
+    assert [t.token for t in text.logprobs[0].top_logprobs] == ["2"]
+    assert to_gemini_response(message) == {**payload, "candidates": [{**payload["candidates"][0], "index": 0}]}
+    # logprobs that would not come back exactly (a field agentmsg does not type) are kept whole
+    odd = json.loads(json.dumps(payload))
+    odd["candidates"][0]["logprobsResult"]["logProbabilitySum"] = -0.02
+    message = from_gemini_response(odd)
+    assert isinstance(message.contents[0], am.TextContent)
+    assert not message.contents[0].logprobs
+    assert to_gemini_response(message)["candidates"][0]["logprobsResult"] == odd["candidates"][0]["logprobsResult"]
+
+
+def test_function_response_objects_of_any_shape_come_back_exactly() -> None:
+    responses = [
+        {"return_value": ["Here is the image:", {"marker": "42"}]},
+        {},
+        {"error": {"code": 3, "message": "bad"}},
+        {"output": '{"temperature":22}'},  # a string output that holds JSON stays a string output
+    ]
+    contents: list[dict[str, Any]] = [{"role": "model", "parts": []}, {"role": "user", "parts": []}]
+    for k, response in enumerate(responses):
+        contents[0]["parts"].append({"functionCall": {"id": f"c{k}", "name": "f", "args": {}}})
+        contents[1]["parts"].append({"functionResponse": {"id": f"c{k}", "name": "f", "response": response}})
+    contents[1]["parts"].append(
+        {
+            "functionResponse": {
+                "id": "c0",
+                "name": "f",
+                "response": {"return_value": "see file"},
+                "parts": [{"fileData": {"mimeType": "application/pdf", "fileUri": "gs://b/report.pdf"}}],
+            }
+        }
+    )
+    payload = {"contents": contents}
+    messages = from_gemini(payload, provenance=PROV)
+    results = messages[1].contents
+    first = results[0]
+    assert isinstance(first, am.ToolResultContent)
+    text, kept = first.blocks
+    assert text == am.TextContent('{"return_value":["Here is the image:",{"marker":"42"}]}')
+    assert isinstance(kept, am.ProviderContent)
+    assert kept.block() == responses[0]
+    assert isinstance(results[2], am.ToolResultContent)
+    assert results[2].is_error
+    assert isinstance(results[3], am.ToolResultContent)
+    assert results[3].blocks == (am.TextContent('{"temperature":22}'),)
+    last = results[4]
+    assert isinstance(last, am.ToolResultContent)
+    assert [type(b).__name__ for b in last.blocks] == ["TextContent", "ProviderContent", "ProviderContent"]
+    report = ConversionReport()
+    assert to_gemini(messages, report=report) == payload
+    assert not report
+    # other formats get the text; the Gemini-only pieces are reported
+    report = ConversionReport()
+    chat = openai_chat.to_openai_chat(messages, report=report)
+    assert chat[1] == {
+        "role": "tool",
+        "tool_call_id": "c0",
+        "content": '{"return_value":["Here is the image:",{"marker":"42"}]}',
+    }
+    # (besides the error flag, and the index of the second result for c0, which Chat has no place for)
+    assert {loss.what for loss in report.losses} == {"provider in a tool result", "error flag", "index 4"}
+
+
+def test_built_in_tool_parts_are_hosted_calls_and_results() -> None:
+    call = {
+        "toolCall": {"args": {"queries": ["largest city in Mexico"]}, "id": "0yzlft9k", "toolType": "GOOGLE_SEARCH_WEB"}
+    }
+    outcome = {"toolResponse": {"id": "0yzlft9k", "response": {"search_suggestions": "<div/>"}}}
+    payload = {
+        "candidates": [
+            {"content": {"role": "model", "parts": [call, outcome, {"text": "Mexico City."}]}, "finishReason": "STOP"}
+        ],
+        "responseId": "r",
+    }
+    message = from_gemini_response(payload)
+    hosted_call, hosted_result, _ = message.contents
+    assert isinstance(hosted_call, am.HostedToolCallContent)
+    assert (hosted_call.id, hosted_call.name, hosted_call.kind, hosted_call.input) == (
+        "0yzlft9k",
+        "google_search_web",
+        am.HostedToolKind.WEB_SEARCH,
+        '{"queries":["largest city in Mexico"]}',
+    )
+    assert isinstance(hosted_result, am.HostedToolResultContent)
+    assert hosted_result.call_id == "0yzlft9k"
+    assert to_gemini_response(message)["candidates"][0]["content"]["parts"] == [call, outcome, {"text": "Mexico City."}]

@@ -42,6 +42,7 @@ from agentmsg.providers.gemini_stream import (
 from agentmsg.streaming import StreamAccumulator, StreamEvent, StreamProtocolError, fold, iter_sse
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "gemini_stream"
+SIG = "c2lnbmVkIGNhbGw="
 
 # --- the API's shapes --------------------------------------------------------
 # Field names (proto3 JSON: lowerCamelCase) and enum values of
@@ -959,3 +960,83 @@ def test_bad_options_are_refused() -> None:
         GeminiStreamParser(message_id="")
     with pytest.raises(ValidationError):
         GeminiStreamParser(model=3)  # type: ignore[arg-type]
+
+
+# --- grounding and streamed arguments (issue 16) -----------------------------------------------------
+
+
+def test_grounding_in_the_last_chunk_cites_the_text_streamed_before() -> None:
+    grounding = {
+        "webSearchQueries": ["weather zürich"],
+        "groundingChunks": [{"web": {"uri": "https://vertexaisearch.test/r/1", "title": "meteo.ch"}}],
+        "groundingSupports": [{"segment": {"endIndex": len("Zürich: ☀".encode())}, "groundingChunkIndices": [0]}],
+    }
+    chunks = [
+        chunk({"text": "Zürich: "}, responseId="g1", modelVersion="gemini-2.5-flash"),
+        {"candidates": [{**chunk({"text": "☀ warm."})["candidates"][0], "groundingMetadata": {}}]},
+        chunk({"functionCall": {"name": "f", "args": {}}}),
+        {
+            "candidates": [{**chunk(finish="STOP")["candidates"][0], "groundingMetadata": grounding}],
+            "usageMetadata": {"promptTokenCount": 3, "totalTokenCount": 9},
+        },
+    ]
+    message, issues = run(chunks)
+    assert issues == []
+    text, call, search, results = message.contents
+    assert isinstance(text, TextContent)
+    assert isinstance(call, ToolCallContent)
+    (citation,) = text.citations
+    assert text.content[citation.start_index : citation.end_index] == "Zürich: ☀"  # type: ignore[misc]
+    assert isinstance(search, HostedToolCallContent)
+    assert search.original is not None
+    assert search.original.block() == grounding
+    assert isinstance(results, HostedToolResultContent)
+    # the same message as the response the chunks make
+    response = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"text": "Zürich: ☀ warm."}, {"functionCall": {"name": "f", "args": {}}}],
+                },
+                "finishReason": "STOP",
+                "groundingMetadata": grounding,
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 3, "totalTokenCount": 9},
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "g1",
+    }
+    unstreamed = from_gemini_response(response)
+    assert message.contents == unstreamed.contents
+    assert to_gemini_response(message) == response
+
+
+def test_streamed_function_call_arguments_are_assembled() -> None:
+    def piece(*args: dict[str, Any], more: bool = True) -> dict[str, Any]:
+        call: dict[str, Any] = {"partialArgs": list(args)}
+        if more:
+            call["willContinue"] = True
+        return chunk({"functionCall": call})
+
+    chunks = [
+        chunk({"functionCall": {"name": "cook", "willContinue": True}, "thoughtSignature": SIG}, responseId="v1"),
+        piece({"jsonPath": "$.recipe.steps[0]", "stringValue": "Preheat", "willContinue": True}),
+        piece({"jsonPath": "$.recipe.steps[0]", "stringValue": " the oven."}),
+        piece({"jsonPath": "$.recipe.servings", "numberValue": 4}, {"jsonPath": "$.recipe.vegan", "boolValue": False}),
+        piece({"jsonPath": "$.recipe.note", "nullValue": None}),
+        chunk({"functionCall": {}}),
+        chunk({"functionCall": {"name": "serve", "willContinue": True}}),
+        piece({"jsonPath": "$.plates[1]", "stringValue": "b"}, more=False),
+        chunk(finish="STOP"),
+    ]
+    message, issues = run(chunks)
+    assert issues == []
+    cook, serve = message.contents
+    assert isinstance(cook, ToolCallContent)
+    assert isinstance(serve, ToolCallContent)
+    assert (cook.name, cook.signature) == ("cook", SIG)
+    assert cook.args == {"recipe": {"steps": ["Preheat the oven."], "servings": 4, "vegan": False, "note": None}}
+    assert serve.args == {"plates": [None, "b"]}
+    assert cook.id == generated_call_id("v1", 0, "cook")

@@ -828,6 +828,7 @@ def _text_extras(message: AssistantMessage, reporter: Reporter) -> tuple[list[di
             else:
                 annotations.append(annotation)
         content_tokens += [_token_out(token, True) for token in block.logprobs]
+        _token_ids(block, f"contents[{k}]", reporter)
         shift += len(block.content)
     logprobs: dict[str, Any] = {}
     if content_tokens:
@@ -838,7 +839,13 @@ def _text_extras(message: AssistantMessage, reporter: Reporter) -> tuple[list[di
             reporter.loss(f"contents[{k}].citations", "citations of a refusal", "a refusal has no annotations")
         if block.logprobs:
             logprobs["refusal"] = [_token_out(token, True) for token in block.logprobs]
+            _token_ids(block, f"contents[{k}]", reporter)
     return annotations, (logprobs or None)
+
+
+def _token_ids(block: TextContent, path: str, reporter: Reporter) -> None:
+    if any(t.token_id is not None or any(u.token_id is not None for u in t.top_logprobs) for t in block.logprobs):
+        reporter.loss(path + ".logprobs", "token ids", "Chat Completions logprobs have no token ids")
 
 
 def to_openai_chat_response(
