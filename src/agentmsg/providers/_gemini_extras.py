@@ -315,9 +315,9 @@ def logprobs_from_result(result: Mapping[str, Any]) -> list[TokenLogprob] | None
                     return None
                 tops[i] = [_token(c) for c in items]
         tokens = [_token(c, tops[i]) for i, c in enumerate(chosen)]
-    except (ValueError, TypeError):
-        return None
-    if _canonical(logprobs_result(tokens)) != _canonical(result):
+        if _canonical(logprobs_result(tokens)) != _canonical(result):
+            return None
+    except (ValueError, TypeError, RecursionError):
         return None
     return tokens
 

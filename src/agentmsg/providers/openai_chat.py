@@ -322,9 +322,9 @@ def _tokens_in(entries: Any) -> list[TokenLogprob] | None:
         return None
     try:
         tokens = [_token_in(entry, True) for entry in entries]
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
-    if _pruned([_token_out(t, True) for t in tokens]) != _pruned(entries):
+        if _pruned([_token_out(t, True) for t in tokens]) != _pruned(entries):
+            return None
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
         return None
     return tokens
 
@@ -359,7 +359,10 @@ def _citations_in(annotations: Any) -> list[Citation] | None:
 def _sorted_json(value: Mapping[str, Any]) -> str:
     """Compact JSON with sorted keys: kept response objects read the same whether the API or the SDK's
     stream accumulation (which orders keys its own way) wrote them."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValidationError.single("", "json", f"not JSON-serialisable: {exc}") from None
 
 
 def _annotation_out(citation: Citation, shift: int, length: int) -> dict[str, Any] | None:

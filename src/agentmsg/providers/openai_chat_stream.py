@@ -276,7 +276,7 @@ class OpenAIChatStreamParser:
             )
             return out
         if self._usage_details:
-            self._whole_block(ProviderContent(BLOCK_FORMAT, USAGE_BLOCK, _sorted_json(self._usage_details)), out)
+            self._whole_block(self._kept(USAGE_BLOCK, self._usage_details), out)
         refused = self._refusal_block is not None
         reason = StopReason.CONTENT_FILTER if refused else _FINISH_TO_STOP.get(self._finish_reason)
         out.append(StreamEvent.message_stop(reason, self._finish_reason))
@@ -394,8 +394,14 @@ class OpenAIChatStreamParser:
         """The assistant fields the converter keeps whole (``audio``, annotations that are not URL citations)."""
         for name, value in (("audio", self._audio), ("annotations", self._annotations)):
             if value:
-                block = ProviderContent(BLOCK_FORMAT, FIELD_PREFIX + name, _sorted_json({name: value}))
-                self._whole_block(block, out)
+                self._whole_block(self._kept(FIELD_PREFIX + name, {name: value}), out)
+
+    @staticmethod
+    def _kept(block_type: str, value: Mapping[str, Any]) -> ProviderContent:
+        try:
+            return ProviderContent(BLOCK_FORMAT, block_type, _sorted_json(value))
+        except ValidationError as exc:
+            raise StreamProtocolError(f"{block_type}: {exc}") from None
 
     def _tool_call(self, call: Any, path: str, where: _Where, out: list[StreamEvent]) -> None:
         if not isinstance(call, Mapping):
