@@ -5,8 +5,9 @@ The format is the REST form of ``google.ai.generativelanguage.v1beta``
 the Gemini API reference at ai.google.dev/api/generate-content): a request is
 ``{"systemInstruction": Content, "contents": [Content]}``, a ``Content`` is
 ``{"role": "user" | "model", "parts": [Part]}``, and a ``Part`` holds one of
-``text``, ``inlineData``, ``fileData``, ``functionCall``, ``functionResponse``
-(and kinds agentmsg has none for, such as ``executableCode``), plus the flags
+``text``, ``inlineData``, ``fileData``, ``functionCall``, ``functionResponse``,
+``executableCode``, ``codeExecutionResult``, ``toolCall``, ``toolResponse``
+(and kinds agentmsg has no type for, kept verbatim), plus the flags
 ``thought`` and ``thoughtSignature``. Field names are lowerCamelCase as the REST
 reference writes them; reading also takes the snake_case names the API accepts
 (``inline_data``, ``mime_type``...).
@@ -33,10 +34,55 @@ ToolResultContent(id, name, content,  ``{"functionResponse": {id?, name, respons
 is_error)                             text in ``response`` (``{"output": ...}``, or
                                       ``{"error": ...}`` when ``is_error``), media bytes in
                                       ``parts[*].inlineData``
-ProviderContent (provider "google")   the part, verbatim
+HostedToolCallContent /               ``executableCode`` / ``codeExecutionResult`` parts (code
+HostedToolResultContent               execution: input ``{"language", "code"}``, stdout = the
+                                      ``output``, status from ``outcome``) and ``toolCall`` /
+                                      ``toolResponse`` parts (built-in tools; kind from
+                                      ``toolType``), each with the whole part as ``original``
+TextContent.citations + a hosted      (responses) ``groundingMetadata``: see "Grounding"
+search call and result
+HostedToolCallContent (web_fetch) +   (responses) ``urlContextMetadata``: a call
+one result per URL                    ``url_context`` (``{"urls": [...]}``) and one result a
+                                      URL (status ``urlRetrievalStatus``)
+TextContent.logprobs                  (responses) ``logprobsResult`` (``chosenCandidates`` and
+                                      ``topCandidates``: token, ``logProbability``,
+                                      ``tokenId``) on the first answer text block
+ProviderContent (provider "google")   the part, verbatim (any part kind or field agentmsg has
+                                      no type for); type ``promptFeedback``: the response's
+                                      ``promptFeedback``; type ``responseMetadata``: what a
+                                      response carries with no typed place (below)
 AssistantMessage usage / stop /       (responses) ``usageMetadata``, ``finishReason``,
 error / provenance                    ``finishMessage``, ``modelVersion`` and ``responseId``
 ====================================  =========================================================
+
+Grounding (responses). A candidate's ``groundingMetadata`` is a hosted search
+call (name ``google_search``, kind web search, or ``file_search`` when its
+chunks are ``retrievedContext``; input ``{"queries": webSearchQueries}``; its
+``original`` is the whole ``groundingMetadata``) followed by a result listing
+the chunks as search results (``web`` / ``maps``: URL and title;
+``retrievedContext``: URI, title and text). Each ``groundingSupports`` entry
+gives one :class:`~agentmsg.Citation` per chunk index on the text block of
+its ``segment.partIndex`` (0 when absent): ``web`` / ``maps`` chunks as web
+citations (``result_index`` = the chunk index), ``retrievedContext`` as
+search-result citations, the span converted from UTF-8 byte offsets to code
+points, ``confidence`` from ``confidenceScores``, the support object as the
+citation's ``original``. These blocks, then URL context, then the
+``promptFeedback`` and ``responseMetadata`` blocks follow the parts. Writing a
+response, the call's ``original`` goes back as ``groundingMetadata`` (so the
+citations read from it need nothing more); citations of any other origin are
+reported (Gemini grounds through its own metadata only), and so are all
+citations in a request.
+
+Response metadata. A ``ProviderContent`` of type ``responseMetadata`` holds,
+verbatim, what a response carries that agentmsg has no field for: the
+``usageMetadata`` keys other than the five typed counts (per-modality
+``*TokensDetails``, ``toolUsePromptTokenCount``, Vertex AI's
+``trafficType``...), candidate fields (``avgLogprobs``, ``safetyRatings``,
+``citationMetadata``, a ``logprobsResult`` that does not come back exactly
+from tokens, a ``content`` with no parts) under ``"candidate"``, and response
+fields such as Vertex AI's ``createTime``. :func:`to_gemini_response` writes
+it back in place; it is not model input, so :func:`to_gemini` leaves it (and
+``promptFeedback``) out without a report, and other formats report it.
 
 Choices where the two models differ:
 
@@ -66,12 +112,17 @@ Choices where the two models differ:
   no text gives ``""``; several text blocks give a list of their texts.
   Reading, ``{"output": str}`` and ``{"error": str}`` give one text block
   (none for ``""``), a list of strings gives one block per string, and any
-  other object (other keys, or a non-string value) gives one text block
-  holding the object as compact JSON, ``is_error`` being true when it has an
-  ``"error"`` key. Media bytes of a result go to ``functionResponse.parts``
-  (``inlineData`` only: the Gemini API does not take ``fileData`` there, so
-  media by URL or file id in a tool result is reported lost); the text comes
-  back before the media, so a text block after a media block is reported.
+  other object (other keys, a non-string value, ``{}``) gives one text block
+  holding the object as compact JSON (what other formats send) followed by a
+  ``ProviderContent("google", "response")`` holding the object verbatim,
+  ``is_error`` being true when it has an ``"error"`` key; writing such a
+  result sends that object as ``response`` again, exactly (a text that is not
+  the object's JSON is then reported). Media bytes of a result go to
+  ``functionResponse.parts`` as ``inlineData``; any other part there
+  (``fileData``, media with more fields) is read as a ``ProviderContent``
+  inside the result and written back verbatim. A media block by URL or file
+  id in a tool result is reported lost; the text comes back before the
+  media, so a text block after a media block is reported.
 - A tool result needs a ``name`` in the format; a result without one takes the
   name of the earlier tool call with its id (it reads back with that name); a
   result whose call is not in the input raises :class:`~agentmsg.ValidationError`
@@ -113,8 +164,12 @@ Choices where the two models differ:
   ``IMAGE_OTHER`` and ``NO_IMAGE`` are ERROR; anything else (and
   ``FINISH_REASON_UNSPECIFIED``) is unspecified. The string is always kept in
   ``stop_reason_raw``. A response with no candidate and a
-  ``promptFeedback.blockReason`` (a blocked prompt) reads as an empty
-  CONTENT_FILTER message whose raw reason is the block reason.
+  ``promptFeedback.blockReason`` (a blocked prompt) reads as a CONTENT_FILTER
+  message whose raw reason is the block reason and whose block is the
+  ``promptFeedback`` kept verbatim; written back, that block gives a response
+  without a candidate. A candidate stopped by a filter (``finishReason``
+  ``SAFETY`` with no content: the answer was filtered) stays a candidate: only
+  the ``promptFeedback`` block makes a blocked prompt.
 - ``usageMetadata`` (responses): ``input_tokens`` is ``promptTokenCount``
   minus ``cachedContentTokenCount`` (the prompt count includes the cached
   part), ``cache_read_tokens`` is ``cachedContentTokenCount``,
@@ -122,7 +177,8 @@ Choices where the two models differ:
   output includes reasoning), ``reasoning_tokens`` is ``thoughtsTokenCount``,
   ``total_tokens`` is ``totalTokenCount``. A count the response leaves out is
   None (proto3 JSON leaves zeros out, so a missing count may be zero);
-  ``toolUsePromptTokenCount`` and the per-modality details are not read.
+  ``toolUsePromptTokenCount`` and the per-modality details go to the
+  ``responseMetadata`` block.
   ``finishMessage`` is the message's ``error``; provenance is
   ``Provenance("google", "google-generative-ai", modelVersion, responseId)``.
 
@@ -144,21 +200,24 @@ image detail ``auto`` (Gemini has no such level); document ``filename`` and
 arguments that are not a JSON object; media by URL or file id in tool results;
 image detail in tool results; the order of text after media in a tool result;
 a tool result's single empty text block (it reads back as no block);
-provider blocks of other providers; content and messages of a kind this
-version does not know.
+provider blocks of other providers; hosted tool calls and results that did
+not come from Gemini; citations (in a request; in a response unless read
+from Gemini's grounding) and token logprobs in a request; token bytes;
+content and messages of a kind this version does not know. A signed hosted
+part whose signature may not be replayed goes without it (reported).
 
-What agentmsg cannot hold (reading raises, rule ``gemini.unsupported``, or,
-with ``pass_through_unknown=True``, keeps the whole part as a ProviderContent
-of provider ``"google"`` whose type is the part's kind, e.g.
-``executableCode``): parts of kinds agentmsg has none for (``executableCode``,
-``codeExecutionResult``, ``toolCall``, ``toolResponse``: rule
-``gemini.unknown_type`` when not passed through); media or function
-responses in a model content, function calls in a user content; ``thought``
-on anything but model text; ``thoughtSignature`` on media and function
-responses; ``videoMetadata``, ``partMetadata``; ``mediaResolution`` other than
-low/medium/high on an image; unknown keys beside a known part kind. Unknown
-keys inside a known object (``displayName``, ``willContinue``,
-``scheduling``...) and request configuration (``tools``,
+What agentmsg has no type for is kept by default (``pass_through_unknown``,
+default True), the whole part as a ProviderContent of provider ``"google"``
+whose type is the part's kind (``videoMetadata`` parts as their data kind,
+e.g. ``fileData``), written back verbatim: parts of kinds this version does
+not know (rule ``gemini.unknown_type`` with ``pass_through_unknown=False``);
+media or function responses in a model content, function calls in a user
+content; ``thought`` on anything but model text; ``thoughtSignature`` on media
+and function responses; ``videoMetadata``, ``partMetadata``;
+``mediaResolution`` other than low/medium/high on an image; unknown keys
+beside a known part kind (rule ``gemini.unsupported`` with
+``pass_through_unknown=False``). Unknown keys inside a known object
+(``displayName``, ``scheduling``...) and request configuration (``tools``,
 ``generationConfig``...) are ignored.
 
 Reading checks the payload and reports every problem at once in one
@@ -842,9 +901,11 @@ def to_gemini_response(
 
     Signatures are written when the message's provenance is Google's (the
     replay rule); stop reason, usage, error and provenance map as
-    :func:`from_gemini_response` reads them. A content-filtered message with
-    no content whose raw reason is a prompt ``blockReason`` is written as a
-    blocked prompt (``promptFeedback``, no candidate).
+    :func:`from_gemini_response` reads them, and the grounding, URL context,
+    logprobs, ``promptFeedback`` and response metadata read from Gemini go
+    back to their places. A content-filtered message with no parts and a
+    ``promptFeedback`` block with a ``blockReason`` is written as a blocked
+    prompt (no candidate); any other content filter is a candidate.
     """
     if not isinstance(message, AssistantMessage):
         raise ValidationError.single("", "type", f"expected an AssistantMessage, got {type(message).__name__}")
@@ -1428,8 +1489,9 @@ def from_gemini_response(
 
     Usage, stop reason (normalised, and the raw ``finishReason``), the finish
     message (as ``error``) and provenance are read as the module docstring
-    says. Other candidates, safety ratings, citations and grounding metadata
-    are not read.
+    says, and so are hosted tool parts, grounding (citations and a hosted
+    search), URL context, logprobs and the response metadata. Other
+    candidates are not read.
     """
     errors = PayloadErrors("Gemini response")
     reader = _Reader(errors, id_map, pass_through_unknown)

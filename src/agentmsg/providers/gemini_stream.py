@@ -31,8 +31,20 @@ first chunk                            ``message_start``: id from ``message_id=`
                                        name, ``index`` = position among the message's calls),
                                        one ``arguments`` delta holding ``args`` as compact
                                        JSON, ``block_stop``
+``functionCall`` in pieces (Vertex     one tool-call block when the call is complete: the
+AI ``partialArgs``, ``willContinue``)  ``args`` built from the pieces (below)
+``executableCode``,                    a whole hosted call or result block, as
+``codeExecutionResult``, ``toolCall``, ``from_gemini_response`` reads the part (the part
+``toolResponse`` part                  verbatim as its ``original``)
 any other part                         a ``ProviderContent`` block holding the whole part
                                        verbatim (see below)
+``groundingMetadata``,                 at the end (:meth:`close`), from their last value:
+``urlContextMetadata``,                citations and logprobs on the answer text blocks, then
+``logprobsResult``                     the hosted search / URL-context blocks, as
+                                       ``from_gemini_response`` reads them
+``promptFeedback``, fields with no     at the end: the ``promptFeedback`` and
+typed place (``avgLogprobs``,          ``responseMetadata`` provider blocks (the converter's
+``*TokensDetails``, ``createTime``...) rules, from the last value of each field)
 ``finishReason``, ``finishMessage``    remembered; they end the message at :meth:`close`
 ``promptFeedback.blockReason``         the prompt was blocked: ``message_stop`` with
                                        ``CONTENT_FILTER`` and the block reason, at :meth:`close`
@@ -54,15 +66,28 @@ its kind. The converter's placeholder signatures
 (:data:`~agentmsg.providers.gemini.PLACEHOLDER_SIGNATURES`) are not read as
 signatures. Blocks are numbered 0, 1, 2... in the order they start.
 
-**Provider blocks.** A part agentmsg cannot hold as text or a call is kept
-whole, signature and flags included, as ``ProviderContent("google", <type>,
-<compact JSON of the part>)``: the type is the part's data field
-(``executableCode``, ``codeExecutionResult``, ``inlineData``, ``fileData``,
-``functionResponse``, or a field this version does not know). So is a text or
-``functionCall`` part that carries what agentmsg has no place for:
-``videoMetadata``, ``partMetadata``, ``mediaResolution``, a field this version
-does not know, or ``thought: true`` on a call (the type is then ``text`` or
-``functionCall``).
+**Provider blocks.** A part agentmsg cannot hold as text, a call or a hosted
+tool block is kept whole, signature and flags included, as
+``ProviderContent("google", <type>, <compact JSON of the part>)``: the type is
+the part's data field (``inlineData``, ``fileData``, ``functionResponse``, or a
+field this version does not know). So is a part that carries what agentmsg has
+no place for: ``videoMetadata``, ``partMetadata``, ``mediaResolution``, a field
+this version does not know, or ``thought: true`` on anything but text.
+
+**Answer text stays open.** Gemini sends grounding supports and logprobs for
+the answer text in the last chunks, and the fold takes citation and logprob
+deltas only on open blocks, so an answer text block (not thinking) is stopped
+at the end of the stream, after them, rather than when the next part starts.
+
+**Streamed function-call arguments** (Vertex AI
+``streamFunctionCallArguments``). A ``functionCall`` with a ``name`` and
+``willContinue: true`` starts a call; the ``functionCall`` parts after it hold
+``partialArgs`` pieces (``jsonPath`` such as ``$.a.b[0]``, and one of
+``stringValue``, ``numberValue``, ``boolValue``, ``nullValue``), until one
+without ``willContinue`` (often ``{}``) ends it. Each piece sets the value at
+its path; a ``stringValue`` after a piece of the same path that had
+``willContinue`` is appended. The call is sent whole when it ends (or when
+another part or the end of the stream comes first).
 
 **Tool-call ids.** A ``functionCall`` has an ``id`` only sometimes; when it is
 missing the call gets the converter's generated id,
@@ -108,22 +133,18 @@ reports are set (an omitted count is not known, not zero), and a chunk without
 sends no ``usage`` event, so a stream that never reports usage gives a message
 whose usage is None. ``toolUsePromptTokenCount`` (tool-use prompts such as
 search results) is counted apart by Gemini and is not added to any count
-(``totalTokenCount`` is kept as reported). The ``*TokensDetails`` lists are not
-kept.
+(``totalTokenCount`` is kept as reported); it and the ``*TokensDetails`` lists
+of the last ``usageMetadata`` go to the ``responseMetadata`` block.
 
-**Skipped** as harmless: ``safetyRatings``, ``citationMetadata``,
-``groundingMetadata``, ``urlContextMetadata``, ``logprobsResult``,
-``avgLogprobs``, ``tokenCount``, ``promptFeedback.safetyRatings``,
-``content.role``, Vertex AI's ``createTime``, and any other chunk or candidate
-field this version does not know.
+**Skipped**: ``content.role`` and the candidate ``index``.
 
 **Rejected** with :class:`~agentmsg.streaming.StreamProtocolError` naming the
 chunk number (from 0) and the field: a chunk that is not an object; a field of
 the wrong JSON type (enums must be strings, counts non-negative integers); a
 string that is not valid UTF-8 (a lone surrogate) or a number JSON cannot
 hold; a part holding two data fields; a ``functionCall`` without a ``name``;
-Vertex AI's streamed function-call arguments (``partialArgs`` /
-``willContinue``), which this parser does not assemble; a candidate other than
+a streamed-argument piece whose ``jsonPath`` is not a path or does not fit the
+arguments so far, or that holds no value or two; a candidate other than
 candidate 0 (the parser folds one candidate: request ``candidateCount`` 1);
 ``cachedContentTokenCount`` above ``promptTokenCount``; SSE data that is not
 JSON; and any chunk after the stream ended (after an ``error`` chunk, or after

@@ -30,10 +30,21 @@ ToolCallContent                    ``tool_calls[]`` {id, type: function, functio
                                    arguments}}; arguments verbatim, ids verbatim (the API takes
                                    any string)
 ToolResultContent (text)           ``tool`` {tool_call_id, content: string or text parts}
+TextContent.citations              (responses) ``message.annotations`` of type ``url_citation``
+                                   on the content text block (web citations: URL, title,
+                                   ``start_index`` / ``end_index``; the annotation verbatim as
+                                   the citation's ``original``)
+TextContent.logprobs               (responses) ``choices[0].logprobs``: ``content`` tokens on
+                                   the content text block, ``refusal`` tokens on the refusal
+                                   block (token, logprob, ``bytes``, ``top_logprobs``)
 ProviderContent (``openai``)       the block verbatim: a content part (type = the part's type),
                                    a ``tool_calls`` entry (type ``tool_calls.<type>``, e.g. a
-                                   custom tool call) or a message field (type ``message.audio``,
-                                   ``message.annotations``: the block is ``{"<field>": value}``)
+                                   custom tool call), a message field (type ``message.audio``,
+                                   ``message.annotations`` when one is not a URL citation: the
+                                   block is ``{"<field>": value}``) or response data (type
+                                   ``response.usage``: the usage details agentmsg has no field
+                                   for, such as ``audio_tokens`` and ``text_tokens``;
+                                   ``response.logprobs``: logprobs that do not fit the text)
 AssistantMessage usage / stop      ``ChatCompletion`` (responses only): ``usage``,
 reason / provenance / timestamp    ``choices[0].finish_reason``, ``model`` and ``id``,
                                    ``created``
@@ -77,8 +88,20 @@ Choices where the two models differ:
 - Responses: ``prompt_tokens`` includes cached tokens and cache writes;
   ``input_tokens`` is ``prompt_tokens - cached_tokens - cache_write_tokens``
   (an unreported detail counts 0 there and stays unknown itself);
-  ``completion_tokens`` already includes ``reasoning_tokens``. ``created``
+  ``completion_tokens`` already includes ``reasoning_tokens``. The other
+  details (``audio_tokens``, ``text_tokens``, ``image_tokens``, prediction
+  tokens...) go to a ``response.usage`` block when not 0 (a count of 0 is the
+  same as an absent one); the response writer merges them back. ``created``
   becomes the message timestamp (whole seconds when written back).
+- Citations. Writing a response, the content is the text blocks joined, so a
+  citation's span moves by the text before its block; a citation read from
+  Chat goes back as its annotation; a web citation of another format becomes
+  a ``url_citation`` (the whole block when it has no span); other kinds
+  (documents, files, search results) and citations of a refusal are reported.
+  Token ids (Gemini) have no place in Chat logprobs and are reported.
+- Response data (``response.*`` blocks, logprobs, citations) is not model
+  input: :func:`to_openai_chat` leaves the ``response.*`` blocks out without a
+  report and reports citations and logprobs (a request has no slot for them).
 
 Reported as lost by :func:`to_openai_chat` (a :class:`ConversionReport` entry,
 a :class:`ConversionWarning`, or :class:`ConversionError` with ``strict=True``):
@@ -94,7 +117,8 @@ images held as a ``data:`` URL (they come back as bytes); documents by URL,
 document titles, a file-id document's media type; media-type parameters; the
 block order where the format has another (text or provider parts after a
 tool call or a kept message field, parts after the refusal text); assistant
-fields a request has no slot for (``annotations``); the ``name`` of a tool
+fields a request has no slot for (``annotations``), citations and token
+logprobs; hosted tool calls and results; the ``name`` of a tool
 message, and of a user message holding only tool results; provider blocks of
 other providers and blocks of a kind this version does not know; messages of
 an unknown role. Session-only messages are projected to user text
@@ -122,14 +146,15 @@ with ``openai_chat.``: ``type``, ``required``, ``role``, ``enum``,
 not know), ``unsupported`` (something agentmsg cannot hold: the detail
 ``original``, custom tool calls, assistant audio, annotations, non-text parts
 in system and tool messages), ``usage``, ``media``, and ``openai_chat.<rule>``
-for a rule of the agentmsg contract (``openai_chat.string.uri``). With
-``pass_through_unknown=True`` an ``unknown_type`` or ``unsupported`` item of a
-user or assistant message is kept as :class:`~agentmsg.ProviderContent`
-instead (non-text parts of system and tool messages stay refused: those
-agentmsg roles cannot hold provider blocks). Dropped on reading, as agentmsg has no field for them:
-``prompt_cache_breakpoint`` on parts, the usage details other than cached,
-cache-write and reasoning tokens, ``logprobs``, ``system_fingerprint``,
-``service_tier``, ``moderation`` and choices other than the one read.
+for a rule of the agentmsg contract (``openai_chat.string.uri``). By default
+(``pass_through_unknown=True``) an ``unknown_type`` or ``unsupported`` item of
+a user or assistant message is kept as :class:`~agentmsg.ProviderContent`
+instead; ``pass_through_unknown=False`` refuses it (non-text parts of system
+and tool messages are refused either way: those agentmsg roles cannot hold
+provider blocks). Not read, as request settings or response metadata rather
+than message data: ``prompt_cache_breakpoint`` on parts, usage details that
+are 0, ``system_fingerprint``, ``service_tier``, ``moderation`` and choices
+other than the one read.
 """
 
 from __future__ import annotations
@@ -1579,8 +1604,10 @@ def from_openai_chat_response(
     ``function_call`` TOOL_CALLS, ``content_filter`` CONTENT_FILTER, anything
     else unspecified) and is kept verbatim as ``stop_reason_raw``; ``usage`` is
     normalised per usage.proto; ``model`` and ``id`` go to the provenance,
-    ``created`` to the timestamp. Assistant ``audio`` and ``annotations`` are
-    refused unless ``pass_through_unknown=True`` keeps them.
+    ``created`` to the timestamp. URL-citation ``annotations`` and the
+    choice's ``logprobs`` go on the text blocks; assistant ``audio``, other
+    annotations and usage details agentmsg has no field for are kept as
+    provider blocks (``pass_through_unknown=False`` refuses the first two).
     """
     reader = _Reader("OpenAI ChatCompletion", id_map=None, pass_through=pass_through_unknown, loose_args=True)
     if not isinstance(response, Mapping):
