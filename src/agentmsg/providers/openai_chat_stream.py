@@ -38,7 +38,17 @@ first chunk                            ``message_start``: id = ``message_id`` or
                                        function_call -> TOOL_CALLS, content_filter -> CONTENT_FILTER,
                                        anything else -> unspecified (None); the string is kept in
                                        ``stop_reason_raw``
-``usage`` (not null, any chunk)        ``usage`` (see below)
+``choices[i].logprobs``                ``logprobs_delta`` on the text block (``content``) or the
+                                       refusal block (``refusal``)
+``delta.annotations``                  URL citations: ``citation_delta`` on the text block; other
+                                       annotations: a ``message.annotations`` provider block at
+                                       the finish (as the converter keeps them)
+``delta.audio``                        merged (``data`` and ``transcript`` appended, other fields
+                                       replaced, as the SDK merges them): a ``message.audio``
+                                       provider block at the finish
+``usage`` (not null, any chunk)        ``usage`` (see below); the details agentmsg has no field
+                                       for, from the last usage, as a ``response.usage`` provider
+                                       block at the end
 ``{"error": {...}}`` payload           ``error`` (message; code = ``error.code`` or ``error.type``)
 end of input (:meth:`close`)           ``message_stop`` after a ``finish_reason``; otherwise an
                                        ``error`` saying the stream was cut short
@@ -70,14 +80,14 @@ in its ``issues``).
 
 Only one choice is folded: ``choice`` (default 0); chunks' entries for other
 choices (``n`` > 1) are ignored. Skipped as harmless: ``delta.role``,
-``logprobs``, ``obfuscation``, ``system_fingerprint``, ``service_tier`` and
+``obfuscation``, ``system_fingerprint``, ``service_tier`` and
 ``moderation`` (and unknown keys). Rejected with
 :class:`~agentmsg.streaming.StreamProtocolError`, naming the event number
 (from 0): chunks of the wrong shape or types, an ``object`` other than
 ``chat.completion.chunk``, a chunk ``id`` that changes mid-stream, a tool
 call's first delta without ``id`` or ``function.name``, content after the
-choice's ``finish_reason``, chunks after an error, ``delta.audio`` (audio
-output has no agentmsg block kind) and the deprecated ``delta.function_call``
+choice's ``finish_reason``, chunks after an error, token logprobs for a
+content or refusal that never came, and the deprecated ``delta.function_call``
 (it has no call id). Chat Completions has no signed reasoning, so no thinking
 blocks are produced.
 """
