@@ -54,7 +54,13 @@ REQUEST_GOLDENS = [
     "function_response_error_and_media.json",
     "snake_case_curl.json",
 ]
-RESPONSE_GOLDENS = ["response_function_call.json", "response_max_tokens.json", "response_blocked_prompt.json"]
+RESPONSE_GOLDENS = [
+    "response_function_call.json",
+    "response_max_tokens.json",
+    "response_blocked_prompt.json",
+    "response_grounding.json",
+    "response_code_execution.json",
+]
 
 
 def load(name: str) -> dict[str, Any]:
@@ -69,7 +75,17 @@ def load(name: str) -> dict[str, Any]:
 
 # --- the REST schema, written from content.proto / generative_service.proto (v1beta) -----------------
 
-_PART_DATA = {"text", "inlineData", "fileData", "functionCall", "functionResponse"}
+_PART_DATA = {
+    "text",
+    "inlineData",
+    "fileData",
+    "functionCall",
+    "functionResponse",
+    "executableCode",
+    "codeExecutionResult",
+    "toolCall",
+    "toolResponse",
+}
 _PART_META = {"thought", "thoughtSignature", "mediaResolution", "videoMetadata", "partMetadata"}
 _LEVELS = {"MEDIA_RESOLUTION_LOW", "MEDIA_RESOLUTION_MEDIUM", "MEDIA_RESOLUTION_HIGH"}
 
@@ -148,16 +164,30 @@ def check_request(payload: Any) -> None:
 
 def check_response(payload: Any) -> None:
     """What to_gemini_response writes: a GenerateContentResponse body."""
-    _keys(payload, {"candidates", "promptFeedback", "usageMetadata", "modelVersion", "responseId"})
+    _keys(payload, {"candidates", "promptFeedback", "usageMetadata", "modelVersion", "responseId", "createTime"})
+    candidate_keys = {"content", "finishReason", "finishMessage", "index", "safetyRatings", "citationMetadata"}
+    candidate_keys |= {"groundingMetadata", "urlContextMetadata", "logprobsResult", "avgLogprobs"}
     for candidate in payload.get("candidates", []):
-        _keys(candidate, {"content", "finishReason", "finishMessage", "index"}, {"content"})
+        _keys(candidate, candidate_keys)
+        if "groundingMetadata" in candidate:
+            grounding_keys = {"webSearchQueries", "searchEntryPoint", "groundingChunks", "groundingSupports"}
+            _keys(candidate["groundingMetadata"], grounding_keys | {"retrievalMetadata", "groundingChunkIndices"})
+        if "content" not in candidate:  # a filtered answer: no content, a finish reason
+            assert candidate["finishReason"]
+            continue
         content = candidate["content"]
         _keys(content, {"role", "parts"}, {"role", "parts"})
         for part in content["parts"]:
             _check_part(part)
-    usage_keys = {"promptTokenCount", "cachedContentTokenCount", "candidatesTokenCount", "thoughtsTokenCount"}
-    _keys(payload.get("usageMetadata", {}), usage_keys | {"totalTokenCount"})
-    assert all(isinstance(v, int) and v >= 0 for v in payload.get("usageMetadata", {}).values())
+    counts = {"promptTokenCount", "cachedContentTokenCount", "candidatesTokenCount", "thoughtsTokenCount"}
+    counts |= {"totalTokenCount", "toolUsePromptTokenCount"}
+    details = {"promptTokensDetails", "candidatesTokensDetails", "cacheTokensDetails", "toolUsePromptTokensDetails"}
+    usage = payload.get("usageMetadata", {})
+    _keys(usage, counts | details | {"trafficType", "serviceTier"})
+    assert all(isinstance(v, int) and v >= 0 for k, v in usage.items() if k in counts)
+    for key in details & set(usage):
+        for entry in usage[key]:
+            _keys(entry, {"modality", "tokenCount"}, {"modality"})
 
 
 def roundtrip(messages: list[am.AgentMessage], **kwargs: Any) -> tuple[dict[str, Any], list[am.AgentMessage]]:
@@ -1412,3 +1442,28 @@ def test_built_in_tool_parts_are_hosted_calls_and_results() -> None:
     assert isinstance(hosted_result, am.HostedToolResultContent)
     assert hosted_result.call_id == "0yzlft9k"
     assert to_gemini_response(message)["candidates"][0]["content"]["parts"] == [call, outcome, {"text": "Mexico City."}]
+
+
+def test_grounding_golden_spans_are_the_segments_in_code_points() -> None:
+    payload = load("response_grounding.json")["payload"]
+    message = from_gemini_response(payload)
+    text = message.contents[0]
+    assert isinstance(text, am.TextContent)
+    supports = payload["candidates"][0]["groundingMetadata"]["groundingSupports"]
+    segments = [s["segment"]["text"] for s in supports for _ in s["groundingChunkIndices"]]
+    assert [text.content[c.start_index : c.end_index] for c in text.citations] == segments  # type: ignore[misc]
+    assert [c.title for c in text.citations] == ["uefa.com", "wikipedia.org", "wikipedia.org"]
+
+
+def test_code_execution_golden_is_a_hosted_call_and_result() -> None:
+    message = from_gemini_response(load("response_code_execution.json")["payload"])
+    _, call, result, _ = message.contents
+    assert isinstance(call, am.HostedToolCallContent)
+    assert call.input_value == {
+        "language": "PYTHON",
+        "code": "primes = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29]\nprint(sum(primes))\n",
+    }
+    assert isinstance(result, am.HostedToolResultContent)
+    assert result.code_execution == am.CodeExecutionOutput(stdout="129\n")
+    assert (result.status, result.status_raw) == (am.HostedToolStatus.COMPLETED, "OUTCOME_OK")
+    assert list(message.hosted_tool_calls()) == [call]
