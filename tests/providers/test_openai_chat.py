@@ -45,6 +45,7 @@ from agentmsg import (
     SystemMessage,
     TextContent,
     ThinkingContent,
+    TokenLogprob,
     ToolCallContent,
     ToolMessage,
     ToolResultContent,
@@ -138,13 +139,13 @@ def drop_documented(response: dict[str, Any]) -> dict[str, Any]:
     if message.get("annotations") == []:
         del message["annotations"]
     usage = out.get("usage")
-    if usage:
-        for key, kept in (("prompt_tokens_details", {"cached_tokens", "cache_write_tokens"}),):
+    if usage:  # details agentmsg has no field for are kept when not 0 (a zero count equals an absent one)
+        for key, typed in (
+            ("prompt_tokens_details", {"cached_tokens", "cache_write_tokens"}),
+            ("completion_tokens_details", {"reasoning_tokens"}),
+        ):
             if key in usage:
-                usage[key] = {k: v for k, v in usage[key].items() if k in kept}
-        if "completion_tokens_details" in usage:
-            details = usage["completion_tokens_details"]
-            usage["completion_tokens_details"] = {k: v for k, v in details.items() if k == "reasoning_tokens"}
+                usage[key] = {k: v for k, v in usage[key].items() if k in typed or v not in (0, None)}
     return out  # type: ignore[no-any-return]
 
 
@@ -312,6 +313,44 @@ def _response_expectations() -> dict[str, AssistantMessage]:
             stop_reason_raw="tool_calls",
             provenance=Provenance(PROVIDER, API, "gpt-4.1-2025-04-14", "chatcmpl-tools-1"),
             timestamp=1750000100,
+        ),
+        "response_web_search.json": AssistantMessage(
+            [
+                TextContent(
+                    "Spain won Euro 2024 [uefa.com].",
+                    citations=[
+                        Citation.web(
+                            "https://www.uefa.com/euro2024/news/final/?utm_source=openai",
+                            "Spain win EURO 2024",
+                            start_index=20,
+                            end_index=30,
+                            original=ProviderContent(
+                                BLOCK_FORMAT,
+                                "url_citation",
+                                '{"type":"url_citation","url_citation":{"end_index":30,"start_index":20,'
+                                '"title":"Spain win EURO 2024","url":"https://www.uefa.com/euro2024/news/final/?utm_source=openai"}}',
+                            ),
+                        )
+                    ],
+                    logprobs=[
+                        TokenLogprob(
+                            "Spain",
+                            -0.0001,
+                            bytes=b"Spain",
+                            top_logprobs=[TokenLogprob("Spain", -0.0001, bytes=b"Spain")],
+                        ),
+                        TokenLogprob(
+                            " won", -0.02, bytes=b" won", top_logprobs=[TokenLogprob(" won", -0.02, bytes=b" won")]
+                        ),
+                    ],
+                ),
+                ProviderContent(BLOCK_FORMAT, "response.usage", '{"prompt_tokens_details":{"text_tokens":14}}'),
+            ],
+            usage=Usage(input_tokens=14, output_tokens=12, cache_read_tokens=0, reasoning_tokens=0, total_tokens=26),
+            stop_reason=StopReason.STOP,
+            stop_reason_raw="stop",
+            provenance=Provenance(PROVIDER, API, "gpt-4o-search-preview-2025-03-11", "chatcmpl-search-1"),
+            timestamp=1750000300,
         ),
         "response_refusal.json": AssistantMessage.text(
             "I'm sorry, I cannot assist with that request.",
@@ -1093,13 +1132,14 @@ def test_response_logprobs_are_token_logprobs_on_content_and_refusal() -> None:
     report = ConversionReport()
     written = to_openai_chat_response(message, report=report)
     sdk_response(written)
-    assert written["choices"][0]["logprobs"] == {"content": content}
+    assert written["choices"][0]["logprobs"] == {"content": content, "refusal": None}
     assert not report
     refused = _response({"content": None, "refusal": "No."})
     refused["choices"][0]["logprobs"] = {"content": None, "refusal": [token("No", -0.2, []), token(".", 0.0, [])]}
     message = from_openai_chat_response(refused)
     assert to_openai_chat_response(message)["choices"][0]["logprobs"] == {
-        "refusal": refused["choices"][0]["logprobs"]["refusal"]
+        "content": None,
+        "refusal": refused["choices"][0]["logprobs"]["refusal"],
     }
     report = ConversionReport()
     to_openai_chat([message], report=report)

@@ -858,9 +858,8 @@ def _text_extras(message: AssistantMessage, reporter: Reporter) -> tuple[list[di
         content_tokens += [_token_out(token, True) for token in block.logprobs]
         _token_ids(block, f"contents[{k}]", reporter)
         shift += len(block.content)
-    logprobs: dict[str, Any] = {}
-    if content_tokens:
-        logprobs["content"] = content_tokens
+    # ChoiceLogprobs has both fields (null when none)
+    logprobs: dict[str, Any] = {"content": content_tokens or None, "refusal": None}
     if refusal is not None:
         k, block = refusal
         if block.citations:
@@ -868,7 +867,7 @@ def _text_extras(message: AssistantMessage, reporter: Reporter) -> tuple[list[di
         if block.logprobs:
             logprobs["refusal"] = [_token_out(token, True) for token in block.logprobs]
             _token_ids(block, f"contents[{k}]", reporter)
-    return annotations, (logprobs or None)
+    return annotations, (logprobs if any(logprobs.values()) else None)
 
 
 def _token_ids(block: TextContent, path: str, reporter: Reporter) -> None:
