@@ -35,8 +35,8 @@ value the API never sends): ``test_openai_previous_response_id.yaml``,
 ``test_openai_previous_response_id_auto_mode.yaml`` and
 ``test_openai_responses_verbosity.yaml``.
 
-``GIT_DIR`` is a bare clone or ``.git`` directory; ``HEAD`` is read. Requires
-PyYAML (a dev dependency). Running it again adds new cases and keeps the
+``GIT_DIR`` is a bare clone or ``.git`` directory; ``HEAD`` is read. Needs PyYAML, which the dev extra brings
+(through ``langchain-core``). Running it again adds new cases and keeps the
 manifest sorted; cases already listed are left as they are.
 """
 
