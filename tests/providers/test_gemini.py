@@ -442,7 +442,54 @@ def sample_conversation() -> list[am.AgentMessage]:
         ),
         am.UserMessage([am.TextContent("And the dog?"), am.ProviderContent(PROVIDER, "fileData", VIDEO_CLIP)]),
         am.AssistantMessage([am.TextContent("A dog.")], provenance=PROV),
+        # hosted code execution (read from Gemini: the parts are their originals), and a result object
+        am.UserMessage.text("Sum 1 to 3 with code, then look it up."),
+        am.AssistantMessage([*CODE_BLOCKS, am.ToolCallContent("c9", "lookup", {"n": 6})], provenance=PROV),
+        am.ToolMessage(
+            [
+                am.ToolResultContent(
+                    "c9",
+                    [am.TextContent('{"found":true}'), am.ProviderContent(PROVIDER, "response", '{"found":true}')],
+                    name="lookup",
+                )
+            ]
+        ),
     ]
+
+
+CODE_BLOCKS = (
+    am.HostedToolCallContent(
+        "x1",
+        "code_execution",
+        '{"language":"PYTHON","code":"print(1+2+3)"}',
+        kind="code_execution",
+        signature=SIG_B,
+        original=am.ProviderContent(
+            PROVIDER,
+            "executableCode",
+            json.dumps(
+                {
+                    "executableCode": {"language": "PYTHON", "code": "print(1+2+3)", "id": "x1"},
+                    "thoughtSignature": SIG_B,
+                },
+                separators=(",", ":"),
+            ),
+        ),
+    ),
+    am.HostedToolResultContent(
+        "x1",
+        name="code_execution",
+        kind="code_execution",
+        code_execution=am.CodeExecutionOutput("6\n"),
+        status="completed",
+        status_raw="OUTCOME_OK",
+        original=am.ProviderContent(
+            PROVIDER,
+            "codeExecutionResult",
+            '{"codeExecutionResult":{"outcome":"OUTCOME_OK","output":"6\\n","id":"x1"}}',
+        ),
+    ),
+)
 
 
 def test_from_gemini_inverts_to_gemini_for_everything_it_holds() -> None:
