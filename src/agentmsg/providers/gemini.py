@@ -494,6 +494,9 @@ def _text_extras(
     block: TextContent, path: str, reporter: Reporter, sink: dict[str, Any] | None, grounded: bool
 ) -> None:
     """Citations and logprobs of a text block: kept for the response (``sink``), or reported."""
+    arm = block.pb.text  # the repeated fields themselves: no wrappers built for the (usual) empty case
+    if not arm.citations and not arm.logprobs:
+        return
     if block.citations:
         ours = all(
             c.original is not None and c.original.provider == PROVIDER and c.original.block_type == "groundingSupport"

@@ -626,14 +626,15 @@ class _Writer:
     # -- blocks
 
     def text(self, path: str, block: TextContent) -> dict[str, Any]:
-        if block.signature:
+        arm = block.pb.text  # read the fields once: this is the hot path of every conversion
+        if arm.signature:
             self.loss(path, "text signature", "Chat Completions has no place for signatures")
         if not self.for_response:
-            if block.citations:
+            if arm.citations:
                 self.loss(path + ".citations", "citations", "a request's messages have no annotations")
-            if block.logprobs:
+            if arm.logprobs:
                 self.loss(path + ".logprobs", "token logprobs", "a request's messages have no logprobs")
-        return {"type": "text", "text": block.content}
+        return {"type": "text", "text": arm.text}
 
     def unknown(self, path: str, block: ContentBase) -> None:
         if isinstance(block, ProviderContent):
