@@ -1040,3 +1040,12 @@ def test_streamed_function_call_arguments_are_assembled() -> None:
     assert cook.args == {"recipe": {"steps": ["Preheat the oven."], "servings": 4, "vegan": False, "note": None}}
     assert serve.args == {"plates": [None, "b"]}
     assert cook.id == generated_call_id("v1", 0, "cook")
+
+
+def test_a_cut_short_stream_lists_only_the_block_it_cut() -> None:
+    # the first text was followed by a call, so it was complete; the last text was cut
+    message, issues = run(
+        [chunk({"text": "a"}), chunk({"functionCall": {"name": "f", "args": {}}}), chunk({"text": "b"})]
+    )
+    assert [type(b).__name__ for b in message.contents] == ["TextContent", "ToolCallContent", "TextContent"]
+    assert issues == ["block 2 (text) was cut short by the error and kept as far as it got"]

@@ -447,7 +447,13 @@ class GeminiStreamParser:
                 out.append(StreamEvent.message_stop(reason, self._finish, response_id))
         else:
             what = "no chunk arrived" if self._chunks == 0 else "no chunk had a finishReason"
+            out.extend(self._stop_deferred())  # text blocks another part followed were complete
             out.append(StreamEvent.error(f"the Gemini stream was cut short: {what}"))
+        return out
+
+    def _stop_deferred(self) -> list[StreamEvent]:
+        out = [StreamEvent.block_stop(index) for index in self._deferred]
+        self._deferred = []
         return out
 
     # --- the end: candidate metadata ---------------------------------------------
@@ -483,8 +489,7 @@ class GeminiStreamParser:
                 tail.append(extras.provider_block(extras.RESPONSE_METADATA, metadata))
         except ValidationError as exc:
             raise _fail("candidate metadata", str(exc)) from None
-        out.extend(StreamEvent.block_stop(index) for index in self._deferred)
-        self._deferred = []
+        out.extend(self._stop_deferred())
         for block in tail:
             index = self._new_block()
             out.append(StreamEvent.block_start(index, block))
@@ -509,7 +514,7 @@ class GeminiStreamParser:
         self._ended = True
         label = status or (str(code) if code is not None else "")
         text = message or f"the Gemini API reported an error{f' ({label})' if label else ''}"
-        return [StreamEvent.error(text, code=label)]
+        return [*self._stop_deferred(), StreamEvent.error(text, code=label)]
 
     def _candidate(self, candidate: Any, position: int, where: str) -> list[StreamEvent]:
         if not isinstance(candidate, Mapping):
