@@ -173,6 +173,25 @@ def conversion_section(conversion: dict[str, Any]) -> list[str]:
             f"| {case['name']} | {fmt_time(case['median_ns'])} [{fmt_time(case['min_ns'])}{DASH}"
             f"{fmt_time(case['max_ns'])}] | {case['speedup_vs_langchain']:.2f}{TIMES} as fast |"
         )
+    hosted = conversion.get("hosted")
+    if hosted:
+        targets = {t["name"]: t for t in conversion["targets"]}
+        lines += [
+            "",
+            f"The same conversation with hosted tools and citations ({hosted['grown_messages']} answers carry a "
+            "hosted web search, its three results and two citations; built from the neutral model), converted "
+            "in back-to-back pairs with the plain one; the ratio is the median of the pair ratios.",
+            "",
+            "| format | plain, median | hosted, median | hosted / plain | losses reported (hosted) | target |",
+            "|---|---|---|---|---|---|",
+        ]
+        for row in hosted["formats"]:
+            target = targets[f"hosted_{row['format']}"]
+            lines.append(
+                f"| {row['format']} | {fmt_time(row['plain_median_ns'])} | {fmt_time(row['hosted_median_ns'])} | "
+                f"{row['ratio']:.2f}{TIMES} | {row['hosted_losses']} | {LE} {hosted['limit']:g}{TIMES}: "
+                f"{verdict(target['pass'])} |"
+            )
     return lines
 
 

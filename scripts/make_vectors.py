@@ -664,6 +664,33 @@ VALID += [
         },
     ),
     Vector("content_hosted_tool_call_minimal", "Content", {"hostedToolCall": {}}),
+    Vector(
+        "content_document_context",
+        "Content",
+        {
+            "document": {
+                "data": b64(b"The sky is blue."),
+                "mediaType": "text/plain",
+                "title": "Sky",
+                "context": "A note.",
+            }
+        },
+    ),
+    Vector(
+        "content_tool_call_provider_extra",
+        "Content",
+        {
+            "toolCall": {
+                "id": "toolu_01",
+                "name": "get_weather",
+                "arguments": '{"city": "Paris"}',
+                "providerExtra": original(
+                    "anthropic",
+                    {"type": "tool_use", "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_1"}},
+                ),
+            }
+        },
+    ),
     Vector("content_hosted_tool_result_search", "Content", {"hostedToolResult": HOSTED_SEARCH_RESULT}),
     Vector("content_hosted_tool_result_code", "Content", {"hostedToolResult": HOSTED_CODE_RESULT}),
     Vector(
@@ -801,6 +828,12 @@ INVALID += [
         "Content",
         {"hostedToolCall": {"id": "x", "original": {"provider": "anthropic", "type": "server_tool_use"}}},
         [("hosted_tool_call.original.json", "string.min_len")],
+    ),
+    Vector(
+        "invalid_tool_call_provider_extra",
+        "Content",
+        {"toolCall": {"id": "t", "name": "n", "providerExtra": {"provider": "anthropic", "json": "{}"}}},
+        [("tool_call.provider_extra.type", "string.min_len")],
     ),
     Vector(
         "invalid_usage_details",

@@ -446,3 +446,27 @@ def test_chunk_addition_keeps_tool_call_fragments_apart_from_text() -> None:
     fragment = AssistantMessageChunk.from_event(StreamEvent.arguments_delta(0, "{}"))
     with pytest.raises(am.streaming.StreamProtocolError, match="cannot merge tool-call arguments"):
         _ = text + fragment
+
+
+def test_tool_call_provider_extra_round_trips_in_every_form() -> None:
+    extra = am.ProviderContent.from_block("anthropic", {"type": "tool_use", "caller": {"type": "direct"}})
+    call = am.ToolCallContent("t1", "f", {"a": 1}, provider_extra=extra)
+    assert call.provider_extra == extra
+    assert am.ToolCallContent("t2", "f").provider_extra is None
+    assert am.ToolCallContent.from_dict(call.to_dict()) == call
+    assert call.to_dict()["provider_extra"]["type"] == "tool_use"
+    assert am.ToolCallContent.from_bytes(call.to_bytes()) == call
+    with pytest.raises(am.ValidationError) as info:
+        am.ToolCallContent("t3", "f", provider_extra={"type": "x"})  # type: ignore[arg-type]
+    assert info.value.violations[0].field == "provider_extra"
+
+
+def test_document_context_is_kept_in_every_form() -> None:
+    document = am.DocumentContent.from_text("The sky is blue.", title="Sky").with_context("A note.")
+    assert (document.context, document.title, document.text()) == ("A note.", "Sky", "The sky is blue.")
+    assert am.DocumentContent.from_text("x").context == ""
+    assert am.DocumentContent.from_dict(document.to_dict()) == document
+    assert document.to_dict()["context"] == "A note."
+    assert am.DocumentContent.from_json(document.to_json()) == document
+    with pytest.raises(am.ValidationError):
+        document.with_context(3)  # type: ignore[arg-type]

@@ -13,7 +13,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -206,8 +206,12 @@ def _tools(args: argparse.Namespace) -> int:
 FORMATS = ("agentmsg", "seed1", "adaline", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain")
 
 
-def _read_format(name: str, data: Any, pass_through: bool) -> list[am.AgentMessage]:
+def _read_format(name: str, data: Any, pass_through: bool | None) -> list[am.AgentMessage]:
     from agentmsg.providers import adaline, anthropic, gemini, openai_chat, openai_responses
+
+    def read(reader: Callable[..., list[am.AgentMessage]]) -> list[am.AgentMessage]:
+        # Not given: each reader's own default (the Anthropic reader keeps unknown blocks).
+        return reader(data) if pass_through is None else reader(data, pass_through_unknown=pass_through)
 
     if name == "agentmsg":
         return list(am.Conversation.from_json(data))
@@ -216,13 +220,13 @@ def _read_format(name: str, data: Any, pass_through: bool) -> list[am.AgentMessa
     if name == "adaline":
         return adaline.from_adaline(data)
     if name == "openai-chat":
-        return openai_chat.from_openai_chat(data, pass_through_unknown=pass_through)
+        return read(openai_chat.from_openai_chat)
     if name == "openai-responses":
-        return openai_responses.from_openai_responses(data, pass_through_unknown=pass_through)
+        return read(openai_responses.from_openai_responses)
     if name == "anthropic":
-        return anthropic.from_anthropic(data, pass_through_unknown=pass_through)
+        return read(anthropic.from_anthropic)
     if name == "gemini":
-        return gemini.from_gemini(data, pass_through_unknown=pass_through)
+        return read(gemini.from_gemini)
     from langchain_core.messages import messages_from_dict
 
     from agentmsg.providers import langchain
@@ -372,7 +376,12 @@ def build_parser() -> argparse.ArgumentParser:
     convert.add_argument("--to", dest="target_format", choices=FORMATS, required=True, help="the output's format")
     convert.add_argument("file", nargs="?", default="-", help="a JSON file (- or nothing: stdin)")
     convert.add_argument("--strict", action="store_true", help="fail instead of dropping what the target cannot hold")
-    convert.add_argument("--pass-through-unknown", action="store_true", help="keep unknown provider blocks verbatim")
+    convert.add_argument(
+        "--pass-through-unknown",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="keep unknown provider blocks verbatim (--no-pass-through-unknown: refuse them); default: the reader's",
+    )
     convert.add_argument("--pretty", action="store_true", help="indent the output")
     convert.set_defaults(handler=_convert)
 

@@ -1153,7 +1153,8 @@ class DocumentContent(_MediaContent):
 
     ``DocumentContent(document)`` takes bytes (PDF by magic bytes, else UTF-8
     text; pass ``media_type`` for anything else) or a URL. Use
-    :meth:`from_text` for text and :meth:`from_base64` for base64.
+    :meth:`from_text` for text and :meth:`from_base64` for base64;
+    :meth:`with_context` adds text about the document for the model.
     """
 
     __slots__ = ()
@@ -1262,6 +1263,18 @@ class DocumentContent(_MediaContent):
         """The title shown to the model, or ``""``."""
         return self._pb.document.title
 
+    @property
+    def context(self) -> str:
+        """Text about the document given to the model with it (Anthropic ``context``), or ``""``."""
+        return self._pb.document.context
+
+    def with_context(self, context: str) -> DocumentContent:
+        """A copy of the block with ``context``: text about the document, given to the model with it."""
+        _expect(context, str, "context")
+        block = self.copy()
+        block._pb.document.context = context
+        return block
+
     def text(self) -> str:
         """The document decoded as UTF-8 text (for ``text/*`` documents)."""
         data = self.data
@@ -1352,7 +1365,9 @@ class ToolCallContent(ContentBase):
     The argument text is kept verbatim in :attr:`arguments`; :attr:`args` parses
     it (and raises :class:`~agentmsg.ToolArgumentsError` when it is not a JSON
     object). Give ``args`` (a dict, written as compact JSON) or ``arguments``
-    (text, kept as is), not both.
+    (text, kept as is), not both. ``provider_extra`` keeps the provider
+    block's keys that no field holds (Anthropic ``caller``), as a
+    :class:`ProviderContent` of the block's ``type`` and those keys.
     """
 
     __slots__ = ()
@@ -1371,6 +1386,7 @@ class ToolCallContent(ContentBase):
         signature: str = "",
         server_name: str = "",
         metadata: Mapping[str, Any] | None = None,
+        provider_extra: ProviderContent | None = None,
         type: str = "tool_call",  # noqa: A002 - the seed's field
     ) -> None:
         _literal_type(type, "tool_call")
@@ -1398,6 +1414,9 @@ class ToolCallContent(ContentBase):
         )
         if metadata is not None:
             _struct.fill_struct(arm.metadata, metadata, "metadata")
+        extra = _original_pb(provider_extra, "provider_extra")
+        if extra is not None:
+            arm.provider_extra.CopyFrom(extra)
         self._pb = content_pb2.Content(tool_call=arm)
         _validation.check(self._pb)
 
@@ -1454,6 +1473,16 @@ class ToolCallContent(ContentBase):
     def metadata(self) -> dict[str, Any]:
         """Application data (never sent to a model)."""
         return _struct.struct_to_dict(self._pb.tool_call.metadata)
+
+    @property
+    def provider_extra(self) -> ProviderContent | None:
+        """The provider block's keys the typed fields do not hold (Anthropic ``caller``), or None."""
+        call = self._pb.tool_call
+        if not call.HasField("provider_extra"):
+            return None
+        block = ProviderContent.__new__(ProviderContent)
+        block._pb = content_pb2.Content(provider=call.provider_extra)
+        return block
 
 
 class ToolResultContent(ContentBase):
@@ -2231,7 +2260,7 @@ def content_to_dict(block: Content) -> dict[str, Any]:
                 out["url"] = block.url
             else:
                 out["file_id"] = block.file_id
-            for key in ("media_type", "filename", "title"):
+            for key in ("media_type", "filename", "title", "context"):
                 if getattr(block, key):
                     out[key] = getattr(block, key)
             return out
@@ -2254,6 +2283,8 @@ def content_to_dict(block: Content) -> dict[str, Any]:
             for key, default in (("index", 0), ("signature", ""), ("server_name", "")):
                 if getattr(block, key) != default:
                     out[key] = getattr(block, key)
+            if block.pb.tool_call.HasField("provider_extra"):
+                out["provider_extra"] = _pb_dict(block.pb.tool_call.provider_extra)
             return out
         case ToolResultContent():
             parts = block.blocks
@@ -2360,12 +2391,12 @@ def _parse_pb(data: Any, target: Message, path: str) -> None:
         _validation.check(target)
 
 
-def _original_from_dict(data: Mapping[str, Any], path: str) -> ProviderContent | None:
-    value = data.get("original")
+def _original_from_dict(data: Mapping[str, Any], path: str, key: str = "original") -> ProviderContent | None:
+    value = data.get(key)
     if value is None:
         return None
     target = content_pb2.Content()
-    _parse_pb(value, target.provider, _join(path, "original"))
+    _parse_pb(value, target.provider, _join(path, key))
     return ProviderContent.from_proto(target)
 
 
@@ -2489,17 +2520,20 @@ def _document_from_dict(data: Mapping[str, Any], path: str) -> DocumentContent:
     media_type = _get(data, "media_type", str, path) or None
     filename = _get(data, "filename", str, path, "")
     title = _get(data, "title", str, path, "")
+    context = _get(data, "context", str, path, "")
     if "file_id" in data:
-        return DocumentContent.from_file_id(
+        block = DocumentContent.from_file_id(
             _require(data, "file_id", str, path), media_type=media_type or "", filename=filename, title=title
         )
-    if "url" in data:
-        return DocumentContent.from_url(
+    elif "url" in data:
+        block = DocumentContent.from_url(
             _require(data, "url", str, path), media_type=media_type, filename=filename, title=title
         )
-    with _at(f"{path}.data"):
-        raw = _media.decode_base64(_require(data, "data", str, path), "document")
-    return DocumentContent(raw, media_type=media_type, filename=filename, title=title)
+    else:
+        with _at(f"{path}.data"):
+            raw = _media.decode_base64(_require(data, "data", str, path), "document")
+        block = DocumentContent(raw, media_type=media_type, filename=filename, title=title)
+    return block.with_context(context) if context else block
 
 
 def _tool_call_from_dict(data: Mapping[str, Any], path: str) -> ToolCallContent:
@@ -2515,6 +2549,7 @@ def _tool_call_from_dict(data: Mapping[str, Any], path: str) -> ToolCallContent:
         signature=_get(data, "signature", str, path, ""),
         server_name=_get(data, "server_name", str, path, ""),
         metadata=_get(data, "metadata", Mapping, path) or None,
+        provider_extra=_original_from_dict(data, path, "provider_extra"),
     )
 
 

@@ -959,6 +959,7 @@ class DocumentContent(_message.Message):
     MEDIA_TYPE_FIELD_NUMBER: _builtins.int
     FILENAME_FIELD_NUMBER: _builtins.int
     TITLE_FIELD_NUMBER: _builtins.int
+    CONTEXT_FIELD_NUMBER: _builtins.int
     data: _builtins.bytes
     """The document bytes (a text document is its UTF-8 bytes), raw on the wire."""
     url: _builtins.str
@@ -971,6 +972,10 @@ class DocumentContent(_message.Message):
     """The file name, when known (OpenAI `filename`). Empty when unknown."""
     title: _builtins.str
     """A title shown to the model (Anthropic document `title`). Empty when none."""
+    context: _builtins.str
+    """Text about the document given to the model with it, not cited from it
+    (Anthropic document `context`: metadata, a summary). Empty when none.
+    """
     def __init__(
         self,
         *,
@@ -980,10 +985,11 @@ class DocumentContent(_message.Message):
         media_type: _builtins.str = ...,
         filename: _builtins.str = ...,
         title: _builtins.str = ...,
+        context: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "file_id", b"file_id", "source", b"source", "url", b"url"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "file_id", b"file_id", "filename", b"filename", "media_type", b"media_type", "source", b"source", "title", b"title", "url", b"url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["context", b"context", "data", b"data", "file_id", b"file_id", "filename", b"filename", "media_type", b"media_type", "source", b"source", "title", b"title", "url", b"url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["data", "url", "file_id"]  # noqa: Y015
     _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
@@ -1059,6 +1065,7 @@ class ToolCallContent(_message.Message):
     SIGNATURE_FIELD_NUMBER: _builtins.int
     SERVER_NAME_FIELD_NUMBER: _builtins.int
     METADATA_FIELD_NUMBER: _builtins.int
+    PROVIDER_EXTRA_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """The call id chosen by the provider; the tool result answers this id."""
     name: _builtins.str
@@ -1085,6 +1092,21 @@ class ToolCallContent(_message.Message):
     def metadata(self) -> _struct_pb2.Struct:
         """Application data about the call. Never sent to a model."""
 
+    @_builtins.property
+    def provider_extra(self) -> Global___ProviderContent:
+        """The keys of the provider's block that the fields above do not hold, as
+        a JSON object with the block's `type`, verbatim (Anthropic `caller` on a
+        tool call made by code execution, `{"type": "tool_use", "caller":
+        {...}}`). A writer to the same provider writes the typed fields and adds
+        these keys, so the block goes back exactly; other formats have no place
+        for them. Unset when the block has no other key (almost always).
+
+        Why not the whole block, as hosted tool calls keep it: a tool call is
+        edited and re-addressed (its arguments, its id rewritten for a
+        provider's id pattern), and the typed fields must stay the truth; and
+        the arguments stream, so the whole block is known only at the end.
+        """
+
     def __init__(
         self,
         *,
@@ -1096,10 +1118,11 @@ class ToolCallContent(_message.Message):
         signature: _builtins.str = ...,
         server_name: _builtins.str = ...,
         metadata: _struct_pb2.Struct | None = ...,
+        provider_extra: Global___ProviderContent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "provider_extra", b"provider_extra"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments", b"arguments", "id", b"id", "index", b"index", "kind", b"kind", "metadata", b"metadata", "name", b"name", "server_name", b"server_name", "signature", b"signature"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments", b"arguments", "id", b"id", "index", b"index", "kind", b"kind", "metadata", b"metadata", "name", b"name", "provider_extra", b"provider_extra", "server_name", b"server_name", "signature", b"signature"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
