@@ -264,10 +264,21 @@ class Client:
         return Logged(response.offset, message_from_proto(response.entry))
 
     def build_context(self, session_id: str, *, leaf: str = "") -> list[AgentMessage]:
-        """The messages a model sees for the path to ``leaf`` (default: the last entry)."""
-        request = session_service_pb2.BuildContextRequest(session_id=session_id, leaf_entry_id=leaf)
-        response = self._call(self._sessions.BuildContext, request)
-        return [message_from_proto(m) for m in response.messages]
+        """The messages a model sees for the path to ``leaf`` (default: the last entry).
+
+        A context too large for one reply comes in parts; they are read here, all for the same leaf.
+        """
+        found: list[AgentMessage] = []
+        token = ""
+        while True:
+            request = session_service_pb2.BuildContextRequest(
+                session_id=session_id, leaf_entry_id=leaf, page_token=token
+            )
+            response = self._call(self._sessions.BuildContext, request)
+            found.extend(message_from_proto(m) for m in response.messages)
+            token = response.next_page_token
+            if not token:
+                return found
 
     def sessions(self, *, page_size: int = 100) -> list[SessionInfo]:
         """Every session, ordered by id."""
@@ -447,10 +458,21 @@ class AsyncClient:
         return Logged(response.offset, message_from_proto(response.entry))
 
     async def build_context(self, session_id: str, *, leaf: str = "") -> list[AgentMessage]:
-        """The messages a model sees for the path to ``leaf`` (default: the last entry)."""
-        request = session_service_pb2.BuildContextRequest(session_id=session_id, leaf_entry_id=leaf)
-        response = await self._call(self._sessions.BuildContext, request)
-        return [message_from_proto(m) for m in response.messages]
+        """The messages a model sees for the path to ``leaf`` (default: the last entry).
+
+        A context too large for one reply comes in parts; they are read here, all for the same leaf.
+        """
+        found: list[AgentMessage] = []
+        token = ""
+        while True:
+            request = session_service_pb2.BuildContextRequest(
+                session_id=session_id, leaf_entry_id=leaf, page_token=token
+            )
+            response = await self._call(self._sessions.BuildContext, request)
+            found.extend(message_from_proto(m) for m in response.messages)
+            token = response.next_page_token
+            if not token:
+                return found
 
     async def sessions(self, *, page_size: int = 100) -> list[SessionInfo]:
         """Every session, ordered by id."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
@@ -20,12 +20,34 @@ from agentmsg import _validation
 from agentmsg.errors import AgentMsgError, ValidationError
 from agentmsg.service import status
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HTTP2_MAX_FRAME"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "ENTRY_OVERHEAD", "HTTP2_MAX_FRAME", "REPLY_ROOM", "fit", "reply_budget"]
 
 log = logging.getLogger("agentmsg.service")
 
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 HTTP2_MAX_FRAME = 16 * 1024 * 1024 - 1  # the largest frame HTTP/2 allows
+# Bytes every reply keeps free below the maximum message size: for the fields around the messages (offsets,
+# tokens, tags and lengths) with a wide margin. Replies are filled with messages up to the rest.
+REPLY_ROOM = 64 * 1024
+# The most one message adds to a reply besides its own bytes: the LoggedMessage and repeated-field tags and
+# lengths and a 10-byte offset varint.
+ENTRY_OVERHEAD = 32
+
+
+def reply_budget(max_message_bytes: int) -> int:
+    """The bytes of messages one reply may carry under ``max_message_bytes``; also the most one entry may be."""
+    return max(max_message_bytes - REPLY_ROOM, max_message_bytes // 2)
+
+
+def fit(sizes: Sequence[int], budget: int) -> int:
+    """How many of the leading items (of these encoded sizes) one reply carries: at least one, and no more
+    than keep the reply within ``budget`` bytes."""
+    total = 0
+    for count, size in enumerate(sizes):
+        total += size + ENTRY_OVERHEAD
+        if total > budget and count:
+            return count
+    return len(sizes)
 
 
 # --- validation and errors ------------------------------------------------------------------

@@ -137,7 +137,7 @@ async def create_server(config: ServerConfig) -> Running:
         interceptors=interceptors, options=options, maximum_concurrent_rpcs=config.max_concurrent_rpcs
     )
     hub = LiveHub()
-    sessions = SessionServicer(store, hub, access)
+    sessions = SessionServicer(store, hub, access, max_message_bytes=config.max_message_bytes)
     tools = ToolServicer(access)
     _add_session_service(sessions, server)
     tool_service_pb2_grpc.add_ToolServiceServicer_to_server(tools, server)
