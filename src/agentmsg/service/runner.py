@@ -230,9 +230,9 @@ class ToolRunner:
             async with writing:
                 await stream.write(request)
 
-        async def run(call: ToolCallContent) -> None:
+        async def run(call: ToolCallContent, handle: str) -> None:
             result = await self.call(call)
-            outcome = tool_service_pb2.ToolCallOutcome(call_id=call.id, result=result.pb.tool_result)
+            outcome = tool_service_pb2.ToolCallOutcome(call_id=call.id, result=result.pb.tool_result, handle=handle)
             with contextlib.suppress(grpc.RpcError, asyncio.InvalidStateError):
                 await send(tool_service_pb2.ServeToolsRequest(outcome=outcome))
 
@@ -252,13 +252,16 @@ class ToolRunner:
                     self.registered.set()
                 elif kind == "run":
                     call = ToolCallContent._wrap(content_pb2.Content(tool_call=response.run.call))
-                    task = asyncio.ensure_future(run(call))
-                    running[call.id] = task
-                    task.add_done_callback(_forget(running, call.id))
+                    # The service's handle names the call (a server older than handles: its call id does).
+                    key = response.run.handle or call.id
+                    task = asyncio.ensure_future(run(call, response.run.handle))
+                    running[key] = task
+                    task.add_done_callback(_forget(running, key))
                 elif kind == "cancel":
-                    found = running.get(response.cancel.call_id)
+                    cancel = response.cancel
+                    found = running.get(cancel.handle or cancel.call_id)
                     if found is not None:
-                        log.info("call %s cancelled (%s)", response.cancel.call_id, response.cancel.reason)
+                        log.info("call %s cancelled (%s)", cancel.call_id, cancel.reason)
                         found.cancel()
         except grpc.RpcError as exc:
             raise status.from_rpc_error(exc) from None
