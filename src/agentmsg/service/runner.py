@@ -253,10 +253,10 @@ class ToolRunner:
                 elif kind == "run":
                     call = ToolCallContent._wrap(content_pb2.Content(tool_call=response.run.call))
                     # The service's handle names the call (a server older than handles: its call id does).
-                    key = response.run.handle or call.id
+                    slot = response.run.handle or call.id
                     task = asyncio.ensure_future(run(call, response.run.handle))
-                    running[key] = task
-                    task.add_done_callback(_forget(running, key))
+                    running[slot] = task
+                    task.add_done_callback(_forget(running, slot))
                 elif kind == "cancel":
                     cancel = response.cancel
                     found = running.get(cancel.handle or cancel.call_id)

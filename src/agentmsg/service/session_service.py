@@ -18,7 +18,7 @@ from typing import Any
 import grpc
 
 from agentmsg import _validation
-from agentmsg.errors import AgentMsgError, NotFoundError, ValidationError, Violation
+from agentmsg.errors import AgentMsgError, NotFoundError, UnavailableError, ValidationError, Violation
 from agentmsg.messages import (
     AgentMessage,
     BranchSummaryMessage,
@@ -140,6 +140,17 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         self.budget = reply_budget(max_message_bytes)
         # Subscribers per session on this node: the store's change event is dropped when the last one leaves.
         self._watchers: dict[str, int] = {}
+        # Set while the store is unavailable: every waiting subscription ends UNAVAILABLE.
+        self._outage = asyncio.Event()
+        if not store.healthy:
+            self._outage.set()
+        store.on_health(self._on_store_health)
+
+    def _on_store_health(self, healthy: bool) -> None:
+        if healthy:
+            self._outage = asyncio.Event()
+        else:
+            self._outage.set()
 
     def _allow(self, context: grpc.aio.ServicerContext, session_id: str) -> None:  # type: ignore[type-arg]
         """The caller's token must include the session (checked before anything is read: nothing leaks)."""
@@ -305,18 +316,28 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                         yield _encode_logged(rows[:count])
                         rows = rows[count:]
                     continue
-                if not request.live_events:
-                    await changed.wait()
-                    continue
-                waits = [asyncio.ensure_future(changed.wait()), asyncio.ensure_future(live.get())]
+                # Waiting for news also watches the store: a node that loses it ends its subscriptions
+                # UNAVAILABLE at once (the client resumes on a node that has it), rather than going silent.
+                outage = self._outage
+                waits: list[asyncio.Future[Any]] = [
+                    asyncio.ensure_future(changed.wait()),
+                    asyncio.ensure_future(outage.wait()),
+                ]
+                if request.live_events:
+                    waits.append(asyncio.ensure_future(live.get()))
                 try:
                     done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
                 finally:
                     for waiter in waits:
                         waiter.cancel()
                     await asyncio.gather(*waits, return_exceptions=True)
-                got = waits[1]
-                if got in done and not got.cancelled() and got.exception() is None:
+                if outage.is_set():
+                    raise UnavailableError(
+                        f"this node lost its store; resume the subscription after offset {cursor} "
+                        "(on this node when it is back, or on another)"
+                    )
+                got = waits[-1] if request.live_events else None
+                if got in done and got is not None and not got.cancelled() and got.exception() is None:
                     yield session_service_pb2.SubscribeResponse(live_event=got.result())
 
     async def PublishStream(  # noqa: N802
