@@ -12,6 +12,7 @@ from collections.abc import Callable
 import grpc
 import pytest
 from conftest import ServerThread
+from fuzzing import varint
 
 import agentmsg as am
 from agentmsg.service import Client, Logged, status
@@ -128,3 +129,33 @@ def test_an_entry_too_large_to_read_back_is_refused(make_server: Callable[..., S
         client.append("s", image_message(3, budget - 200))
         assert [m.id for m in client.build_context("s")] == ["img-2", "img-3"]
         assert [m.message.id for m in client.history("s")] == ["img-2", "img-3"]
+
+
+def _with_unknown_field(message: am.BaseMessage, payload: bytes) -> bytes:
+    """The message's bytes plus field 9999 (length-delimited), a field this contract does not define."""
+    tag = (9999 << 3) | 2
+    return message.to_bytes() + varint(tag) + varint(len(payload)) + payload
+
+
+def _append_raw(target: str, session_id: str, message_bytes: bytes) -> None:
+    request = b"\x0a" + varint(len(session_id)) + session_id.encode() + b"\x12" + varint(len(message_bytes))
+    with grpc.insecure_channel(target) as channel:
+        channel.unary_unary("/agentmsg.v1.SessionService/AppendMessage")(request + message_bytes, timeout=10)
+
+
+def test_unknown_fields_are_kept_and_counted_against_the_size_limit(make_server: Callable[..., ServerThread]) -> None:
+    """The policy (README, "Unknown fields"): a newer peer's fields are kept byte for byte and served back,
+    and they count towards the entry size limit like any other byte."""
+    server = make_server(db=None, max_message_bytes=MIB)
+    newer = am.UserMessage.text("from a newer peer", id="n1")
+    _append_raw(server.target, "s", _with_unknown_field(newer, b"future data"))
+    with grpc.insecure_channel(server.target) as channel:
+        stub = session_service_pb2_grpc.SessionServiceStub(channel)
+        listed = stub.ListMessages(session_service_pb2.ListMessagesRequest(session_id="s"), timeout=10)
+    (logged,) = listed.messages
+    assert logged.message.SerializeToString() == _with_unknown_field(newer, b"future data")
+    with pytest.raises(grpc.RpcError) as caught:
+        _append_raw(server.target, "s", _with_unknown_field(am.UserMessage.text("x", id="n2"), bytes(980 * 1024)))
+    error = status.from_rpc_error(caught.value)  # type: ignore[arg-type]
+    assert isinstance(error, am.ValidationError)
+    assert [(v.field, v.rule_id) for v in error.violations] == [("message", "message.max_bytes")]

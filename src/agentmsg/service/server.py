@@ -28,7 +28,7 @@ from agentmsg.errors import UnavailableError
 from agentmsg.service.access import Access, BearerTokenInterceptor, Scope
 from agentmsg.service.cluster import Cluster, peer_credentials
 from agentmsg.service.live import LiveHub
-from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
+from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME, capture, register
 from agentmsg.service.session_service import SESSION_SERVICE, SessionServicer, _add_session_service
 from agentmsg.service.stores import PostgresStore, Store, open_store
 from agentmsg.service.tool_service import TOOL_SERVICE, ToolServicer
@@ -140,7 +140,7 @@ async def create_server(config: ServerConfig) -> Running:
     sessions = SessionServicer(store, hub, access, max_message_bytes=config.max_message_bytes)
     tools = ToolServicer(access)
     _add_session_service(sessions, server)
-    tool_service_pb2_grpc.add_ToolServiceServicer_to_server(tools, server)
+    register(server, TOOL_SERVICE, capture(tool_service_pb2_grpc.add_ToolServiceServicer_to_server, tools))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [SESSION_SERVICE, TOOL_SERVICE, health.SERVICE_NAME]

@@ -29,7 +29,16 @@ from agentmsg.messages import (
 from agentmsg.service import status
 from agentmsg.service.access import Access, Scope
 from agentmsg.service.live import LiveHub
-from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, _check, _guard, _guard_stream, fit, reply_budget
+from agentmsg.service.rpc import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    _check,
+    _guard,
+    _guard_stream,
+    capture,
+    fit,
+    register,
+    reply_budget,
+)
 from agentmsg.service.stores import SessionRecord, Store
 from agentmsg.sessions import build_context
 from agentmsg.streaming import IncompleteStreamError, StreamAccumulator, StreamProtocolError
@@ -96,29 +105,14 @@ def _serialize_response(response: Any) -> bytes:
     return response if isinstance(response, bytes) else bytes(response.SerializeToString())
 
 
-class _Captured:
-    """Stands in for a server to take the generated handlers (so one can be adjusted before registering)."""
-
-    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]
-
-    def add_generic_rpc_handlers(self, handlers: Any) -> None:
-        pass
-
-    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
-        self.handlers = handlers
-
-
 def _add_session_service(servicer: SessionServicer, server: grpc.aio.Server) -> None:
-    captured = _Captured()
-    session_service_pb2_grpc.add_SessionServiceServicer_to_server(servicer, captured)  # type: ignore[arg-type]
-    handlers = dict(captured.handlers)
+    handlers = capture(session_service_pb2_grpc.add_SessionServiceServicer_to_server, servicer)
     handlers["Subscribe"] = grpc.unary_stream_rpc_method_handler(
         servicer.Subscribe,
         request_deserializer=session_service_pb2.SubscribeRequest.FromString,
         response_serializer=_serialize_response,
     )
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SESSION_SERVICE, handlers),))
-    server.add_registered_method_handlers(SESSION_SERVICE, handlers)
+    register(server, SESSION_SERVICE, handlers)
 
 
 class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):

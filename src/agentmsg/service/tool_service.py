@@ -97,10 +97,10 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
     ) -> AsyncIterator[tool_service_pb2.ServeToolsResponse]:
         requests = request_iterator.__aiter__()
         try:
-            first = await requests.__anext__()
-        except StopAsyncIteration:
-            return
-        try:
+            try:
+                first = await requests.__anext__()
+            except StopAsyncIteration:
+                return
             self._allow(context, serve=True)
             _check(first)
             if first.WhichOneof("kind") != "register":
@@ -124,6 +124,9 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
                 getter = asyncio.ensure_future(runner.outbox.get())
                 done, _ = await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
                 if getter not in done:
+                    failure = reader.exception()
+                    if isinstance(failure, AgentMsgError):  # e.g. an outcome whose bytes do not decode
+                        await status.abort(context, failure)
                     break  # the runner closed its side
                 response, getter = getter.result(), None
                 yield response
