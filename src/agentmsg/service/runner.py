@@ -19,6 +19,10 @@ returns a str, a content block, a list of blocks, a
 An exception becomes an ``is_error`` result with its message. A cancel from
 the service (the caller cancelled or its deadline passed) cancels an async
 tool; a sync tool cannot be interrupted, and its late result is discarded.
+
+A runner outlives its server: when the connection is lost (a restart, a
+network gap) it reconnects with capped exponential backoff and registers its
+tools again, with no step from its owner.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import contextlib
 import inspect
 import json
 import logging
+import random
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -37,7 +42,7 @@ from typing import Any
 import grpc
 
 from agentmsg.content import ContentBase, ToolCallContent, ToolKind, ToolResultContent
-from agentmsg.errors import AgentMsgError, ToolArgumentsError, ValidationError
+from agentmsg.errors import AgentMsgError, ConflictError, ToolArgumentsError, UnavailableError, ValidationError
 from agentmsg.service import status
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
@@ -45,6 +50,9 @@ from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
 __all__ = ["ToolRunner", "schema_for"]
 
 log = logging.getLogger("agentmsg.runner")
+
+INITIAL_BACKOFF = 0.1  # seconds before the first reconnection attempt; doubled each failure up to max_backoff
+MAX_BACKOFF = 10.0
 
 F = typing.TypeVar("F", bound=Callable[..., Any])
 _JSON_TYPES: dict[Any, str] = {
@@ -135,9 +143,13 @@ class ToolRunner:
         root_certificates: bytes | None = None,
         private_key: bytes | None = None,
         certificate_chain: bytes | None = None,
+        reconnect: bool = True,
+        max_backoff: float = MAX_BACKOFF,
     ) -> None:
         self.target = target
         self.name = name
+        self.reconnect = reconnect
+        self.max_backoff = max_backoff
         self._token = token
         self._tls = (root_certificates, private_key, certificate_chain)
         self._tools: dict[str, _Tool] = {}
@@ -211,9 +223,41 @@ class ToolRunner:
             return ToolResultContent.error(call.id, f"the tool's return value cannot be sent: {exc}", name=call.name)
 
     async def serve(self) -> None:
-        """Connect, register, and answer calls until the connection ends (raises on a refused registration)."""
+        """Connect, register, and answer calls, until cancelled.
+
+        A lost connection (the server restarting or unreachable) is retried with capped exponential
+        backoff (``max_backoff`` seconds at most between attempts), and the tools are registered again.
+        A refused registration raises (a tool name another runner serves, a token without ``tools:serve``);
+        so does a refusal after a reconnection, unless it is a tool name still held by this runner's
+        previous registration (a cluster keeps it until the old node's lease ends), which is retried.
+        With ``reconnect=False`` it returns when the first connection ends.
+        """
         if not self._tools:
             raise ValidationError.single("tools", "required", "register at least one tool before serving")
+        delay, registered_before = INITIAL_BACKOFF, False
+        while True:
+            try:
+                await self._serve_once()
+            except (UnavailableError, grpc.RpcError) as exc:
+                if not self.reconnect:
+                    raise
+                log.warning("runner %s lost the server at %s: %s", self.name, self.target, exc)
+            except ConflictError:
+                if not (self.reconnect and registered_before):
+                    raise
+                log.warning("runner %s: its tools are still held by its previous registration; retrying", self.name)
+            else:
+                if not self.reconnect:
+                    return
+                log.warning("runner %s: the server at %s closed the connection", self.name, self.target)
+            if self.registered.is_set():
+                registered_before, delay = True, INITIAL_BACKOFF
+            self.registered.clear()
+            await asyncio.sleep(delay * (0.5 + random.random() / 2))  # noqa: S311 - jitter, not secrecy
+            delay = min(delay * 2, self.max_backoff)
+
+    async def _serve_once(self) -> None:
+        """One connection: register, answer calls until it ends (its failure raised as an agentmsg error)."""
         root, key, chain = self._tls
         if root is not None or chain is not None:
             channel = grpc.aio.secure_channel(self.target, grpc.ssl_channel_credentials(root, key, chain))
