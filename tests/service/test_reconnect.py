@@ -10,15 +10,16 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 from conftest import RunnerThread, ServerThread
 
 import agentmsg as am
 from agentmsg.cli import main
+from agentmsg.errors import StoreError
 from agentmsg.service import AsyncClient, Client, Logged, ToolRunner
 from agentmsg.service.localpg import wait_until
+from agentmsg.service.stores import Appended, MemoryStore
 
 
 def text(i: int) -> am.UserMessage:
@@ -127,21 +128,44 @@ def test_an_async_resumed_subscription_across_a_restart(make_server: Callable[..
     assert asyncio.run(scenario()) == [1, 2, 3, 4, 5, 6]
 
 
-def test_idempotent_calls_are_retried_while_the_server_restarts(
-    make_server: Callable[..., ServerThread], tmp_path: Path
-) -> None:
-    server = make_server()
-    port, db = server.port, server.config.db
-    with Client(server.target, timeout=20) as client:
-        assert client.append("r", text(0)) == 1
-        server.stop(grace=0)
-        later = threading.Timer(0.5, lambda: make_server(port=port, db=db))
-        later.start()
-        # Sent while nothing listens: gRPC's retry policy tries again until the server is back.
-        assert client.append("r", text(1)) == 2
-        assert client.append("r", text(1)) == 2  # and an append stays idempotent: the same offset
-        later.join()
-        assert [m.offset for m in client.history("r")] == [1, 2]
+class FlakyStore(MemoryStore):
+    """A store whose first ``failures`` appends fail as a lost database does (UNAVAILABLE on the wire)."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+        self.attempts = 0
+
+    async def _append(self, session_id: str, encoded: list[tuple[str, bytes]], now_us: int) -> list[Appended]:
+        self.attempts += 1
+        if self.attempts <= self.failures:
+            raise StoreError("the database is unreachable (a test blip)")
+        return await super()._append(session_id, encoded, now_us)
+
+
+def test_idempotent_calls_are_retried_by_the_clients_retry_policy(make_server: Callable[..., ServerThread]) -> None:
+    store = FlakyStore(failures=2)
+    server = make_server(store=store)
+    with Client(server.target, timeout=10) as client:
+        assert client.append("r", text(0)) == 1  # two UNAVAILABLE answers, retried by gRPC, then success
+        assert store.attempts == 3
+        store.failures = 10
+        with pytest.raises(am.StoreError):  # the policy's attempts run out: the last error is raised
+            client.append("r", text(1))
+        assert store.attempts == 3 + 4
+    with Client(server.target, timeout=10, options=[("grpc.enable_retries", 0)]) as once:
+        store.attempts, store.failures = 0, 1
+        with pytest.raises(am.StoreError):
+            once.append("r", text(2))
+        assert store.attempts == 1
+
+    async def asynchronous() -> int:
+        store.attempts, store.failures = 0, 1
+        async with AsyncClient(server.target, timeout=10) as client:
+            return await client.append("r", text(3))
+
+    assert asyncio.run(asynchronous()) == 2
+    assert store.attempts == 2
 
 
 def test_the_cli_reports_a_busy_port_in_one_line() -> None:

@@ -81,10 +81,12 @@ RETRIED_METHODS = {
     "agentmsg.v1.SessionService": ("AppendMessage", "AppendMessages", "ListMessages", "ListSessions", "BuildContext"),
     "agentmsg.v1.ToolService": ("ListTools",),
 }
+# At most four attempts, 0.7 s of backoff in all (gRPC waits a random part of 0.1, 0.2, 0.4 s): a blip is
+# ridden out, and an unreachable server is still reported within a couple of seconds.
 RETRY_POLICY = {
-    "maxAttempts": 5,
-    "initialBackoff": "0.2s",
-    "maxBackoff": "2s",
+    "maxAttempts": 4,
+    "initialBackoff": "0.1s",
+    "maxBackoff": "1s",
     "backoffMultiplier": 2,
     "retryableStatusCodes": ["UNAVAILABLE"],
 }
@@ -102,6 +104,7 @@ SERVICE_CONFIG = json.dumps(
         ]
     }
 )
+RECONNECT_BACKOFF_MS = (100, 5000)  # a channel's first and longest wait between connection attempts
 # A resumed subscription waits this long before its first new attempt, doubling up to the cap.
 RESUME_BACKOFF = 0.1
 RESUME_BACKOFF_MAX = 5.0
@@ -114,6 +117,10 @@ def _options(max_message_bytes: int) -> list[tuple[str, Any]]:
         ("grpc.http2.max_frame_size", HTTP2_MAX_FRAME),
         ("grpc.enable_retries", 1),
         ("grpc.service_config", SERVICE_CONFIG),
+        # Reconnect soon after a server comes back: gRPC's defaults wait 1 s at first and up to 120 s,
+        # during which every call (retries and resumed subscriptions included) fails at once.
+        ("grpc.initial_reconnect_backoff_ms", RECONNECT_BACKOFF_MS[0]),
+        ("grpc.max_reconnect_backoff_ms", RECONNECT_BACKOFF_MS[1]),
     ]
 
 
@@ -203,7 +210,7 @@ class Client:
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         credentials = _credentials(root_certificates, private_key, certificate_chain)
-        opts = [*_options(max_message_bytes), *options]
+        opts = list({**dict(_options(max_message_bytes)), **dict(options)}.items())  # yours win
         self._channel = (
             grpc.secure_channel(target, credentials, opts) if credentials else grpc.insecure_channel(target, opts)
         )
@@ -393,7 +400,7 @@ class AsyncClient:
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         credentials = _credentials(root_certificates, private_key, certificate_chain)
-        opts = [*_options(max_message_bytes), *options]
+        opts = list({**dict(_options(max_message_bytes)), **dict(options)}.items())  # yours win
         self._channel = (
             grpc.aio.secure_channel(target, credentials, opts)
             if credentials
