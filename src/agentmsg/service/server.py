@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from agentmsg.errors import UnavailableError
+from agentmsg.service import reflection
 from agentmsg.service.access import Access, BearerTokenInterceptor, Scope
 from agentmsg.service.cluster import Cluster, peer_credentials
 from agentmsg.service.live import LiveHub
@@ -163,10 +163,8 @@ async def create_server(config: ServerConfig) -> Running:
     register(server, TOOL_SERVICE, capture(tool_service_pb2_grpc.add_ToolServiceServicer_to_server, tools))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    names = [SESSION_SERVICE, TOOL_SERVICE, health.SERVICE_NAME]
     if config.reflection:
-        names.append(reflection.SERVICE_NAME)
-        reflection.enable_server_reflection(names, server)
+        reflection.enable(server, [SESSION_SERVICE, TOOL_SERVICE, health.SERVICE_NAME])
     address = f"{config.host}:{config.port}"
     busy = _bind_problem(config.host, config.port)
     if busy is not None:
