@@ -33,6 +33,8 @@ import inspect
 import json
 import logging
 import random
+import threading
+import time
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -155,6 +157,10 @@ class ToolRunner:
         self._tools: dict[str, _Tool] = {}
         self.runner_id: str | None = None
         self.registered = asyncio.Event()
+        # start() / stop(): the background thread, its loop and the serving task.
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
 
     @typing.overload
     def tool(self, function: F) -> F: ...
@@ -319,3 +325,48 @@ class ToolRunner:
         """Serve until interrupted (blocking)."""
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(self.serve())
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Serve in a background thread (with its own event loop) and return once the tools are registered.
+
+        For a runner beside other code in one program (a script, a notebook, a test); :meth:`stop` ends it.
+        Raises what :meth:`serve` raised if it ended first (a refused registration), or
+        :class:`~agentmsg.UnavailableError` if the tools were not registered within ``timeout`` seconds.
+        """
+        if self._thread is not None and self._thread.is_alive():
+            raise ValidationError.single("runner", "state", f"runner {self.name!r} is already started")
+        loop = asyncio.new_event_loop()
+        ended: list[BaseException] = []
+
+        def main() -> None:
+            asyncio.set_event_loop(loop)
+            self._task = loop.create_task(self.serve())
+            try:
+                loop.run_until_complete(self._task)
+            except BaseException as exc:
+                ended.append(exc)
+            finally:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=main, name=f"agentmsg-runner-{self.name}", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.registered.is_set():
+            if not self._thread.is_alive():
+                if ended and not isinstance(ended[0], asyncio.CancelledError):
+                    raise ended[0]
+                raise UnavailableError(f"runner {self.name!r} stopped before registering its tools")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise UnavailableError(f"runner {self.name!r} could not register at {self.target} in {timeout:g} s")
+            time.sleep(0.01)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """End a runner started with :meth:`start` (its calls in flight are cancelled)."""
+        thread, loop, task = self._thread, self._loop, self._task
+        if thread is None or loop is None or task is None or not thread.is_alive():
+            return
+        loop.call_soon_threadsafe(task.cancel)
+        thread.join(timeout)
