@@ -199,3 +199,21 @@ def test_the_cli_reports_an_unknown_session(server: ServerThread, capsys: pytest
     assert capsys.readouterr().err == "agentmsg: no session 'nosuch' (it has no messages)\n"
     assert main(["tail", "nosuch", "--tree", "--target", server.target]) == 2
     assert "no session 'nosuch'" in capsys.readouterr().err
+
+
+def test_a_runner_started_in_the_background_serves_until_stopped(server: ServerThread) -> None:
+    runner = ToolRunner(server.target, name="background")
+    runner.tool(lambda text: text.upper(), name="upper")
+    runner.start()  # returns once the tool is registered
+    with Client(server.target, timeout=10) as client:
+        assert client.call_tool(am.ToolCallContent("c1", "upper", {"text": "hi"})).text == "HI"
+        runner.stop()
+        assert wait_until(lambda: client.list_tools() == [], 10)
+    taken = ToolRunner(server.target, name="first")
+    taken.tool(lambda: "a", name="same")
+    taken.start()
+    second = ToolRunner(server.target, name="second")
+    second.tool(lambda: "b", name="same")
+    with pytest.raises(am.ConflictError, match="already served"):
+        second.start()  # a refused registration is raised by start(), not retried
+    taken.stop()
