@@ -1,12 +1,14 @@
 # agentmsg: `make help` lists the targets. Everything bootstraps itself:
 # .venv from pyproject.toml, node_modules from package-lock.json, and
-# proto/buf/validate/validate.proto from protovalidate's PyPI sdist.
+# proto/buf/validate/validate.proto from protovalidate's PyPI sdist, and
+# proto/google/rpc/*.proto (the error-detail protos) from googleapis-common-protos' sdist.
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 BUF    := node_modules/.bin/buf
 VALIDATE_PROTO := proto/buf/validate/validate.proto
+RPC_PROTOS := proto/google/rpc/status.proto
 # The contract's last release: `make breaking` compares with this tag, or with proto/BASELINE's commit without it.
 RELEASE_TAG := v0.1.0
 
@@ -32,7 +34,11 @@ $(VALIDATE_PROTO): scripts/fetch_validate_proto.py
 	$(PYTHON) scripts/fetch_validate_proto.py
 	touch $@
 
-deps: $(VENV)/.installed node_modules/.installed $(VALIDATE_PROTO) ## Install Python and Node tooling, fetch validate.proto
+$(RPC_PROTOS): scripts/fetch_rpc_protos.py
+	$(PYTHON) scripts/fetch_rpc_protos.py
+	touch $@
+
+deps: $(VENV)/.installed node_modules/.installed $(VALIDATE_PROTO) $(RPC_PROTOS) ## Install Python and Node tooling, fetch validate.proto and the google/rpc protos
 
 run: $(VENV)/.installed ## The main job: a server on embedded SQLite with an engine, a tool runner and a tail observer
 	$(PY) -m agentmsg.service.demo
@@ -117,4 +123,4 @@ soak: deps ## The reliability tests' long variants (AGENTMSG_SOAK=1: 10x example
 		tests/service/test_faults.py tests/service/test_load.py
 
 clean: ## Remove the venv, node_modules and caches
-	rm -rf $(VENV) node_modules .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO)
+	rm -rf $(VENV) node_modules .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO) proto/google

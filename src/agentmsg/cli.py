@@ -149,6 +149,8 @@ def _tail(args: argparse.Namespace) -> int:
             from agentmsg.sessions import Session
 
             session = Session([item.message for item in client.history(args.session)], session_id=args.session)
+            if not len(session):
+                raise am.NotFoundError(f"no session {args.session!r} (it has no messages)")
             leaf = session.leaf_id
             on_path = {entry.id for entry in session.path()} if leaf else set()
             for depth, entry in session.tree_lines():
@@ -162,6 +164,9 @@ def _tail(args: argparse.Namespace) -> int:
         if not args.follow:
             for item in client.history(args.session, after=args.after):
                 print("\n".join(message_lines(item.offset, item.message)), flush=True)
+                seen += 1
+            if not seen and not args.after:  # sessions begin with their first message: none, no session
+                raise am.NotFoundError(f"no session {args.session!r} (it has no messages)")
             return 0
         for entry in client.subscribe(args.session, after=args.after, live_events=args.live, timeout=None):
             if isinstance(entry, Live):
@@ -475,6 +480,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -486,8 +495,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--store takes a postgresql:// URL, got {args.store!r} (an SQLite file goes in --db)")
     try:
         code: int = args.handler(args)
+    except am.UnavailableError as exc:
+        target = getattr(args, "target", None)
+        hint = f"cannot reach the server at {target}: " if target and args.command != "serve" else ""
+        print(f"agentmsg: {hint}{_one_line(exc)}", file=sys.stderr)
+        return 2
+    except am.DeadlineExceededError as exc:
+        target = getattr(args, "target", None)
+        where = f"the server at {target}" if target else "the server"
+        print(f"agentmsg: no answer from {where} within the deadline ({_one_line(exc)})", file=sys.stderr)
+        return 2
     except (am.AgentMsgError, OSError) as exc:
-        print(f"agentmsg: {exc}", file=sys.stderr)
+        print(f"agentmsg: {_one_line(exc)}", file=sys.stderr)
         return 2
     except ImportError as exc:
         print(f"agentmsg: {exc} (the langchain format needs: pip install 'agentmsg[langchain]')", file=sys.stderr)
