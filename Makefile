@@ -13,7 +13,7 @@ RPC_PROTOS := proto/google/rpc/status.proto
 RELEASE_TAG := v0.1.0
 
 .DEFAULT_GOAL := help
-.PHONY: help deps run run-cluster run-mcp serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean
+.PHONY: help deps run run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean ts-build ts-lint ts-test
 
 help: ## List the targets with one line each
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -26,7 +26,8 @@ $(VENV)/.installed: pyproject.toml
 
 # `npm install` (not `npm ci`): the lock pins every package the registry has, but buf's
 # darwin/win32 binaries are missing from it, and `npm ci` refuses a lock without them.
-node_modules/.installed: package.json package-lock.json
+# sdk/typescript is a workspace of the root package: one lock file pins the SDK's packages too.
+node_modules/.installed: package.json package-lock.json sdk/typescript/package.json
 	npm install --no-audit --no-fund
 	touch $@
 
@@ -49,17 +50,20 @@ run-cluster: $(VENV)/.installed ## The same demo on 3 server nodes over a throwa
 run-mcp: $(VENV)/.installed node_modules/.installed ## The demo engine calling the MCP reference server's tools (server-everything over stdio) through agentmsg mcp runner
 	$(PY) -m agentmsg.mcp.demo
 
+run-ts: $(VENV)/.installed ts-build ## The demo with the tool runner in TypeScript (@agentmsg/sdk): a Python server and engine, a Node runner and observer
+	$(PY) -m agentmsg.service.demo typescript
+
 serve: $(VENV)/.installed ## Run the server alone (SQLite agentmsg.db, 127.0.0.1:50051)
 	$(PY) -m agentmsg serve
 
 demo: $(VENV)/.installed ## The contract demo: every content kind and role, validated, round-tripped, sized
 	$(PY) -m agentmsg demo
 
-generate: deps ## Regenerate src/agentmsg/v1 (and src/buf) from proto/ with the pinned grpcio-tools
+generate: deps ## Regenerate src/agentmsg/v1 (and src/buf) with the pinned grpcio-tools, and sdk/typescript/src/gen with protoc-gen-es
 	$(PY) scripts/generate.py
 
 check-generated: generate ## Fail when the checked-in generated code differs from a fresh generation
-	@git status --porcelain -- src/agentmsg/v1 src/buf | grep . && { echo "generated code is stale: run make generate and commit"; git diff --stat -- src/agentmsg/v1 src/buf; exit 1; } || echo "generated code is current"
+	@git status --porcelain -- src/agentmsg/v1 src/buf sdk/typescript/src/gen | grep . && { echo "generated code is stale: run make generate and commit"; git diff --stat -- src/agentmsg/v1 src/buf sdk/typescript/src/gen; exit 1; } || echo "generated code is current"
 
 breaking: deps ## buf breaking (FILE rules) against the last release: its tag, else the commit in proto/BASELINE
 	$(PY) scripts/breaking.py --tag $(RELEASE_TAG)
@@ -84,10 +88,19 @@ format: deps ## Apply buf format and ruff format
 typecheck: deps ## mypy --strict on src/ (generated code excluded)
 	$(VENV)/bin/mypy
 
-pytest: deps ## Only the pytest suite
+pytest: deps ts-build ## Only the pytest suite (the cross-language tests run the built TypeScript SDK)
 	$(PY) -m pytest -q
 
-test: deps lint breaking check-generated check-docs typecheck pytest ## Everything CI runs: lint, breaking, generated-code and docs drift, types, tests
+ts-build: deps ## Compile @agentmsg/sdk (sdk/typescript, strict TypeScript) into sdk/typescript/dist
+	npm run --silent build -w @agentmsg/sdk
+
+ts-lint: deps ## Biome (lint + format check) and tsc --noEmit on sdk/typescript
+	npm run --silent lint -w @agentmsg/sdk
+
+ts-test: ts-build ## The SDK's own tests with node --test (golden and fold vectors, helpers, dict form)
+	npm run --silent test -w @agentmsg/sdk
+
+test: deps lint ts-lint breaking check-generated check-docs typecheck ts-test pytest ## Everything CI runs: lint, breaking, generated-code and docs drift, types, TypeScript and Python tests
 
 # The peer libraries the codec benchmark compares with (pydantic-ai, LangChain): benchmark-only.
 $(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml

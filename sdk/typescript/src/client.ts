@@ -9,8 +9,8 @@ import { UnavailableError, ValidationError } from "./errors.js";
 import type { Message, ProviderState } from "./gen/agentmsg/v1/message_pb.js";
 import {
   type PublishStreamRequestSchema,
-  SessionService,
   type SessionInfo as SessionInfoPb,
+  SessionService,
 } from "./gen/agentmsg/v1/session_service_pb.js";
 import type { StreamEvent } from "./gen/agentmsg/v1/stream_pb.js";
 import type { ToolDefinition } from "./gen/agentmsg/v1/tool_pb.js";

@@ -28,7 +28,8 @@ export type ContentKind = NonNullable<Content["kind"]["case"]>;
 export type ContentOf<K extends ContentKind> = Content & { kind: Extract<Content["kind"], { case: K }> };
 
 /** The message of arm `K` (`ArmValue<"text">` is `TextContent`). */
-export type ArmValue<K extends ContentKind> = Extract<Content["kind"], { case: K }> extends { value: infer V } ? V : never;
+export type ArmValue<K extends ContentKind> =
+  Extract<Content["kind"], { case: K }> extends { value: infer V } ? V : never;
 
 /** The arm a block holds, or undefined for a block from a newer peer whose arm this version does not know. */
 export function contentKind(block: Content): ContentKind | undefined {
@@ -80,15 +81,24 @@ function imageDetail(detail: ImageDetailName | undefined): ImageDetail {
   if (detail === undefined) return ImageDetail.UNSPECIFIED;
   const found = IMAGE_DETAIL[detail];
   if (found === undefined) {
-    throw ValidationError.single("detail", "enum", `unknown image detail '${String(detail)}'; one of low, medium, high, auto`);
+    throw ValidationError.single(
+      "detail",
+      "enum",
+      `unknown image detail '${String(detail)}'; one of low, medium, high, auto`,
+    );
   }
   return found;
 }
 
 /** The source of a media block: inline bytes (with their MIME type), a URL, or a provider's file id. */
-export type MediaSource = { data: Uint8Array; mediaType: string } | { url: string; mediaType?: string } | { fileId: string; mediaType?: string };
+export type MediaSource =
+  | { data: Uint8Array; mediaType: string }
+  | { url: string; mediaType?: string }
+  | { fileId: string; mediaType?: string };
 
-function source(from: MediaSource): { case: "data"; value: Uint8Array } | { case: "url"; value: string } | { case: "fileId"; value: string } {
+function source(
+  from: MediaSource,
+): { case: "data"; value: Uint8Array } | { case: "url"; value: string } | { case: "fileId"; value: string } {
   if ("data" in from) return { case: "data", value: from.data };
   if ("url" in from) return { case: "url", value: from.url };
   return { case: "fileId", value: from.fileId };
@@ -109,7 +119,9 @@ export function image(from: MediaSource, options: { detail?: ImageDetailName } =
 /** An audio block (`AudioContent`). */
 export function audio(from: MediaSource): Content {
   return checked(
-    create(ContentSchema, { kind: { case: "audio", value: { source: source(from), mediaType: from.mediaType ?? "" } } }),
+    create(ContentSchema, {
+      kind: { case: "audio", value: { source: source(from), mediaType: from.mediaType ?? "" } },
+    }),
   );
 }
 
@@ -285,9 +297,7 @@ export function toolCallArgumentsError(call: ToolCallContent): string | undefine
 
 /** The text blocks of a tool result, joined (the seed's `content` string). */
 export function toolResultText(result: ToolResultContent): string {
-  return result.content
-    .map((block) => (block.kind.case === "text" ? block.kind.value.text : ""))
-    .join("");
+  return result.content.map((block) => (block.kind.case === "text" ? block.kind.value.text : "")).join("");
 }
 
 export type {

@@ -57,7 +57,9 @@ interface Tool {
 }
 
 function isContent(value: unknown): value is Content {
-  return typeof value === "object" && value !== null && (value as { $typeName?: string }).$typeName === "agentmsg.v1.Content";
+  return (
+    typeof value === "object" && value !== null && (value as { $typeName?: string }).$typeName === "agentmsg.v1.Content"
+  );
 }
 
 function isResult(value: unknown): value is ToolResultContent {

@@ -40,7 +40,7 @@ import {
   StreamEventSchema,
 } from "./gen/agentmsg/v1/stream_pb.js";
 import { type Usage, UsageCostSchema, UsageSchema } from "./gen/agentmsg/v1/usage_pb.js";
-import { type StopReasonName, stopReason, type UsageInit, usage as makeUsage } from "./messages.js";
+import { usage as makeUsage, type StopReasonName, stopReason, type UsageInit } from "./messages.js";
 import { validate } from "./validation.js";
 
 const INT32_MAX = 2 ** 31 - 1;
