@@ -291,7 +291,7 @@ CASES: dict[str, tuple[str, list[Json], Json]] = {
         ),
     ),
     "unnumbered_repeats_ignored": (
-        "rule 6: exact repeats of message_start, block_start (before any delta), block_stop and message_stop are ignored",
+        "rule 6: exact repeats of message_start, block_start (before a delta), block_stop and message_stop are ignored",
         [
             start(),
             start(),
@@ -455,7 +455,9 @@ CASES: dict[str, tuple[str, list[Json], Json]] = {
     "stop_with_no_block": (
         "rule 7: a normal stop with no block breaks the contract (assistant.content.required)",
         [start(), stop()],
-        fails("ValidationError", "finish", violations=[{"field": "assistant", "rule_id": "assistant.content.required"}]),
+        fails(
+            "ValidationError", "finish", violations=[{"field": "assistant", "rule_id": "assistant.content.required"}]
+        ),
     ),
     "length_stop_with_no_block": (
         "rule 7: a length stop may carry no block",

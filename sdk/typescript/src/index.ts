@@ -1,9 +1,11 @@
 // @agentmsg/sdk: agentmsg for TypeScript. The contract's generated types live under `@agentmsg/sdk` too (every
 // schema and enum of agentmsg.v1), so one import gives the model, its rules, the fold, the client and the runner.
 
+export type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 export * from "./client.js";
 export * from "./codec.js";
 export * from "./content.js";
+export * from "./dictForm.js";
 export * from "./errors.js";
 // The generated contract: every schema, type and enum of agentmsg.v1.
 export * from "./gen/agentmsg/v1/content_pb.js";

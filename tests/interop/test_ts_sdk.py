@@ -1,0 +1,247 @@
+"""@agentmsg/sdk (TypeScript) against the Python server, runner and engine, in both directions.
+
+- a TypeScript ToolRunner answers a Python engine's calls (results, errors, a deadline that cancels the handler);
+- a Python ToolRunner answers a TypeScript engine (a deadline, an AbortSignal, typed errors with violations);
+- a TypeScript subscriber follows a session across a restart of the Python server: nothing lost or repeated;
+- a TypeScript publishStream relays a message live; a Python live subscriber folds the events into the same
+  message the TypeScript fold gives, and the server logs it;
+- the seed-1 dict form in TypeScript is Python's, for every valid golden message.
+
+The TypeScript programs are sdk/typescript/interop/*.ts (compiled by tsc; see tstools.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+from nodetools import ROOT
+from tstools import LoopThread, PythonServer, TsProcess, built_sdk, run_ts
+
+import agentmsg as am
+from agentmsg.dict_form import message_to_dict
+from agentmsg.service import Client, ServerConfig, ToolRunner
+from agentmsg.service.client import Live, Logged
+from agentmsg.streaming import StreamAccumulator
+from agentmsg.v1 import message_pb2
+
+VECTORS = ROOT / "tests" / "vectors"
+
+
+@pytest.fixture(scope="module")
+def node() -> str:
+    return built_sdk()
+
+
+@pytest.fixture
+def server(node: str) -> Iterator[PythonServer]:
+    running = PythonServer(ServerConfig(db=None))
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+# --- a TypeScript runner, a Python engine --------------------------------------------------------------------------
+
+
+def test_a_typescript_runner_answers_a_python_engine(node: str, server: PythonServer) -> None:
+    runner = TsProcess(node, "runner", server.target)
+    try:
+        runner.wait_for("registered")
+        with Client(server.target, timeout=10) as client:
+            tools = {t.tool.name: t for t in client.list_tools()}
+            assert set(tools) == {"ts_add", "ts_describe", "ts_fail", "ts_wait"}
+            assert tools["ts_add"].runner_name == "ts-runner"
+            assert tools["ts_add"].tool.kind is am.ToolKind.EXECUTE
+            assert json.loads(tools["ts_add"].tool.pb.parameters)["required"] == ["a", "b"]
+
+            added = client.call_tool(am.ToolCallContent("py_1", "ts_add", {"a": 2, "b": 40}))
+            assert (added.id, added.text, added.is_error, added.name) == ("py_1", "42", False, "ts_add")
+
+            described = client.call_tool(am.ToolCallContent("py_2", "ts_describe", {"subject": "rain"}))
+            assert [b.content for b in described.blocks] == ["call py_2 about rain", " from TypeScript"]
+
+            failed = client.call_tool(am.ToolCallContent("py_3", "ts_fail", {}))
+            assert failed.is_error
+            assert failed.text == "RangeError: the tool failed on purpose"
+
+            bad = client.call_tool(am.ToolCallContent("py_4", "ts_add", arguments="{not json"))
+            assert bad.is_error
+            assert bad.text.startswith("invalid arguments: invalid JSON")
+
+            with pytest.raises(am.DeadlineExceededError):
+                client.call_tool(am.ToolCallContent("py_5", "ts_wait", {}), timeout=0.5)
+            cancelled = runner.wait_for("cancelled")
+            assert cancelled["cancelled"] == "py_5"
+        assert runner.stop() == 0
+    finally:
+        runner.stop()
+
+
+# --- a Python runner, a TypeScript engine --------------------------------------------------------------------------
+
+
+class PythonRunner:
+    """A Python ToolRunner serving ``shout`` and ``sleep`` on its own loop; records the calls it saw cancelled."""
+
+    def __init__(self, target: str) -> None:
+        self.cancelled: list[float] = []
+        self.runner = ToolRunner(target, name="python-runner")
+        cancelled = self.cancelled
+
+        @self.runner.tool(kind="execute")
+        def shout(text: str, times: int = 1) -> str:
+            """Repeat a text in capitals."""
+            return " ".join([text.upper()] * times)
+
+        @self.runner.tool
+        async def sleep(seconds: float) -> str:
+            """Sleep, then say so."""
+            try:
+                await asyncio.sleep(seconds)
+            except asyncio.CancelledError:
+                cancelled.append(seconds)
+                raise
+            return "slept"
+
+        self.loop = LoopThread()
+        self.served: Future[None] = asyncio.run_coroutine_threadsafe(self.runner.serve(), self.loop.loop)
+        self.loop.run(asyncio.wait_for(self.runner.registered.wait(), 10))
+
+    def close(self) -> None:
+        self.served.cancel()
+        self.loop.close()
+
+
+def test_a_python_runner_answers_a_typescript_engine(node: str, server: PythonServer) -> None:
+    runner = PythonRunner(server.target)
+    try:
+        report = run_ts(node, "engine", server.target)
+        deadline = time.monotonic() + 5
+        while len(runner.cancelled) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+    finally:
+        runner.close()
+    assert sorted(report["tools"]) == [["shout", "python-runner"], ["sleep", "python-runner"]]
+    assert report["shout"] == {"id": "ts_call_1", "text": "FROM NODE FROM NODE", "isError": False}
+    assert report["deadline"]["error"] == "DeadlineExceededError"
+    assert report["abort"]["error"] == "CancelledError"
+    assert report["missing"]["error"] == "NotFoundError"
+    assert report["invalid"]["error"] == "ValidationError"
+    assert ["call.id", "string.min_len"] in report["invalid"]["violations"]
+    # The deadline and the abort both reached the Python tool, which was cancelled.
+    assert runner.cancelled == [30, 30]
+
+
+# --- a TypeScript subscriber across a Python server restart --------------------------------------------------------
+
+
+def test_a_typescript_subscriber_resumes_across_a_server_restart(node: str, tmp_path: Path) -> None:
+    server = PythonServer(ServerConfig(db=str(tmp_path / "restart.db")))
+    session = "ts-resume"
+    sent: list[str] = []
+    subscriber: TsProcess | None = None
+    try:
+        with Client(server.target, timeout=10) as client:
+            for i in range(3):
+                message = am.UserMessage.text(f"before {i}", id=f"before-{i}")
+                client.append(session, message)
+                sent.append(message.id)
+        subscriber = TsProcess(node, "subscriber", server.target, session, "8")
+        seen = [subscriber.wait_for("offset") for _ in range(3)]
+
+        server.stop()
+        time.sleep(0.3)  # the subscriber finds the server gone and starts reconnecting
+        server.start()
+        with Client(server.target, timeout=10) as client:
+            for i in range(5):
+                message = am.UserMessage.text(f"after {i}", id=f"after-{i}")
+                client.append(session, message)
+                sent.append(message.id)
+        reconnects = []
+        while len(seen) < 8:
+            line = subscriber.next()
+            if "reconnect" in line:
+                reconnects.append(line)
+            elif "offset" in line:
+                seen.append(line)
+        assert subscriber.wait_for("done")["done"] == 8
+        assert subscriber.finish() == 0
+    finally:
+        if subscriber is not None:
+            subscriber.stop()
+        server.close()
+    assert [line["offset"] for line in seen] == [str(i) for i in range(1, 9)]
+    assert [line["id"] for line in seen] == sent
+    assert reconnects, "the subscriber never reconnected: the restart was not exercised"
+    assert all(line["reconnect"] == "3" for line in reconnects)
+
+
+# --- a TypeScript publishStream, a Python live subscriber ----------------------------------------------------------
+
+
+def test_a_typescript_publish_stream_folds_the_same_in_python(node: str, server: PythonServer) -> None:
+    session = "ts-live"
+    events: list[Any] = []
+    logged: list[Logged] = []
+    subscribed = threading.Event()
+    with Client(server.target, timeout=10) as client:
+        client.append(session, am.UserMessage.text("What is the weather in Paris?", id="question"))
+
+    def follow() -> None:
+        with Client(server.target, timeout=30) as client:
+            for item in client.subscribe(session, live_events=True, timeout=30):
+                if isinstance(item, Live):
+                    events.append(item.event)
+                elif item.message.id == "question":
+                    subscribed.set()  # the subscription is open on the server: live events will reach it
+                else:
+                    logged.append(item)
+                    return
+
+    follower = threading.Thread(target=follow, daemon=True)
+    follower.start()
+    assert subscribed.wait(10)
+    report = run_ts(node, "publisher", server.target, session)
+    follower.join(30)
+    assert not follower.is_alive()
+
+    assert len(events) == report["events"]
+    folded = StreamAccumulator().extend(events).finish()
+    ts_fold = json_format.ParseDict(report["local"], message_pb2.Message())
+    assert folded.pb == ts_fold
+    assert json_format.MessageToDict(folded.pb) == report["local"] == report["logged"]
+    assert [item.offset for item in logged] == [int(report["offset"])]
+    assert logged[0].message.pb == ts_fold
+    assert folded.tool_calls()[0].args == {"city": "Paris", "unit": "C"}
+
+
+# --- the seed-1 dict form ------------------------------------------------------------------------------------------
+
+
+def test_the_typescript_dict_form_is_pythons(node: str) -> None:
+    report = run_ts(node, "dict_form", str(VECTORS))
+    manifest = json.loads((VECTORS / "manifest.json").read_text(encoding="utf-8"))["vectors"]
+    compared = 0
+    for entry in manifest:
+        if entry["violations"] or entry["type"] not in ("agentmsg.v1.Message", "agentmsg.v1.Conversation"):
+            continue
+        data = (VECTORS / entry["binary"]).read_bytes()
+        if entry["type"] == "agentmsg.v1.Message":
+            messages = [am.message_from_proto(message_pb2.Message.FromString(data))]
+        else:
+            messages = [am.message_from_proto(m) for m in message_pb2.Conversation.FromString(data).messages]
+        result = report[entry["name"]]
+        assert result["dicts"] == [message_to_dict(m) for m in messages], entry["name"]
+        assert result["roundTrip"], f"{entry['name']}: messageFromDict did not give the message back"
+        compared += len(messages)
+    assert compared >= 10
