@@ -17,7 +17,7 @@ import pytest
 from nodetools import NODE_MODULES, ROOT, require_node
 
 from agentmsg.service import ServerConfig, create_server
-from agentmsg.service.server import Running
+from agentmsg.service import Running
 
 SDK = ROOT / "sdk" / "typescript"
 DIST = SDK / "dist"
