@@ -16,8 +16,7 @@ from typing import Any
 import pytest
 from nodetools import NODE_MODULES, ROOT, require_node
 
-from agentmsg.service import ServerConfig, create_server
-from agentmsg.service import Running
+from agentmsg.service import Running, ServerConfig, create_server
 
 SDK = ROOT / "sdk" / "typescript"
 DIST = SDK / "dist"
