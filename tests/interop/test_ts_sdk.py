@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import trustme
 from google.protobuf import json_format
 from nodetools import ROOT
 from tstools import LoopThread, PythonServer, TsProcess, built_sdk, run_ts
@@ -245,3 +246,26 @@ def test_the_typescript_dict_form_is_pythons(node: str) -> None:
         assert result["roundTrip"], f"{entry['name']}: messageFromDict did not give the message back"
         compared += len(messages)
     assert compared >= 10
+
+
+# --- TLS and bearer tokens -----------------------------------------------------------------------------------------
+
+
+def test_a_typescript_client_over_tls_with_a_token(node: str, tmp_path: Path) -> None:
+    ca = trustme.CA()
+    leaf = ca.issue_cert("localhost", "127.0.0.1")
+    server = PythonServer(
+        ServerConfig(
+            db=None,
+            tls_cert=leaf.cert_chain_pems[0].bytes(),
+            tls_key=leaf.private_key_pem.bytes(),
+            tokens=["s3cret"],
+        )
+    )
+    ca_file = tmp_path / "ca.pem"
+    ca_file.write_bytes(ca.cert_pem.bytes())
+    try:
+        report = run_ts(node, "secure", server.target, str(ca_file), "s3cret")
+    finally:
+        server.close()
+    assert report == {"right": "offset 1", "wrong": "UnauthenticatedError", "none": "UnauthenticatedError"}
