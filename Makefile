@@ -51,7 +51,7 @@ run-mcp: $(VENV)/.installed node_modules/.installed ## The demo engine calling t
 	$(PY) -m agentmsg.mcp.demo
 
 run-ts: $(VENV)/.installed ts-build ## The demo with the tool runner in TypeScript (@agentmsg/sdk): a Python server and engine, a Node runner and observer
-	$(PY) -m agentmsg.service.demo typescript
+	AGENTMSG_PYTHON=$(PY) node sdk/typescript/dist/examples/demo.js
 
 serve: $(VENV)/.installed ## Run the server alone (SQLite agentmsg.db, 127.0.0.1:50051)
 	$(PY) -m agentmsg serve

@@ -5,7 +5,8 @@
 - a TypeScript subscriber follows a session across a restart of the Python server: nothing lost or repeated;
 - a TypeScript publishStream relays a message live; a Python live subscriber folds the events into the same
   message the TypeScript fold gives, and the server logs it;
-- the seed-1 dict form in TypeScript is Python's, for every valid golden message.
+- the seed-1 dict form in TypeScript is Python's, for every valid golden message;
+- a TypeScript client over TLS with bearer tokens; the README's example and ``make run-ts`` run as written.
 
 The TypeScript programs are sdk/typescript/interop/*.ts (compiled by tsc; see tstools.py).
 """
@@ -14,6 +15,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,7 +30,7 @@ import pytest
 import trustme
 from google.protobuf import json_format
 from nodetools import ROOT
-from tstools import LoopThread, PythonServer, TsProcess, built_sdk, run_ts
+from tstools import DIST, LoopThread, PythonServer, TsProcess, built_sdk, run_ts
 
 import agentmsg as am
 from agentmsg.dict_form import message_to_dict
@@ -269,3 +274,50 @@ def test_a_typescript_client_over_tls_with_a_token(node: str, tmp_path: Path) ->
     finally:
         server.close()
     assert report == {"right": "offset 1", "wrong": "UnauthenticatedError", "none": "UnauthenticatedError"}
+
+
+# --- the README's example and the demo -----------------------------------------------------------------------------
+
+README_EXAMPLE = re.compile(r"## TypeScript\n.*?```js\n(?P<code>.*?)```", re.DOTALL)
+
+
+def test_the_readme_example_runs_as_written(node: str, server: PythonServer) -> None:
+    found = README_EXAMPLE.search((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert found is not None, "README.md has no js example in its TypeScript section"
+    # In the repository (as the README says), where `@agentmsg/sdk` resolves to the workspace package.
+    cache = ROOT / ".cache"
+    cache.mkdir(exist_ok=True)
+    example = cache / f"readme-example-{os.getpid()}.mjs"
+    example.write_text(found.group("code"), encoding="utf-8")
+    try:
+        done = subprocess.run(
+            [node, str(example)],
+            cwd=ROOT,
+            env={**os.environ, "AGENTMSG_TARGET": server.target},
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        example.unlink()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "#2: Let me add. -> 42\n"
+
+
+def test_the_make_run_ts_demo_runs_end_to_end(node: str) -> None:
+    done = subprocess.run(
+        [node, str(DIST / "examples" / "demo.js")],
+        cwd=ROOT,
+        env={**os.environ, "AGENTMSG_PYTHON": sys.executable},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "[ts-run] serving get_weather" in out
+    assert "[engine] tool answered: 14°C and light rain" in out
+    assert out.count("the live fold equals the logged message") == 2
+    assert "TypeScript demo finished" in out

@@ -25,7 +25,7 @@ TIMEOUT = 60  # seconds for one node program
 
 
 def _stale() -> bool:
-    sources = [p for d in ("src", "interop") for p in (SDK / d).rglob("*.ts")]
+    sources = [p for d in ("src", "interop", "examples") for p in (SDK / d).rglob("*.ts")]
     outputs = [DIST / p.relative_to(SDK).with_suffix(".js") for p in sources]
     if not all(o.is_file() for o in outputs):
         return True
