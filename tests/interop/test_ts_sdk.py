@@ -93,6 +93,24 @@ def test_a_typescript_runner_answers_a_python_engine(node: str, server: PythonSe
         runner.stop()
 
 
+def test_a_typescript_runner_reconnects_and_registers_again_after_a_server_restart(
+    node: str, server: PythonServer
+) -> None:
+    runner = TsProcess(node, "runner", server.target)
+    try:
+        first = runner.wait_for("registered")["registered"]
+        server.stop()
+        server.start()
+        second = runner.wait_for("registered", timeout=20)["registered"]
+        assert second != first  # a new registration with the new server
+        with Client(server.target, timeout=10) as client:
+            added = client.call_tool(am.ToolCallContent("py_after", "ts_add", {"a": 1, "b": 2}))
+        assert added.text == "3"
+        assert runner.stop() == 0
+    finally:
+        runner.stop()
+
+
 # --- a Python runner, a TypeScript engine --------------------------------------------------------------------------
 
 
@@ -190,6 +208,63 @@ def test_a_typescript_subscriber_resumes_across_a_server_restart(node: str, tmp_
     assert [line["id"] for line in seen] == sent
     assert reconnects, "the subscriber never reconnected: the restart was not exercised"
     assert all(line["reconnect"] == "3" for line in reconnects)
+
+
+def test_a_typescript_append_is_retried_until_the_server_is_back(node: str, tmp_path: Path) -> None:
+    server = PythonServer(ServerConfig(db=str(tmp_path / "retry.db")))
+    appender: TsProcess | None = None
+    try:
+        server.stop()
+        appender = TsProcess(node, "retry", server.target)
+        appender.wait_for("trying")
+        time.sleep(0.5)  # a few attempts fail: nothing listens
+        server.start()
+        assert appender.wait_for("offset", timeout=20) == {"offset": "1", "again": "1"}
+        assert appender.finish() == 0
+        with Client(server.target, timeout=10) as client:
+            assert [item.message.id for item in client.history("retried")] == ["retried-1"]
+    finally:
+        if appender is not None:
+            appender.stop()
+        server.close()
+
+
+def test_the_typescript_session_calls(node: str, server: PythonServer) -> None:
+    report = run_ts(node, "sessions", server.target)
+    assert report["appendMany"] == ["1", "2", "3", "4"]
+    assert report["appendManyAgain"] == ["1", "2", "3", "4"]  # the same messages again: the same offsets
+    assert report["appendAgain"] == "1"
+    assert report["listed"] == ["1:u1", "2:a1", "3:u2", "4:a2"]
+    branched = report["branched"]
+    assert branched["offset"] == "5"
+    assert (branched["dict"]["role"], branched["dict"]["parent_id"], branched["dict"]["from_id"]) == (
+        "branch_summary",
+        "a1",
+        "a2",
+    )
+    assert report["context"] == ["u1", "a1", "b1", "u3"]
+    assert report["contextAtA2"] == ["u1", "a1", "u2", "a2"]
+    compacted = report["compacted"]["dict"]
+    assert compacted["role"] == "compaction_summary"
+    assert (compacted["id"], compacted["tokens_before"], compacted["first_kept_id"]) == ("k1", 500, "u3")
+    assert compacted["provider_state"] == {
+        "provider": "openai",
+        "api": "openai-responses",
+        "type": "compaction",
+        "data": "ENC",
+    }
+    assert report["contextAfterCompaction"] == ["k1", "u3"]
+    assert report["sessions"] == [["tree", "7"]]
+    assert report["branchGhost"]["error"] == "NotFoundError"
+    assert report["compactBadKeep"] == {"error": "ValidationError", "rules": ["session.first_kept_on_path"]}
+    assert report["contextGhost"]["error"] == "NotFoundError"
+    assert report["conflict"]["error"] == "ConflictError"
+    assert report["badSession"] == {"error": "ValidationError", "rules": ["string.pattern"]}
+    # What the TypeScript client wrote is what Python reads.
+    with Client(server.target, timeout=10) as client:
+        history = [item.message for item in client.history("tree")]
+    assert [m.id for m in history] == ["u1", "a1", "u2", "a2", "b1", "u3", "k1"]
+    assert message_to_dict(history[6]) == compacted
 
 
 # --- a TypeScript publishStream, a Python live subscriber ----------------------------------------------------------
