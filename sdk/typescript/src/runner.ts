@@ -19,7 +19,7 @@ import {
   toolKind,
   toolResult,
 } from "./content.js";
-import { AgentMsgError, UnavailableError, ValidationError } from "./errors.js";
+import { UnavailableError, ValidationError } from "./errors.js";
 import { type ToolDefinition, ToolDefinitionSchema } from "./gen/agentmsg/v1/tool_pb.js";
 import { type ServeToolsRequest, ServeToolsRequestSchema, ToolService } from "./gen/agentmsg/v1/tool_service_pb.js";
 import { fromCallError, isTransient } from "./status.js";
@@ -182,10 +182,8 @@ export class ToolRunner {
     try {
       return toResult(call, value);
     } catch (error) {
-      if (error instanceof AgentMsgError) {
-        return errorResult(call, `the tool's return value cannot be sent: ${error.message}`);
-      }
-      throw error;
+      // A value the contract refuses (AgentMsgError) or JSON cannot hold (a BigInt, a cycle): the caller hears why.
+      return errorResult(call, `the tool's return value cannot be sent: ${(error as Error).message}`);
     }
   }
 

@@ -242,6 +242,11 @@ test("the runner turns each kind of handler outcome into a result", async () => 
     .tool("blocks", { type: "object" }, () => [text("x")])
     .tool("throws", { type: "object" }, () => {
       throw new TypeError("bad");
+    })
+    .tool("cyclic", { type: "object" }, () => {
+      const value: Record<string, unknown> = {};
+      value.self = value;
+      return value as never;
     });
   const call = (name: string, args = "{}") =>
     runner.call(create(ToolCallContentSchema, { id: `id-${name}`, name, arguments: args }));
@@ -250,6 +255,9 @@ test("the runner turns each kind of handler outcome into a result", async () => 
   assert.equal(toolResultText(await call("blocks")), "x");
   const thrown = await call("throws");
   assert.deepEqual([toolResultText(thrown), thrown.isError], ["TypeError: bad", true]);
+  const cyclic = await call("cyclic");
+  assert.equal(cyclic.isError, true);
+  assert.match(toolResultText(cyclic), /^the tool's return value cannot be sent: /);
   const missing = await call("nope");
   assert.deepEqual([toolResultText(missing), missing.isError], ["this runner has no tool 'nope'", true]);
   const bad = await call("json", "[]");
