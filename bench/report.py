@@ -2,10 +2,11 @@
 
 ``python bench/report.py DIR [-o bench/results.md] [--command "make bench"]`` reads
 ``DIR/codec.json`` (``bench/run.py --json``), ``DIR/conversion.json``,
-``DIR/streaming.json``, ``DIR/service.json``, ``DIR/cluster.json`` and ``DIR/mcp.json`` (each optional) and writes one
-Markdown file: the machine and versions, every target with PASS/MISS, the
-tables, and for every missed target its profile and what bounds it. Nothing
-is measured here: every figure comes from the JSON of the run.
+``DIR/streaming.json``, ``DIR/service.json``, ``DIR/cluster.json``, ``DIR/mcp.json`` and
+``DIR/typescript.json`` (each optional) and writes one Markdown file: the
+machine and versions, every target with PASS/MISS, the tables, and for every
+missed target its profile and what bounds it. Nothing is measured here: every
+figure comes from the JSON of the run.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def header(runs: dict[str, dict[str, Any] | None], command: str) -> list[str]:
         f"- **Date**: {created} (UTC){' — QUICK run (smoke figures, not for quoting)' if quick else ''}",
         f"- **Command**: `{command}`, which ran:",
     ]
-    for name in ("codec", "conversion", "streaming", "service", "cluster", "mcp"):
+    for name in ("codec", "conversion", "streaming", "service", "cluster", "mcp", "typescript"):
         run = runs.get(name)
         if run:
             start = run.get("load_average") or run.get("machine", {}).get("load_average")
@@ -207,6 +208,25 @@ def streaming_section(streaming: dict[str, Any]) -> list[str]:
             f"| {case['name']} | {case['events']:,} | {case['median_events_per_s'] / 1e6:.2f} M "
             f"[{case['min_events_per_s'] / 1e6:.2f}{DASH}{case['max_events_per_s'] / 1e6:.2f}] | "
             f"{case['median_ms_per_stream']:.2f} ms |"
+        )
+    return lines
+
+
+def typescript_section(typescript: dict[str, Any]) -> list[str]:
+    lines = [
+        "## TypeScript SDK vs Python",
+        "",
+        f"`@agentmsg/sdk` on Node {typescript.get('node', '?')} and the Python library on the same inputs "
+        "(`bench/typescript.py`): the two streams above folded, and the 100-message mixed conversation decoded "
+        "with validation and encoded. Median time per operation; the ratio is Python's time over Node's.",
+        "",
+        "| operation | Python | Node | Python / Node |",
+        "|---|---|---|---|",
+    ]
+    for case in typescript["cases"]:
+        lines.append(
+            f"| {case['name']} | {case['python_ns'] / 1e6:.3f} ms | {case['node_ns'] / 1e6:.3f} ms | "
+            f"{case['python_over_node']:.2f}{TIMES} |"
         )
     return lines
 
@@ -612,7 +632,8 @@ def service_misses(service: dict[str, Any]) -> list[str]:
 
 
 def build(directory: Path, command: str) -> str:
-    runs = {name: load(directory, name) for name in ("codec", "conversion", "streaming", "service", "cluster", "mcp")}
+    names = ("codec", "conversion", "streaming", "service", "cluster", "mcp", "typescript")
+    runs = {name: load(directory, name) for name in names}
     if not any(runs.values()):
         raise SystemExit(f"no benchmark JSON in {directory}")
     lines = header(runs, command)
@@ -630,6 +651,8 @@ def build(directory: Path, command: str) -> str:
         lines += ["", *cluster_section(runs["cluster"])]
     if runs["mcp"]:
         lines += ["", *mcp_section(runs["mcp"])]
+    if runs["typescript"]:
+        lines += ["", *typescript_section(runs["typescript"])]
     if missed:
         lines += [
             "",
