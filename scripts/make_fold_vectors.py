@@ -5,7 +5,8 @@
 Each case below is a stream of ``agentmsg.v1.StreamEvent`` (ProtoJSON) and what the fold must give, written by hand
 from the fold's documented rules (src/agentmsg/streaming.py, sdk/typescript/src/streaming.ts), never computed by a
 fold: either the finished message (ProtoJSON) with the issues it flags (``{"block": i, "kind": "arguments"}`` for
-argument text that is not a JSON object, ``"cut_short"`` for a block an error left open) and how many repeated
+argument text that is not a JSON object, ``"input"`` for such hosted tool call input, ``"cut_short"`` for a block an
+error left open) and how many repeated
 events it ignored, or the error: its class (``StreamProtocolError``, ``IncompleteStreamError`` with the open
 blocks, ``ValidationError`` with the violations), and where it is raised (the index of the event, or ``"finish"``).
 
@@ -65,6 +66,14 @@ def args(index: int, value: str) -> Json:
     return _delta(index, "toolCall", {"arguments": value})
 
 
+def cite(index: int, citation: Json) -> Json:
+    return _delta(index, "citation", {"citation": citation})
+
+
+def logprobs(index: int, *tokens: Json) -> Json:
+    return _delta(index, "logprobs", {"logprobs": list(tokens)})
+
+
 def stop_block(index: int) -> Json:
     return {"blockStop": {"index": index}} if index else {"blockStop": {}}
 
@@ -73,7 +82,7 @@ def usage(**counts: Any) -> Json:
     return {"usage": {"usage": counts}}
 
 
-def stop(reason: str | None = "STOP_REASON_STOP", raw: str = "", response_id: str = "") -> Json:
+def stop(reason: str | None = "STOP_REASON_STOP", raw: str = "", response_id: str = "", sequence: str = "") -> Json:
     body: Json = {}
     if reason is not None:
         body["stopReason"] = reason
@@ -81,6 +90,8 @@ def stop(reason: str | None = "STOP_REASON_STOP", raw: str = "", response_id: st
         body["stopReasonRaw"] = raw
     if response_id:
         body["responseId"] = response_id
+    if sequence:
+        body["stopSequence"] = sequence
     return {"messageStop": body}
 
 
@@ -115,6 +126,11 @@ def fails(error_class: str, at: int | str, **details: Any) -> Json:
 
 
 TOOL = {"toolCall": {"id": "call_1", "name": "get_weather"}}
+SEARCH = {"hostedToolCall": {"id": "srvtoolu_1", "name": "web_search", "kind": "HOSTED_TOOL_KIND_WEB_SEARCH"}}
+WEB = {"web": {"url": "https://example.com/paris", "title": "Paris weather"}}
+CITE_1 = {"startIndex": 0, "endIndex": 5, "citedText": "Rainy", **WEB}
+CITE_2 = {"citedText": "14°C", "search_result": {"search_result_index": 0, "source": "https://example.com/paris"}}
+CITE_2_JSON = {"citedText": "14°C", "searchResult": {"searchResultIndex": 0, "source": "https://example.com/paris"}}
 
 CASES: dict[str, tuple[str, list[Json], Json]] = {
     "text_in_pieces": (
@@ -290,6 +306,145 @@ CASES: dict[str, tuple[str, list[Json], Json]] = {
             )
         ),
     ),
+    "text_with_citations_and_logprobs": (
+        "rule 3: citation and logprob deltas go to a text block, after the ones it started with, in arrival order",
+        [
+            start(),
+            block(
+                0, {"text": {"text": "Rainy", "citations": [CITE_1], "logprobs": [{"token": "Rainy", "logprob": -0.5}]}}
+            ),
+            text(0, ", 14°C."),
+            logprobs(0, {"token": ",", "logprob": -0.01}, {"token": " 14°C.", "logprob": -1.25, "tokenId": 42}),
+            cite(0, CITE_2),
+            stop_block(0),
+            stop(),
+        ],
+        ok(
+            assistant(
+                [
+                    {
+                        "text": {
+                            "text": "Rainy, 14°C.",
+                            "citations": [CITE_1, CITE_2_JSON],
+                            "logprobs": [
+                                {"token": "Rainy", "logprob": -0.5},
+                                {"token": ",", "logprob": -0.01},
+                                {"token": " 14°C.", "logprob": -1.25, "tokenId": 42},
+                            ],
+                        }
+                    }
+                ],
+                stopReason="STOP_REASON_STOP",
+            )
+        ),
+    ),
+    "hosted_tool_call_input_in_fragments_and_its_result": (
+        "rules 3 and 4: argument fragments build a hosted tool call's input, a signature attaches to it; "
+        "a hosted tool result arrives whole",
+        [
+            start(),
+            block(0, SEARCH),
+            args(0, '{"query": '),
+            args(0, '"Paris weather"}'),
+            sig(0, "c2lnbg=="),
+            stop_block(0),
+            block(
+                1,
+                {
+                    "hostedToolResult": {
+                        "callId": "srvtoolu_1",
+                        "kind": "HOSTED_TOOL_KIND_WEB_SEARCH",
+                        "searchResults": {"results": [{"url": "https://example.com/paris", "title": "Paris"}]},
+                    }
+                },
+            ),
+            stop_block(1),
+            block(2, {"text": {}}),
+            text(2, "Rain."),
+            stop_block(2),
+            stop(),
+        ],
+        ok(
+            assistant(
+                [
+                    {
+                        "hostedToolCall": {
+                            "id": "srvtoolu_1",
+                            "name": "web_search",
+                            "kind": "HOSTED_TOOL_KIND_WEB_SEARCH",
+                            "input": '{"query": "Paris weather"}',
+                            "signature": "c2lnbg==",
+                        }
+                    },
+                    {
+                        "hostedToolResult": {
+                            "callId": "srvtoolu_1",
+                            "kind": "HOSTED_TOOL_KIND_WEB_SEARCH",
+                            "searchResults": {"results": [{"url": "https://example.com/paris", "title": "Paris"}]},
+                        }
+                    },
+                    {"text": {"text": "Rain."}},
+                ],
+                stopReason="STOP_REASON_STOP",
+            )
+        ),
+    ),
+    "hosted_tool_call_invalid_input_kept": (
+        "rule 4: hosted tool call input that is not a JSON object is kept verbatim and listed as an issue",
+        [start(), block(0, SEARCH), args(0, "Paris weather"), stop_block(0), stop()],
+        ok(
+            assistant(
+                [
+                    {
+                        "hostedToolCall": {
+                            "id": "srvtoolu_1",
+                            "name": "web_search",
+                            "kind": "HOSTED_TOOL_KIND_WEB_SEARCH",
+                            "input": "Paris weather",
+                        }
+                    }
+                ],
+                stopReason="STOP_REASON_STOP",
+            ),
+            issues=[{"block": 0, "kind": "input"}],
+        ),
+    ),
+    "stop_sequence": (
+        "rule 7: message_stop's stop sequence is the message's",
+        [start(), block(0, {"text": {"text": "1, 2, 3"}}), stop_block(0), stop(raw="stop_sequence", sequence="4")],
+        ok(
+            assistant(
+                [{"text": {"text": "1, 2, 3"}}],
+                stopReason="STOP_REASON_STOP",
+                stopReasonRaw="stop_sequence",
+                stopSequence="4",
+            )
+        ),
+    ),
+    "usage_details_running_totals": (
+        "rule 5: cache-write details replace like counts; hosted tool requests replace tool by tool",
+        [
+            start(),
+            usage(cacheWriteTokens="100", cacheWrite5mTokens="100", hostedToolRequests={"web_search": "1"}),
+            block(0, {"text": {"text": "ok"}}),
+            stop_block(0),
+            usage(hostedToolRequests={"web_search": "2", "code_execution": "1"}),
+            usage(cacheWrite1hTokens="0", hostedToolRequests={"code_execution": "3"}),
+            stop(),
+        ],
+        ok(
+            assistant(
+                [{"text": {"text": "ok"}}],
+                usage={
+                    "cacheWriteTokens": "100",
+                    "cacheWrite5mTokens": "100",
+                    "cacheWrite1hTokens": "0",
+                    "hostedToolRequests": {"web_search": "2", "code_execution": "3"},
+                },
+                stopReason="STOP_REASON_STOP",
+            )
+        ),
+    ),
     "unnumbered_repeats_ignored": (
         "rule 6: exact repeats of message_start, block_start (before a delta), block_stop and message_stop are ignored",
         [
@@ -378,6 +533,26 @@ CASES: dict[str, tuple[str, list[Json], Json]] = {
         "rules 2 and 3: a signature goes to text, thinking or tool-call blocks only",
         [start(), block(0, {"redactedThinking": {"data": "eA=="}}), sig(0, "eA==")],
         fails("StreamProtocolError", 2),
+    ),
+    "citation_into_a_thinking_block": (
+        "rules 2 and 3: citations go to text blocks only",
+        [start(), block(0, {"thinking": {}}), cite(0, CITE_1)],
+        fails("StreamProtocolError", 2),
+    ),
+    "logprobs_into_a_tool_call": (
+        "rules 2 and 3: logprobs go to text blocks only",
+        [start(), block(0, TOOL), logprobs(0, {"token": "x", "logprob": -1})],
+        fails("StreamProtocolError", 2),
+    ),
+    "delta_into_a_hosted_tool_result": (
+        "rule 3: a hosted tool result arrives whole and takes no delta",
+        [start(), block(0, {"hostedToolResult": {"callId": "srvtoolu_1"}}), args(0, "{}")],
+        fails("StreamProtocolError", 2),
+    ),
+    "block_start_repeated_after_a_citation": (
+        "rule 6: a repeated block_start is ignored only before the block received deltas, citations included",
+        [start(), block(0, {"text": {}}), cite(0, CITE_1), block(0, {"text": {}})],
+        fails("StreamProtocolError", 3),
     ),
     "block_started_twice": (
         "rule 2: a second, different block_start for an index is an error",

@@ -31,7 +31,8 @@ def issue(text: str) -> dict[str, Any]:
     """An issue as the vectors write it: the block and what is wrong with it."""
     found = ISSUE.match(text)
     assert found is not None, f"an issue that names no block: {text!r}"
-    kind = "arguments" if "arguments kept verbatim" in text else "cut_short" if "cut short" in text else text
+    kind = "arguments" if "arguments kept verbatim" in text else "input" if "input kept verbatim" in text else text
+    kind = "cut_short" if "cut short" in text else kind
     return {"block": int(found.group(1)), "kind": kind}
 
 

@@ -304,6 +304,12 @@ def test_a_typescript_publish_stream_folds_the_same_in_python(node: str, server:
     assert [item.offset for item in logged] == [int(report["offset"])]
     assert logged[0].message.pb == ts_fold
     assert folded.tool_calls()[0].args == {"city": "Paris", "unit": "C"}
+    # v1.1 content crossed too: a hosted search and its results, a cited text block with logprobs.
+    assert [call.name for call in folded.hosted_tool_calls()] == ["web_search"]
+    assert folded.hosted_tool_results()[0].search_results[0].url == "https://example.com/paris"
+    text = folded.pb.assistant.content[3].text
+    assert (text.citations[0].cited_text, text.logprobs[0].token) == ("Paris", "Let")
+    assert dict(folded.pb.assistant.usage.hosted_tool_requests) == {"web_search": 1}
 
 
 # --- the seed-1 dict form ------------------------------------------------------------------------------------------

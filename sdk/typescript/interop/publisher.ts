@@ -7,13 +7,17 @@
 import {
   assistantMessage,
   Client,
+  citation,
   encodeJson,
   eventsFromMessage,
   fold,
+  hostedToolCall,
+  hostedToolResult,
   MessageSchema,
   type StreamEvent,
   text,
   thinkingBlock,
+  tokenLogprob,
   toolCall,
 } from "../src/index.js";
 
@@ -23,13 +27,26 @@ if (target === undefined || session === undefined) throw new Error("usage: publi
 const message = assistantMessage(
   [
     thinkingBlock("The user wants the weather; ask the tool.", "c2lnbmVkIGJ5IHRoZSBtb2RlbA=="),
-    text("Let me check the weather in Paris. "),
+    hostedToolCall("srvtoolu_1", "web_search", { kind: "web_search", args: { query: "Paris weather" } }),
+    hostedToolResult("srvtoolu_1", [], {
+      kind: "web_search",
+      searchResults: { results: [{ url: "https://example.com/paris", title: "Paris forecast" }] },
+    }),
+    text("Let me check the weather in Paris. ", {
+      citations: [
+        citation({
+          citedText: "Paris",
+          source: { case: "web", value: { url: "https://example.com/paris", title: "Paris forecast" } },
+        }),
+      ],
+      logprobs: [tokenLogprob({ token: "Let", logprob: -0.25 })],
+    }),
     toolCall("call_ts_1", "get_weather", undefined, { arguments: '{"city": "Paris", "unit": "C"}', kind: "web" }),
   ],
   {
     id: "ts-streamed-1",
     timestamp: Date.UTC(2026, 0, 2, 3, 4, 5),
-    usage: { inputTokens: 42, outputTokens: 17, cost: { total: 0.0012 } },
+    usage: { inputTokens: 42, outputTokens: 17, hostedToolRequests: { web_search: 1 }, cost: { total: 0.0012 } },
     stopReason: "tool_calls",
     stopReasonRaw: "tool_use",
     provenance: { provider: "scripted", api: "typescript-demo", model: "scripted-1", responseId: "resp_ts_1" },

@@ -2,22 +2,36 @@
 // tool-call argument parser. A block is the generated `Content` message itself (protobuf-es v2 plain objects), so
 // `switch (block.kind.case)` narrows too; these helpers add the contract's defaults and checks.
 
-import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { create, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { ToolArgumentsError, ValidationError } from "./errors.js";
 import {
   type AudioContent,
+  type Citation,
+  CitationSchema,
+  type CodeExecutionOutput,
+  CodeExecutionOutputSchema,
   type Content,
   ContentSchema,
   type DocumentContent,
+  type HostedToolCallContent,
+  HostedToolKind,
+  type HostedToolResultContent,
+  HostedToolStatus,
   type ImageContent,
   ImageDetail,
   type ProviderContent,
   type RedactedThinkingContent,
+  type SearchResult,
+  SearchResultSchema,
   type TextContent,
   type ThinkingContent,
+  type TokenLogprob,
+  TokenLogprobSchema,
   type ToolCallContent,
   ToolKind,
   type ToolResultContent,
+  type WebFetchOutput,
+  WebFetchOutputSchema,
 } from "./gen/agentmsg/v1/content_pb.js";
 import { validate } from "./validation.js";
 
@@ -51,6 +65,10 @@ export const isRedactedThinking = (block: Content): block is ContentOf<"redacted
 export const isToolCall = (block: Content): block is ContentOf<"toolCall"> => isKind(block, "toolCall");
 export const isToolResult = (block: Content): block is ContentOf<"toolResult"> => isKind(block, "toolResult");
 export const isProvider = (block: Content): block is ContentOf<"provider"> => isKind(block, "provider");
+export const isHostedToolCall = (block: Content): block is ContentOf<"hostedToolCall"> =>
+  isKind(block, "hostedToolCall");
+export const isHostedToolResult = (block: Content): block is ContentOf<"hostedToolResult"> =>
+  isKind(block, "hostedToolResult");
 
 /** The arm's message when `block` holds arm `kind`, else undefined. */
 export function asKind<K extends ContentKind>(block: Content, kind: K): ArmValue<K> | undefined {
@@ -63,9 +81,38 @@ function checked(block: Content): Content {
   return block;
 }
 
-/** A text block (`TextContent`); `signature` is a provider's opaque signature on it (Gemini). */
-export function text(value: string, options: { signature?: string } = {}): Content {
-  return create(ContentSchema, { kind: { case: "text", value: { text: value, signature: options.signature ?? "" } } });
+/**
+ * A text block (`TextContent`); `signature` is a provider's opaque signature on it (Gemini); `citations` the sources
+ * it cites (see {@link citation}); `logprobs` its tokens' log probabilities.
+ */
+export function text(
+  value: string,
+  options: { signature?: string; citations?: Citation[]; logprobs?: TokenLogprob[] } = {},
+): Content {
+  const block = create(ContentSchema, {
+    kind: {
+      case: "text",
+      value: {
+        text: value,
+        signature: options.signature ?? "",
+        citations: options.citations ?? [],
+        logprobs: options.logprobs ?? [],
+      },
+    },
+  });
+  return options.citations === undefined && options.logprobs === undefined ? block : checked(block);
+}
+
+/** A citation on text (`Citation`): a web page, a document, a search result or a file, and the span it covers. */
+export function citation(init: MessageInitShape<typeof CitationSchema>): Citation {
+  const built = create(CitationSchema, init);
+  validate(CitationSchema, built);
+  return built;
+}
+
+/** One token's log probability (`TokenLogprob`), with the most likely alternatives. */
+export function tokenLogprob(init: MessageInitShape<typeof TokenLogprobSchema>): TokenLogprob {
+  return create(TokenLogprobSchema, init);
 }
 
 /** Image detail by name: `"low"`, `"medium"`, `"high"`, `"auto"`. */
@@ -231,6 +278,176 @@ export function toolCall(id: string, name: string, args?: JsonObject, options: T
   );
 }
 
+/** Hosted tool kinds by name, as the Python library's `HostedToolKind` values (also `Usage.hostedToolRequests` keys). */
+export type HostedToolKindName =
+  | "web_search"
+  | "web_fetch"
+  | "code_execution"
+  | "file_search"
+  | "image_generation"
+  | "mcp"
+  | "computer_use"
+  | "tool_search"
+  | "other";
+const HOSTED_KINDS: Record<HostedToolKindName, HostedToolKind> = {
+  web_search: HostedToolKind.WEB_SEARCH,
+  web_fetch: HostedToolKind.WEB_FETCH,
+  code_execution: HostedToolKind.CODE_EXECUTION,
+  file_search: HostedToolKind.FILE_SEARCH,
+  image_generation: HostedToolKind.IMAGE_GENERATION,
+  mcp: HostedToolKind.MCP,
+  computer_use: HostedToolKind.COMPUTER_USE,
+  tool_search: HostedToolKind.TOOL_SEARCH,
+  other: HostedToolKind.OTHER,
+};
+
+/** Hosted tool statuses by name, as the Python library's `HostedToolStatus` values. */
+export type HostedToolStatusName = "in_progress" | "completed" | "incomplete" | "failed" | "awaiting_approval";
+const HOSTED_STATUSES: Record<HostedToolStatusName, HostedToolStatus> = {
+  in_progress: HostedToolStatus.IN_PROGRESS,
+  completed: HostedToolStatus.COMPLETED,
+  incomplete: HostedToolStatus.INCOMPLETE,
+  failed: HostedToolStatus.FAILED,
+  awaiting_approval: HostedToolStatus.AWAITING_APPROVAL,
+};
+
+function byName<N extends string, V>(table: Record<N, V>, name: N | undefined, none: V, field: string): V {
+  if (name === undefined) return none;
+  const found = table[name];
+  if (found === undefined) throw ValidationError.single(field, "enum", `unknown ${field} '${String(name)}'`);
+  return found;
+}
+
+function nameOf<N extends string, V>(table: Record<N, V>, value: V): N | undefined {
+  for (const [name, v] of Object.entries(table)) if (v === value) return name as N;
+  return undefined;
+}
+
+/** The name of a `HostedToolKind`: undefined when not stated, `"other"` for a kind this version does not know. */
+export function hostedToolKindName(kind: HostedToolKind): HostedToolKindName | undefined {
+  if (kind === HostedToolKind.UNSPECIFIED) return undefined;
+  return nameOf(HOSTED_KINDS, kind) ?? "other";
+}
+
+/** The name of a `HostedToolStatus` (undefined when not stated, or unknown to this version). */
+export function hostedToolStatusName(status: HostedToolStatus): HostedToolStatusName | undefined {
+  return nameOf(HOSTED_STATUSES, status);
+}
+
+/** The `HostedToolKind` / `HostedToolStatus` for a name; throws a ValidationError naming the field when unknown. */
+export function hostedToolKind(name: HostedToolKindName | undefined, field = "kind"): HostedToolKind {
+  return byName(HOSTED_KINDS, name, HostedToolKind.UNSPECIFIED, field);
+}
+export function hostedToolStatus(name: HostedToolStatusName | undefined, field = "status"): HostedToolStatus {
+  return byName(HOSTED_STATUSES, name, HostedToolStatus.UNSPECIFIED, field);
+}
+
+export interface HostedToolCallOptions {
+  kind?: HostedToolKindName;
+  /** The input as the provider gave it, kept verbatim (give this or `args`). */
+  input?: string;
+  args?: JsonObject;
+  server?: string;
+  status?: HostedToolStatusName;
+  statusRaw?: string;
+  signature?: string;
+  /** The provider's block, verbatim. */
+  original?: ProviderContent;
+}
+
+/** A tool the provider ran itself (`HostedToolCallContent`): web search, code execution, a remote MCP call... */
+export function hostedToolCall(id: string, name: string, options: HostedToolCallOptions = {}): Content {
+  if (options.args !== undefined && options.input !== undefined) {
+    throw ValidationError.single("input", "exclusive", "give args or input, not both");
+  }
+  return checked(
+    create(ContentSchema, {
+      kind: {
+        case: "hostedToolCall",
+        value: {
+          id,
+          name,
+          kind: hostedToolKind(options.kind),
+          input: options.input ?? (options.args === undefined ? "" : JSON.stringify(options.args)),
+          server: options.server ?? "",
+          status: hostedToolStatus(options.status),
+          statusRaw: options.statusRaw ?? "",
+          signature: options.signature ?? "",
+          original: options.original,
+        },
+      },
+    }),
+  );
+}
+
+export interface HostedToolResultOptions {
+  name?: string;
+  kind?: HostedToolKindName;
+  isError?: boolean;
+  error?: { code?: string; message?: string };
+  /** One typed body at most: search results, code execution output, or a fetched page. */
+  searchResults?: { results: MessageInitShape<typeof SearchResultSchema>[]; queries?: string[] };
+  codeExecution?: MessageInitShape<typeof CodeExecutionOutputSchema>;
+  webFetch?: MessageInitShape<typeof WebFetchOutputSchema>;
+  status?: HostedToolStatusName;
+  statusRaw?: string;
+  original?: ProviderContent;
+}
+
+/** What a hosted tool gave back (`HostedToolResultContent`): a typed body, content blocks, or an error. */
+export function hostedToolResult(
+  callId: string,
+  content: string | Content[] = [],
+  options: HostedToolResultOptions = {},
+): Content {
+  const bodies = [options.searchResults, options.codeExecution, options.webFetch].filter((b) => b !== undefined);
+  if (bodies.length > 1) {
+    throw ValidationError.single("body", "oneof", "give one of searchResults, codeExecution and webFetch");
+  }
+  const body: HostedToolResultContent["body"] | undefined =
+    options.searchResults !== undefined
+      ? {
+          case: "searchResults",
+          value: {
+            $typeName: "agentmsg.v1.SearchResults",
+            results: options.searchResults.results.map((r) => create(SearchResultSchema, r)),
+            queries: options.searchResults.queries ?? [],
+          },
+        }
+      : options.codeExecution !== undefined
+        ? { case: "codeExecution", value: create(CodeExecutionOutputSchema, options.codeExecution) }
+        : options.webFetch !== undefined
+          ? { case: "webFetch", value: create(WebFetchOutputSchema, options.webFetch) }
+          : undefined;
+  return checked(
+    create(ContentSchema, {
+      kind: {
+        case: "hostedToolResult",
+        value: {
+          callId,
+          name: options.name ?? "",
+          kind: hostedToolKind(options.kind),
+          isError: options.isError ?? options.error !== undefined,
+          error:
+            options.error === undefined
+              ? undefined
+              : { code: options.error.code ?? "", message: options.error.message ?? "" },
+          body: body ?? { case: undefined },
+          content: typeof content === "string" ? (content === "" ? [] : [text(content)]) : content,
+          status: hostedToolStatus(options.status),
+          statusRaw: options.statusRaw ?? "",
+          original: options.original,
+        },
+      },
+    }),
+  );
+}
+
+/** The text blocks of a hosted tool result, joined. */
+export function hostedToolResultText(result: HostedToolResultContent): string {
+  return result.content.map((block) => (block.kind.case === "text" ? block.kind.value.text : "")).join("");
+}
+
 export interface ToolResultOptions {
   isError?: boolean;
   name?: string;
@@ -302,14 +519,21 @@ export function toolResultText(result: ToolResultContent): string {
 
 export type {
   AudioContent,
+  Citation,
+  CodeExecutionOutput,
   Content,
   DocumentContent,
+  HostedToolCallContent,
+  HostedToolResultContent,
   ImageContent,
   ProviderContent,
   RedactedThinkingContent,
+  SearchResult,
   TextContent,
   ThinkingContent,
+  TokenLogprob,
   ToolCallContent,
   ToolResultContent,
+  WebFetchOutput,
 };
-export { ContentSchema, ImageDetail, ToolKind };
+export { CitationSchema, ContentSchema, HostedToolKind, HostedToolStatus, ImageDetail, TokenLogprobSchema, ToolKind };

@@ -7,11 +7,27 @@
 //    "contents": [{"type": "text", "content": "hi"},
 //                 {"type": "image", "images": ["<base64>"], "media_type": "image/png"}]}
 
-import { create, fromBinary, fromJson, type JsonObject, type JsonValue, toBinary, toJson } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescMessage,
+  fromBinary,
+  fromJson,
+  type JsonObject,
+  type JsonValue,
+  type MessageShape,
+  toBinary,
+  toJson,
+} from "@bufbuild/protobuf";
 import { type Timestamp, ValueSchema } from "@bufbuild/protobuf/wkt";
 import {
   type Content,
   ContentSchema,
+  type HostedToolKindName,
+  type HostedToolStatusName,
+  hostedToolKind,
+  hostedToolKindName,
+  hostedToolStatus,
+  hostedToolStatusName,
   type ImageDetailName,
   type MediaSource,
   parseJsonObject,
@@ -21,7 +37,18 @@ import {
   toolResultText,
 } from "./content.js";
 import { ValidationError, type Violation } from "./errors.js";
-import { AudioSourceSchema, ImageDetail, ImageSourceSchema } from "./gen/agentmsg/v1/content_pb.js";
+import {
+  AudioSourceSchema,
+  CitationSchema,
+  CodeExecutionOutputSchema,
+  ImageDetail,
+  ImageSourceSchema,
+  type ProviderContent,
+  ProviderContentSchema,
+  SearchResultsSchema,
+  TokenLogprobSchema,
+  WebFetchOutputSchema,
+} from "./gen/agentmsg/v1/content_pb.js";
 import { type Message, MessageSchema, StopReason } from "./gen/agentmsg/v1/message_pb.js";
 import type { Usage } from "./gen/agentmsg/v1/usage_pb.js";
 import { type StopReasonName, stopReason, stopReasonName } from "./messages.js";
@@ -35,6 +62,11 @@ const DETAIL_NAMES: Record<number, ImageDetailName> = {
   [ImageDetail.HIGH]: "high",
   [ImageDetail.AUTO]: "auto",
 };
+
+/** A nested v1.1 message (citation, token logprob, hosted tool body) as ProtoJSON with proto field names. */
+function pbDict<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>): Dict {
+  return toJson(schema, message, { useProtoFieldName: true }) as Dict;
+}
 
 function b64(data: Uint8Array): string {
   return Buffer.from(data).toString("base64");
@@ -80,6 +112,39 @@ export function contentToDict(block: Content): Dict {
     case "text": {
       const out: Dict = { type: "text", content: k.value.text };
       if (k.value.signature !== "") out.signature = k.value.signature;
+      if (k.value.citations.length > 0) out.citations = k.value.citations.map((c) => pbDict(CitationSchema, c));
+      if (k.value.logprobs.length > 0) out.logprobs = k.value.logprobs.map((t) => pbDict(TokenLogprobSchema, t));
+      return out;
+    }
+    case "hostedToolCall": {
+      const call = k.value;
+      const out: Dict = { type: "hosted_tool_call", id: call.id, name: call.name, input: call.input };
+      const kind = hostedToolKindName(call.kind);
+      if (kind !== undefined) out.kind = kind;
+      const status = hostedToolStatusName(call.status);
+      if (status !== undefined) out.status = status;
+      if (call.server !== "") out.server = call.server;
+      if (call.statusRaw !== "") out.status_raw = call.statusRaw;
+      if (call.signature !== "") out.signature = call.signature;
+      if (call.original !== undefined) out.original = pbDict(ProviderContentSchema, call.original);
+      return out;
+    }
+    case "hostedToolResult": {
+      const result = k.value;
+      const out: Dict = { type: "hosted_tool_result", call_id: result.callId, is_error: result.isError };
+      if (result.name !== "") out.name = result.name;
+      const kind = hostedToolKindName(result.kind);
+      if (kind !== undefined) out.kind = kind;
+      const status = hostedToolStatusName(result.status);
+      if (status !== undefined) out.status = status;
+      if (result.statusRaw !== "") out.status_raw = result.statusRaw;
+      if (result.error !== undefined) out.error = { code: result.error.code, message: result.error.message };
+      const body = result.body;
+      if (body.case === "searchResults") out.search_results = pbDict(SearchResultsSchema, body.value);
+      else if (body.case === "codeExecution") out.code_execution = pbDict(CodeExecutionOutputSchema, body.value);
+      else if (body.case === "webFetch") out.web_fetch = pbDict(WebFetchOutputSchema, body.value);
+      if (result.content.length > 0) out.content = result.content.map(contentToDict);
+      if (result.original !== undefined) out.original = pbDict(ProviderContentSchema, result.original);
       return out;
     }
     case "image": {
@@ -162,8 +227,12 @@ function usageDict(usage: Usage): Dict {
     ["cache_write_tokens", usage.cacheWriteTokens],
     ["reasoning_tokens", usage.reasoningTokens],
     ["total_tokens", usage.totalTokens],
+    ["cache_write_5m_tokens", usage.cacheWrite5mTokens],
+    ["cache_write_1h_tokens", usage.cacheWrite1hTokens],
   ] as const;
   for (const [key, value] of tokens) if (value !== undefined) out[key] = Number(value);
+  const requests = Object.entries(usage.hostedToolRequests);
+  if (requests.length > 0) out.hosted_tool_requests = Object.fromEntries(requests.map(([k, v]) => [k, Number(v)]));
   if (usage.cost !== undefined) {
     const cost: Dict = {};
     const c = usage.cost;
@@ -210,6 +279,7 @@ export function messageToDict(msg: Message): Dict {
       out.stop_reason = stopReasonName(body.stopReason) ?? null;
       out.error = body.error;
       if (body.stopReasonRaw !== "") out.stop_reason_raw = body.stopReasonRaw;
+      if (body.stopSequence !== "") out.stop_sequence = body.stopSequence;
       if (body.provenance !== undefined) {
         const p = body.provenance;
         out.provenance = { provider: p.provider, api: p.api, model: p.model, response_id: p.responseId };
@@ -439,22 +509,125 @@ function mediaFromDict(data: Dict, kind: "image" | "audio", path: string): Conte
   });
 }
 
+// A nested message from its ProtoJSON dict (proto or JSON field names), checked against the contract's rules.
+function parsePb<Desc extends DescMessage>(
+  schema: Desc,
+  data: JsonValue | undefined,
+  path: string,
+): MessageShape<Desc> {
+  if (!is(data, "dict")) throw fail(path, "type", `expected a dict, got ${typeName(data)}`);
+  let message: MessageShape<Desc>;
+  try {
+    message = fromJson(schema, data as JsonValue);
+  } catch (error) {
+    throw fail(path, "json", `not a valid ${schema.name}: ${(error as Error).message}`);
+  }
+  const found = violations(schema, message);
+  if (found.length > 0) {
+    throw new PayloadError(
+      found.map((v) => ({ ...v, field: v.field === "" ? path : `${path}.${v.field}` })),
+      "seed-1 dict",
+    );
+  }
+  return message;
+}
+
+function originalOf(data: Dict, path: string): ProviderContent | undefined {
+  const value = data.original;
+  return value === undefined || value === null ? undefined : parsePb(ProviderContentSchema, value, `${path}.original`);
+}
+
+function hostedNames(
+  data: Dict,
+  path: string,
+): { kind: ReturnType<typeof hostedToolKind>; status: ReturnType<typeof hostedToolStatus> } {
+  return {
+    kind: hostedToolKind(get<string>(data, "kind", "str", path) as HostedToolKindName | undefined, `${path}.kind`),
+    status: hostedToolStatus(
+      get<string>(data, "status", "str", path) as HostedToolStatusName | undefined,
+      `${path}.status`,
+    ),
+  };
+}
+
 /** One block from its seed-1 dict (unchecked: the message it goes into is validated). */
 export function contentFromDict(data: JsonValue, path = ""): Content {
   if (!is(data, "dict")) throw fail(path, "type", `expected a content dict, got ${typeName(data)}`);
   const d = data as Dict;
   const type = d.type;
   switch (type) {
-    case "text":
+    case "text": {
+      const citations = get<JsonValue[]>(d, "citations", "list", path, []) ?? [];
+      const logprobs = get<JsonValue[]>(d, "logprobs", "list", path, []) ?? [];
       return create(ContentSchema, {
         kind: {
           case: "text",
           value: {
             text: get<string>(d, "content", "str", path, "") ?? "",
             signature: get<string>(d, "signature", "str", path, "") ?? "",
+            citations: citations.map((c, i) => parsePb(CitationSchema, c, `${path}.citations[${i}]`)),
+            logprobs: logprobs.map((t, i) => parsePb(TokenLogprobSchema, t, `${path}.logprobs[${i}]`)),
           },
         },
       });
+    }
+    case "hosted_tool_call":
+      return create(ContentSchema, {
+        kind: {
+          case: "hostedToolCall",
+          value: {
+            id: get<string>(d, "id", "str", path, "") ?? "",
+            name: get<string>(d, "name", "str", path, "") ?? "",
+            input: get<string>(d, "input", "str", path, "") ?? "",
+            ...hostedNames(d, path),
+            server: get<string>(d, "server", "str", path, "") ?? "",
+            statusRaw: get<string>(d, "status_raw", "str", path, "") ?? "",
+            signature: get<string>(d, "signature", "str", path, "") ?? "",
+            original: originalOf(d, path),
+          },
+        },
+      });
+    case "hosted_tool_result": {
+      const error = get<Dict>(d, "error", "dict", path);
+      const ep = `${path}.error`;
+      const items = get<JsonValue[]>(d, "content", "list", path, []) ?? [];
+      const body =
+        d.search_results !== undefined && d.search_results !== null
+          ? {
+              case: "searchResults" as const,
+              value: parsePb(SearchResultsSchema, d.search_results, `${path}.search_results`),
+            }
+          : d.code_execution !== undefined && d.code_execution !== null
+            ? {
+                case: "codeExecution" as const,
+                value: parsePb(CodeExecutionOutputSchema, d.code_execution, `${path}.code_execution`),
+              }
+            : d.web_fetch !== undefined && d.web_fetch !== null
+              ? { case: "webFetch" as const, value: parsePb(WebFetchOutputSchema, d.web_fetch, `${path}.web_fetch`) }
+              : { case: undefined };
+      return create(ContentSchema, {
+        kind: {
+          case: "hostedToolResult",
+          value: {
+            callId: get<string>(d, "call_id", "str", path, "") ?? "",
+            name: get<string>(d, "name", "str", path, "") ?? "",
+            ...hostedNames(d, path),
+            isError: get<boolean>(d, "is_error", "bool", path, false) ?? false,
+            error:
+              error === undefined
+                ? undefined
+                : {
+                    code: get<string>(error, "code", "str", ep, "") ?? "",
+                    message: get<string>(error, "message", "str", ep, "") ?? "",
+                  },
+            body,
+            content: items.map((item, i) => contentFromDict(item, `${path}.content[${i}]`)),
+            statusRaw: get<string>(d, "status_raw", "str", path, "") ?? "",
+            original: originalOf(d, path),
+          },
+        },
+      });
+    }
     case "image":
     case "audio":
       return mediaFromDict(d, type, path);
@@ -560,6 +733,19 @@ export function contentFromDict(data: JsonValue, path = ""): Content {
   }
 }
 
+function requestsOf(usage: Dict | null | undefined, path: string): Record<string, bigint> {
+  const data =
+    usage === null || usage === undefined ? undefined : get<Dict>(usage, "hosted_tool_requests", "dict", path);
+  const out: Record<string, bigint> = {};
+  for (const [tool, count] of Object.entries(data ?? {})) {
+    if (!is(count, "int")) {
+      throw fail(`${path}.hosted_tool_requests['${tool}']`, "type", `expected int, got ${typeName(count)}`);
+    }
+    out[tool] = BigInt(count as number);
+  }
+  return out;
+}
+
 function blocks(data: Dict, path: string): Content[] {
   const items = get<JsonValue[]>(data, "contents", "list", path, []) ?? [];
   return items.map((item, i) => contentFromDict(item, `${path}.contents[${i}]`));
@@ -653,6 +839,9 @@ export function messageFromDict(data: JsonValue, path = ""): Message {
                     cacheWriteTokens: count("cache_write_tokens"),
                     reasoningTokens: count("reasoning_tokens"),
                     totalTokens: count("total_tokens"),
+                    cacheWrite5mTokens: count("cache_write_5m_tokens"),
+                    cacheWrite1hTokens: count("cache_write_1h_tokens"),
+                    hostedToolRequests: requestsOf(u, `${path}.usage`),
                     cost: is(costData, "dict")
                       ? {
                           input: amount("input"),
@@ -665,6 +854,7 @@ export function messageFromDict(data: JsonValue, path = ""): Message {
                   },
             stopReason: stop,
             stopReasonRaw: get<string>(d, "stop_reason_raw", "str", path, "") ?? "",
+            stopSequence: get<string>(d, "stop_sequence", "str", path, "") ?? "",
             error: get<string>(d, "error", "str", path, "") ?? "",
             provenance:
               provenance === undefined

@@ -4,7 +4,14 @@
 
 import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate, timestampFromMs, timestampNow } from "@bufbuild/protobuf/wkt";
-import type { Content, ThinkingContent, ToolCallContent, ToolResultContent } from "./content.js";
+import type {
+  Content,
+  HostedToolCallContent,
+  HostedToolResultContent,
+  ThinkingContent,
+  ToolCallContent,
+  ToolResultContent,
+} from "./content.js";
 import { text } from "./content.js";
 import { ValidationError } from "./errors.js";
 import {
@@ -107,6 +114,11 @@ export interface UsageInit {
   cacheWriteTokens?: number | bigint;
   reasoningTokens?: number | bigint;
   totalTokens?: number | bigint;
+  /** The parts of the cache writes to 5-minute and 1-hour entries (Anthropic). */
+  cacheWrite5mTokens?: number | bigint;
+  cacheWrite1hTokens?: number | bigint;
+  /** Requests to each hosted tool, by HostedToolKind name (`web_search`...). */
+  hostedToolRequests?: Record<string, number | bigint>;
   cost?: { input?: number; output?: number; cacheRead?: number; cacheWrite?: number; total?: number };
 }
 
@@ -117,6 +129,8 @@ const TOKEN_KEYS = [
   "cacheWriteTokens",
   "reasoningTokens",
   "totalTokens",
+  "cacheWrite5mTokens",
+  "cacheWrite1hTokens",
 ] as const;
 
 /** A `Usage` (tokens and cost); validated (counts and amounts are never negative). */
@@ -128,6 +142,9 @@ export function usage(init: UsageInit | Usage): Usage {
     if (value !== undefined) built[key] = BigInt(value);
   }
   if (init.cost !== undefined) built.cost = { $typeName: "agentmsg.v1.UsageCost", ...init.cost };
+  for (const [tool, count] of Object.entries(init.hostedToolRequests ?? {})) {
+    built.hostedToolRequests[tool] = BigInt(count);
+  }
   validate(UsageSchema, built);
   return built;
 }
@@ -136,6 +153,8 @@ export interface AssistantOptions extends MessageOptions {
   usage?: UsageInit | Usage;
   stopReason?: StopReasonName | StopReason;
   stopReasonRaw?: string;
+  /** The stop sequence that ended the answer. */
+  stopSequence?: string;
   error?: string;
   provenance?: Partial<Omit<Provenance, "$typeName">>;
 }
@@ -150,6 +169,7 @@ export function assistantMessage(content: Content[], options: AssistantOptions =
         usage: options.usage === undefined ? undefined : usage(options.usage),
         stopReason: stopReason(options.stopReason),
         stopReasonRaw: options.stopReasonRaw ?? "",
+        stopSequence: options.stopSequence ?? "",
         error: options.error ?? "",
         provenance: options.provenance === undefined ? undefined : create(ProvenanceSchema, options.provenance),
       },
@@ -241,6 +261,16 @@ export function toolCalls(msg: Message): ToolCallContent[] {
 /** The thinking blocks of a message, in order. */
 export function thinking(msg: Message): ThinkingContent[] {
   return contentsOf(msg).flatMap((block) => (block.kind.case === "thinking" ? [block.kind.value] : []));
+}
+
+/** The hosted tool calls (tools the provider ran) of a message, in order. */
+export function hostedToolCalls(msg: Message): HostedToolCallContent[] {
+  return contentsOf(msg).flatMap((block) => (block.kind.case === "hostedToolCall" ? [block.kind.value] : []));
+}
+
+/** The hosted tool results of a message, in order. */
+export function hostedToolResults(msg: Message): HostedToolResultContent[] {
+  return contentsOf(msg).flatMap((block) => (block.kind.case === "hostedToolResult" ? [block.kind.value] : []));
 }
 
 /** The tool results of a message, in order. */

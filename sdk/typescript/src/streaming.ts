@@ -9,9 +9,11 @@
 //    block_stop(i) closes it. The message holds the blocks in index order (gaps allowed). A delta for a block never
 //    started, already stopped, or of the wrong kind is an error naming the block.
 // 3. Appending. Text, thinking text, signatures and argument fragments concatenate in arrival order; a signature
-//    delta may go to a text, thinking or tool-call block.
-// 4. Tool-call arguments are parsed when their block stops; text that is not a JSON object is kept verbatim and
-//    listed in `issues`.
+//    delta may go to a text, thinking, tool-call or hosted-tool-call block; argument fragments go to a tool call
+//    (its arguments) or a hosted tool call (its input). Citation and logprob deltas go to text blocks, appended
+//    after the citations and tokens the block started with. Hosted tool results and provider blocks arrive whole.
+// 4. Tool-call arguments (and hosted tool call input) are parsed when their block stops; text that is not a JSON
+//    object is kept verbatim and listed in `issues`.
 // 5. Usage. Each count a usage event sets replaces the one held so far (running totals); unset counts keep theirs.
 // 6. Duplicates. Numbered events at or below the last one applied are ignored; a number past a gap is an error.
 //    Unnumbered exact repeats of message_start, block_start, block_stop or message_stop/error are ignored.
@@ -21,7 +23,14 @@
 
 import { clone, create, equals } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate, timestampFromMs, timestampNow } from "@bufbuild/protobuf/wkt";
-import { type Content, ContentSchema, parseJsonObject } from "./content.js";
+import {
+  type Citation,
+  CitationSchema,
+  type Content,
+  ContentSchema,
+  parseJsonObject,
+  type TokenLogprob,
+} from "./content.js";
 import { IncompleteStreamError, StreamProtocolError, ValidationError } from "./errors.js";
 import {
   AssistantMessageSchema,
@@ -121,10 +130,20 @@ export function usageUpdate(value: UsageInit | Usage): StreamEvent {
   return event({ case: "usage", value: { $typeName: "agentmsg.v1.UsageUpdate", usage: makeUsage(value) } });
 }
 
-/** The last event of a complete message. */
+/** Add a citation to text block `index`. */
+export function citationDelta(index: number, citation: Citation): StreamEvent {
+  return delta(index, { case: "citation", value: { $typeName: "agentmsg.v1.CitationDelta", citation } });
+}
+
+/** Append token log probabilities to text block `index`. */
+export function logprobsDelta(index: number, logprobs: TokenLogprob[]): StreamEvent {
+  return delta(index, { case: "logprobs", value: { $typeName: "agentmsg.v1.LogprobsDelta", logprobs } });
+}
+
+/** The last event of a complete message (`stopSequence`: the stop sequence that ended it). */
 export function messageStop(
   reason?: StopReasonName | StopReason,
-  options: { stopReasonRaw?: string; responseId?: string } = {},
+  options: { stopReasonRaw?: string; responseId?: string; stopSequence?: string } = {},
 ): StreamEvent {
   return event({
     case: "messageStop",
@@ -133,6 +152,7 @@ export function messageStop(
       stopReason: stopReason(reason),
       stopReasonRaw: options.stopReasonRaw ?? "",
       responseId: options.responseId ?? "",
+      stopSequence: options.stopSequence ?? "",
     },
   });
 }
@@ -161,14 +181,24 @@ export function withSequence(value: StreamEvent, sequence: number | bigint): Str
 type BlockKind = NonNullable<Content["kind"]["case"]>;
 type DeltaKind = NonNullable<BlockDelta["delta"]["case"]>;
 
-const BLOCK_KINDS: ReadonlySet<string> = new Set(["text", "thinking", "redactedThinking", "toolCall", "provider"]);
+const BLOCK_KINDS: ReadonlySet<string> = new Set([
+  "text",
+  "thinking",
+  "redactedThinking",
+  "toolCall",
+  "provider",
+  "hostedToolCall",
+  "hostedToolResult",
+]);
 // Which delta kinds each block kind takes.
 const DELTAS: Readonly<Record<string, ReadonlySet<DeltaKind>>> = {
-  text: new Set<DeltaKind>(["text", "signature"]),
+  text: new Set<DeltaKind>(["text", "signature", "citation", "logprobs"]),
   thinking: new Set<DeltaKind>(["thinking", "signature"]),
   toolCall: new Set<DeltaKind>(["toolCall", "signature"]),
+  hostedToolCall: new Set<DeltaKind>(["toolCall", "signature"]),
   redactedThinking: new Set<DeltaKind>(),
   provider: new Set<DeltaKind>(),
+  hostedToolResult: new Set<DeltaKind>(),
 };
 
 /** A proto arm name as the Python library prints it (`toolCall` -> `tool_call`). */
@@ -181,6 +211,8 @@ class Block {
   readonly kind: BlockKind | "";
   readonly parts: string[] = [];
   readonly signature: string[] = [];
+  readonly citations: Citation[] = [];
+  readonly logprobs: TokenLogprob[] = [];
   open = true;
 
   constructor(readonly content: Content) {
@@ -195,11 +227,16 @@ class Block {
     if (kind.case === "text") {
       kind.value.text += joined;
       kind.value.signature += signature;
+      kind.value.citations.push(...this.citations.map((c) => clone(CitationSchema, c)));
+      kind.value.logprobs.push(...this.logprobs);
     } else if (kind.case === "thinking") {
       kind.value.text += joined;
       kind.value.signature += signature;
     } else if (kind.case === "toolCall") {
       kind.value.arguments += joined;
+      kind.value.signature += signature;
+    } else if (kind.case === "hostedToolCall") {
+      kind.value.input += joined;
       kind.value.signature += signature;
     }
     return out;
@@ -209,6 +246,10 @@ class Block {
     if (this.content.kind.case === "toolCall") {
       const call = this.content.kind.value;
       return `block ${index} (tool call '${call.name}', id '${call.id}')`;
+    }
+    if (this.content.kind.case === "hostedToolCall") {
+      const call = this.content.kind.value;
+      return `block ${index} (hosted tool call '${call.name}', id '${call.id}')`;
     }
     return `block ${index} (${snake(this.kind)})`;
   }
@@ -223,10 +264,14 @@ function mergeUsage(target: Usage, update: Usage): void {
     "cacheWriteTokens",
     "reasoningTokens",
     "totalTokens",
+    "cacheWrite5mTokens",
+    "cacheWrite1hTokens",
   ] as const) {
     const value = update[key];
     if (value !== undefined) target[key] = value;
   }
+  // A map merges key by key: a tool's count replaces the one held; tools the update leaves out keep theirs.
+  Object.assign(target.hostedToolRequests, update.hostedToolRequests);
   if (update.cost !== undefined) {
     target.cost ??= create(UsageCostSchema);
     for (const key of ["input", "output", "cacheRead", "cacheWrite", "total"] as const) {
@@ -346,11 +391,12 @@ export class StreamAccumulator {
     const content = start.content ?? create(ContentSchema);
     const existing = this.blocks.get(index);
     if (existing !== undefined) {
-      if (
-        equals(ContentSchema, existing.content, content) &&
+      const fresh =
         existing.parts.length === 0 &&
-        existing.signature.length === 0
-      ) {
+        existing.signature.length === 0 &&
+        existing.citations.length === 0 &&
+        existing.logprobs.length === 0;
+      if (equals(ContentSchema, existing.content, content) && fresh) {
         this.duplicates += 1;
         return;
       }
@@ -390,6 +436,12 @@ export class StreamAccumulator {
       case "signature":
         block.signature.push(d.delta.value.signature);
         break;
+      case "citation":
+        block.citations.push(d.delta.value.citation ?? create(CitationSchema));
+        break;
+      case "logprobs":
+        block.logprobs.push(...d.delta.value.logprobs);
+        break;
     }
   }
 
@@ -410,6 +462,11 @@ export class StreamAccumulator {
       const [, error] = parseJsonObject(argumentText);
       if (error !== undefined) {
         this.issues.push(`${block.describe(index)}: arguments kept verbatim, not a JSON object: ${error}`);
+      }
+    } else if (block.content.kind.case === "hostedToolCall") {
+      const [, error] = parseJsonObject(block.content.kind.value.input + block.parts.join(""));
+      if (error !== undefined) {
+        this.issues.push(`${block.describe(index)}: input kept verbatim, not a JSON object: ${error}`);
       }
     }
   }
@@ -459,6 +516,7 @@ export class StreamAccumulator {
     if (end?.case === "messageStop") {
       body.stopReason = end.value.stopReason;
       body.stopReasonRaw = end.value.stopReasonRaw;
+      body.stopSequence = end.value.stopSequence;
       if (end.value.responseId !== "") {
         body.provenance ??= create(ProvenanceSchema);
         body.provenance.responseId = end.value.responseId;
@@ -518,8 +576,12 @@ export function eventsFromMessage(msg: Message, options: { chunkSize?: number } 
     if (k.case === "text") {
       signature = k.value.signature;
       pieces.push(...split(k.value.text, size).map((t) => textDelta(index, t)));
+      if (k.value.logprobs.length > 0) pieces.push(logprobsDelta(index, k.value.logprobs));
+      pieces.push(...k.value.citations.map((c) => citationDelta(index, c)));
       k.value.text = "";
       k.value.signature = "";
+      k.value.citations = [];
+      k.value.logprobs = [];
     } else if (k.case === "thinking") {
       signature = k.value.signature;
       pieces.push(...split(k.value.text, size).map((t) => thinkingDelta(index, t)));
@@ -529,6 +591,11 @@ export function eventsFromMessage(msg: Message, options: { chunkSize?: number } 
       signature = k.value.signature;
       pieces.push(...split(k.value.arguments, size).map((t) => argumentsDelta(index, t)));
       k.value.arguments = "";
+      k.value.signature = "";
+    } else if (k.case === "hostedToolCall") {
+      signature = k.value.signature;
+      pieces.push(...split(k.value.input, size).map((t) => argumentsDelta(index, t)));
+      k.value.input = "";
       k.value.signature = "";
     }
     if (signature !== "") pieces.push(signatureDelta(index, signature));
@@ -556,6 +623,7 @@ export function eventsFromMessage(msg: Message, options: { chunkSize?: number } 
           stopReason: body.stopReason,
           stopReasonRaw: body.stopReasonRaw,
           responseId: "",
+          stopSequence: body.stopSequence,
         },
       }),
     );

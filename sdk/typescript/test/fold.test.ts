@@ -31,7 +31,13 @@ interface Expect {
 function issue(text: string): { block: number; kind: string } {
   const found = /^block (\d+) /.exec(text);
   assert.ok(found, `an issue that names no block: ${text}`);
-  const kind = text.includes("arguments kept verbatim") ? "arguments" : text.includes("cut short") ? "cut_short" : text;
+  const kind = text.includes("arguments kept verbatim")
+    ? "arguments"
+    : text.includes("input kept verbatim")
+      ? "input"
+      : text.includes("cut short")
+        ? "cut_short"
+        : text;
   return { block: Number(found[1]), kind };
 }
 

@@ -12,6 +12,7 @@ import {
   assistantText,
   CancelledError,
   type Content,
+  citation,
   DecodeError,
   decodeBinary,
   decodeJson,
@@ -20,7 +21,16 @@ import {
   eventsFromMessage,
   fold,
   fromCallError,
+  HostedToolKind,
+  hostedToolCall,
+  hostedToolCalls,
+  hostedToolKindName,
+  hostedToolResult,
+  hostedToolResults,
+  hostedToolResultText,
   image,
+  isHostedToolCall,
+  isHostedToolResult,
   isText,
   isToolCall,
   MessageSchema,
@@ -39,6 +49,7 @@ import {
   textContent,
   thinking,
   thinkingBlock,
+  tokenLogprob,
   toolCall,
   toolCallArgs,
   toolCallArgumentsError,
@@ -264,4 +275,65 @@ test("the runner turns each kind of handler outcome into a result", async () => 
   assert.deepEqual([toolResultText(bad), bad.isError], ["invalid arguments: a JSON array is not an object", true]);
   assert.throws(() => runner.tool("json", {}, () => ""), ValidationError);
   await assert.rejects(new ToolRunner("127.0.0.1:1").serve(), ValidationError);
+});
+
+test("v1.1 content: hosted tools, citations, logprobs, usage details, stop sequence", () => {
+  const call = hostedToolCall("srv_1", "web_search", {
+    kind: "web_search",
+    args: { query: "paris" },
+    status: "completed",
+  });
+  const result = hostedToolResult("srv_1", "Paris: rain", {
+    kind: "web_search",
+    searchResults: { results: [{ url: "https://example.com", title: "Example" }], queries: ["paris"] },
+  });
+  const cited = text("Rain in Paris.", {
+    citations: [
+      citation({ startIndex: 0, endIndex: 4, source: { case: "web", value: { url: "https://example.com" } } }),
+    ],
+    logprobs: [tokenLogprob({ token: "Rain", logprob: -0.1 })],
+  });
+  const message = assistantMessage([call, result, cited], {
+    usage: { inputTokens: 10, cacheWrite5mTokens: 3, hostedToolRequests: { web_search: 1 } },
+    stopReason: "stop",
+    stopSequence: "END",
+  });
+  assert.deepEqual(
+    hostedToolCalls(message).map((c) => [c.name, c.input, c.kind === HostedToolKind.WEB_SEARCH]),
+    [["web_search", '{"query":"paris"}', true]],
+  );
+  const [found] = hostedToolResults(message);
+  assert.ok(found);
+  assert.equal(hostedToolResultText(found), "Paris: rain");
+  assert.equal(found.body.case, "searchResults");
+  assert.ok(isHostedToolCall(call) && isHostedToolResult(result));
+  for (const chunkSize of [undefined, 3]) {
+    assert.ok(equals(MessageSchema, fold(eventsFromMessage(message, { chunkSize })), message));
+  }
+  const dict = messageToDict(message);
+  assert.equal(dict.stop_sequence, "END");
+  assert.deepEqual((dict.usage as { hosted_tool_requests: unknown }).hosted_tool_requests, { web_search: 1 });
+  assert.ok(equals(MessageSchema, messageFromDict(dict), message));
+
+  assert.deepEqual(
+    violationsOf(() => citation({ startIndex: 5, endIndex: 1, citedText: "x" })),
+    [
+      ["", "citation.source"],
+      ["", "citation.span"],
+    ],
+  );
+  assert.deepEqual(
+    violationsOf(() => assistantText("x", { usage: { hostedToolRequests: { "Web Search": 1 } } })),
+    [["hosted_tool_requests['Web Search']", "string.pattern"]],
+  );
+  assert.deepEqual(
+    violationsOf(() => hostedToolResult("srv_1", [thinkingBlock("no")])),
+    [["hosted_tool_result.content[0]", "hosted_tool_result.content.kind"]],
+  );
+  assert.throws(() => hostedToolCall("s", "n", { kind: "teleport" as never }), ValidationError);
+  assert.throws(
+    () => hostedToolResult("s", [], { webFetch: { url: "u" }, codeExecution: { stdout: "x" } }),
+    ValidationError,
+  );
+  assert.equal(hostedToolKindName(99 as HostedToolKind), "other");
 });

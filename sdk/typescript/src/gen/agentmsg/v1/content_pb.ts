@@ -19,11 +19,11 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file agentmsg/v1/content.proto.
  */
 export const file_agentmsg_v1_content: GenFile = /*@__PURE__*/
-  fileDesc("ChlhZ2VudG1zZy92MS9jb250ZW50LnByb3RvEgthZ2VudG1zZy52MSLdAwoHQ29udGVudBIoCgR0ZXh0GAEgASgLMhguYWdlbnRtc2cudjEuVGV4dENvbnRlbnRIABIqCgVpbWFnZRgCIAEoCzIZLmFnZW50bXNnLnYxLkltYWdlQ29udGVudEgAEioKBWF1ZGlvGAMgASgLMhkuYWdlbnRtc2cudjEuQXVkaW9Db250ZW50SAASMAoIZG9jdW1lbnQYBCABKAsyHC5hZ2VudG1zZy52MS5Eb2N1bWVudENvbnRlbnRIABIwCgh0aGlua2luZxgFIAEoCzIcLmFnZW50bXNnLnYxLlRoaW5raW5nQ29udGVudEgAEkEKEXJlZGFjdGVkX3RoaW5raW5nGAYgASgLMiQuYWdlbnRtc2cudjEuUmVkYWN0ZWRUaGlua2luZ0NvbnRlbnRIABIxCgl0b29sX2NhbGwYByABKAsyHC5hZ2VudG1zZy52MS5Ub29sQ2FsbENvbnRlbnRIABI1Cgt0b29sX3Jlc3VsdBgIIAEoCzIeLmFnZW50bXNnLnYxLlRvb2xSZXN1bHRDb250ZW50SAASMAoIcHJvdmlkZXIYCSABKAsyHC5hZ2VudG1zZy52MS5Qcm92aWRlckNvbnRlbnRIAEINCgRraW5kEgW6SAIIASIuCgtUZXh0Q29udGVudBIMCgR0ZXh0GAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCSLAAwoMSW1hZ2VDb250ZW50Eg4KBGRhdGEYASABKAxIABIXCgN1cmwYAiABKAlCCLpIBXIDiAEBSAASGgoHZmlsZV9pZBgFIAEoCUIHukgEcgIQAUgAEpABCgptZWRpYV90eXBlGAMgASgJQny6SHnYAQFydDJyXig/aTppbWFnZSkvW0EtWmEtejAtOV1bQS1aYS16MC05ISMkJl5fListXXswLDEyNn0oXHMqO1xzKltBLVphLXowLTkhIyQmXl8uKy1dKz0oIlteIl0qInxbQS1aYS16MC05ISMkJl5fListXSspKSokEigKBmRldGFpbBgEIAEoDjIYLmFnZW50bXNnLnYxLkltYWdlRGV0YWlsEi0KC21vcmVfaW1hZ2VzGAYgAygLMhguYWdlbnRtc2cudjEuSW1hZ2VTb3VyY2U6brpIaxppChlpbWFnZS5tZWRpYV90eXBlX2Zvcl9kYXRhEiJhbiBpbmxpbmUgaW1hZ2UgbmVlZHMgYSBtZWRpYV90eXBlGighaGFzKHRoaXMuZGF0YSkgfHwgdGhpcy5tZWRpYV90eXBlICE9ICcnQg8KBnNvdXJjZRIFukgCCAEi5gIKC0ltYWdlU291cmNlEg4KBGRhdGEYASABKAxIABIXCgN1cmwYAiABKAlCCLpIBXIDiAEBSAASGgoHZmlsZV9pZBgDIAEoCUIHukgEcgIQAUgAEpABCgptZWRpYV90eXBlGAQgASgJQny6SHnYAQFydDJyXig/aTppbWFnZSkvW0EtWmEtejAtOV1bQS1aYS16MC05ISMkJl5fListXXswLDEyNn0oXHMqO1xzKltBLVphLXowLTkhIyQmXl8uKy1dKz0oIlteIl0qInxbQS1aYS16MC05ISMkJl5fListXSspKSokOm66SGsaaQoZaW1hZ2UubWVkaWFfdHlwZV9mb3JfZGF0YRIiYW4gaW5saW5lIGltYWdlIG5lZWRzIGEgbWVkaWFfdHlwZRooIWhhcyh0aGlzLmRhdGEpIHx8IHRoaXMubWVkaWFfdHlwZSAhPSAnJ0IPCgZzb3VyY2USBbpIAggBIpIDCgxBdWRpb0NvbnRlbnQSDgoEZGF0YRgBIAEoDEgAEhcKA3VybBgCIAEoCUIIukgFcgOIAQFIABIaCgdmaWxlX2lkGAQgASgJQge6SARyAhABSAASkAEKCm1lZGlhX3R5cGUYAyABKAlCfLpIedgBAXJ0MnJeKD9pOmF1ZGlvKS9bQS1aYS16MC05XVtBLVphLXowLTkhIyQmXl8uKy1dezAsMTI2fShccyo7XHMqW0EtWmEtejAtOSEjJCZeXy4rLV0rPSgiW14iXSoifFtBLVphLXowLTkhIyQmXl8uKy1dKykpKiQSLAoKbW9yZV9jbGlwcxgFIAMoCzIYLmFnZW50bXNnLnYxLkF1ZGlvU291cmNlOmu6SGgaZgoZYXVkaW8ubWVkaWFfdHlwZV9mb3JfZGF0YRIfaW5saW5lIGF1ZGlvIG5lZWRzIGEgbWVkaWFfdHlwZRooIWhhcyh0aGlzLmRhdGEpIHx8IHRoaXMubWVkaWFfdHlwZSAhPSAnJ0IPCgZzb3VyY2USBbpIAggBIuMCCgtBdWRpb1NvdXJjZRIOCgRkYXRhGAEgASgMSAASFwoDdXJsGAIgASgJQgi6SAVyA4gBAUgAEhoKB2ZpbGVfaWQYAyABKAlCB7pIBHICEAFIABKQAQoKbWVkaWFfdHlwZRgEIAEoCUJ8ukh52AEBcnQycl4oP2k6YXVkaW8pL1tBLVphLXowLTldW0EtWmEtejAtOSEjJCZeXy4rLV17MCwxMjZ9KFxzKjtccypbQS1aYS16MC05ISMkJl5fListXSs9KCJbXiJdKiJ8W0EtWmEtejAtOSEjJCZeXy4rLV0rKSkqJDprukhoGmYKGWF1ZGlvLm1lZGlhX3R5cGVfZm9yX2RhdGESH2lubGluZSBhdWRpbyBuZWVkcyBhIG1lZGlhX3R5cGUaKCFoYXModGhpcy5kYXRhKSB8fCB0aGlzLm1lZGlhX3R5cGUgIT0gJydCDwoGc291cmNlEgW6SAIIASKxAwoPRG9jdW1lbnRDb250ZW50Eg4KBGRhdGEYASABKAxIABIXCgN1cmwYAiABKAlCCLpIBXIDiAEBSAASGgoHZmlsZV9pZBgDIAEoCUIHukgEcgIQAUgAErABCgptZWRpYV90eXBlGAQgASgJQpsBukiXAdgBAXKRATKOAV5bQS1aYS16MC05XVtBLVphLXowLTkhIyQmXl8uKy1dezAsMTI2fS9bQS1aYS16MC05XVtBLVphLXowLTkhIyQmXl8uKy1dezAsMTI2fShccyo7XHMqW0EtWmEtejAtOSEjJCZeXy4rLV0rPSgiW14iXSoifFtBLVphLXowLTkhIyQmXl8uKy1dKykpKiQSEAoIZmlsZW5hbWUYBSABKAkSDQoFdGl0bGUYBiABKAk6dLpIcRpvChxkb2N1bWVudC5tZWRpYV90eXBlX2Zvcl9kYXRhEiVhbiBpbmxpbmUgZG9jdW1lbnQgbmVlZHMgYSBtZWRpYV90eXBlGighaGFzKHRoaXMuZGF0YSkgfHwgdGhpcy5tZWRpYV90eXBlICE9ICcnQg8KBnNvdXJjZRIFukgCCAEiMgoPVGhpbmtpbmdDb250ZW50EgwKBHRleHQYASABKAkSEQoJc2lnbmF0dXJlGAIgASgJIjAKF1JlZGFjdGVkVGhpbmtpbmdDb250ZW50EhUKBGRhdGEYASABKAlCB7pIBHICEAEi4AEKD1Rvb2xDYWxsQ29udGVudBITCgJpZBgBIAEoCUIHukgEcgIQARIVCgRuYW1lGAIgASgJQge6SARyAhABEiMKBGtpbmQYAyABKA4yFS5hZ2VudG1zZy52MS5Ub29sS2luZBIRCglhcmd1bWVudHMYBCABKAkSFgoFaW5kZXgYBSABKAVCB7pIBBoCKAASEQoJc2lnbmF0dXJlGAYgASgJEhMKC3NlcnZlcl9uYW1lGAcgASgJEikKCG1ldGFkYXRhGAggASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdCKfAwoRVG9vbFJlc3VsdENvbnRlbnQSEwoCaWQYASABKAlCB7pIBHICEAESDAoEbmFtZRgCIAEoCRLjAQoHY29udGVudBgDIAMoCzIULmFnZW50bXNnLnYxLkNvbnRlbnRCuwG6SLcBkgGzASKwAboBrAEKGHRvb2xfcmVzdWx0LmNvbnRlbnQua2luZBJEYSB0b29sIHJlc3VsdCBtYXkgY2Fycnkgb25seSB0ZXh0LCBpbWFnZSwgYXVkaW8gYW5kIGRvY3VtZW50IGNvbnRlbnQaSmhhcyh0aGlzLnRleHQpIHx8IGhhcyh0aGlzLmltYWdlKSB8fCBoYXModGhpcy5hdWRpbykgfHwgaGFzKHRoaXMuZG9jdW1lbnQpEhAKCGlzX2Vycm9yGAQgASgIEikKCG1ldGFkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCgl0ZXJtaW5hdGUYBiABKAgSGQoRdGVybWluYXRlX21lc3NhZ2UYByABKAkSFgoFaW5kZXgYCCABKAVCB7pIBBoCKAAiWgoPUHJvdmlkZXJDb250ZW50EhkKCHByb3ZpZGVyGAEgASgJQge6SARyAhABEhUKBHR5cGUYAiABKAlCB7pIBHICEAESFQoEanNvbhgDIAEoCUIHukgEcgIQAiqIAQoLSW1hZ2VEZXRhaWwSHAoYSU1BR0VfREVUQUlMX1VOU1BFQ0lGSUVEEAASFAoQSU1BR0VfREVUQUlMX0xPVxABEhcKE0lNQUdFX0RFVEFJTF9NRURJVU0QAhIVChFJTUFHRV9ERVRBSUxfSElHSBADEhUKEUlNQUdFX0RFVEFJTF9BVVRPEAQqjgIKCFRvb2xLaW5kEhkKFVRPT0xfS0lORF9VTlNQRUNJRklFRBAAEhIKDlRPT0xfS0lORF9SRUFEEAESEgoOVE9PTF9LSU5EX0VESVQQAhITCg9UT09MX0tJTkRfV1JJVEUQAxIVChFUT09MX0tJTkRfRVhFQ1VURRAEEhEKDVRPT0xfS0lORF9XRUIQBRISCg5UT09MX0tJTkRfQ1JPThAGEhMKD1RPT0xfS0lORF9BR0VOVBAHEhYKElRPT0xfS0lORF9XT1JLRkxPVxAIEhIKDlRPT0xfS0lORF9QTEFOEAkSGAoUVE9PTF9LSU5EX0FVVE9NQVRJT04QChIRCg1UT09MX0tJTkRfTUNQEAtiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_struct]);
+  fileDesc("ChlhZ2VudG1zZy92MS9jb250ZW50LnByb3RvEgthZ2VudG1zZy52MSLhBAoHQ29udGVudBIoCgR0ZXh0GAEgASgLMhguYWdlbnRtc2cudjEuVGV4dENvbnRlbnRIABIqCgVpbWFnZRgCIAEoCzIZLmFnZW50bXNnLnYxLkltYWdlQ29udGVudEgAEioKBWF1ZGlvGAMgASgLMhkuYWdlbnRtc2cudjEuQXVkaW9Db250ZW50SAASMAoIZG9jdW1lbnQYBCABKAsyHC5hZ2VudG1zZy52MS5Eb2N1bWVudENvbnRlbnRIABIwCgh0aGlua2luZxgFIAEoCzIcLmFnZW50bXNnLnYxLlRoaW5raW5nQ29udGVudEgAEkEKEXJlZGFjdGVkX3RoaW5raW5nGAYgASgLMiQuYWdlbnRtc2cudjEuUmVkYWN0ZWRUaGlua2luZ0NvbnRlbnRIABIxCgl0b29sX2NhbGwYByABKAsyHC5hZ2VudG1zZy52MS5Ub29sQ2FsbENvbnRlbnRIABI1Cgt0b29sX3Jlc3VsdBgIIAEoCzIeLmFnZW50bXNnLnYxLlRvb2xSZXN1bHRDb250ZW50SAASMAoIcHJvdmlkZXIYCSABKAsyHC5hZ2VudG1zZy52MS5Qcm92aWRlckNvbnRlbnRIABI+ChBob3N0ZWRfdG9vbF9jYWxsGAogASgLMiIuYWdlbnRtc2cudjEuSG9zdGVkVG9vbENhbGxDb250ZW50SAASQgoSaG9zdGVkX3Rvb2xfcmVzdWx0GAsgASgLMiQuYWdlbnRtc2cudjEuSG9zdGVkVG9vbFJlc3VsdENvbnRlbnRIAEINCgRraW5kEgW6SAIIASKFAQoLVGV4dENvbnRlbnQSDAoEdGV4dBgBIAEoCRIRCglzaWduYXR1cmUYAiABKAkSKAoJY2l0YXRpb25zGAMgAygLMhUuYWdlbnRtc2cudjEuQ2l0YXRpb24SKwoIbG9ncHJvYnMYBCADKAsyGS5hZ2VudG1zZy52MS5Ub2tlbkxvZ3Byb2IisQYKCENpdGF0aW9uEiEKC3N0YXJ0X2luZGV4GAEgASgFQge6SAQaAigASAGIAQESHwoJZW5kX2luZGV4GAIgASgFQge6SAQaAigASAKIAQESEgoKY2l0ZWRfdGV4dBgDIAEoCRItCgN3ZWIYBCABKAsyHi5hZ2VudG1zZy52MS5XZWJDaXRhdGlvblNvdXJjZUgAEjcKCGRvY3VtZW50GAUgASgLMiMuYWdlbnRtc2cudjEuRG9jdW1lbnRDaXRhdGlvblNvdXJjZUgAEkAKDXNlYXJjaF9yZXN1bHQYBiABKAsyJy5hZ2VudG1zZy52MS5TZWFyY2hSZXN1bHRDaXRhdGlvblNvdXJjZUgAEi8KBGZpbGUYByABKAsyHy5hZ2VudG1zZy52MS5GaWxlQ2l0YXRpb25Tb3VyY2VIABIwCgpjb25maWRlbmNlGAggASgBQhe6SBQSEhkAAAAAAADwPykAAAAAAAAAAEgDiAEBEi4KCG9yaWdpbmFsGAkgASgLMhwuYWdlbnRtc2cudjEuUHJvdmlkZXJDb250ZW50OtgCukjUAhq4AQoPY2l0YXRpb24uc291cmNlEj1hIGNpdGF0aW9uIG5lZWRzIGEgc291cmNlIG9yIHRoZSBwcm92aWRlcidzIG9yaWdpbmFsIGNpdGF0aW9uGmZoYXModGhpcy53ZWIpIHx8IGhhcyh0aGlzLmRvY3VtZW50KSB8fCBoYXModGhpcy5zZWFyY2hfcmVzdWx0KSB8fCBoYXModGhpcy5maWxlKSB8fCBoYXModGhpcy5vcmlnaW5hbCkalgEKDWNpdGF0aW9uLnNwYW4SL2EgY2l0YXRpb24ncyBzcGFuIG11c3Qgbm90IGVuZCBiZWZvcmUgaXQgc3RhcnRzGlQhaGFzKHRoaXMuc3RhcnRfaW5kZXgpIHx8ICFoYXModGhpcy5lbmRfaW5kZXgpIHx8IHRoaXMuc3RhcnRfaW5kZXggPD0gdGhpcy5lbmRfaW5kZXhCCAoGc291cmNlQg4KDF9zdGFydF9pbmRleEIMCgpfZW5kX2luZGV4Qg0KC19jb25maWRlbmNlImQKEVdlYkNpdGF0aW9uU291cmNlEgsKA3VybBgBIAEoCRINCgV0aXRsZRgCIAEoCRIiCgxyZXN1bHRfaW5kZXgYAyABKAVCB7pIBBoCKABIAIgBAUIPCg1fcmVzdWx0X2luZGV4IuQBChZEb2N1bWVudENpdGF0aW9uU291cmNlEh8KDmRvY3VtZW50X2luZGV4GAEgASgFQge6SAQaAigAEg0KBXRpdGxlGAIgASgJEg8KB2ZpbGVfaWQYAyABKAkSKAoFY2hhcnMYBCABKAsyFy5hZ2VudG1zZy52MS5JbmRleFJhbmdlSAASKAoFcGFnZXMYBSABKAsyFy5hZ2VudG1zZy52MS5JbmRleFJhbmdlSAASKQoGYmxvY2tzGAYgASgLMhcuYWdlbnRtc2cudjEuSW5kZXhSYW5nZUgAQgoKCGxvY2F0aW9uIqcBChpTZWFyY2hSZXN1bHRDaXRhdGlvblNvdXJjZRIpChNzZWFyY2hfcmVzdWx0X2luZGV4GAEgASgFQge6SAQaAigASACIAQESDgoGc291cmNlGAIgASgJEg0KBXRpdGxlGAMgASgJEicKBmJsb2NrcxgEIAEoCzIXLmFnZW50bXNnLnYxLkluZGV4UmFuZ2VCFgoUX3NlYXJjaF9yZXN1bHRfaW5kZXgiTQoSRmlsZUNpdGF0aW9uU291cmNlEg8KB2ZpbGVfaWQYASABKAkSEAoIZmlsZW5hbWUYAiABKAkSFAoMY29udGFpbmVyX2lkGAMgASgJIpMBCgpJbmRleFJhbmdlEhYKBXN0YXJ0GAEgASgDQge6SAQiAigAEhQKA2VuZBgCIAEoA0IHukgEIgIoADpXukhUGlIKEWluZGV4X3JhbmdlLm9yZGVyEiVhIHJhbmdlIG11c3Qgbm90IGVuZCBiZWZvcmUgaXQgc3RhcnRzGhZ0aGlzLnN0YXJ0IDw9IHRoaXMuZW5kIqEBCgxUb2tlbkxvZ3Byb2ISDQoFdG9rZW4YASABKAkSDwoHbG9ncHJvYhgCIAEoARISCgVieXRlcxgDIAEoDEgAiAEBEhUKCHRva2VuX2lkGAQgASgFSAGIAQESLwoMdG9wX2xvZ3Byb2JzGAUgAygLMhkuYWdlbnRtc2cudjEuVG9rZW5Mb2dwcm9iQggKBl9ieXRlc0ILCglfdG9rZW5faWQiwAMKDEltYWdlQ29udGVudBIOCgRkYXRhGAEgASgMSAASFwoDdXJsGAIgASgJQgi6SAVyA4gBAUgAEhoKB2ZpbGVfaWQYBSABKAlCB7pIBHICEAFIABKQAQoKbWVkaWFfdHlwZRgDIAEoCUJ8ukh52AEBcnQycl4oP2k6aW1hZ2UpL1tBLVphLXowLTldW0EtWmEtejAtOSEjJCZeXy4rLV17MCwxMjZ9KFxzKjtccypbQS1aYS16MC05ISMkJl5fListXSs9KCJbXiJdKiJ8W0EtWmEtejAtOSEjJCZeXy4rLV0rKSkqJBIoCgZkZXRhaWwYBCABKA4yGC5hZ2VudG1zZy52MS5JbWFnZURldGFpbBItCgttb3JlX2ltYWdlcxgGIAMoCzIYLmFnZW50bXNnLnYxLkltYWdlU291cmNlOm66SGsaaQoZaW1hZ2UubWVkaWFfdHlwZV9mb3JfZGF0YRIiYW4gaW5saW5lIGltYWdlIG5lZWRzIGEgbWVkaWFfdHlwZRooIWhhcyh0aGlzLmRhdGEpIHx8IHRoaXMubWVkaWFfdHlwZSAhPSAnJ0IPCgZzb3VyY2USBbpIAggBIuYCCgtJbWFnZVNvdXJjZRIOCgRkYXRhGAEgASgMSAASFwoDdXJsGAIgASgJQgi6SAVyA4gBAUgAEhoKB2ZpbGVfaWQYAyABKAlCB7pIBHICEAFIABKQAQoKbWVkaWFfdHlwZRgEIAEoCUJ8ukh52AEBcnQycl4oP2k6aW1hZ2UpL1tBLVphLXowLTldW0EtWmEtejAtOSEjJCZeXy4rLV17MCwxMjZ9KFxzKjtccypbQS1aYS16MC05ISMkJl5fListXSs9KCJbXiJdKiJ8W0EtWmEtejAtOSEjJCZeXy4rLV0rKSkqJDpuukhrGmkKGWltYWdlLm1lZGlhX3R5cGVfZm9yX2RhdGESImFuIGlubGluZSBpbWFnZSBuZWVkcyBhIG1lZGlhX3R5cGUaKCFoYXModGhpcy5kYXRhKSB8fCB0aGlzLm1lZGlhX3R5cGUgIT0gJydCDwoGc291cmNlEgW6SAIIASKSAwoMQXVkaW9Db250ZW50Eg4KBGRhdGEYASABKAxIABIXCgN1cmwYAiABKAlCCLpIBXIDiAEBSAASGgoHZmlsZV9pZBgEIAEoCUIHukgEcgIQAUgAEpABCgptZWRpYV90eXBlGAMgASgJQny6SHnYAQFydDJyXig/aTphdWRpbykvW0EtWmEtejAtOV1bQS1aYS16MC05ISMkJl5fListXXswLDEyNn0oXHMqO1xzKltBLVphLXowLTkhIyQmXl8uKy1dKz0oIlteIl0qInxbQS1aYS16MC05ISMkJl5fListXSspKSokEiwKCm1vcmVfY2xpcHMYBSADKAsyGC5hZ2VudG1zZy52MS5BdWRpb1NvdXJjZTprukhoGmYKGWF1ZGlvLm1lZGlhX3R5cGVfZm9yX2RhdGESH2lubGluZSBhdWRpbyBuZWVkcyBhIG1lZGlhX3R5cGUaKCFoYXModGhpcy5kYXRhKSB8fCB0aGlzLm1lZGlhX3R5cGUgIT0gJydCDwoGc291cmNlEgW6SAIIASLjAgoLQXVkaW9Tb3VyY2USDgoEZGF0YRgBIAEoDEgAEhcKA3VybBgCIAEoCUIIukgFcgOIAQFIABIaCgdmaWxlX2lkGAMgASgJQge6SARyAhABSAASkAEKCm1lZGlhX3R5cGUYBCABKAlCfLpIedgBAXJ0MnJeKD9pOmF1ZGlvKS9bQS1aYS16MC05XVtBLVphLXowLTkhIyQmXl8uKy1dezAsMTI2fShccyo7XHMqW0EtWmEtejAtOSEjJCZeXy4rLV0rPSgiW14iXSoifFtBLVphLXowLTkhIyQmXl8uKy1dKykpKiQ6a7pIaBpmChlhdWRpby5tZWRpYV90eXBlX2Zvcl9kYXRhEh9pbmxpbmUgYXVkaW8gbmVlZHMgYSBtZWRpYV90eXBlGighaGFzKHRoaXMuZGF0YSkgfHwgdGhpcy5tZWRpYV90eXBlICE9ICcnQg8KBnNvdXJjZRIFukgCCAEisQMKD0RvY3VtZW50Q29udGVudBIOCgRkYXRhGAEgASgMSAASFwoDdXJsGAIgASgJQgi6SAVyA4gBAUgAEhoKB2ZpbGVfaWQYAyABKAlCB7pIBHICEAFIABKwAQoKbWVkaWFfdHlwZRgEIAEoCUKbAbpIlwHYAQFykQEyjgFeW0EtWmEtejAtOV1bQS1aYS16MC05ISMkJl5fListXXswLDEyNn0vW0EtWmEtejAtOV1bQS1aYS16MC05ISMkJl5fListXXswLDEyNn0oXHMqO1xzKltBLVphLXowLTkhIyQmXl8uKy1dKz0oIlteIl0qInxbQS1aYS16MC05ISMkJl5fListXSspKSokEhAKCGZpbGVuYW1lGAUgASgJEg0KBXRpdGxlGAYgASgJOnS6SHEabwocZG9jdW1lbnQubWVkaWFfdHlwZV9mb3JfZGF0YRIlYW4gaW5saW5lIGRvY3VtZW50IG5lZWRzIGEgbWVkaWFfdHlwZRooIWhhcyh0aGlzLmRhdGEpIHx8IHRoaXMubWVkaWFfdHlwZSAhPSAnJ0IPCgZzb3VyY2USBbpIAggBIjIKD1RoaW5raW5nQ29udGVudBIMCgR0ZXh0GAEgASgJEhEKCXNpZ25hdHVyZRgCIAEoCSIwChdSZWRhY3RlZFRoaW5raW5nQ29udGVudBIVCgRkYXRhGAEgASgJQge6SARyAhABIuABCg9Ub29sQ2FsbENvbnRlbnQSEwoCaWQYASABKAlCB7pIBHICEAESFQoEbmFtZRgCIAEoCUIHukgEcgIQARIjCgRraW5kGAMgASgOMhUuYWdlbnRtc2cudjEuVG9vbEtpbmQSEQoJYXJndW1lbnRzGAQgASgJEhYKBWluZGV4GAUgASgFQge6SAQaAigAEhEKCXNpZ25hdHVyZRgGIAEoCRITCgtzZXJ2ZXJfbmFtZRgHIAEoCRIpCghtZXRhZGF0YRgIIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QivwMKEVRvb2xSZXN1bHRDb250ZW50EhMKAmlkGAEgASgJQge6SARyAhABEgwKBG5hbWUYAiABKAkSgwIKB2NvbnRlbnQYAyADKAsyFC5hZ2VudG1zZy52MS5Db250ZW50QtsBukjXAZIB0wEi0AG6AcwBChh0b29sX3Jlc3VsdC5jb250ZW50LmtpbmQSTmEgdG9vbCByZXN1bHQgbWF5IGNhcnJ5IG9ubHkgdGV4dCwgaW1hZ2UsIGF1ZGlvLCBkb2N1bWVudCBhbmQgcHJvdmlkZXIgY29udGVudBpgaGFzKHRoaXMudGV4dCkgfHwgaGFzKHRoaXMuaW1hZ2UpIHx8IGhhcyh0aGlzLmF1ZGlvKSB8fCBoYXModGhpcy5kb2N1bWVudCkgfHwgaGFzKHRoaXMucHJvdmlkZXIpEhAKCGlzX2Vycm9yGAQgASgIEikKCG1ldGFkYXRhGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIRCgl0ZXJtaW5hdGUYBiABKAgSGQoRdGVybWluYXRlX21lc3NhZ2UYByABKAkSFgoFaW5kZXgYCCABKAVCB7pIBBoCKAAiWgoPUHJvdmlkZXJDb250ZW50EhkKCHByb3ZpZGVyGAEgASgJQge6SARyAhABEhUKBHR5cGUYAiABKAlCB7pIBHICEAESFQoEanNvbhgDIAEoCUIHukgEcgIQAiKBAgoVSG9zdGVkVG9vbENhbGxDb250ZW50EgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSKQoEa2luZBgDIAEoDjIbLmFnZW50bXNnLnYxLkhvc3RlZFRvb2xLaW5kEg0KBWlucHV0GAQgASgJEg4KBnNlcnZlchgFIAEoCRItCgZzdGF0dXMYBiABKA4yHS5hZ2VudG1zZy52MS5Ib3N0ZWRUb29sU3RhdHVzEhIKCnN0YXR1c19yYXcYByABKAkSEQoJc2lnbmF0dXJlGAggASgJEi4KCG9yaWdpbmFsGAkgASgLMhwuYWdlbnRtc2cudjEuUHJvdmlkZXJDb250ZW50ItUGChdIb3N0ZWRUb29sUmVzdWx0Q29udGVudBIPCgdjYWxsX2lkGAEgASgJEgwKBG5hbWUYAiABKAkSKQoEa2luZBgDIAEoDjIbLmFnZW50bXNnLnYxLkhvc3RlZFRvb2xLaW5kEhAKCGlzX2Vycm9yGAQgASgIEisKBWVycm9yGAUgASgLMhwuYWdlbnRtc2cudjEuSG9zdGVkVG9vbEVycm9yEjQKDnNlYXJjaF9yZXN1bHRzGAYgASgLMhouYWdlbnRtc2cudjEuU2VhcmNoUmVzdWx0c0gAEjoKDmNvZGVfZXhlY3V0aW9uGAcgASgLMiAuYWdlbnRtc2cudjEuQ29kZUV4ZWN1dGlvbk91dHB1dEgAEjAKCXdlYl9mZXRjaBgIIAEoCzIbLmFnZW50bXNnLnYxLldlYkZldGNoT3V0cHV0SAASkQIKB2NvbnRlbnQYCSADKAsyFC5hZ2VudG1zZy52MS5Db250ZW50QukBukjlAZIB4QEi3gG6AdoBCh9ob3N0ZWRfdG9vbF9yZXN1bHQuY29udGVudC5raW5kElVhIGhvc3RlZCB0b29sIHJlc3VsdCBtYXkgY2Fycnkgb25seSB0ZXh0LCBpbWFnZSwgYXVkaW8sIGRvY3VtZW50IGFuZCBwcm92aWRlciBjb250ZW50GmBoYXModGhpcy50ZXh0KSB8fCBoYXModGhpcy5pbWFnZSkgfHwgaGFzKHRoaXMuYXVkaW8pIHx8IGhhcyh0aGlzLmRvY3VtZW50KSB8fCBoYXModGhpcy5wcm92aWRlcikSLQoGc3RhdHVzGAogASgOMh0uYWdlbnRtc2cudjEuSG9zdGVkVG9vbFN0YXR1cxISCgpzdGF0dXNfcmF3GAwgASgJEi4KCG9yaWdpbmFsGAsgASgLMhwuYWdlbnRtc2cudjEuUHJvdmlkZXJDb250ZW50On66SHsaeQoYaG9zdGVkX3Rvb2xfcmVzdWx0LmVycm9yEjphIGhvc3RlZCB0b29sIHJlc3VsdCB3aXRoIGFuIGVycm9yIG11c3QgYmUgbWFya2VkIGlzX2Vycm9yGiEhaGFzKHRoaXMuZXJyb3IpIHx8IHRoaXMuaXNfZXJyb3JCBgoEYm9keSIwCg9Ib3N0ZWRUb29sRXJyb3ISDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIkwKDVNlYXJjaFJlc3VsdHMSKgoHcmVzdWx0cxgBIAMoCzIZLmFnZW50bXNnLnYxLlNlYXJjaFJlc3VsdBIPCgdxdWVyaWVzGAIgAygJIqABCgxTZWFyY2hSZXN1bHQSCwoDdXJsGAEgASgJEg0KBXRpdGxlGAIgASgJEg8KB3NuaXBwZXQYAyABKAkSEAoIcGFnZV9hZ2UYBCABKAkSGQoRZW5jcnlwdGVkX2NvbnRlbnQYBSABKAkSDwoHZmlsZV9pZBgGIAEoCRIbCgVzY29yZRgHIAEoAUIHukgEEgJAAUgAiAEBQggKBl9zY29yZSKoAQoTQ29kZUV4ZWN1dGlvbk91dHB1dBIOCgZzdGRvdXQYASABKAkSDgoGc3RkZXJyGAIgASgJEhgKC3JldHVybl9jb2RlGAMgASgFSACIAQESLQoFZmlsZXMYBCADKAsyHi5hZ2VudG1zZy52MS5Db2RlRXhlY3V0aW9uRmlsZRIYChBlbmNyeXB0ZWRfc3Rkb3V0GAUgASgJQg4KDF9yZXR1cm5fY29kZSIxChFDb2RlRXhlY3V0aW9uRmlsZRIPCgdmaWxlX2lkGAEgASgJEgsKA3VybBgCIAEoCSIzCg5XZWJGZXRjaE91dHB1dBILCgN1cmwYASABKAkSFAoMcmV0cmlldmVkX2F0GAIgASgJKtwCCg5Ib3N0ZWRUb29sS2luZBIgChxIT1NURURfVE9PTF9LSU5EX1VOU1BFQ0lGSUVEEAASHwobSE9TVEVEX1RPT0xfS0lORF9XRUJfU0VBUkNIEAESHgoaSE9TVEVEX1RPT0xfS0lORF9XRUJfRkVUQ0gQAhIjCh9IT1NURURfVE9PTF9LSU5EX0NPREVfRVhFQ1VUSU9OEAMSIAocSE9TVEVEX1RPT0xfS0lORF9GSUxFX1NFQVJDSBAEEiUKIUhPU1RFRF9UT09MX0tJTkRfSU1BR0VfR0VORVJBVElPThAFEhgKFEhPU1RFRF9UT09MX0tJTkRfTUNQEAYSIQodSE9TVEVEX1RPT0xfS0lORF9DT01QVVRFUl9VU0UQBxIgChxIT1NURURfVE9PTF9LSU5EX1RPT0xfU0VBUkNIEAgSGgoWSE9TVEVEX1RPT0xfS0lORF9PVEhFUhAJKugBChBIb3N0ZWRUb29sU3RhdHVzEiIKHkhPU1RFRF9UT09MX1NUQVRVU19VTlNQRUNJRklFRBAAEiIKHkhPU1RFRF9UT09MX1NUQVRVU19JTl9QUk9HUkVTUxABEiAKHEhPU1RFRF9UT09MX1NUQVRVU19DT01QTEVURUQQAhIhCh1IT1NURURfVE9PTF9TVEFUVVNfSU5DT01QTEVURRADEh0KGUhPU1RFRF9UT09MX1NUQVRVU19GQUlMRUQQBBIoCiRIT1NURURfVE9PTF9TVEFUVVNfQVdBSVRJTkdfQVBQUk9WQUwQBSqIAQoLSW1hZ2VEZXRhaWwSHAoYSU1BR0VfREVUQUlMX1VOU1BFQ0lGSUVEEAASFAoQSU1BR0VfREVUQUlMX0xPVxABEhcKE0lNQUdFX0RFVEFJTF9NRURJVU0QAhIVChFJTUFHRV9ERVRBSUxfSElHSBADEhUKEUlNQUdFX0RFVEFJTF9BVVRPEAQqjgIKCFRvb2xLaW5kEhkKFVRPT0xfS0lORF9VTlNQRUNJRklFRBAAEhIKDlRPT0xfS0lORF9SRUFEEAESEgoOVE9PTF9LSU5EX0VESVQQAhITCg9UT09MX0tJTkRfV1JJVEUQAxIVChFUT09MX0tJTkRfRVhFQ1VURRAEEhEKDVRPT0xfS0lORF9XRUIQBRISCg5UT09MX0tJTkRfQ1JPThAGEhMKD1RPT0xfS0lORF9BR0VOVBAHEhYKElRPT0xfS0lORF9XT1JLRkxPVxAIEhIKDlRPT0xfS0lORF9QTEFOEAkSGAoUVE9PTF9LSU5EX0FVVE9NQVRJT04QChIRCg1UT09MX0tJTkRfTUNQEAtiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_struct]);
 
 /**
  * One content block of a message: text, media, reasoning, a tool call or a
- * tool result. Exactly one arm is set. A consumer that meets an arm it does not
+ * tool result, a hosted tool's call or result. Exactly one arm is set. A consumer that meets an arm it does not
  * know (a peer on a newer minor version) must keep the block, not drop it.
  *
  * @generated from message agentmsg.v1.Content
@@ -106,6 +106,23 @@ export type Content = Message<"agentmsg.v1.Content"> & {
      */
     value: ProviderContent;
     case: "provider";
+  } | {
+    /**
+     * A tool the provider ran itself (web search, code execution, a remote
+     * MCP call...): the call, as the model made it.
+     *
+     * @generated from field: agentmsg.v1.HostedToolCallContent hosted_tool_call = 10;
+     */
+    value: HostedToolCallContent;
+    case: "hostedToolCall";
+  } | {
+    /**
+     * What a tool the provider ran itself returned.
+     *
+     * @generated from field: agentmsg.v1.HostedToolResultContent hosted_tool_result = 11;
+     */
+    value: HostedToolResultContent;
+    case: "hostedToolResult";
   } | { case: undefined; value?: undefined };
 };
 
@@ -137,6 +154,25 @@ export type TextContent = Message<"agentmsg.v1.TextContent"> & {
    * @generated from field: string signature = 2;
    */
   signature: string;
+
+  /**
+   * The sources that support this text, in the order the provider gave them
+   * (Anthropic `citations`, OpenAI Responses `annotations`, Gemini
+   * `groundingMetadata.groundingSupports`). Empty when the text cites nothing.
+   *
+   * @generated from field: repeated agentmsg.v1.Citation citations = 3;
+   */
+  citations: Citation[];
+
+  /**
+   * The log probability of each generated token of the text, in order, when
+   * the caller asked for them (OpenAI `logprobs`, Gemini `logprobsResult`).
+   * Empty when not requested; a text block built from several provider
+   * blocks keeps all their tokens in order.
+   *
+   * @generated from field: repeated agentmsg.v1.TokenLogprob logprobs = 4;
+   */
+  logprobs: TokenLogprob[];
 };
 
 /**
@@ -145,6 +181,401 @@ export type TextContent = Message<"agentmsg.v1.TextContent"> & {
  */
 export const TextContentSchema: GenMessage<TextContent> = /*@__PURE__*/
   messageDesc(file_agentmsg_v1_content, 1);
+
+/**
+ * One source that supports (a span of) a text block.
+ *
+ * Design note. The three providers cite differently: Anthropic attaches
+ * citations to a whole text block and quotes the source (`cited_text`) with
+ * a location in a document the request gave (characters, pages or content
+ * blocks), in a search result block, or in a web search result; OpenAI
+ * Responses annotates spans of the output text with URLs, files and
+ * container files; Gemini returns, per candidate, the chunks it grounded on
+ * (web pages, retrieved documents, places) and supports that tie byte
+ * segments of a part to chunk indices with confidence scores. They agree on a
+ * source (a URL with a title, a document of the request with a location, a
+ * search result, a provider file), on the quoted text where there is one, and
+ * on a span of the block. Those are typed here; what each provider adds
+ * (Anthropic's `encrypted_index`, Gemini's segment text) is in `original`, so
+ * a writer to the same provider rebuilds the citation exactly.
+ *
+ * Gemini grounding maps onto this model: each `groundingSupports[i]` becomes
+ * one citation per entry of its `groundingChunkIndices`, on the text block
+ * of the part its `segment.partIndex` names, with the span converted from
+ * UTF-8 bytes to code points, `confidence` from the matching
+ * `confidenceScores` entry, and the source from the chunk (`web` and `maps`
+ * as `web` with `result_index` = the chunk index; `retrievedContext` as
+ * `search_result`). The candidate's search queries and chunks themselves are
+ * a hosted web search call and result (see `HostedToolCallContent`).
+ *
+ * @generated from message agentmsg.v1.Citation
+ */
+export type Citation = Message<"agentmsg.v1.Citation"> & {
+  /**
+   * Where the supported span of the block's text starts, in Unicode code
+   * points from the start of the block (OpenAI `start_index`; Gemini's byte
+   * offsets converted). Unset with `end_index`: the whole block (Anthropic).
+   *
+   * @generated from field: optional int32 start_index = 1;
+   */
+  startIndex?: number | undefined;
+
+  /**
+   * Where the supported span ends (exclusive), in code points. Equal to
+   * `start_index` for a citation at one point of the text (OpenAI
+   * `file_citation` has one `index`).
+   *
+   * @generated from field: optional int32 end_index = 2;
+   */
+  endIndex?: number | undefined;
+
+  /**
+   * The source's text that is quoted (Anthropic `cited_text`). Empty when
+   * the provider does not quote.
+   *
+   * @generated from field: string cited_text = 3;
+   */
+  citedText: string;
+
+  /**
+   * What is cited. Unset only when the provider's citation is of a kind
+   * agentmsg has no type for; then `original` holds it.
+   *
+   * @generated from oneof agentmsg.v1.Citation.source
+   */
+  source: {
+    /**
+     * A web page.
+     *
+     * @generated from field: agentmsg.v1.WebCitationSource web = 4;
+     */
+    value: WebCitationSource;
+    case: "web";
+  } | {
+    /**
+     * A document the request gave the model, at a location.
+     *
+     * @generated from field: agentmsg.v1.DocumentCitationSource document = 5;
+     */
+    value: DocumentCitationSource;
+    case: "document";
+  } | {
+    /**
+     * A search result the request gave the model (Anthropic `search_result`
+     * blocks), or a document a retrieval tool returned (Gemini
+     * `retrievedContext`).
+     *
+     * @generated from field: agentmsg.v1.SearchResultCitationSource search_result = 6;
+     */
+    value: SearchResultCitationSource;
+    case: "searchResult";
+  } | {
+    /**
+     * A file in the provider's file store or a code container.
+     *
+     * @generated from field: agentmsg.v1.FileCitationSource file = 7;
+     */
+    value: FileCitationSource;
+    case: "file";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * How confident the provider is that the source supports the span, from 0
+   * to 1 (Gemini `confidenceScores`). Unset when not reported.
+   *
+   * @generated from field: optional double confidence = 8;
+   */
+  confidence?: number | undefined;
+
+  /**
+   * The provider's citation object, verbatim, so a writer to the same
+   * provider rebuilds it exactly (encrypted fields included). Unset for a
+   * citation built by hand.
+   *
+   * @generated from field: agentmsg.v1.ProviderContent original = 9;
+   */
+  original?: ProviderContent | undefined;
+};
+
+/**
+ * Describes the message agentmsg.v1.Citation.
+ * Use `create(CitationSchema)` to create a new message.
+ */
+export const CitationSchema: GenMessage<Citation> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 2);
+
+/**
+ * A web page that a citation points at.
+ *
+ * @generated from message agentmsg.v1.WebCitationSource
+ */
+export type WebCitationSource = Message<"agentmsg.v1.WebCitationSource"> & {
+  /**
+   * The page's URL, as the provider gave it (it may be a provider redirect).
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * The page's title. Empty when not given.
+   *
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * The position of the page among the sources of the response (Gemini's
+   * index into `groundingChunks`). Unset when the provider does not number
+   * its sources.
+   *
+   * @generated from field: optional int32 result_index = 3;
+   */
+  resultIndex?: number | undefined;
+};
+
+/**
+ * Describes the message agentmsg.v1.WebCitationSource.
+ * Use `create(WebCitationSourceSchema)` to create a new message.
+ */
+export const WebCitationSourceSchema: GenMessage<WebCitationSource> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 3);
+
+/**
+ * A document of the request that a citation points at, with the cited part.
+ *
+ * @generated from message agentmsg.v1.DocumentCitationSource
+ */
+export type DocumentCitationSource = Message<"agentmsg.v1.DocumentCitationSource"> & {
+  /**
+   * The document's position among the request's documents, from 0
+   * (Anthropic `document_index`).
+   *
+   * @generated from field: int32 document_index = 1;
+   */
+  documentIndex: number;
+
+  /**
+   * The document's title. Empty when not given.
+   *
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * The provider file the document was given as. Empty when not a file.
+   *
+   * @generated from field: string file_id = 3;
+   */
+  fileId: string;
+
+  /**
+   * The cited part of the document, in the unit the document is cited in.
+   * Unset when the provider does not say.
+   *
+   * @generated from oneof agentmsg.v1.DocumentCitationSource.location
+   */
+  location: {
+    /**
+     * Characters of a plain-text document: 0-based, end exclusive
+     * (Anthropic `char_location`).
+     *
+     * @generated from field: agentmsg.v1.IndexRange chars = 4;
+     */
+    value: IndexRange;
+    case: "chars";
+  } | {
+    /**
+     * Pages of a PDF: 1-based, end exclusive (Anthropic `page_location`).
+     *
+     * @generated from field: agentmsg.v1.IndexRange pages = 5;
+     */
+    value: IndexRange;
+    case: "pages";
+  } | {
+    /**
+     * Content blocks of a custom-content document: 0-based, end exclusive
+     * (Anthropic `content_block_location`).
+     *
+     * @generated from field: agentmsg.v1.IndexRange blocks = 6;
+     */
+    value: IndexRange;
+    case: "blocks";
+  } | { case: undefined; value?: undefined };
+};
+
+/**
+ * Describes the message agentmsg.v1.DocumentCitationSource.
+ * Use `create(DocumentCitationSourceSchema)` to create a new message.
+ */
+export const DocumentCitationSourceSchema: GenMessage<DocumentCitationSource> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 4);
+
+/**
+ * A search result that a citation points at.
+ *
+ * @generated from message agentmsg.v1.SearchResultCitationSource
+ */
+export type SearchResultCitationSource = Message<"agentmsg.v1.SearchResultCitationSource"> & {
+  /**
+   * The result's position among the request's search results, from 0
+   * (Anthropic `search_result_index`). Unset when not numbered.
+   *
+   * @generated from field: optional int32 search_result_index = 1;
+   */
+  searchResultIndex?: number | undefined;
+
+  /**
+   * Where the result came from: a URL or the application's source name
+   * (Anthropic `source`, Gemini `retrievedContext.uri`).
+   *
+   * @generated from field: string source = 2;
+   */
+  source: string;
+
+  /**
+   * The result's title. Empty when not given.
+   *
+   * @generated from field: string title = 3;
+   */
+  title: string;
+
+  /**
+   * The cited content blocks of the result: 0-based, end exclusive. Unset
+   * when the provider does not say.
+   *
+   * @generated from field: agentmsg.v1.IndexRange blocks = 4;
+   */
+  blocks?: IndexRange | undefined;
+};
+
+/**
+ * Describes the message agentmsg.v1.SearchResultCitationSource.
+ * Use `create(SearchResultCitationSourceSchema)` to create a new message.
+ */
+export const SearchResultCitationSourceSchema: GenMessage<SearchResultCitationSource> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 5);
+
+/**
+ * A file that a citation points at.
+ *
+ * @generated from message agentmsg.v1.FileCitationSource
+ */
+export type FileCitationSource = Message<"agentmsg.v1.FileCitationSource"> & {
+  /**
+   * The provider's file id.
+   *
+   * @generated from field: string file_id = 1;
+   */
+  fileId: string;
+
+  /**
+   * The file name. Empty when not given.
+   *
+   * @generated from field: string filename = 2;
+   */
+  filename: string;
+
+  /**
+   * The code container that holds the file (OpenAI `container_file_citation`).
+   * Empty for a file of the file store.
+   *
+   * @generated from field: string container_id = 3;
+   */
+  containerId: string;
+};
+
+/**
+ * Describes the message agentmsg.v1.FileCitationSource.
+ * Use `create(FileCitationSourceSchema)` to create a new message.
+ */
+export const FileCitationSourceSchema: GenMessage<FileCitationSource> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 6);
+
+/**
+ * A range of positions [start, end).
+ *
+ * @generated from message agentmsg.v1.IndexRange
+ */
+export type IndexRange = Message<"agentmsg.v1.IndexRange"> & {
+  /**
+   * The first position.
+   *
+   * @generated from field: int64 start = 1;
+   */
+  start: bigint;
+
+  /**
+   * The position after the last one.
+   *
+   * @generated from field: int64 end = 2;
+   */
+  end: bigint;
+};
+
+/**
+ * Describes the message agentmsg.v1.IndexRange.
+ * Use `create(IndexRangeSchema)` to create a new message.
+ */
+export const IndexRangeSchema: GenMessage<IndexRange> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 7);
+
+/**
+ * The log probability of one generated token, with the most likely
+ * alternatives at its position.
+ *
+ * @generated from message agentmsg.v1.TokenLogprob
+ */
+export type TokenLogprob = Message<"agentmsg.v1.TokenLogprob"> & {
+  /**
+   * The token's text.
+   *
+   * @generated from field: string token = 1;
+   */
+  token: string;
+
+  /**
+   * Its log probability (natural log), as the provider reported it.
+   * Providers report a very unlikely token with a large negative number
+   * (OpenAI: -9999.0) rather than -infinity, and the value is kept as is.
+   *
+   * @generated from field: double logprob = 2;
+   */
+  logprob: number;
+
+  /**
+   * The token's UTF-8 bytes, when the provider gave them (a token may be part
+   * of a character, so `token` alone cannot always carry it). Unset when not
+   * given.
+   *
+   * @generated from field: optional bytes bytes = 3;
+   */
+  bytes?: Uint8Array | undefined;
+
+  /**
+   * The provider's id of the token in its vocabulary (Gemini `tokenId`).
+   * Unset when not given.
+   *
+   * @generated from field: optional int32 token_id = 4;
+   */
+  tokenId?: number | undefined;
+
+  /**
+   * The most likely tokens at this position, most likely first (OpenAI
+   * `top_logprobs`, Gemini `topCandidates`). The alternatives carry no
+   * alternatives of their own.
+   *
+   * @generated from field: repeated agentmsg.v1.TokenLogprob top_logprobs = 5;
+   */
+  topLogprobs: TokenLogprob[];
+};
+
+/**
+ * Describes the message agentmsg.v1.TokenLogprob.
+ * Use `create(TokenLogprobSchema)` to create a new message.
+ */
+export const TokenLogprobSchema: GenMessage<TokenLogprob> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 8);
 
 /**
  * An image block: one image, or several (see `more_images`).
@@ -225,7 +656,7 @@ export type ImageContent = Message<"agentmsg.v1.ImageContent"> & {
  * Use `create(ImageContentSchema)` to create a new message.
  */
 export const ImageContentSchema: GenMessage<ImageContent> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_content, 2);
+  messageDesc(file_agentmsg_v1_content, 9);
 
 /**
  * One more image of an `ImageContent` block: where it is and its MIME type,
@@ -278,7 +709,7 @@ export type ImageSource = Message<"agentmsg.v1.ImageSource"> & {
  * Use `create(ImageSourceSchema)` to create a new message.
  */
 export const ImageSourceSchema: GenMessage<ImageSource> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_content, 3);
+  messageDesc(file_agentmsg_v1_content, 10);
 
 /**
  * An audio block: one clip, or several (see `more_clips`).
@@ -341,7 +772,7 @@ export type AudioContent = Message<"agentmsg.v1.AudioContent"> & {
  * Use `create(AudioContentSchema)` to create a new message.
  */
 export const AudioContentSchema: GenMessage<AudioContent> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_content, 4);
+  messageDesc(file_agentmsg_v1_content, 11);
 
 /**
  * One more clip of an `AudioContent` block, with the same rules as the
@@ -394,7 +825,7 @@ export type AudioSource = Message<"agentmsg.v1.AudioSource"> & {
  * Use `create(AudioSourceSchema)` to create a new message.
  */
 export const AudioSourceSchema: GenMessage<AudioSource> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_content, 5);
+  messageDesc(file_agentmsg_v1_content, 12);
 
 /**
  * A document or file given to the model: a PDF, plain text, a spreadsheet...
@@ -460,7 +891,7 @@ export type DocumentContent = Message<"agentmsg.v1.DocumentContent"> & {
  * Use `create(DocumentContentSchema)` to create a new message.
  */
 export const DocumentContentSchema: GenMessage<DocumentContent> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_content, 6);
+  messageDesc(file_agentmsg_v1_content, 13);
 
 /**
  * Reasoning the model produced in clear text.
@@ -490,7 +921,7 @@ export type ThinkingContent = Message<"agentmsg.v1.ThinkingContent"> & {
  * Use `create(ThinkingContentSchema)` to create a new message.
  */
 export const ThinkingContentSchema: GenMessage<ThinkingContent> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_content, 7);
+  messageDesc(file_agentmsg_v1_content, 14);
 
 /**
  * Reasoning the provider returned only in encrypted form (Anthropic
@@ -513,7 +944,7 @@ export type RedactedThinkingContent = Message<"agentmsg.v1.RedactedThinkingConte
  * Use `create(RedactedThinkingContentSchema)` to create a new message.
  */
 export const RedactedThinkingContentSchema: GenMessage<RedactedThinkingContent> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_content, 8);
+  messageDesc(file_agentmsg_v1_content, 15);
 
 /**
  * A request by the model to run a tool.
@@ -588,7 +1019,7 @@ export type ToolCallContent = Message<"agentmsg.v1.ToolCallContent"> & {
  * Use `create(ToolCallContentSchema)` to create a new message.
  */
 export const ToolCallContentSchema: GenMessage<ToolCallContent> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_content, 9);
+  messageDesc(file_agentmsg_v1_content, 16);
 
 /**
  * The outcome of running a tool.
@@ -611,7 +1042,9 @@ export type ToolResultContent = Message<"agentmsg.v1.ToolResultContent"> & {
   name: string;
 
   /**
-   * What the tool returned, for the model: text, images, audio or documents.
+   * What the tool returned, for the model: text, images, audio or documents,
+   * and provider blocks kept verbatim (Anthropic `tool_reference` blocks that
+   * a tool search returns, Gemini `fileData` parts of a `functionResponse`).
    * May be empty (a tool with no output).
    *
    * @generated from field: repeated agentmsg.v1.Content content = 3;
@@ -659,13 +1092,16 @@ export type ToolResultContent = Message<"agentmsg.v1.ToolResultContent"> & {
  * Use `create(ToolResultContentSchema)` to create a new message.
  */
 export const ToolResultContentSchema: GenMessage<ToolResultContent> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_content, 10);
+  messageDesc(file_agentmsg_v1_content, 17);
 
 /**
- * A block of a provider's wire format that agentmsg has no kind for (server
- * tool use and results, citations, search results...), kept verbatim when a
- * converter is asked to pass unknown blocks through. It goes back only to the
- * provider it came from; converters to other formats report it as lost.
+ * A block of a provider's wire format that agentmsg has no kind for, kept
+ * verbatim: every reader keeps such a block by default. It goes back only to
+ * the provider it came from; converters to other formats report it as lost.
+ *
+ * The same message is the `original` of hosted tool calls and results and of
+ * citations: the provider's own object beside the typed fields, for an exact
+ * round trip to that provider.
  *
  * @generated from message agentmsg.v1.ProviderContent
  */
@@ -697,7 +1133,638 @@ export type ProviderContent = Message<"agentmsg.v1.ProviderContent"> & {
  * Use `create(ProviderContentSchema)` to create a new message.
  */
 export const ProviderContentSchema: GenMessage<ProviderContent> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_content, 11);
+  messageDesc(file_agentmsg_v1_content, 18);
+
+/**
+ * A call of a tool the provider runs itself ("server tools", "built-in
+ * tools"): Anthropic `server_tool_use` and `mcp_tool_use`; OpenAI Responses
+ * `web_search_call`, `file_search_call`, `code_interpreter_call`,
+ * `image_generation_call`, `mcp_call`, `mcp_approval_request`; Gemini
+ * `executableCode` and the candidate's grounding search.
+ *
+ * Design note. A hosted call is not a `ToolCallContent`: the application
+ * must not run it nor answer it with a tool result, and a writer must not
+ * send it to a provider as a function call. So it is its own arm, allowed
+ * on assistant messages only. Its outcome is a `HostedToolResultContent`
+ * that answers `id`. Anthropic and Gemini return call and outcome as two
+ * blocks, and they map one to one. OpenAI Responses returns one item that
+ * holds both (`code_interpreter_call` with its `outputs`, `mcp_call` with
+ * its `output`): it becomes a call whose `original` is the whole item,
+ * followed by a result with the typed outcome and no `original`; a writer to
+ * OpenAI writes the call's `original` and skips the result that follows it
+ * with the same id. An item with no outcome yet (in progress, or an
+ * `mcp_approval_request`) is a call alone.
+ *
+ * What is typed: what every provider has (an id, a tool name, a kind, the
+ * input, a status, the server for MCP). The input is JSON object text, kept
+ * as the provider gave it, like tool-call arguments; a provider whose input
+ * is not an object writes one with its fields (Gemini `executableCode` as
+ * `{"language": ..., "code": ...}`, OpenAI `code_interpreter_call` as
+ * `{"code": ...}`, a grounding search as `{"queries": [...]}`).
+ *
+ * @generated from message agentmsg.v1.HostedToolCallContent
+ */
+export type HostedToolCallContent = Message<"agentmsg.v1.HostedToolCallContent"> & {
+  /**
+   * The provider's id of the call; the result answers it. Empty when the
+   * provider gave none (Gemini parts without ids: the result is the part
+   * that follows the call).
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * The tool's name as the provider calls it (`web_search`,
+   * `code_execution`, `google_search`, the MCP tool's name). Empty when the
+   * provider names none.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * What the tool does, normalised across providers.
+   *
+   * @generated from field: agentmsg.v1.HostedToolKind kind = 3;
+   */
+  kind: HostedToolKind;
+
+  /**
+   * The call's input: a JSON object in text form, verbatim as the provider
+   * gave it (streamed as `ToolCallDelta` fragments). Empty when the call has
+   * no input.
+   *
+   * @generated from field: string input = 4;
+   */
+  input: string;
+
+  /**
+   * The server that ran the tool: the MCP server's name or label (Anthropic
+   * `server_name`, OpenAI `server_label`). Empty for the provider's own tools.
+   *
+   * @generated from field: string server = 5;
+   */
+  server: string;
+
+  /**
+   * How far the call got, normalised; the provider's own word is kept in
+   * `status_raw`.
+   *
+   * @generated from field: agentmsg.v1.HostedToolStatus status = 6;
+   */
+  status: HostedToolStatus;
+
+  /**
+   * The provider's status string, verbatim (`completed`, `searching`,
+   * `OUTCOME_OK`...). Empty when not reported.
+   *
+   * @generated from field: string status_raw = 7;
+   */
+  statusRaw: string;
+
+  /**
+   * Opaque provider signature on the block (Gemini `thoughtSignature` on
+   * an `executableCode` part), verbatim. Empty when none.
+   *
+   * @generated from field: string signature = 8;
+   */
+  signature: string;
+
+  /**
+   * The provider's block, verbatim, for an exact round trip to it: every
+   * key, encrypted ones included, even those typed above. Unset for a call
+   * built by hand. The typed fields are what other formats and applications
+   * read; a writer to the same provider writes `original`.
+   *
+   * @generated from field: agentmsg.v1.ProviderContent original = 9;
+   */
+  original?: ProviderContent | undefined;
+};
+
+/**
+ * Describes the message agentmsg.v1.HostedToolCallContent.
+ * Use `create(HostedToolCallContentSchema)` to create a new message.
+ */
+export const HostedToolCallContentSchema: GenMessage<HostedToolCallContent> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 19);
+
+/**
+ * The outcome of a tool the provider ran itself: Anthropic
+ * `web_search_tool_result`, `web_fetch_tool_result`,
+ * `code_execution_tool_result`, `bash_code_execution_tool_result`,
+ * `text_editor_code_execution_tool_result`, `tool_search_tool_result`,
+ * `mcp_tool_result`; the outcome part of an OpenAI Responses hosted tool
+ * item; Gemini `codeExecutionResult`.
+ *
+ * Design note. The body is typed where providers agree: a list of search
+ * results (web search, file search, grounding chunks), the output of code
+ * that ran (stdout, stderr, return code, files), a fetched page; anything
+ * else the tool returned for the model is content blocks (an MCP result's
+ * text, a generated image as image content, a fetched document as document
+ * content, a text editor's view as text). A failure is `is_error` with the
+ * provider's error code and message.
+ *
+ * @generated from message agentmsg.v1.HostedToolResultContent
+ */
+export type HostedToolResultContent = Message<"agentmsg.v1.HostedToolResultContent"> & {
+  /**
+   * The id of the hosted call this answers (Anthropic `tool_use_id`). Empty
+   * when the provider gave none: the result answers the call before it.
+   *
+   * @generated from field: string call_id = 1;
+   */
+  callId: string;
+
+  /**
+   * The tool's name, when the provider says it. Empty otherwise.
+   *
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * What the tool does (from the result's type where the provider names the
+   * tool there, as Anthropic does).
+   *
+   * @generated from field: agentmsg.v1.HostedToolKind kind = 3;
+   */
+  kind: HostedToolKind;
+
+  /**
+   * True when the tool failed.
+   *
+   * @generated from field: bool is_error = 4;
+   */
+  isError: boolean;
+
+  /**
+   * The provider's error, when it reported one as a code and message rather
+   * than as content.
+   *
+   * @generated from field: agentmsg.v1.HostedToolError error = 5;
+   */
+  error?: HostedToolError | undefined;
+
+  /**
+   * The typed outcome, where the tool's outcome has a shape providers agree
+   * on. Unset otherwise; `content` and `original` then carry it.
+   *
+   * @generated from oneof agentmsg.v1.HostedToolResultContent.body
+   */
+  body: {
+    /**
+     * The results of a search: web search, file search, grounding chunks.
+     *
+     * @generated from field: agentmsg.v1.SearchResults search_results = 6;
+     */
+    value: SearchResults;
+    case: "searchResults";
+  } | {
+    /**
+     * The output of code that ran.
+     *
+     * @generated from field: agentmsg.v1.CodeExecutionOutput code_execution = 7;
+     */
+    value: CodeExecutionOutput;
+    case: "codeExecution";
+  } | {
+    /**
+     * A fetched web page (its content is in `content`).
+     *
+     * @generated from field: agentmsg.v1.WebFetchOutput web_fetch = 8;
+     */
+    value: WebFetchOutput;
+    case: "webFetch";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * What the tool returned for the model as content blocks: text, image,
+   * audio, document and provider blocks (an MCP result's content, generated
+   * images, a fetched document, tool references of a tool search). May be
+   * empty.
+   *
+   * @generated from field: repeated agentmsg.v1.Content content = 9;
+   */
+  content: Content[];
+
+  /**
+   * How far the tool got, normalised.
+   *
+   * @generated from field: agentmsg.v1.HostedToolStatus status = 10;
+   */
+  status: HostedToolStatus;
+
+  /**
+   * The provider's status or outcome string, verbatim (Gemini `outcome`).
+   * Empty when not reported.
+   *
+   * @generated from field: string status_raw = 12;
+   */
+  statusRaw: string;
+
+  /**
+   * The provider's block, verbatim, for an exact round trip to it (Anthropic
+   * `encrypted_content` of web search results, `encrypted_stdout`, included).
+   * Unset for a result built by hand, and for the result half of an item
+   * whose call holds the item (OpenAI Responses).
+   *
+   * @generated from field: agentmsg.v1.ProviderContent original = 11;
+   */
+  original?: ProviderContent | undefined;
+};
+
+/**
+ * Describes the message agentmsg.v1.HostedToolResultContent.
+ * Use `create(HostedToolResultContentSchema)` to create a new message.
+ */
+export const HostedToolResultContentSchema: GenMessage<HostedToolResultContent> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 20);
+
+/**
+ * An error a hosted tool reported.
+ *
+ * @generated from message agentmsg.v1.HostedToolError
+ */
+export type HostedToolError = Message<"agentmsg.v1.HostedToolError"> & {
+  /**
+   * The provider's error code, verbatim (`max_uses_exceeded`, `unavailable`,
+   * `too_many_requests`...). Empty when none.
+   *
+   * @generated from field: string code = 1;
+   */
+  code: string;
+
+  /**
+   * The provider's error message. Empty when none.
+   *
+   * @generated from field: string message = 2;
+   */
+  message: string;
+};
+
+/**
+ * Describes the message agentmsg.v1.HostedToolError.
+ * Use `create(HostedToolErrorSchema)` to create a new message.
+ */
+export const HostedToolErrorSchema: GenMessage<HostedToolError> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 21);
+
+/**
+ * The results of a hosted search, in the provider's order.
+ *
+ * @generated from message agentmsg.v1.SearchResults
+ */
+export type SearchResults = Message<"agentmsg.v1.SearchResults"> & {
+  /**
+   * The results. May be empty (a search that found nothing).
+   *
+   * @generated from field: repeated agentmsg.v1.SearchResult results = 1;
+   */
+  results: SearchResult[];
+
+  /**
+   * The queries the provider ran, when it reports them (OpenAI
+   * `file_search_call.queries`, Gemini `webSearchQueries`).
+   *
+   * @generated from field: repeated string queries = 2;
+   */
+  queries: string[];
+};
+
+/**
+ * Describes the message agentmsg.v1.SearchResults.
+ * Use `create(SearchResultsSchema)` to create a new message.
+ */
+export const SearchResultsSchema: GenMessage<SearchResults> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 22);
+
+/**
+ * One result of a hosted search.
+ *
+ * @generated from message agentmsg.v1.SearchResult
+ */
+export type SearchResult = Message<"agentmsg.v1.SearchResult"> & {
+  /**
+   * The result's URL (a web page). Empty for a file.
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * The result's title (a page title, a file name). Empty when not given.
+   *
+   * @generated from field: string title = 2;
+   */
+  title: string;
+
+  /**
+   * The text of the result the provider returned (OpenAI file search `text`,
+   * Gemini `retrievedContext.text`). Empty when not given.
+   *
+   * @generated from field: string snippet = 3;
+   */
+  snippet: string;
+
+  /**
+   * How old the page is, as the provider wrote it (Anthropic `page_age`,
+   * e.g. `April 30, 2025`). Empty when not given.
+   *
+   * @generated from field: string page_age = 4;
+   */
+  pageAge: string;
+
+  /**
+   * The provider's encrypted copy of the result's content (Anthropic
+   * `encrypted_content`), verbatim; it must go back unchanged, and only to
+   * that provider. Empty when none.
+   *
+   * @generated from field: string encrypted_content = 5;
+   */
+  encryptedContent: string;
+
+  /**
+   * The provider file the result is from (OpenAI file search). Empty for a
+   * web page.
+   *
+   * @generated from field: string file_id = 6;
+   */
+  fileId: string;
+
+  /**
+   * The relevance score the provider gave, when it gave one.
+   *
+   * @generated from field: optional double score = 7;
+   */
+  score?: number | undefined;
+};
+
+/**
+ * Describes the message agentmsg.v1.SearchResult.
+ * Use `create(SearchResultSchema)` to create a new message.
+ */
+export const SearchResultSchema: GenMessage<SearchResult> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 23);
+
+/**
+ * What code run by a hosted tool printed and produced.
+ *
+ * @generated from message agentmsg.v1.CodeExecutionOutput
+ */
+export type CodeExecutionOutput = Message<"agentmsg.v1.CodeExecutionOutput"> & {
+  /**
+   * The standard output (OpenAI `logs`; Gemini `output`).
+   *
+   * @generated from field: string stdout = 1;
+   */
+  stdout: string;
+
+  /**
+   * The standard error.
+   *
+   * @generated from field: string stderr = 2;
+   */
+  stderr: string;
+
+  /**
+   * The process's return code (Anthropic `return_code`). Unset when the
+   * provider does not report one.
+   *
+   * @generated from field: optional int32 return_code = 3;
+   */
+  returnCode?: number | undefined;
+
+  /**
+   * The files the code wrote, in order (Anthropic `code_execution_output`).
+   *
+   * @generated from field: repeated agentmsg.v1.CodeExecutionFile files = 4;
+   */
+  files: CodeExecutionFile[];
+
+  /**
+   * The standard output in the provider's encrypted form (Anthropic
+   * `encrypted_stdout`), verbatim; `stdout` is then empty. Empty when the
+   * output is in clear.
+   *
+   * @generated from field: string encrypted_stdout = 5;
+   */
+  encryptedStdout: string;
+};
+
+/**
+ * Describes the message agentmsg.v1.CodeExecutionOutput.
+ * Use `create(CodeExecutionOutputSchema)` to create a new message.
+ */
+export const CodeExecutionOutputSchema: GenMessage<CodeExecutionOutput> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 24);
+
+/**
+ * A file that hosted code wrote.
+ *
+ * @generated from message agentmsg.v1.CodeExecutionFile
+ */
+export type CodeExecutionFile = Message<"agentmsg.v1.CodeExecutionFile"> & {
+  /**
+   * The provider's id of the file.
+   *
+   * @generated from field: string file_id = 1;
+   */
+  fileId: string;
+
+  /**
+   * A URL for the file, when the provider gives one instead (OpenAI
+   * `code_interpreter_call` image outputs). Empty otherwise.
+   *
+   * @generated from field: string url = 2;
+   */
+  url: string;
+};
+
+/**
+ * Describes the message agentmsg.v1.CodeExecutionFile.
+ * Use `create(CodeExecutionFileSchema)` to create a new message.
+ */
+export const CodeExecutionFileSchema: GenMessage<CodeExecutionFile> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 25);
+
+/**
+ * A web page a hosted fetch tool read.
+ *
+ * @generated from message agentmsg.v1.WebFetchOutput
+ */
+export type WebFetchOutput = Message<"agentmsg.v1.WebFetchOutput"> & {
+  /**
+   * The URL that was fetched.
+   *
+   * @generated from field: string url = 1;
+   */
+  url: string;
+
+  /**
+   * When the page was read, as the provider wrote it (ISO 8601). Empty when
+   * not given.
+   *
+   * @generated from field: string retrieved_at = 2;
+   */
+  retrievedAt: string;
+};
+
+/**
+ * Describes the message agentmsg.v1.WebFetchOutput.
+ * Use `create(WebFetchOutputSchema)` to create a new message.
+ */
+export const WebFetchOutputSchema: GenMessage<WebFetchOutput> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_content, 26);
+
+/**
+ * What a hosted tool does. Open for new values: a consumer that meets a
+ * value it does not know treats it as `HOSTED_TOOL_KIND_OTHER`.
+ *
+ * @generated from enum agentmsg.v1.HostedToolKind
+ */
+export enum HostedToolKind {
+  /**
+   * Not stated.
+   *
+   * @generated from enum value: HOSTED_TOOL_KIND_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Searches the web (Anthropic `web_search`, OpenAI `web_search_call`,
+   * Gemini `google_search` grounding).
+   *
+   * @generated from enum value: HOSTED_TOOL_KIND_WEB_SEARCH = 1;
+   */
+  WEB_SEARCH = 1,
+
+  /**
+   * Reads a web page (Anthropic `web_fetch`, Gemini URL context).
+   *
+   * @generated from enum value: HOSTED_TOOL_KIND_WEB_FETCH = 2;
+   */
+  WEB_FETCH = 2,
+
+  /**
+   * Runs code or commands in a sandbox (Anthropic `code_execution`,
+   * `bash_code_execution`, `text_editor_code_execution`; OpenAI
+   * `code_interpreter_call`; Gemini `executableCode`).
+   *
+   * @generated from enum value: HOSTED_TOOL_KIND_CODE_EXECUTION = 3;
+   */
+  CODE_EXECUTION = 3,
+
+  /**
+   * Searches the application's files (OpenAI `file_search_call`, Gemini
+   * file search).
+   *
+   * @generated from enum value: HOSTED_TOOL_KIND_FILE_SEARCH = 4;
+   */
+  FILE_SEARCH = 4,
+
+  /**
+   * Generates an image (OpenAI `image_generation_call`).
+   *
+   * @generated from enum value: HOSTED_TOOL_KIND_IMAGE_GENERATION = 5;
+   */
+  IMAGE_GENERATION = 5,
+
+  /**
+   * Calls a tool of a remote MCP server (Anthropic `mcp_tool_use`, OpenAI
+   * `mcp_call`).
+   *
+   * @generated from enum value: HOSTED_TOOL_KIND_MCP = 6;
+   */
+  MCP = 6,
+
+  /**
+   * Drives a computer the provider hosts.
+   *
+   * @generated from enum value: HOSTED_TOOL_KIND_COMPUTER_USE = 7;
+   */
+  COMPUTER_USE = 7,
+
+  /**
+   * Searches the request's tool definitions (Anthropic
+   * `tool_search_tool_regex`, `tool_search_tool_bm25`).
+   *
+   * @generated from enum value: HOSTED_TOOL_KIND_TOOL_SEARCH = 8;
+   */
+  TOOL_SEARCH = 8,
+
+  /**
+   * A hosted tool of another kind; its `name` says which.
+   *
+   * @generated from enum value: HOSTED_TOOL_KIND_OTHER = 9;
+   */
+  OTHER = 9,
+}
+
+/**
+ * Describes the enum agentmsg.v1.HostedToolKind.
+ */
+export const HostedToolKindSchema: GenEnum<HostedToolKind> = /*@__PURE__*/
+  enumDesc(file_agentmsg_v1_content, 0);
+
+/**
+ * How far a hosted tool call got, normalised across providers.
+ *
+ * @generated from enum agentmsg.v1.HostedToolStatus
+ */
+export enum HostedToolStatus {
+  /**
+   * Not stated (Anthropic blocks carry no status: a block that is present is
+   * complete).
+   *
+   * @generated from enum value: HOSTED_TOOL_STATUS_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Running (OpenAI `in_progress`, `searching`, `interpreting`, `generating`,
+   * `calling`).
+   *
+   * @generated from enum value: HOSTED_TOOL_STATUS_IN_PROGRESS = 1;
+   */
+  IN_PROGRESS = 1,
+
+  /**
+   * Finished (OpenAI `completed`, Gemini `OUTCOME_OK`).
+   *
+   * @generated from enum value: HOSTED_TOOL_STATUS_COMPLETED = 2;
+   */
+  COMPLETED = 2,
+
+  /**
+   * Stopped before finishing (OpenAI `incomplete`, Gemini
+   * `OUTCOME_DEADLINE_EXCEEDED`).
+   *
+   * @generated from enum value: HOSTED_TOOL_STATUS_INCOMPLETE = 3;
+   */
+  INCOMPLETE = 3,
+
+  /**
+   * Failed (OpenAI `failed`, Gemini `OUTCOME_FAILED`).
+   *
+   * @generated from enum value: HOSTED_TOOL_STATUS_FAILED = 4;
+   */
+  FAILED = 4,
+
+  /**
+   * Waiting for the application to approve it (OpenAI
+   * `mcp_approval_request`).
+   *
+   * @generated from enum value: HOSTED_TOOL_STATUS_AWAITING_APPROVAL = 5;
+   */
+  AWAITING_APPROVAL = 5,
+}
+
+/**
+ * Describes the enum agentmsg.v1.HostedToolStatus.
+ */
+export const HostedToolStatusSchema: GenEnum<HostedToolStatus> = /*@__PURE__*/
+  enumDesc(file_agentmsg_v1_content, 1);
 
 /**
  * How closely a model should look at an image.
@@ -745,7 +1812,7 @@ export enum ImageDetail {
  * Describes the enum agentmsg.v1.ImageDetail.
  */
 export const ImageDetailSchema: GenEnum<ImageDetail> = /*@__PURE__*/
-  enumDesc(file_agentmsg_v1_content, 0);
+  enumDesc(file_agentmsg_v1_content, 2);
 
 /**
  * What a tool does. Open for new values: a consumer that meets a value it does
@@ -843,5 +1910,5 @@ export enum ToolKind {
  * Describes the enum agentmsg.v1.ToolKind.
  */
 export const ToolKindSchema: GenEnum<ToolKind> = /*@__PURE__*/
-  enumDesc(file_agentmsg_v1_content, 1);
+  enumDesc(file_agentmsg_v1_content, 3);
 

@@ -14,7 +14,7 @@
 
 import type { GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
-import type { Content } from "./content_pb.js";
+import type { Citation, Content, TokenLogprob } from "./content_pb.js";
 import { file_agentmsg_v1_content } from "./content_pb.js";
 import type { Provenance, StopReason } from "./message_pb.js";
 import { file_agentmsg_v1_message } from "./message_pb.js";
@@ -29,7 +29,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentmsg/v1/stream.proto.
  */
 export const file_agentmsg_v1_stream: GenFile = /*@__PURE__*/
-  fileDesc("ChhhZ2VudG1zZy92MS9zdHJlYW0ucHJvdG8SC2FnZW50bXNnLnYxIpQDCgtTdHJlYW1FdmVudBIeCghzZXF1ZW5jZRgBIAEoA0IHukgEIgIoAEgBiAEBEjIKDW1lc3NhZ2Vfc3RhcnQYAiABKAsyGS5hZ2VudG1zZy52MS5NZXNzYWdlU3RhcnRIABIuCgtibG9ja19zdGFydBgDIAEoCzIXLmFnZW50bXNnLnYxLkJsb2NrU3RhcnRIABIuCgtibG9ja19kZWx0YRgEIAEoCzIXLmFnZW50bXNnLnYxLkJsb2NrRGVsdGFIABIsCgpibG9ja19zdG9wGAUgASgLMhYuYWdlbnRtc2cudjEuQmxvY2tTdG9wSAASKQoFdXNhZ2UYBiABKAsyGC5hZ2VudG1zZy52MS5Vc2FnZVVwZGF0ZUgAEjAKDG1lc3NhZ2Vfc3RvcBgHIAEoCzIYLmFnZW50bXNnLnYxLk1lc3NhZ2VTdG9wSAASKQoFZXJyb3IYCCABKAsyGC5hZ2VudG1zZy52MS5TdHJlYW1FcnJvckgAQg4KBWV2ZW50EgW6SAIIAUILCglfc2VxdWVuY2UihwEKDE1lc3NhZ2VTdGFydBIbCgptZXNzYWdlX2lkGAEgASgJQge6SARyAhABEi0KCXRpbWVzdGFtcBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoKcHJvdmVuYW5jZRgDIAEoCzIXLmFnZW50bXNnLnYxLlByb3ZlbmFuY2UiUwoKQmxvY2tTdGFydBIWCgVpbmRleBgBIAEoBUIHukgEGgIoABItCgdjb250ZW50GAIgASgLMhQuYWdlbnRtc2cudjEuQ29udGVudEIGukgDyAEBIu8BCgpCbG9ja0RlbHRhEhYKBWluZGV4GAEgASgFQge6SAQaAigAEiYKBHRleHQYAiABKAsyFi5hZ2VudG1zZy52MS5UZXh0RGVsdGFIABIuCgh0aGlua2luZxgDIAEoCzIaLmFnZW50bXNnLnYxLlRoaW5raW5nRGVsdGFIABIwCglzaWduYXR1cmUYBCABKAsyGy5hZ2VudG1zZy52MS5TaWduYXR1cmVEZWx0YUgAEi8KCXRvb2xfY2FsbBgFIAEoCzIaLmFnZW50bXNnLnYxLlRvb2xDYWxsRGVsdGFIAEIOCgVkZWx0YRIFukgCCAEiGQoJVGV4dERlbHRhEgwKBHRleHQYASABKAkiHQoNVGhpbmtpbmdEZWx0YRIMCgR0ZXh0GAEgASgJIiMKDlNpZ25hdHVyZURlbHRhEhEKCXNpZ25hdHVyZRgBIAEoCSIiCg1Ub29sQ2FsbERlbHRhEhEKCWFyZ3VtZW50cxgBIAEoCSIjCglCbG9ja1N0b3ASFgoFaW5kZXgYASABKAVCB7pIBBoCKAAiOAoLVXNhZ2VVcGRhdGUSKQoFdXNhZ2UYASABKAsyEi5hZ2VudG1zZy52MS5Vc2FnZUIGukgDyAEBImkKC01lc3NhZ2VTdG9wEiwKC3N0b3BfcmVhc29uGAEgASgOMhcuYWdlbnRtc2cudjEuU3RvcFJlYXNvbhIXCg9zdG9wX3JlYXNvbl9yYXcYAiABKAkSEwoLcmVzcG9uc2VfaWQYAyABKAkiYwoLU3RyZWFtRXJyb3ISGAoHbWVzc2FnZRgBIAEoCUIHukgEcgIQARIsCgtzdG9wX3JlYXNvbhgCIAEoDjIXLmFnZW50bXNnLnYxLlN0b3BSZWFzb24SDAoEY29kZRgDIAEoCWIGcHJvdG8z", [file_agentmsg_v1_content, file_agentmsg_v1_message, file_agentmsg_v1_usage, file_buf_validate_validate, file_google_protobuf_timestamp]);
+  fileDesc("ChhhZ2VudG1zZy92MS9zdHJlYW0ucHJvdG8SC2FnZW50bXNnLnYxIpQDCgtTdHJlYW1FdmVudBIeCghzZXF1ZW5jZRgBIAEoA0IHukgEIgIoAEgBiAEBEjIKDW1lc3NhZ2Vfc3RhcnQYAiABKAsyGS5hZ2VudG1zZy52MS5NZXNzYWdlU3RhcnRIABIuCgtibG9ja19zdGFydBgDIAEoCzIXLmFnZW50bXNnLnYxLkJsb2NrU3RhcnRIABIuCgtibG9ja19kZWx0YRgEIAEoCzIXLmFnZW50bXNnLnYxLkJsb2NrRGVsdGFIABIsCgpibG9ja19zdG9wGAUgASgLMhYuYWdlbnRtc2cudjEuQmxvY2tTdG9wSAASKQoFdXNhZ2UYBiABKAsyGC5hZ2VudG1zZy52MS5Vc2FnZVVwZGF0ZUgAEjAKDG1lc3NhZ2Vfc3RvcBgHIAEoCzIYLmFnZW50bXNnLnYxLk1lc3NhZ2VTdG9wSAASKQoFZXJyb3IYCCABKAsyGC5hZ2VudG1zZy52MS5TdHJlYW1FcnJvckgAQg4KBWV2ZW50EgW6SAIIAUILCglfc2VxdWVuY2UihwEKDE1lc3NhZ2VTdGFydBIbCgptZXNzYWdlX2lkGAEgASgJQge6SARyAhABEi0KCXRpbWVzdGFtcBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoKcHJvdmVuYW5jZRgDIAEoCzIXLmFnZW50bXNnLnYxLlByb3ZlbmFuY2UiUwoKQmxvY2tTdGFydBIWCgVpbmRleBgBIAEoBUIHukgEGgIoABItCgdjb250ZW50GAIgASgLMhQuYWdlbnRtc2cudjEuQ29udGVudEIGukgDyAEBIs8CCgpCbG9ja0RlbHRhEhYKBWluZGV4GAEgASgFQge6SAQaAigAEiYKBHRleHQYAiABKAsyFi5hZ2VudG1zZy52MS5UZXh0RGVsdGFIABIuCgh0aGlua2luZxgDIAEoCzIaLmFnZW50bXNnLnYxLlRoaW5raW5nRGVsdGFIABIwCglzaWduYXR1cmUYBCABKAsyGy5hZ2VudG1zZy52MS5TaWduYXR1cmVEZWx0YUgAEi8KCXRvb2xfY2FsbBgFIAEoCzIaLmFnZW50bXNnLnYxLlRvb2xDYWxsRGVsdGFIABIuCghjaXRhdGlvbhgGIAEoCzIaLmFnZW50bXNnLnYxLkNpdGF0aW9uRGVsdGFIABIuCghsb2dwcm9icxgHIAEoCzIaLmFnZW50bXNnLnYxLkxvZ3Byb2JzRGVsdGFIAEIOCgVkZWx0YRIFukgCCAEiQAoNQ2l0YXRpb25EZWx0YRIvCghjaXRhdGlvbhgBIAEoCzIVLmFnZW50bXNnLnYxLkNpdGF0aW9uQga6SAPIAQEiPAoNTG9ncHJvYnNEZWx0YRIrCghsb2dwcm9icxgBIAMoCzIZLmFnZW50bXNnLnYxLlRva2VuTG9ncHJvYiIZCglUZXh0RGVsdGESDAoEdGV4dBgBIAEoCSIdCg1UaGlua2luZ0RlbHRhEgwKBHRleHQYASABKAkiIwoOU2lnbmF0dXJlRGVsdGESEQoJc2lnbmF0dXJlGAEgASgJIiIKDVRvb2xDYWxsRGVsdGESEQoJYXJndW1lbnRzGAEgASgJIiMKCUJsb2NrU3RvcBIWCgVpbmRleBgBIAEoBUIHukgEGgIoACI4CgtVc2FnZVVwZGF0ZRIpCgV1c2FnZRgBIAEoCzISLmFnZW50bXNnLnYxLlVzYWdlQga6SAPIAQEigAEKC01lc3NhZ2VTdG9wEiwKC3N0b3BfcmVhc29uGAEgASgOMhcuYWdlbnRtc2cudjEuU3RvcFJlYXNvbhIXCg9zdG9wX3JlYXNvbl9yYXcYAiABKAkSEwoLcmVzcG9uc2VfaWQYAyABKAkSFQoNc3RvcF9zZXF1ZW5jZRgEIAEoCSJjCgtTdHJlYW1FcnJvchIYCgdtZXNzYWdlGAEgASgJQge6SARyAhABEiwKC3N0b3BfcmVhc29uGAIgASgOMhcuYWdlbnRtc2cudjEuU3RvcFJlYXNvbhIMCgRjb2RlGAMgASgJYgZwcm90bzM", [file_agentmsg_v1_content, file_agentmsg_v1_message, file_agentmsg_v1_usage, file_buf_validate_validate, file_google_protobuf_timestamp]);
 
 /**
  * One event of an assistant message being generated.
@@ -169,8 +169,9 @@ export type BlockStart = Message<"agentmsg.v1.BlockStart"> & {
 
   /**
    * The block as far as it is known at its start: an empty text or thinking
-   * block; a tool call with its id, name and kind and no arguments yet; a
-   * complete redacted-thinking or provider block. Deltas add to it.
+   * block; a tool call (or hosted tool call) with its id, name and kind and
+   * no arguments (input) yet; a complete redacted-thinking, hosted tool
+   * result or provider block. Deltas add to it.
    *
    * @generated from field: agentmsg.v1.Content content = 2;
    */
@@ -228,12 +229,31 @@ export type BlockDelta = Message<"agentmsg.v1.BlockDelta"> & {
     case: "signature";
   } | {
     /**
-     * A fragment of a tool call's argument text.
+     * A fragment of a tool call's argument text, or of a hosted tool call's
+     * input text.
      *
      * @generated from field: agentmsg.v1.ToolCallDelta tool_call = 5;
      */
     value: ToolCallDelta;
     case: "toolCall";
+  } | {
+    /**
+     * A citation added to a text block (Anthropic `citations_delta`, OpenAI
+     * `response.output_text.annotation.added`).
+     *
+     * @generated from field: agentmsg.v1.CitationDelta citation = 6;
+     */
+    value: CitationDelta;
+    case: "citation";
+  } | {
+    /**
+     * Token log probabilities appended to a text block (OpenAI
+     * `response.output_text.delta` `logprobs`).
+     *
+     * @generated from field: agentmsg.v1.LogprobsDelta logprobs = 7;
+     */
+    value: LogprobsDelta;
+    case: "logprobs";
   } | { case: undefined; value?: undefined };
 };
 
@@ -243,6 +263,48 @@ export type BlockDelta = Message<"agentmsg.v1.BlockDelta"> & {
  */
 export const BlockDeltaSchema: GenMessage<BlockDelta> = /*@__PURE__*/
   messageDesc(file_agentmsg_v1_stream, 3);
+
+/**
+ * A citation added to a text block's citations.
+ *
+ * @generated from message agentmsg.v1.CitationDelta
+ */
+export type CitationDelta = Message<"agentmsg.v1.CitationDelta"> & {
+  /**
+   * The citation, appended after the block's citations so far.
+   *
+   * @generated from field: agentmsg.v1.Citation citation = 1;
+   */
+  citation?: Citation | undefined;
+};
+
+/**
+ * Describes the message agentmsg.v1.CitationDelta.
+ * Use `create(CitationDeltaSchema)` to create a new message.
+ */
+export const CitationDeltaSchema: GenMessage<CitationDelta> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_stream, 4);
+
+/**
+ * Token log probabilities appended to a text block's.
+ *
+ * @generated from message agentmsg.v1.LogprobsDelta
+ */
+export type LogprobsDelta = Message<"agentmsg.v1.LogprobsDelta"> & {
+  /**
+   * The tokens' log probabilities, in order.
+   *
+   * @generated from field: repeated agentmsg.v1.TokenLogprob logprobs = 1;
+   */
+  logprobs: TokenLogprob[];
+};
+
+/**
+ * Describes the message agentmsg.v1.LogprobsDelta.
+ * Use `create(LogprobsDeltaSchema)` to create a new message.
+ */
+export const LogprobsDeltaSchema: GenMessage<LogprobsDelta> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_stream, 5);
 
 /**
  * Text appended to a text block.
@@ -263,7 +325,7 @@ export type TextDelta = Message<"agentmsg.v1.TextDelta"> & {
  * Use `create(TextDeltaSchema)` to create a new message.
  */
 export const TextDeltaSchema: GenMessage<TextDelta> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_stream, 4);
+  messageDesc(file_agentmsg_v1_stream, 6);
 
 /**
  * Reasoning text appended to a thinking block.
@@ -284,7 +346,7 @@ export type ThinkingDelta = Message<"agentmsg.v1.ThinkingDelta"> & {
  * Use `create(ThinkingDeltaSchema)` to create a new message.
  */
 export const ThinkingDeltaSchema: GenMessage<ThinkingDelta> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_stream, 5);
+  messageDesc(file_agentmsg_v1_stream, 7);
 
 /**
  * Signature text appended to a block's signature.
@@ -305,10 +367,11 @@ export type SignatureDelta = Message<"agentmsg.v1.SignatureDelta"> & {
  * Use `create(SignatureDeltaSchema)` to create a new message.
  */
 export const SignatureDeltaSchema: GenMessage<SignatureDelta> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_stream, 6);
+  messageDesc(file_agentmsg_v1_stream, 8);
 
 /**
- * A fragment of a tool call's argument JSON text.
+ * A fragment of a tool call's argument JSON text (or of a hosted tool
+ * call's input text).
  *
  * @generated from message agentmsg.v1.ToolCallDelta
  */
@@ -326,7 +389,7 @@ export type ToolCallDelta = Message<"agentmsg.v1.ToolCallDelta"> & {
  * Use `create(ToolCallDeltaSchema)` to create a new message.
  */
 export const ToolCallDeltaSchema: GenMessage<ToolCallDelta> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_stream, 7);
+  messageDesc(file_agentmsg_v1_stream, 9);
 
 /**
  * The block at `index` is complete.
@@ -347,7 +410,7 @@ export type BlockStop = Message<"agentmsg.v1.BlockStop"> & {
  * Use `create(BlockStopSchema)` to create a new message.
  */
 export const BlockStopSchema: GenMessage<BlockStop> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_stream, 8);
+  messageDesc(file_agentmsg_v1_stream, 10);
 
 /**
  * Token usage reported during the stream.
@@ -369,7 +432,7 @@ export type UsageUpdate = Message<"agentmsg.v1.UsageUpdate"> & {
  * Use `create(UsageUpdateSchema)` to create a new message.
  */
 export const UsageUpdateSchema: GenMessage<UsageUpdate> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_stream, 9);
+  messageDesc(file_agentmsg_v1_stream, 11);
 
 /**
  * The last event of a complete message.
@@ -397,6 +460,14 @@ export type MessageStop = Message<"agentmsg.v1.MessageStop"> & {
    * @generated from field: string response_id = 3;
    */
   responseId: string;
+
+  /**
+   * The caller's stop sequence that ended generation, verbatim
+   * (`AssistantMessage.stop_sequence`). Empty when none.
+   *
+   * @generated from field: string stop_sequence = 4;
+   */
+  stopSequence: string;
 };
 
 /**
@@ -404,7 +475,7 @@ export type MessageStop = Message<"agentmsg.v1.MessageStop"> & {
  * Use `create(MessageStopSchema)` to create a new message.
  */
 export const MessageStopSchema: GenMessage<MessageStop> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_stream, 10);
+  messageDesc(file_agentmsg_v1_stream, 12);
 
 /**
  * The last event of a failed message.
@@ -439,5 +510,5 @@ export type StreamError = Message<"agentmsg.v1.StreamError"> & {
  * Use `create(StreamErrorSchema)` to create a new message.
  */
 export const StreamErrorSchema: GenMessage<StreamError> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_stream, 11);
+  messageDesc(file_agentmsg_v1_stream, 13);
 

@@ -13,7 +13,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentmsg/v1/usage.proto.
  */
 export const file_agentmsg_v1_usage: GenFile = /*@__PURE__*/
-  fileDesc("ChdhZ2VudG1zZy92MS91c2FnZS5wcm90bxILYWdlbnRtc2cudjEiiwMKBVVzYWdlEiIKDGlucHV0X3Rva2VucxgBIAEoA0IHukgEIgIoAEgAiAEBEiMKDW91dHB1dF90b2tlbnMYAiABKANCB7pIBCICKABIAYgBARInChFjYWNoZV9yZWFkX3Rva2VucxgDIAEoA0IHukgEIgIoAEgCiAEBEigKEmNhY2hlX3dyaXRlX3Rva2VucxgEIAEoA0IHukgEIgIoAEgDiAEBEiYKEHJlYXNvbmluZ190b2tlbnMYBSABKANCB7pIBCICKABIBIgBARIiCgx0b3RhbF90b2tlbnMYBiABKANCB7pIBCICKABIBYgBARIkCgRjb3N0GAcgASgLMhYuYWdlbnRtc2cudjEuVXNhZ2VDb3N0Qg8KDV9pbnB1dF90b2tlbnNCEAoOX291dHB1dF90b2tlbnNCFAoSX2NhY2hlX3JlYWRfdG9rZW5zQhUKE19jYWNoZV93cml0ZV90b2tlbnNCEwoRX3JlYXNvbmluZ190b2tlbnNCDwoNX3RvdGFsX3Rva2VucyKTAgoJVXNhZ2VDb3N0EiQKBWlucHV0GAEgASgBQhC6SA0SC0ABKQAAAAAAAAAASACIAQESJQoGb3V0cHV0GAIgASgBQhC6SA0SC0ABKQAAAAAAAAAASAGIAQESKQoKY2FjaGVfcmVhZBgDIAEoAUIQukgNEgtAASkAAAAAAAAAAEgCiAEBEioKC2NhY2hlX3dyaXRlGAQgASgBQhC6SA0SC0ABKQAAAAAAAAAASAOIAQESJAoFdG90YWwYBSABKAFCELpIDRILQAEpAAAAAAAAAABIBIgBAUIICgZfaW5wdXRCCQoHX291dHB1dEINCgtfY2FjaGVfcmVhZEIOCgxfY2FjaGVfd3JpdGVCCAoGX3RvdGFsYgZwcm90bzM", [file_buf_validate_validate]);
+  fileDesc("ChdhZ2VudG1zZy92MS91c2FnZS5wcm90bxILYWdlbnRtc2cudjEiyAUKBVVzYWdlEiIKDGlucHV0X3Rva2VucxgBIAEoA0IHukgEIgIoAEgAiAEBEiMKDW91dHB1dF90b2tlbnMYAiABKANCB7pIBCICKABIAYgBARInChFjYWNoZV9yZWFkX3Rva2VucxgDIAEoA0IHukgEIgIoAEgCiAEBEigKEmNhY2hlX3dyaXRlX3Rva2VucxgEIAEoA0IHukgEIgIoAEgDiAEBEiYKEHJlYXNvbmluZ190b2tlbnMYBSABKANCB7pIBCICKABIBIgBARIiCgx0b3RhbF90b2tlbnMYBiABKANCB7pIBCICKABIBYgBARIkCgRjb3N0GAcgASgLMhYuYWdlbnRtc2cudjEuVXNhZ2VDb3N0EisKFWNhY2hlX3dyaXRlXzVtX3Rva2VucxgIIAEoA0IHukgEIgIoAEgGiAEBEisKFWNhY2hlX3dyaXRlXzFoX3Rva2VucxgJIAEoA0IHukgEIgIoAEgHiAEBEnIKFGhvc3RlZF90b29sX3JlcXVlc3RzGAogAygLMiouYWdlbnRtc2cudjEuVXNhZ2UuSG9zdGVkVG9vbFJlcXVlc3RzRW50cnlCKLpIJZoBIiIachgyFl5bYS16XVthLXowLTlfXXswLDYzfSQqBCICKAAaOQoXSG9zdGVkVG9vbFJlcXVlc3RzRW50cnkSCwoDa2V5GAEgASgJEg0KBXZhbHVlGAIgASgDOgI4AUIPCg1faW5wdXRfdG9rZW5zQhAKDl9vdXRwdXRfdG9rZW5zQhQKEl9jYWNoZV9yZWFkX3Rva2Vuc0IVChNfY2FjaGVfd3JpdGVfdG9rZW5zQhMKEV9yZWFzb25pbmdfdG9rZW5zQg8KDV90b3RhbF90b2tlbnNCGAoWX2NhY2hlX3dyaXRlXzVtX3Rva2Vuc0IYChZfY2FjaGVfd3JpdGVfMWhfdG9rZW5zIpMCCglVc2FnZUNvc3QSJAoFaW5wdXQYASABKAFCELpIDRILQAEpAAAAAAAAAABIAIgBARIlCgZvdXRwdXQYAiABKAFCELpIDRILQAEpAAAAAAAAAABIAYgBARIpCgpjYWNoZV9yZWFkGAMgASgBQhC6SA0SC0ABKQAAAAAAAAAASAKIAQESKgoLY2FjaGVfd3JpdGUYBCABKAFCELpIDRILQAEpAAAAAAAAAABIA4gBARIkCgV0b3RhbBgFIAEoAUIQukgNEgtAASkAAAAAAAAAAEgEiAEBQggKBl9pbnB1dEIJCgdfb3V0cHV0Qg0KC19jYWNoZV9yZWFkQg4KDF9jYWNoZV93cml0ZUIICgZfdG90YWxiBnByb3RvMw", [file_buf_validate_validate]);
 
 /**
  * Tokens a model response used. Every count has presence: an unset count is
@@ -78,6 +78,40 @@ export type Usage = Message<"agentmsg.v1.Usage"> & {
    * @generated from field: agentmsg.v1.UsageCost cost = 7;
    */
   cost?: UsageCost | undefined;
+
+  /**
+   * The part of `cache_write_tokens` written to cache entries that live five
+   * minutes (Anthropic `cache_creation.ephemeral_5m_input_tokens`). Unset
+   * when the provider does not split cache writes by lifetime.
+   *
+   * @generated from field: optional int64 cache_write_5m_tokens = 8;
+   */
+  cacheWrite5mTokens?: bigint | undefined;
+
+  /**
+   * The part of `cache_write_tokens` written to cache entries that live one
+   * hour (Anthropic `cache_creation.ephemeral_1h_input_tokens`).
+   *
+   * @generated from field: optional int64 cache_write_1h_tokens = 9;
+   */
+  cacheWrite1hTokens?: bigint | undefined;
+
+  /**
+   * How many times each hosted tool was used, keyed by the tool's kind in
+   * lower case (`web_search`, `web_fetch`, `code_execution`: the
+   * `HostedToolKind` name without its prefix), or by the provider's own name
+   * for a tool no kind covers. Anthropic `server_tool_use.web_search_requests`
+   * is `web_search`. A key that is present is a reported count (0 included);
+   * an absent key is not reported.
+   *
+   * Why a map rather than a field per tool: providers bill hosted tools per
+   * request and add counters as they add tools (Anthropic added
+   * `web_fetch_requests` after `web_search_requests`); a map keeps a new
+   * counter without a contract change, and still tells unknown from zero.
+   *
+   * @generated from field: map<string, int64> hosted_tool_requests = 10;
+   */
+  hostedToolRequests: { [key: string]: bigint };
 };
 
 /**
