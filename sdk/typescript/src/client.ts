@@ -5,7 +5,7 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { type CallOptions, type Client as ConnectClient, createClient } from "@connectrpc/connect";
 import type { Content, ToolCallContent, ToolResultContent } from "./content.js";
-import { UnavailableError, ValidationError } from "./errors.js";
+import { CancelledError, ServiceError, UnavailableError, ValidationError } from "./errors.js";
 import type { Message, ProviderState } from "./gen/agentmsg/v1/message_pb.js";
 import {
   type PublishStreamRequestSchema,
@@ -86,10 +86,12 @@ function callOf(call: Content | ToolCallContent): ToolCallContent {
   return content.kind.value;
 }
 
-// The reasons a subscription resumes on a new connection instead of failing: the server went away or restarted.
+// The reasons a subscription resumes on a new connection instead of failing: the server went away or restarted
+// (UNAVAILABLE), cancelled the stream as it shut down (CANCELLED), or the stream broke with no status of the
+// service's (UNKNOWN / INTERNAL from a reset connection: a plain ServiceError). Bad requests, auth and limits fail.
 function resumable(error: unknown): boolean {
-  if (isTransient(error)) return true;
-  return error instanceof Error && (error.name === "CancelledError" || error.name === "ServiceError");
+  if (isTransient(error) || error instanceof CancelledError) return true;
+  return error instanceof ServiceError && error.constructor === ServiceError;
 }
 
 /** The agentmsg service client (see the module comment). `close()` when done. */
