@@ -56,7 +56,7 @@ export interface CallControl {
 export interface ClientOptions extends ConnectionOptions {
   /** The default deadline of every unary call, in milliseconds (30 s). */
   timeoutMs?: number;
-  /** Retries of appends when the service is unavailable (appends are idempotent: a message's id dedupes it). */
+  /** Retries of appends and reads while the service is unavailable (an append is idempotent: its message id dedupes it). */
   retry?: Backoff;
 }
 
@@ -131,7 +131,8 @@ export class Client {
     }
   }
 
-  // An idempotent call, retried with backoff while the service is unavailable.
+  // An idempotent call (an append, whose message id dedupes it, or a read), retried with backoff while the service
+  // is unavailable.
   private async retried<T>(run: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
     const attempts = this.retry.maxAttempts ?? 4;
     for (let attempt = 1; ; attempt++) {
@@ -169,11 +170,13 @@ export class Client {
   ): AsyncGenerator<Logged> {
     let after = BigInt(options.after ?? 0);
     for (;;) {
-      const response = await this.unary(() =>
-        this.sessions.listMessages(
-          { sessionId, afterOffset: after, pageSize: options.pageSize ?? 100 },
-          this.options(options),
-        ),
+      const response = await this.retried(
+        () =>
+          this.sessions.listMessages(
+            { sessionId, afterOffset: after, pageSize: options.pageSize ?? 100 },
+            this.options(options),
+          ),
+        options.signal,
       );
       for (const logged of response.messages) {
         if (logged.message !== undefined) yield { kind: "logged", offset: logged.offset, message: logged.message };
@@ -288,8 +291,9 @@ export class Client {
 
   /** The messages a model sees for the path to `leaf` (default: the last entry). */
   async buildContext(sessionId: string, options: { leaf?: string } & CallControl = {}): Promise<Message[]> {
-    const response = await this.unary(() =>
-      this.sessions.buildContext({ sessionId, leafEntryId: options.leaf ?? "" }, this.options(options)),
+    const response = await this.retried(
+      () => this.sessions.buildContext({ sessionId, leafEntryId: options.leaf ?? "" }, this.options(options)),
+      options.signal,
     );
     return response.messages;
   }
@@ -299,8 +303,9 @@ export class Client {
     const found: SessionInfo[] = [];
     let pageToken = "";
     for (;;) {
-      const response = await this.unary(() =>
-        this.sessions.listSessions({ pageSize: options.pageSize ?? 100, pageToken }, this.options(options)),
+      const response = await this.retried(
+        () => this.sessions.listSessions({ pageSize: options.pageSize ?? 100, pageToken }, this.options(options)),
+        options.signal,
       );
       found.push(
         ...response.sessions.map((info: SessionInfoPb) => ({
@@ -317,7 +322,7 @@ export class Client {
 
   /** The tools runners serve now. */
   async listTools(control: CallControl = {}): Promise<RegisteredTool[]> {
-    const response = await this.unary(() => this.tools.listTools({}, this.options(control)));
+    const response = await this.retried(() => this.tools.listTools({}, this.options(control)), control.signal);
     return response.tools.flatMap((t) =>
       t.tool === undefined ? [] : [{ tool: t.tool, runnerName: t.runnerName, runnerId: t.runnerId }],
     );
