@@ -69,6 +69,9 @@ def test_a_typescript_runner_answers_a_python_engine(node: str, server: PythonSe
             assert tools["ts_add"].runner_name == "ts-runner"
             assert tools["ts_add"].tool.kind is am.ToolKind.EXECUTE
             assert json.loads(tools["ts_add"].tool.pb.parameters)["required"] == ["a", "b"]
+            added_pb = tools["ts_add"].tool.pb
+            assert (added_pb.title, added_pb.read_only_hint, added_pb.idempotent_hint) == ("Adder", True, True)
+            assert not added_pb.HasField("destructive_hint")  # not stated stays unknown
 
             added = client.call_tool(am.ToolCallContent("py_1", "ts_add", {"a": 2, "b": 40}))
             assert (added.id, added.text, added.is_error, added.name) == ("py_1", "42", False, "ts_add")

@@ -20,7 +20,7 @@ runner
     "ts_add",
     { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
     ({ a, b }) => Number(a) + Number(b),
-    { description: "Add two numbers.", kind: "execute" },
+    { description: "Add two numbers.", kind: "execute", title: "Adder", readOnlyHint: true, idempotentHint: true },
   )
   .tool(
     "ts_describe",

@@ -173,7 +173,10 @@ export function audio(from: MediaSource): Content {
 }
 
 /** A document block (`DocumentContent`): a PDF, a text file... */
-export function document(from: MediaSource, options: { filename?: string; title?: string } = {}): Content {
+export function document(
+  from: MediaSource,
+  options: { filename?: string; title?: string; context?: string } = {},
+): Content {
   return checked(
     create(ContentSchema, {
       kind: {
@@ -183,6 +186,7 @@ export function document(from: MediaSource, options: { filename?: string; title?
           mediaType: from.mediaType ?? "",
           filename: options.filename ?? "",
           title: options.title ?? "",
+          context: options.context ?? "",
         },
       },
     }),
@@ -248,6 +252,8 @@ export interface ToolCallOptions {
   signature?: string;
   serverName?: string;
   metadata?: JsonObject;
+  /** The provider's block when it carries more than the typed fields hold (kept for an exact round trip). */
+  providerExtra?: ProviderContent;
 }
 
 /**
@@ -272,6 +278,7 @@ export function toolCall(id: string, name: string, args?: JsonObject, options: T
           signature: options.signature ?? "",
           serverName: options.serverName ?? "",
           metadata: options.metadata,
+          providerExtra: options.providerExtra,
         },
       },
     }),

@@ -164,6 +164,7 @@ export function contentToDict(block: Content): Dict {
       if (k.value.mediaType !== "") out.media_type = k.value.mediaType;
       if (k.value.filename !== "") out.filename = k.value.filename;
       if (k.value.title !== "") out.title = k.value.title;
+      if (k.value.context !== "") out.context = k.value.context;
       return out;
     }
     case "thinking":
@@ -185,6 +186,7 @@ export function contentToDict(block: Content): Dict {
       if (call.index !== 0) out.index = call.index;
       if (call.signature !== "") out.signature = call.signature;
       if (call.serverName !== "") out.server_name = call.serverName;
+      if (call.providerExtra !== undefined) out.provider_extra = pbDict(ProviderContentSchema, call.providerExtra);
       return out;
     }
     case "toolResult": {
@@ -532,9 +534,9 @@ function parsePb<Desc extends DescMessage>(
   return message;
 }
 
-function originalOf(data: Dict, path: string): ProviderContent | undefined {
-  const value = data.original;
-  return value === undefined || value === null ? undefined : parsePb(ProviderContentSchema, value, `${path}.original`);
+function originalOf(data: Dict, path: string, key = "original"): ProviderContent | undefined {
+  const value = data[key];
+  return value === undefined || value === null ? undefined : parsePb(ProviderContentSchema, value, `${path}.${key}`);
 }
 
 function hostedNames(
@@ -649,6 +651,7 @@ export function contentFromDict(data: JsonValue, path = ""): Content {
             mediaType,
             filename: get<string>(d, "filename", "str", path, "") ?? "",
             title: get<string>(d, "title", "str", path, "") ?? "",
+            context: get<string>(d, "context", "str", path, "") ?? "",
           },
         },
       });
@@ -684,6 +687,7 @@ export function contentFromDict(data: JsonValue, path = ""): Content {
             signature: get<string>(d, "signature", "str", path, "") ?? "",
             serverName: get<string>(d, "server_name", "str", path, "") ?? "",
             metadata: metadata !== undefined && Object.keys(metadata).length > 0 ? metadata : undefined,
+            providerExtra: originalOf(d, path, "provider_extra"),
           },
         },
       });

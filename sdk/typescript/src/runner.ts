@@ -42,6 +42,17 @@ export type ToolHandler = (args: JsonObject, context: ToolContext) => ToolReturn
 export interface ToolOptions {
   description?: string;
   kind?: ToolKindName;
+  /** A human-readable name (MCP `title`). */
+  title?: string;
+  /** The JSON Schema of the tool's structured output. */
+  outputSchema?: JsonObject;
+  /** Hints for the caller (MCP tool annotations); left out means not stated. */
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+  /** Ask providers to hold the model to the schema exactly. */
+  strict?: boolean;
 }
 
 export interface RunnerOptions extends ConnectionOptions {
@@ -148,6 +159,13 @@ export class ToolRunner {
       description: options.description ?? "",
       parameters: JSON.stringify(schema),
       kind: toolKind(options.kind),
+      title: options.title ?? "",
+      outputSchema: options.outputSchema === undefined ? "" : JSON.stringify(options.outputSchema),
+      readOnlyHint: options.readOnlyHint,
+      destructiveHint: options.destructiveHint,
+      idempotentHint: options.idempotentHint,
+      openWorldHint: options.openWorldHint,
+      strict: options.strict,
     });
     validate(ToolDefinitionSchema, definition);
     this.tools.set(name, { definition, handler });

@@ -15,11 +15,16 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentmsg/v1/tool.proto.
  */
 export const file_agentmsg_v1_tool: GenFile = /*@__PURE__*/
-  fileDesc("ChZhZ2VudG1zZy92MS90b29sLnByb3RvEgthZ2VudG1zZy52MSJ1Cg5Ub29sRGVmaW5pdGlvbhIVCgRuYW1lGAEgASgJQge6SARyAhABEhMKC2Rlc2NyaXB0aW9uGAIgASgJEhIKCnBhcmFtZXRlcnMYAyABKAkSIwoEa2luZBgEIAEoDjIVLmFnZW50bXNnLnYxLlRvb2xLaW5kYgZwcm90bzM", [file_agentmsg_v1_content, file_buf_validate_validate]);
+  fileDesc("ChZhZ2VudG1zZy92MS90b29sLnByb3RvEgthZ2VudG1zZy52MSKDAwoOVG9vbERlZmluaXRpb24SFQoEbmFtZRgBIAEoCUIHukgEcgIQARITCgtkZXNjcmlwdGlvbhgCIAEoCRISCgpwYXJhbWV0ZXJzGAMgASgJEiMKBGtpbmQYBCABKA4yFS5hZ2VudG1zZy52MS5Ub29sS2luZBINCgV0aXRsZRgFIAEoCRIVCg1vdXRwdXRfc2NoZW1hGAYgASgJEhsKDnJlYWRfb25seV9oaW50GAcgASgISACIAQESHQoQZGVzdHJ1Y3RpdmVfaGludBgIIAEoCEgBiAEBEhwKD2lkZW1wb3RlbnRfaGludBgJIAEoCEgCiAEBEhwKD29wZW5fd29ybGRfaGludBgKIAEoCEgDiAEBEhMKBnN0cmljdBgLIAEoCEgEiAEBQhEKD19yZWFkX29ubHlfaGludEITChFfZGVzdHJ1Y3RpdmVfaGludEISChBfaWRlbXBvdGVudF9oaW50QhIKEF9vcGVuX3dvcmxkX2hpbnRCCQoHX3N0cmljdGIGcHJvdG8z", [file_agentmsg_v1_content, file_buf_validate_validate]);
 
 /**
  * A tool a model may call: what engines offer to models and what tool runners
  * register with the service.
+ *
+ * The `*_hint` fields are the MCP tool annotations, for policy (approval,
+ * retries) rather than for the model: hints from the tool's author, not
+ * guarantees. Unset means not stated, which differs from false (MCP reads an
+ * unstated `destructiveHint` or `openWorldHint` as true).
  *
  * @generated from message agentmsg.v1.ToolDefinition
  */
@@ -53,6 +58,61 @@ export type ToolDefinition = Message<"agentmsg.v1.ToolDefinition"> & {
    * @generated from field: agentmsg.v1.ToolKind kind = 4;
    */
   kind: ToolKind;
+
+  /**
+   * A name for people, shown in place of `name` (MCP `title`). Empty when none.
+   *
+   * @generated from field: string title = 5;
+   */
+  title: string;
+
+  /**
+   * The JSON Schema of the tool's structured result (MCP `outputSchema`, Gemini
+   * `responseJsonSchema`): a JSON object in text form, kept verbatim like
+   * `parameters`. Empty when the tool declares no structured result.
+   *
+   * @generated from field: string output_schema = 6;
+   */
+  outputSchema: string;
+
+  /**
+   * The tool does not change its environment (MCP `readOnlyHint`).
+   *
+   * @generated from field: optional bool read_only_hint = 7;
+   */
+  readOnlyHint?: boolean | undefined;
+
+  /**
+   * The tool may destroy or overwrite data rather than only add (MCP
+   * `destructiveHint`; meaningful when not read-only).
+   *
+   * @generated from field: optional bool destructive_hint = 8;
+   */
+  destructiveHint?: boolean | undefined;
+
+  /**
+   * Calling the tool again with the same arguments has no further effect (MCP
+   * `idempotentHint`).
+   *
+   * @generated from field: optional bool idempotent_hint = 9;
+   */
+  idempotentHint?: boolean | undefined;
+
+  /**
+   * The tool reaches an open world of outside entities, such as the web (MCP
+   * `openWorldHint`), rather than a closed domain.
+   *
+   * @generated from field: optional bool open_world_hint = 10;
+   */
+  openWorldHint?: boolean | undefined;
+
+  /**
+   * The provider must hold the model's arguments to `parameters` exactly
+   * (OpenAI and Anthropic `strict`). Unset when not stated.
+   *
+   * @generated from field: optional bool strict = 11;
+   */
+  strict?: boolean | undefined;
 };
 
 /**
