@@ -8,7 +8,7 @@ gRPC stubs are generated only for files that declare a service.
 
 Then the TypeScript code of @agentmsg/sdk (sdk/typescript/src/gen): protoc-gen-es, pinned by
 package-lock.json, through ``buf generate`` over the same protos plus google/rpc's status and
-error-detail protos (from googleapis-common-protos, which grpcio-status installs), in which the
+error-detail protos (proto/google/rpc, fetched by scripts/fetch_rpc_protos.py), in which the
 service's errors travel.
 """
 
@@ -20,8 +20,6 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-
-import google.rpc
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO = ROOT / "proto"
@@ -42,11 +40,15 @@ def protoc(*args: str) -> None:
 
 TS_TEMPLATE = ROOT / "sdk" / "typescript" / "buf.gen.yaml"
 BUF = ROOT / "node_modules" / ".bin" / "buf"
+RPC = "google/rpc"
 RPC_PROTOS = ("status.proto", "error_details.proto")
 
 
 def generate_typescript() -> None:
     """protoc-gen-es over one directory holding every proto the SDK needs (buf supplies the well-known types)."""
+    missing = [f"proto/{RPC}/{name}" for name in RPC_PROTOS if not (PROTO / RPC / name).exists()]
+    if missing:
+        sys.exit(f"{', '.join(missing)} missing: run scripts/fetch_rpc_protos.py (make deps)")
     if not BUF.exists():
         sys.exit("node_modules/.bin/buf is missing: run npm install (make deps)")
     with tempfile.TemporaryDirectory() as tmp:
@@ -54,9 +56,9 @@ def generate_typescript() -> None:
         shutil.copytree(PROTO / OURS, root / OURS)
         (root / VALIDATE).parent.mkdir(parents=True)
         shutil.copy(PROTO / VALIDATE, root / VALIDATE)
-        (root / "google" / "rpc").mkdir(parents=True)
+        (root / RPC).mkdir(parents=True)
         for name in RPC_PROTOS:
-            shutil.copy(Path(google.rpc.__path__[0]) / name, root / "google" / "rpc" / name)
+            shutil.copy(PROTO / RPC / name, root / RPC / name)
         subprocess.run([str(BUF), "generate", str(root), "--template", str(TS_TEMPLATE)], check=True, cwd=ROOT)
 
 

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,14 @@ def test_a_typescript_runner_answers_a_python_engine(node: str, server: PythonSe
             bad = client.call_tool(am.ToolCallContent("py_4", "ts_add", arguments="{not json"))
             assert bad.is_error
             assert bad.text.startswith("invalid arguments: invalid JSON")
+
+            # Two callers with the same (model-chosen) call id at once: the service's handles keep them apart.
+            with ThreadPoolExecutor(2) as pool:
+                same_id = [
+                    pool.submit(client.call_tool, am.ToolCallContent("dup", "ts_add", {"a": n, "b": 1}))
+                    for n in (10, 20)
+                ]
+                assert sorted(f.result(10).text for f in same_id) == ["11", "21"]
 
             with pytest.raises(am.DeadlineExceededError):
                 client.call_tool(am.ToolCallContent("py_5", "ts_wait", {}), timeout=0.5)
@@ -268,6 +276,16 @@ def test_the_typescript_session_calls(node: str, server: PythonServer) -> None:
         history = [item.message for item in client.history("tree")]
     assert [m.id for m in history] == ["u1", "a1", "u2", "a2", "b1", "u3", "k1"]
     assert message_to_dict(history[6]) == compacted
+
+
+def test_a_typescript_build_context_reads_a_context_larger_than_one_reply(node: str) -> None:
+    server = PythonServer(ServerConfig(db=None, max_message_bytes=256 * 1024))
+    try:
+        report = run_ts(node, "context", server.target, "12", str(60_000))
+    finally:
+        server.close()
+    # 12 x 60 KB cannot come in one 256 KiB reply: the client read the parts, all of them, in order.
+    assert report["ids"] == [f"big-{i}" for i in range(12)]
 
 
 # --- a TypeScript publishStream, a Python live subscriber ----------------------------------------------------------

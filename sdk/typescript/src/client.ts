@@ -289,13 +289,23 @@ export class Client {
     return { kind: "logged", offset: response.offset, message: response.entry as Message };
   }
 
-  /** The messages a model sees for the path to `leaf` (default: the last entry). */
+  /**
+   * The messages a model sees for the path to `leaf` (default: the last entry). A context too large for one reply
+   * comes in parts (each pinned to the same leaf); they are all read here.
+   */
   async buildContext(sessionId: string, options: { leaf?: string } & CallControl = {}): Promise<Message[]> {
-    const response = await this.retried(
-      () => this.sessions.buildContext({ sessionId, leafEntryId: options.leaf ?? "" }, this.options(options)),
-      options.signal,
-    );
-    return response.messages;
+    const found: Message[] = [];
+    let pageToken = "";
+    for (;;) {
+      const response = await this.retried(
+        () =>
+          this.sessions.buildContext({ sessionId, leafEntryId: options.leaf ?? "", pageToken }, this.options(options)),
+        options.signal,
+      );
+      found.push(...response.messages);
+      pageToken = response.nextPageToken;
+      if (pageToken === "") return found;
+    }
   }
 
   /** Every session, ordered by id. */

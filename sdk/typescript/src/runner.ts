@@ -1,7 +1,8 @@
 // ToolRunner: serve TypeScript functions as tools through the agentmsg service, the protocol of the Python runner
 // (src/agentmsg/service/runner.py): open ToolService.ServeTools, send RegisterTools, then answer each RunToolCall
-// with a ToolCallOutcome; a CancelToolCall (the caller cancelled, or its deadline passed) aborts the handler's
-// AbortSignal. When the connection drops, the runner reconnects with backoff and registers again.
+// with a ToolCallOutcome carrying the call's handle; a CancelToolCall (the caller cancelled, or its deadline
+// passed) aborts the handler's AbortSignal. When the connection drops, the runner reconnects with backoff and
+// registers again.
 //
 //   const runner = new ToolRunner("127.0.0.1:50051", { name: "files" });
 //   runner.tool("read_file", { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
@@ -260,17 +261,24 @@ export class ToolRunner {
           for (const wake of this.registeredWaiters.splice(0)) wake();
         } else if (kind.case === "run" && kind.value.call !== undefined) {
           const call = kind.value.call;
+          const handle = kind.value.handle;
+          // The service's handle names the call: call ids are the model's, and two callers may share one.
+          // (A server older than handles sends none: the call id names it.)
+          const slot = handle || call.id;
           const controller = new AbortController();
-          running.set(call.id, controller);
+          running.set(slot, controller);
           void this.call(call, controller.signal).then((result) => {
-            running.delete(call.id);
+            if (running.get(slot) === controller) running.delete(slot);
             if (controller.signal.aborted) return; // cancelled: the service no longer waits for it
             outbox.push(
-              create(ServeToolsRequestSchema, { kind: { case: "outcome", value: { callId: call.id, result } } }),
+              create(ServeToolsRequestSchema, {
+                kind: { case: "outcome", value: { callId: call.id, result, handle } },
+              }),
             );
           });
         } else if (kind.case === "cancel") {
-          running.get(kind.value.callId)?.abort(new Error(kind.value.reason || "cancelled by the service"));
+          const slot = kind.value.handle || kind.value.callId;
+          running.get(slot)?.abort(new Error(kind.value.reason || "cancelled by the service"));
         }
       }
     } finally {

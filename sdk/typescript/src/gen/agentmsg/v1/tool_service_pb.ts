@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentmsg/v1/tool_service.proto.
  */
 export const file_agentmsg_v1_tool_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5hZ2VudG1zZy92MS90b29sX3NlcnZpY2UucHJvdG8SC2FnZW50bXNnLnYxIoMBChFTZXJ2ZVRvb2xzUmVxdWVzdBIuCghyZWdpc3RlchgBIAEoCzIaLmFnZW50bXNnLnYxLlJlZ2lzdGVyVG9vbHNIABIvCgdvdXRjb21lGAIgASgLMhwuYWdlbnRtc2cudjEuVG9vbENhbGxPdXRjb21lSABCDQoEa2luZBIFukgCCAEiYwoNUmVnaXN0ZXJUb29scxIcCgtydW5uZXJfbmFtZRgBIAEoCUIHukgEcgIQARI0CgV0b29scxgCIAMoCzIbLmFnZW50bXNnLnYxLlRvb2xEZWZpbml0aW9uQgi6SAWSAQIIASJjCg9Ub29sQ2FsbE91dGNvbWUSGAoHY2FsbF9pZBgBIAEoCUIHukgEcgIQARI2CgZyZXN1bHQYAiABKAsyHi5hZ2VudG1zZy52MS5Ub29sUmVzdWx0Q29udGVudEIGukgDyAEBIqMBChJTZXJ2ZVRvb2xzUmVzcG9uc2USLQoKcmVnaXN0ZXJlZBgBIAEoCzIXLmFnZW50bXNnLnYxLlJlZ2lzdGVyZWRIABInCgNydW4YAiABKAsyGC5hZ2VudG1zZy52MS5SdW5Ub29sQ2FsbEgAEi0KBmNhbmNlbBgDIAEoCzIbLmFnZW50bXNnLnYxLkNhbmNlbFRvb2xDYWxsSABCBgoEa2luZCIfCgpSZWdpc3RlcmVkEhEKCXJ1bm5lcl9pZBgBIAEoCSJlCgtSdW5Ub29sQ2FsbBIqCgRjYWxsGAEgASgLMhwuYWdlbnRtc2cudjEuVG9vbENhbGxDb250ZW50EioKB3RpbWVvdXQYAiABKAsyGS5nb29nbGUucHJvdG9idWYuRHVyYXRpb24iMQoOQ2FuY2VsVG9vbENhbGwSDwoHY2FsbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiEgoQTGlzdFRvb2xzUmVxdWVzdCI/ChFMaXN0VG9vbHNSZXNwb25zZRIqCgV0b29scxgBIAMoCzIbLmFnZW50bXNnLnYxLlJlZ2lzdGVyZWRUb29sImMKDlJlZ2lzdGVyZWRUb29sEikKBHRvb2wYASABKAsyGy5hZ2VudG1zZy52MS5Ub29sRGVmaW5pdGlvbhITCgtydW5uZXJfbmFtZRgCIAEoCRIRCglydW5uZXJfaWQYAyABKAkiRQoPQ2FsbFRvb2xSZXF1ZXN0EjIKBGNhbGwYASABKAsyHC5hZ2VudG1zZy52MS5Ub29sQ2FsbENvbnRlbnRCBrpIA8gBASJCChBDYWxsVG9vbFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmFnZW50bXNnLnYxLlRvb2xSZXN1bHRDb250ZW50MvUBCgtUb29sU2VydmljZRJRCgpTZXJ2ZVRvb2xzEh4uYWdlbnRtc2cudjEuU2VydmVUb29sc1JlcXVlc3QaHy5hZ2VudG1zZy52MS5TZXJ2ZVRvb2xzUmVzcG9uc2UoATABEkoKCUxpc3RUb29scxIdLmFnZW50bXNnLnYxLkxpc3RUb29sc1JlcXVlc3QaHi5hZ2VudG1zZy52MS5MaXN0VG9vbHNSZXNwb25zZRJHCghDYWxsVG9vbBIcLmFnZW50bXNnLnYxLkNhbGxUb29sUmVxdWVzdBodLmFnZW50bXNnLnYxLkNhbGxUb29sUmVzcG9uc2ViBnByb3RvMw", [file_agentmsg_v1_content, file_agentmsg_v1_tool, file_buf_validate_validate, file_google_protobuf_duration]);
+  fileDesc("Ch5hZ2VudG1zZy92MS90b29sX3NlcnZpY2UucHJvdG8SC2FnZW50bXNnLnYxIoMBChFTZXJ2ZVRvb2xzUmVxdWVzdBIuCghyZWdpc3RlchgBIAEoCzIaLmFnZW50bXNnLnYxLlJlZ2lzdGVyVG9vbHNIABIvCgdvdXRjb21lGAIgASgLMhwuYWdlbnRtc2cudjEuVG9vbENhbGxPdXRjb21lSABCDQoEa2luZBIFukgCCAEiYwoNUmVnaXN0ZXJUb29scxIcCgtydW5uZXJfbmFtZRgBIAEoCUIHukgEcgIQARI0CgV0b29scxgCIAMoCzIbLmFnZW50bXNnLnYxLlRvb2xEZWZpbml0aW9uQgi6SAWSAQIIASJzCg9Ub29sQ2FsbE91dGNvbWUSGAoHY2FsbF9pZBgBIAEoCUIHukgEcgIQARI2CgZyZXN1bHQYAiABKAsyHi5hZ2VudG1zZy52MS5Ub29sUmVzdWx0Q29udGVudEIGukgDyAEBEg4KBmhhbmRsZRgDIAEoCSKjAQoSU2VydmVUb29sc1Jlc3BvbnNlEi0KCnJlZ2lzdGVyZWQYASABKAsyFy5hZ2VudG1zZy52MS5SZWdpc3RlcmVkSAASJwoDcnVuGAIgASgLMhguYWdlbnRtc2cudjEuUnVuVG9vbENhbGxIABItCgZjYW5jZWwYAyABKAsyGy5hZ2VudG1zZy52MS5DYW5jZWxUb29sQ2FsbEgAQgYKBGtpbmQiHwoKUmVnaXN0ZXJlZBIRCglydW5uZXJfaWQYASABKAkidQoLUnVuVG9vbENhbGwSKgoEY2FsbBgBIAEoCzIcLmFnZW50bXNnLnYxLlRvb2xDYWxsQ29udGVudBIqCgd0aW1lb3V0GAIgASgLMhkuZ29vZ2xlLnByb3RvYnVmLkR1cmF0aW9uEg4KBmhhbmRsZRgDIAEoCSJBCg5DYW5jZWxUb29sQ2FsbBIPCgdjYWxsX2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCRIOCgZoYW5kbGUYAyABKAkiEgoQTGlzdFRvb2xzUmVxdWVzdCI/ChFMaXN0VG9vbHNSZXNwb25zZRIqCgV0b29scxgBIAMoCzIbLmFnZW50bXNnLnYxLlJlZ2lzdGVyZWRUb29sImMKDlJlZ2lzdGVyZWRUb29sEikKBHRvb2wYASABKAsyGy5hZ2VudG1zZy52MS5Ub29sRGVmaW5pdGlvbhITCgtydW5uZXJfbmFtZRgCIAEoCRIRCglydW5uZXJfaWQYAyABKAkiRQoPQ2FsbFRvb2xSZXF1ZXN0EjIKBGNhbGwYASABKAsyHC5hZ2VudG1zZy52MS5Ub29sQ2FsbENvbnRlbnRCBrpIA8gBASJCChBDYWxsVG9vbFJlc3BvbnNlEi4KBnJlc3VsdBgBIAEoCzIeLmFnZW50bXNnLnYxLlRvb2xSZXN1bHRDb250ZW50MvUBCgtUb29sU2VydmljZRJRCgpTZXJ2ZVRvb2xzEh4uYWdlbnRtc2cudjEuU2VydmVUb29sc1JlcXVlc3QaHy5hZ2VudG1zZy52MS5TZXJ2ZVRvb2xzUmVzcG9uc2UoATABEkoKCUxpc3RUb29scxIdLmFnZW50bXNnLnYxLkxpc3RUb29sc1JlcXVlc3QaHi5hZ2VudG1zZy52MS5MaXN0VG9vbHNSZXNwb25zZRJHCghDYWxsVG9vbBIcLmFnZW50bXNnLnYxLkNhbGxUb29sUmVxdWVzdBodLmFnZW50bXNnLnYxLkNhbGxUb29sUmVzcG9uc2ViBnByb3RvMw", [file_agentmsg_v1_content, file_agentmsg_v1_tool, file_buf_validate_validate, file_google_protobuf_duration]);
 
 /**
  * One message from a runner.
@@ -106,6 +106,16 @@ export type ToolCallOutcome = Message<"agentmsg.v1.ToolCallOutcome"> & {
    * @generated from field: agentmsg.v1.ToolResultContent result = 2;
    */
   result?: ToolResultContent | undefined;
+
+  /**
+   * The `RunToolCall.handle` of the call this answers. Call ids are the
+   * model's and two callers may use the same one at once: the handle says
+   * which call this is. Empty from runners older than handles, which are then
+   * matched by `call_id` alone.
+   *
+   * @generated from field: string handle = 3;
+   */
+  handle: string;
 };
 
 /**
@@ -200,6 +210,15 @@ export type RunToolCall = Message<"agentmsg.v1.RunToolCall"> & {
    * @generated from field: google.protobuf.Duration timeout = 2;
    */
   timeout?: Duration | undefined;
+
+  /**
+   * The service's own id for this call, unique among the runner's calls:
+   * answer with it in `ToolCallOutcome.handle`. The call's `id` is the
+   * model's, passed on unchanged, and need not be unique across callers.
+   *
+   * @generated from field: string handle = 3;
+   */
+  handle: string;
 };
 
 /**
@@ -228,6 +247,13 @@ export type CancelToolCall = Message<"agentmsg.v1.CancelToolCall"> & {
    * @generated from field: string reason = 2;
    */
   reason: string;
+
+  /**
+   * The `RunToolCall.handle` of the call to stop.
+   *
+   * @generated from field: string handle = 3;
+   */
+  handle: string;
 };
 
 /**
