@@ -336,8 +336,18 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
 
     @property
     def datetime(self) -> datetime:
-        """When the message was created, as a timezone-aware (UTC) ``datetime``."""
-        return self._pb.timestamp.ToDatetime(tzinfo=UTC)
+        """When the message was created, as a timezone-aware (UTC) ``datetime``.
+
+        Raises :class:`~agentmsg.ValidationError` for a timestamp outside what ``datetime`` holds (one stored
+        before the contract's range rule); :attr:`timestamp` reads any value.
+        """
+        try:
+            return self._pb.timestamp.ToDatetime(tzinfo=UTC)
+        except (ValueError, OverflowError) as exc:
+            ts = self._pb.timestamp
+            raise ValidationError.single(
+                "timestamp", "timestamp.range", f"not a valid time (seconds={ts.seconds}, nanos={ts.nanos}): {exc}"
+            ) from None
 
     @property
     def name(self) -> str:
