@@ -492,7 +492,7 @@ class ImageContent(_MultiMediaContent):
         )
         self._fill(arm, sources)
         self._pb = content_pb2.Content(image=arm)
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     def _copy_block_fields(self, arm: Any) -> None:
         arm.detail = self._pb.image.detail
@@ -533,7 +533,7 @@ class ImageContent(_MultiMediaContent):
         block._pb = content_pb2.Content(
             image=content_pb2.ImageContent(file_id=file_id, media_type=media_type, detail=detail_to_pb(detail))
         )
-        _validation.check(block._pb)
+        _validation.ensure(block._pb)
         return block
 
     @property
@@ -619,7 +619,7 @@ class AudioContent(_MultiMediaContent):
             self._collect(clip, audio, media_type, (str, bytes, bytearray, memoryview, AudioContent), _audio_source),
         )
         self._pb = content_pb2.Content(audio=arm)
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @classmethod
     def from_file(cls, path: str | Path, *, media_type: str | None = None) -> AudioContent:
@@ -639,7 +639,7 @@ class AudioContent(_MultiMediaContent):
         _expect(media_type, str, "media_type")
         block = cls.__new__(cls)
         block._pb = content_pb2.Content(audio=content_pb2.AudioContent(file_id=file_id, media_type=media_type))
-        _validation.check(block._pb)
+        _validation.ensure(block._pb)
         return block
 
     @classmethod
@@ -659,7 +659,7 @@ class AudioContent(_MultiMediaContent):
         block = cls.__new__(cls)
         guessed = media_type if media_type is not None else _media.guess_from_path(url, "audio/")
         block._pb = content_pb2.Content(audio=content_pb2.AudioContent(url=url, media_type=guessed))
-        _validation.check(block._pb)
+        _validation.ensure(block._pb)
         return block
 
     @property
@@ -708,7 +708,7 @@ class DocumentContent(_MediaContent):
                 arm.url = value
                 arm.media_type = media_type if media_type is not None else _media.guess_from_path(value, "")
                 self._pb = content_pb2.Content(document=arm)
-                _validation.check(self._pb)
+                _validation.ensure(self._pb)
                 return
             declared, data = value
             media_type = media_type or declared or None
@@ -722,7 +722,7 @@ class DocumentContent(_MediaContent):
             raise MediaError("unknown document format (neither PDF nor UTF-8 text); pass media_type")
         arm.media_type = sniffed
         self._pb = content_pb2.Content(document=arm)
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @classmethod
     def from_file(cls, path: str | Path, *, media_type: str | None = None, title: str = "") -> DocumentContent:
@@ -772,7 +772,7 @@ class DocumentContent(_MediaContent):
         block._pb = content_pb2.Content(
             document=content_pb2.DocumentContent(file_id=file_id, media_type=media_type, filename=filename, title=title)
         )
-        _validation.check(block._pb)
+        _validation.ensure(block._pb)
         return block
 
     @property
@@ -836,7 +836,7 @@ class RedactedThinkingContent(ContentBase):
     def __init__(self, data: str) -> None:
         _expect(data, str, "data")
         self._pb = content_pb2.Content(redacted_thinking=content_pb2.RedactedThinkingContent(data=data))
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @property
     def data(self) -> str:
@@ -922,7 +922,7 @@ class ToolCallContent(ContentBase):
         if metadata is not None:
             _struct.fill_struct(arm.metadata, metadata, "metadata")
         self._pb = content_pb2.Content(tool_call=arm)
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @property
     def id(self) -> str:
@@ -1035,7 +1035,7 @@ class ToolResultContent(ContentBase):
         if metadata is not None:
             _struct.fill_struct(arm.metadata, metadata, "metadata")
         self._pb = content_pb2.Content(tool_result=arm)
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @classmethod
     def error(cls, id: str, message: str, *, name: str = "") -> ToolResultContent:  # noqa: A002
@@ -1114,7 +1114,7 @@ class ProviderContent(ContentBase):
         self._pb = content_pb2.Content(
             provider=content_pb2.ProviderContent(provider=provider, type=block_type, json=json_text)
         )
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @classmethod
     def from_block(cls, provider: str, block: Mapping[str, Any]) -> ProviderContent:
@@ -1381,7 +1381,7 @@ def _audio_from_dict(data: Mapping[str, Any], path: str) -> list[Content]:
 
 def _file_id_block(arm: Any, field: str) -> Content:
     pb = content_pb2.Content(**{field: arm})
-    _validation.check(pb)
+    _validation.ensure(pb)
     return content_from_proto(pb)
 
 

@@ -189,7 +189,7 @@ class ProviderState(ProtoWrapper[message_pb2.ProviderState]):
         for field, value in (("provider", provider), ("data", data), ("api", api), ("type", type)):
             _check_str(value, field)
         self._pb = message_pb2.ProviderState(provider=provider, api=api, type=type, data=data)
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @property
     def provider(self) -> str:
@@ -301,7 +301,7 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
         pb = message_pb2.Message(id=str(uuid.uuid4()) if id is None else id, name=name, parent_id=parent_id)
         getattr(pb, self.ROLE.value).MergeFrom(body)  # type: ignore[union-attr]
         _set_timestamp(pb.timestamp, timestamp)
-        _validation.check(pb)
+        _validation.ensure(pb)
         self._pb = pb
 
     @classmethod

@@ -47,7 +47,7 @@ class ToolDefinition(ProtoWrapper[tool_pb2.ToolDefinition]):
         else:
             text = dump_arguments(parameters, "parameters")
         self._pb = tool_pb2.ToolDefinition(name=name, description=description, parameters=text, kind=kind_to_pb(kind))
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @property
     def name(self) -> str:

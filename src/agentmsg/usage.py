@@ -57,7 +57,7 @@ class UsageCost(ProtoWrapper[usage_pb2.UsageCost]):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValidationError.single(field, "type", f"expected a number, got {type(value).__name__}")
             setattr(pb, field, float(value))
-        _validation.check(pb)
+        _validation.ensure(pb)
         self._pb = pb
 
     @property
@@ -127,7 +127,7 @@ class Usage(ProtoWrapper[usage_pb2.Usage]):
             if not isinstance(cost, UsageCost):
                 raise ValidationError.single("cost", "type", f"expected UsageCost, got {type(cost).__name__}")
             pb.cost.CopyFrom(cost._pb)
-        _validation.check(pb)
+        _validation.ensure(pb)
         self._pb = pb
 
     @property
