@@ -296,11 +296,14 @@ def _compile(desc: Descriptor) -> _Check:
             continue
         if fd.has_presence and not fd.is_repeated:
             # Rules on a field with presence apply only when it is set; `required` asks that it be set.
-            body.append(f"if pb.HasField({fd.name!r}):")
-            body.append(f"    v = pb.{fd.name}")
-            emit_value(rules, nested, False, "    ")
-            if rules.required:
-                body.append("else: return False")
+            if rules.fails or nested is not None:
+                body.append(f"if pb.HasField({fd.name!r}):")
+                body.append(f"    v = pb.{fd.name}")
+                emit_value(rules, nested, False, "    ")
+                if rules.required:
+                    body.append("else: return False")
+            elif rules.required:
+                body.append(f"if not pb.HasField({fd.name!r}): return False")
         else:
             body.append(f"v = pb.{fd.name}")
             emit_value(rules, nested, fd.is_repeated, "")
@@ -311,8 +314,8 @@ def _compile(desc: Descriptor) -> _Check:
         body.append(f"arm = pb.WhichOneof({oneof.name!r})")
         if oneof.name in required_oneofs:
             body.append("if arm is None: return False")
-        for fd, rules, nested in listed:
-            body.append(f"if arm == {fd.name!r}:")
+        for i, (fd, rules, nested) in enumerate(listed):
+            body.append(f"{'el' if i else ''}if arm == {fd.name!r}:")
             body.append(f"    v = pb.{fd.name}")
             emit_value(rules, nested, False, "    ")
     body.extend(f"if not {const(check)}(pb): return False" for check in whole)

@@ -98,6 +98,10 @@ _KIND_FROM_PB = {number: kind for kind, number in _KIND_TO_PB.items()}
 
 
 def _expect(value: Any, types: type | tuple[type, ...], field: str) -> None:
+    if type(value) is types:  # the usual case, decided without the generic checks below
+        if types is str and not value.isascii():
+            check_utf8(value, field)
+        return
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
         names = " or ".join(t.__name__ for t in _as_tuple(types))
         raise ValidationError.single(field, "type", f"expected {names}, got {type(value).__name__}")
@@ -107,6 +111,8 @@ def _expect(value: Any, types: type | tuple[type, ...], field: str) -> None:
 
 def check_utf8(value: str, field: str) -> None:
     """Protobuf strings are UTF-8: a lone surrogate cannot be encoded."""
+    if value.isascii():
+        return
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:

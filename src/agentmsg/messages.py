@@ -275,13 +275,15 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
     _PB = message_pb2.Message
     ROLE: ClassVar[Role | None] = None
     _BY_ROLE: ClassVar[dict[str | None, type[BaseMessage]]] = {}
-    # The body's oneof arm when it has a `content` field (plain str: StrEnum .value is slow on hot paths).
+    # The body's oneof arm, and the same when it has a `content` field (plain str: StrEnum .value is slow).
+    _ARM: ClassVar[str] = ""
     _CONTENT_ARM: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if cls.ROLE is not None:
             BaseMessage._BY_ROLE[cls.ROLE.value] = cls
+            cls._ARM = cls.ROLE.value
             body = message_pb2.Message.DESCRIPTOR.fields_by_name[cls.ROLE.value].message_type
             assert body is not None
             cls._CONTENT_ARM = cls.ROLE.value if "content" in body.fields_by_name else None
@@ -294,13 +296,32 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
         name: str,
         parent_id: str = "",
     ) -> None:
-        if id is not None:
+        pb = self._start(id, name, parent_id)
+        getattr(pb, self._ARM).MergeFrom(body)
+        self._finish(pb, timestamp)
+
+    def _start(self, id: str | None, name: str, parent_id: str) -> message_pb2.Message:  # noqa: A002
+        """The envelope; the role's body is then filled in place (no copy of the content blocks)."""
+        if id is None:
+            id = str(uuid.uuid4())  # noqa: A001
+        else:
             _check_str(id, "id")
-        _check_str(name, "name")
-        _check_str(parent_id, "parent_id")
-        pb = message_pb2.Message(id=str(uuid.uuid4()) if id is None else id, name=name, parent_id=parent_id)
-        getattr(pb, self.ROLE.value).MergeFrom(body)  # type: ignore[union-attr]
-        _set_timestamp(pb.timestamp, timestamp)
+        # The defaults ("") are common enough to skip the checks for.
+        if type(name) is not str or name:
+            _check_str(name, "name")
+        if type(parent_id) is not str or parent_id:
+            _check_str(parent_id, "parent_id")
+        pb = message_pb2.Message(id=id, name=name, parent_id=parent_id)
+        getattr(pb, self._ARM).SetInParent()  # the role arm is set even when its body stays empty
+        return pb
+
+    def _finish(self, pb: message_pb2.Message, timestamp: datetime | float | None) -> None:
+        """Stamp, check the contract (the compiled checker; protovalidate's violations when it fails), hold."""
+        if timestamp is None:
+            # Microseconds, like datetime: the timestamp survives datetime and float forms exactly.
+            pb.timestamp.FromMicroseconds(time.time_ns() // 1000)
+        else:
+            _set_timestamp(pb.timestamp, timestamp)
         _validation.ensure(pb)
         self._pb = pb
 
@@ -407,9 +428,9 @@ class SystemMessage(BaseMessage):
         name: str = "",
         parent_id: str = "",
     ) -> None:
-        body = message_pb2.SystemMessage()
-        _fill_content(body.content, contents)
-        self._init(body, id, timestamp, name, parent_id)
+        pb = self._start(id, name, parent_id)
+        _fill_content(getattr(pb, self._ARM).content, contents)
+        self._finish(pb, timestamp)
 
     @classmethod
     def text(cls, content: str, **kwargs: Any) -> SystemMessage:
@@ -434,9 +455,9 @@ class UserMessage(BaseMessage):
         name: str = "",
         parent_id: str = "",
     ) -> None:
-        body = message_pb2.UserMessage()
-        _fill_content(body.content, contents)
-        self._init(body, id, timestamp, name, parent_id)
+        pb = self._start(id, name, parent_id)
+        _fill_content(getattr(pb, self._ARM).content, contents)
+        self._finish(pb, timestamp)
 
     @classmethod
     def text(cls, content: str, **kwargs: Any) -> UserMessage:
@@ -491,9 +512,15 @@ class AssistantMessage(BaseMessage):
     ) -> None:
         _check_str(stop_reason_raw, "stop_reason_raw")
         _check_str(error, "error")
-        body = message_pb2.AssistantMessage(
-            stop_reason=_stop_to_pb(stop_reason), stop_reason_raw=stop_reason_raw, error=error
-        )
+        stop = _stop_to_pb(stop_reason)
+        pb = self._start(id, name, parent_id)
+        body = pb.assistant
+        if stop:
+            body.stop_reason = stop
+        if stop_reason_raw:
+            body.stop_reason_raw = stop_reason_raw
+        if error:
+            body.error = error
         _fill_content(body.content, contents)
         if usage is not None:
             if not isinstance(usage, Usage):
@@ -505,7 +532,7 @@ class AssistantMessage(BaseMessage):
                     "provenance", "type", f"expected Provenance, got {type(provenance).__name__}"
                 )
             body.provenance.CopyFrom(provenance._pb)
-        self._init(body, id, timestamp, name, parent_id)
+        self._finish(pb, timestamp)
 
     @classmethod
     def text(cls, content: str, **kwargs: Any) -> AssistantMessage:
@@ -563,9 +590,9 @@ class ToolMessage(BaseMessage):
         name: str = "",
         parent_id: str = "",
     ) -> None:
-        body = message_pb2.ToolMessage()
-        _fill_content(body.content, contents)
-        self._init(body, id, timestamp, name, parent_id)
+        pb = self._start(id, name, parent_id)
+        _fill_content(getattr(pb, self._ARM).content, contents)
+        self._finish(pb, timestamp)
 
     @classmethod
     def from_result(cls, result: ToolResultContent, **kwargs: Any) -> ToolMessage:
