@@ -143,13 +143,11 @@ def test_large_media_get_the_verdicts_protovalidate_gives_with_the_bytes_in(medi
     assert (media_type == "image/png") == (not expected)
     assert pb.SerializeToString() == before  # the caller's message is never touched
     conversation = message_pb2.Conversation(messages=[pb, pb])
-    assert _validation.violations_of(conversation) == [
-        am.Violation(*v) for v in plain_violations(conversation)
-    ]
+    assert _validation.violations_of(conversation) == [am.Violation(*v) for v in plain_violations(conversation)]
 
 
 def test_the_full_pass_swaps_only_large_bytes_and_only_where_no_rule_reads_them() -> None:
-    assert _validation._BLIND == {"data"}  # every rule asks only has(this.data)
+    assert {"data"} == _validation._BLIND  # every rule asks only has(this.data)
     pb = big_image_message(media_type="image/png", more=1)
     blind = _validation._media_blind(pb)
     assert blind is not None

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import protovalidate
-from google.protobuf.descriptor import Descriptor, FieldDescriptor
+from google.protobuf.descriptor import FieldDescriptor
 
 from agentmsg.errors import ValidationError, Violation
 from agentmsg.v1 import session_service_pb2, stream_pb2, tool_service_pb2
@@ -31,6 +31,11 @@ from buf.validate import validate_pb2
 
 if TYPE_CHECKING:
     from google.protobuf.message import Message
+
+# The protovalidate option extensions (the generated module has no stubs for them).
+_FIELD: Any = validate_pb2.field  # type: ignore[attr-defined]
+_MESSAGE: Any = validate_pb2.message  # type: ignore[attr-defined]
+_ONEOF: Any = validate_pb2.oneof  # type: ignore[attr-defined]
 
 # One shared validator: it caches the compiled rules per message type.
 _VALIDATOR = protovalidate.Validator()
@@ -84,11 +89,11 @@ _CHECKERS: dict[str, _Check] = {}
 
 # Message-level CEL expressions the checker knows, by their exact text. Any other expression (or an edit to one
 # of these) makes its message type go to protovalidate.
-_KNOWN_MESSAGE_CEL: dict[str, Callable[[Descriptor], _Check | None]] = {}
+_KNOWN_MESSAGE_CEL: dict[str, Callable[[Any], _Check | None]] = {}
 
 
-def _known(expression: str) -> Callable[[Callable[[Descriptor], _Check | None]], Callable[[Descriptor], _Check | None]]:
-    def register(build: Callable[[Descriptor], _Check | None]) -> Callable[[Descriptor], _Check | None]:
+def _known(expression: str) -> Callable[[Callable[[Any], _Check | None]], Callable[[Any], _Check | None]]:
+    def register(build: Callable[[Any], _Check | None]) -> Callable[[Any], _Check | None]:
         _KNOWN_MESSAGE_CEL[expression] = build
         return build
 
@@ -96,14 +101,14 @@ def _known(expression: str) -> Callable[[Callable[[Descriptor], _Check | None]],
 
 
 @_known("size(this.content) > 0 || this.error != '' || this.stop_reason in [2, 4, 5, 6]")
-def _assistant_required(desc: Descriptor) -> _Check | None:
+def _assistant_required(desc: Any) -> _Check | None:
     if not {"content", "error", "stop_reason"} <= set(desc.fields_by_name.keys()):
         return None
     return lambda pb: len(pb.content) > 0 or pb.error != "" or pb.stop_reason in (2, 4, 5, 6)
 
 
 @_known("!has(this.data) || this.media_type != ''")
-def _media_type_for_data(desc: Descriptor) -> _Check | None:
+def _media_type_for_data(desc: Any) -> _Check | None:
     data = desc.fields_by_name.get("data")
     if data is None or data.containing_oneof is None or "media_type" not in desc.fields_by_name:
         return None
@@ -115,7 +120,7 @@ _HAS_ANY = re.compile(r"has\(this\.([a-z_][a-z0-9_]*)\)(?:\s*\|\|\s*has\(this\.(
 _HAS_ONE = re.compile(r"has\(this\.([a-z_][a-z0-9_]*)\)")
 
 
-def _item_kind(expression: str, item: Descriptor | None) -> tuple[str, frozenset[str]] | None:
+def _item_kind(expression: str, item: Any) -> tuple[str, frozenset[str]] | None:
     """``has(this.a) || has(this.b) ...`` over the arms of one oneof of the item: (the oneof, the arms)."""
     if item is None or not _HAS_ANY.fullmatch(expression):
         return None
@@ -142,13 +147,13 @@ class _Rules:
         self.required = False
 
 
-def _field_rules(fd: FieldDescriptor) -> _Rules | None:
+def _field_rules(fd: Any) -> _Rules | None:
     """The field's own rules, or None when one is not a rule the checker knows."""
     out = _Rules()
     options = fd.GetOptions()
-    if not options.HasExtension(validate_pb2.field):
+    if not options.HasExtension(_FIELD):
         return out
-    rules = options.Extensions[validate_pb2.field]
+    rules = options.Extensions[_FIELD]
     top = _set_fields(rules)
     if "required" in top:
         if fd.type != FieldDescriptor.TYPE_MESSAGE or fd.is_repeated or fd.containing_oneof is not None:
@@ -193,26 +198,27 @@ def _field_rules(fd: FieldDescriptor) -> _Rules | None:
     return out
 
 
-def _checker(desc: Descriptor) -> _Check:
+def _checker(desc: Any) -> _Check:
     found = _CHECKERS.get(desc.full_name)
     if found is None:
         # A recursive type (Content -> ToolResultContent -> Content) finds the late-bound entry while compiling.
-        _CHECKERS[desc.full_name] = lambda pb: _CHECKERS[desc.full_name](pb)
+        name = desc.full_name
+        _CHECKERS[name] = lambda pb: _CHECKERS[name](pb)  # noqa: PLW0108 - looked up when called
         found = _CHECKERS[desc.full_name] = _compile(desc)
     return found
 
 
-def _rule_free(desc: Descriptor, seen: frozenset[str] = frozenset()) -> bool:
+def _rule_free(desc: Any, seen: frozenset[str] = frozenset()) -> bool:
     """No rule anywhere in the type or the types it holds (Struct, Timestamp, plain text blocks)."""
     if desc.full_name in seen:
         return True
     seen |= {desc.full_name}
-    if desc.GetOptions().HasExtension(validate_pb2.message):
+    if desc.GetOptions().HasExtension(_MESSAGE):
         return False
-    if any(o.GetOptions().HasExtension(validate_pb2.oneof) for o in desc.oneofs):
+    if any(o.GetOptions().HasExtension(_ONEOF) for o in desc.oneofs):
         return False
     for fd in desc.fields:
-        if fd.GetOptions().HasExtension(validate_pb2.field):
+        if fd.GetOptions().HasExtension(_FIELD):
             return False
         if fd.type == FieldDescriptor.TYPE_MESSAGE and not _rule_free(fd.message_type, seen):
             return False
@@ -227,7 +233,7 @@ def _always(pb: Message) -> bool:
     return True
 
 
-def _compile(desc: Descriptor) -> _Check:
+def _compile(desc: Any) -> _Check:
     """A checker for one message type, generated from its rules; protovalidate on the type when one is unknown.
 
     The checker is Python source made from the rules (one ``if`` per rule, no per-rule call), so checking a
@@ -257,8 +263,8 @@ def _compile(desc: Descriptor) -> _Check:
 
     options = desc.GetOptions()
     whole: list[_Check] = []
-    if options.HasExtension(validate_pb2.message):
-        message_rules = options.Extensions[validate_pb2.message]
+    if options.HasExtension(_MESSAGE):
+        message_rules = options.Extensions[_MESSAGE]
         if _set_fields(message_rules) != {"cel"}:
             return _by_protovalidate
         for rule in message_rules.cel:
@@ -269,14 +275,14 @@ def _compile(desc: Descriptor) -> _Check:
             whole.append(compiled)
     required_oneofs: set[str] = set()
     for oneof in desc.oneofs:
-        if oneof.GetOptions().HasExtension(validate_pb2.oneof):
-            oneof_rules = oneof.GetOptions().Extensions[validate_pb2.oneof]
+        if oneof.GetOptions().HasExtension(_ONEOF):
+            oneof_rules = oneof.GetOptions().Extensions[_ONEOF]
             if _set_fields(oneof_rules) - {"required"}:
                 return _by_protovalidate
             if oneof_rules.required:
                 required_oneofs.add(oneof.name)
 
-    arms: dict[str, list[tuple[FieldDescriptor, _Rules, _Check | None]]] = {}
+    arms: dict[str, list[tuple[Any, _Rules, _Check | None]]] = {}
     for fd in desc.fields:
         rules = _field_rules(fd)
         if rules is None:
@@ -342,7 +348,7 @@ def _bytes_blind_fields() -> frozenset[str]:
     names: set[str] = set()
     files = [session_service_pb2.DESCRIPTOR, tool_service_pb2.DESCRIPTOR, stream_pb2.DESCRIPTOR]
     seen_files: set[str] = set()
-    types: list[Descriptor] = []
+    types: list[Any] = []
     while files:
         file = files.pop()
         if file.name in seen_files:
@@ -359,19 +365,19 @@ def _bytes_blind_fields() -> frozenset[str]:
     for desc in types:
         expressions.extend(_expressions_of(desc))
         for fd in desc.fields:
-            if fd.type == FieldDescriptor.TYPE_BYTES and not fd.GetOptions().HasExtension(validate_pb2.field):
+            if fd.type == FieldDescriptor.TYPE_BYTES and not fd.GetOptions().HasExtension(_FIELD):
                 names.add(fd.name)
     return frozenset(name for name in names if all(_only_presence(e, name) for e in expressions))
 
 
-def _expressions_of(desc: Descriptor) -> list[str]:
+def _expressions_of(desc: Any) -> list[str]:
     out: list[str] = []
     options = desc.GetOptions()
-    if options.HasExtension(validate_pb2.message):
-        out += [rule.expression for rule in options.Extensions[validate_pb2.message].cel]
+    if options.HasExtension(_MESSAGE):
+        out += [rule.expression for rule in options.Extensions[_MESSAGE].cel]
     for fd in desc.fields:
-        if fd.GetOptions().HasExtension(validate_pb2.field):
-            rules = fd.GetOptions().Extensions[validate_pb2.field]
+        if fd.GetOptions().HasExtension(_FIELD):
+            rules = fd.GetOptions().Extensions[_FIELD]
             out += [rule.expression for rule in rules.cel]
             out += [rule.expression for rule in rules.repeated.items.cel]
     return out
@@ -430,7 +436,7 @@ def _bytes_paths(pb: Any, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[
 _HOLDERS: dict[str, list[tuple[str, str, dict[str, str]]]] = {}
 
 
-def _holders(desc: Descriptor) -> list[tuple[str, str, dict[str, str]]]:
+def _holders(desc: Any) -> list[tuple[str, str, dict[str, str]]]:
     """The fields of ``desc`` that are, or lead to, swappable bytes.
 
     Rows ``(name, kind, arms)``: kind "bytes", "message" or "repeated" for a field; "oneof" for a oneof (name
@@ -457,13 +463,14 @@ def _holders(desc: Descriptor) -> list[tuple[str, str, dict[str, str]]]:
     return out
 
 
-def _leads_to_bytes(desc: Descriptor, seen: frozenset[str]) -> bool:
+def _leads_to_bytes(desc: Any, seen: frozenset[str]) -> bool:
     if desc.full_name in seen:
         return True  # a cycle: the type is already being walked
     for fd in desc.fields:
         if fd.type == FieldDescriptor.TYPE_BYTES and fd.name in _BLIND and fd.has_presence:
             return True
-        if fd.type == FieldDescriptor.TYPE_MESSAGE and not fd.message_type.GetOptions().map_entry:
-            if _leads_to_bytes(fd.message_type, seen | {desc.full_name}):
-                return True
+        message_type = fd.message_type if fd.type == FieldDescriptor.TYPE_MESSAGE else None
+        walk = message_type is not None and not message_type.GetOptions().map_entry
+        if walk and _leads_to_bytes(message_type, seen | {desc.full_name}):
+            return True
     return False

@@ -99,7 +99,7 @@ _KIND_FROM_PB = {number: kind for kind, number in _KIND_TO_PB.items()}
 
 def _expect(value: Any, types: type | tuple[type, ...], field: str) -> None:
     if type(value) is types:  # the usual case, decided without the generic checks below
-        if types is str and not value.isascii():
+        if types is str and isinstance(value, str) and not value.isascii():
             check_utf8(value, field)
         return
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
@@ -167,6 +167,7 @@ class ContentBase(ProtoWrapper[content_pb2.Content]):
 
     __slots__ = ()
     _PB = content_pb2.Content
+    _DISPATCH = True
     _ARM: ClassVar[str | None] = None
     _BY_ARM: ClassVar[dict[str | None, type[ContentBase]]] = {}
 
