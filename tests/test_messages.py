@@ -184,8 +184,8 @@ def test_contents_are_immutable_views() -> None:
     assert contents[-1] == am.TextContent("there")
     assert len(contents) == 2
     bang = (am.TextContent("!"),)
-    assert contents + bang == (am.TextContent("hi"), am.TextContent("there"), am.TextContent("!"))  # noqa: RUF005
-    assert bang + contents == (am.TextContent("!"), am.TextContent("hi"), am.TextContent("there"))  # noqa: RUF005
+    assert contents + bang == (am.TextContent("hi"), am.TextContent("there"), am.TextContent("!"))
+    assert bang + contents == (am.TextContent("!"), am.TextContent("hi"), am.TextContent("there"))
     first, second = contents
     assert (first.content, second.content) == ("hi", "there")
     assert contents.index(am.TextContent("there")) == 1
