@@ -98,6 +98,35 @@ def test_a_vector_gets_protovalidates_verdict_from_the_constructors_check(entry:
     assert _validation.is_valid(pb) == (not expected)
 
 
+def swapped_by_hand(pb: Message) -> Message:
+    """``pb`` copied whole, then every inline ``data`` set to the placeholder: what the blind copy must equal."""
+    copy = type(pb)()
+    copy.CopyFrom(pb)
+
+    def visit(message: Any) -> None:
+        for fd, value in message.ListFields():
+            if fd.name == "data" and fd.type == FieldDescriptor.TYPE_BYTES and fd.containing_oneof is not None:
+                setattr(message, "data", b"\x00")
+            elif fd.type == FieldDescriptor.TYPE_MESSAGE and not fd.message_type.GetOptions().map_entry:
+                for item in value if fd.is_repeated else [value]:
+                    visit(item)
+
+    visit(copy)
+    return copy
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=[entry["name"] for entry in MANIFEST])
+def test_the_blind_copy_is_the_message_with_only_its_media_bytes_swapped(entry: dict[str, Any]) -> None:
+    for pb in [decoded(entry), *mutations(decoded(entry))]:
+        blind = _validation._media_blind(pb)
+        expected = swapped_by_hand(pb)
+        if blind is None:
+            assert expected == pb
+        else:
+            assert blind == expected
+            assert blind != pb
+
+
 @pytest.mark.parametrize("entry", MANIFEST, ids=[entry["name"] for entry in MANIFEST])
 def test_every_one_field_mutation_of_a_vector_gets_protovalidates_verdict(entry: dict[str, Any]) -> None:
     checked = 0
@@ -146,14 +175,16 @@ def test_large_media_get_the_verdicts_protovalidate_gives_with_the_bytes_in(medi
     assert _validation.violations_of(conversation) == [am.Violation(*v) for v in plain_violations(conversation)]
 
 
-def test_the_full_pass_swaps_only_large_bytes_and_only_where_no_rule_reads_them() -> None:
+def test_the_full_pass_swaps_the_bytes_only_where_no_rule_reads_them() -> None:
     assert {"data"} == _validation._BLIND  # every rule asks only has(this.data)
     pb = big_image_message(media_type="image/png", more=1)
     blind = _validation._media_blind(pb)
     assert blind is not None
     assert blind.user.content[1].image.data == b"\x00"
     assert blind.user.content[1].image.more_images[0].data == b"\x00"
-    assert _validation._media_blind(big_image_message(media_type="image/png", size=10)) is None
+    small = big_image_message(media_type="image/png", size=10)
+    assert _validation._media_blind(small).user.content[1].image.data == b"\x00"  # type: ignore[union-attr]
+    assert _validation._media_blind(message_pb2.Message(id="x", user=message_pb2.UserMessage())) is None
     assert _validation._only_presence("!has(this.data) || this.media_type != ''", "data")
     assert not _validation._only_presence("size(this.data) > 0", "data")
     assert not _validation._only_presence("has(this.image) && this.image.data != b''", "data")

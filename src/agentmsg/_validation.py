@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import protovalidate
 from google.protobuf.descriptor import FieldDescriptor
@@ -28,9 +28,6 @@ from google.protobuf.descriptor import FieldDescriptor
 from agentmsg.errors import ValidationError, Violation
 from agentmsg.v1 import session_service_pb2, stream_pb2, tool_service_pb2
 from buf.validate import validate_pb2
-
-if TYPE_CHECKING:
-    from google.protobuf.message import Message
 
 # The protovalidate option extensions (the generated module has no stubs for them).
 _FIELD: Any = validate_pb2.field  # type: ignore[attr-defined]
@@ -334,9 +331,6 @@ def _compile(desc: Any) -> _Check:
 # --------------------------------------------------------------------------------------------------------------
 # Media-blind validation: swap inline bytes for a placeholder of the same presence before protovalidate runs.
 
-_BYTES_LIMIT = 1024  # below this, copying the message costs more than validating the bytes
-
-
 def _bytes_blind_fields() -> frozenset[str]:
     """Names of bytes fields whose value no rule reads: presence (``has(this.x)``) is all any rule asks.
 
@@ -391,46 +385,101 @@ _BLIND = _bytes_blind_fields()
 
 
 def _media_blind(pb: Message) -> Message | None:
-    """A copy of ``pb`` with large media bytes swapped for one byte, or None when there are none to swap."""
-    paths = _bytes_paths(pb)
-    if not paths:
+    """A copy of ``pb`` with its inline media bytes swapped for one byte, or None when it holds none.
+
+    The copy is built field by field along the paths that lead to media, so the bytes are never read or
+    copied (reading a bytes field copies it); everything else is copied whole.
+    """
+    if not _has_media(pb):
         return None
     copy = type(pb)()
-    copy.CopyFrom(pb)
-    for holder_path, field in paths:
-        holder: Any = copy
-        for step in holder_path:
-            holder = holder[step] if isinstance(step, int) else getattr(holder, step)
-        setattr(holder, field, b"\x00")
+    _blind_into(copy, pb)
     return copy
 
 
-def _bytes_paths(pb: Any, path: tuple[str | int, ...] = ()) -> list[tuple[tuple[str | int, ...], str]]:
-    """Where large swappable bytes sit in ``pb`` (as attribute / index steps)."""
-    found: list[tuple[tuple[str | int, ...], str]] = []
-    desc = pb.DESCRIPTOR
-    holders = _HOLDERS.get(desc.full_name)
+def _has_media(pb: Any) -> bool:
+    """Whether swappable bytes are set anywhere in ``pb`` (presence only: the bytes are not read)."""
+    holders = _HOLDERS.get(pb.DESCRIPTOR.full_name)
     if holders is None:
-        holders = _HOLDERS[desc.full_name] = _holders(desc)
+        holders = _HOLDERS[pb.DESCRIPTOR.full_name] = _holders(pb.DESCRIPTOR)
     for name, kind, arms in holders:
         if kind == "oneof":
             arm = pb.WhichOneof(name)
-            if arm not in arms:
-                continue
-            if arms[arm] == "bytes":
-                if len(getattr(pb, arm)) > _BYTES_LIMIT:
-                    found.append((path, arm))
-            else:
-                found += _bytes_paths(getattr(pb, arm), (*path, arm))
+            if arm in arms and (arms[arm] == "bytes" or _has_media(getattr(pb, arm))):
+                return True
         elif kind == "repeated":
-            for i, item in enumerate(getattr(pb, name)):
-                found += _bytes_paths(item, (*path, name, i))
-        elif kind == "bytes":
-            if pb.HasField(name) and len(getattr(pb, name)) > _BYTES_LIMIT:
-                found.append((path, name))
-        elif pb.HasField(name):
-            found += _bytes_paths(getattr(pb, name), (*path, name))
-    return found
+            if any(_has_media(item) for item in getattr(pb, name)):
+                return True
+        elif pb.HasField(name) and (kind == "bytes" or _has_media(getattr(pb, name))):
+            return True
+    return False
+
+
+_PLANS: dict[str, list[tuple[str, str, str]]] = {}
+
+
+def _plan(desc: Any) -> list[tuple[str, str, str]]:
+    """How :func:`_blind_into` copies each field of ``desc``: (name, how, its oneof or "")."""
+    plan = _PLANS.get(desc.full_name)
+    if plan is not None:
+        return plan
+    plan = []
+    for fd in desc.fields:
+        oneof = fd.containing_oneof.name if fd.containing_oneof is not None else ""
+        message_type = fd.message_type if fd.type == FieldDescriptor.TYPE_MESSAGE else None
+        leads = message_type is not None and _leads_to_bytes(message_type, frozenset({desc.full_name}))
+        if fd.type == FieldDescriptor.TYPE_BYTES and fd.name in _BLIND and fd.has_presence and not fd.is_repeated:
+            how = "swap"
+        elif message_type is not None and message_type.GetOptions().map_entry:
+            how = "map"
+        elif fd.is_repeated:
+            how = "walk_repeated" if leads else "repeated"
+        elif message_type is not None:
+            how = "walk" if leads else "message"
+        else:
+            how = "presence" if fd.has_presence else "implicit"
+        plan.append((fd.name, how, oneof))
+    _PLANS[desc.full_name] = plan
+    return plan
+
+
+def _blind_into(dst: Any, src: Any) -> None:
+    for name, how, oneof in _plan(src.DESCRIPTOR):
+        if how == "swap":
+            if (src.WhichOneof(oneof) == name) if oneof else src.HasField(name):
+                setattr(dst, name, b"\x00")
+        elif how == "walk":
+            if src.HasField(name):
+                sub = getattr(dst, name)
+                sub.SetInParent()
+                _blind_into(sub, getattr(src, name))
+        elif how == "walk_repeated":
+            target = getattr(dst, name)
+            for item in getattr(src, name):
+                _blind_into(target.add(), item)
+        elif how == "message":
+            if src.HasField(name):
+                sub = getattr(dst, name)
+                sub.SetInParent()
+                sub.CopyFrom(getattr(src, name))
+        elif how == "repeated":
+            values = getattr(src, name)
+            if len(values):
+                getattr(dst, name).extend(values)
+        elif how == "map":
+            values = getattr(src, name)
+            target = getattr(dst, name)
+            for key in values:
+                value = values[key]
+                if isinstance(value, Message):
+                    target[key].CopyFrom(value)
+                else:
+                    target[key] = value
+        elif how == "presence":
+            if src.HasField(name):
+                setattr(dst, name, getattr(src, name))
+        else:
+            setattr(dst, name, getattr(src, name))
 
 
 _HOLDERS: dict[str, list[tuple[str, str, dict[str, str]]]] = {}

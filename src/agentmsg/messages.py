@@ -873,7 +873,7 @@ AgentMessage: TypeAlias = LLMMessage | SessionMessage | UnknownMessage
 
 def message_from_proto(pb: message_pb2.Message) -> AgentMessage:
     """Wrap a generated ``Message`` in the class of its role (no copy)."""
-    message = object.__new__(BaseMessage._BY_ROLE.get(pb.WhichOneof("role"), UnknownMessage))
+    message = _new(_BY_ROLE.get(pb.WhichOneof("role"), UnknownMessage))
     message._pb = pb
     return message  # type: ignore[return-value]
 

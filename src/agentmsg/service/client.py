@@ -90,8 +90,21 @@ def _message_pb(message: BaseMessage) -> Any:
     return message.pb
 
 
+# A frozen dataclass's __init__ sets each field through object.__setattr__; a subscriber makes one Logged per
+# message, so they are filled through the slots' own descriptors instead (same object, a third of the cost).
+_new = object.__new__
+_set_offset: Any = Logged.__dict__["offset"].__set__
+_set_message: Any = Logged.__dict__["message"].__set__
+
+
 def _items(response: session_service_pb2.SubscribeResponse) -> list[Logged | Live]:
-    items: list[Logged | Live] = [Logged(m.offset, message_from_proto(m.message)) for m in response.messages]
+    items: list[Logged | Live] = []
+    append = items.append
+    for m in response.messages:
+        item = _new(Logged)
+        _set_offset(item, m.offset)
+        _set_message(item, message_from_proto(m.message))
+        append(item)
     if response.HasField("live_event"):
         items.append(Live(response.live_event.stream_id, StreamEvent._wrap(response.live_event.event)))
     return items

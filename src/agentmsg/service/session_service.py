@@ -26,6 +26,7 @@ from agentmsg.messages import (
 )
 from agentmsg.service import status
 from agentmsg.service.access import Access, Scope
+from agentmsg.service.frames import FrameCache
 from agentmsg.service.live import LiveHub
 from agentmsg.service.rpc import _check, _guard, _guard_stream
 from agentmsg.service.stores import SessionRecord, Store
@@ -38,35 +39,8 @@ __all__ = ["SESSION_SERVICE", "SessionServicer"]
 SESSION_SERVICE = "agentmsg.v1.SessionService"
 
 
-def _varint(value: int) -> bytes:
-    if value < 0x80:
-        return _SMALL[value]
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-_SMALL = [bytes([i]) for i in range(0x80)]
-
-
-def _encode_logged(rows: list[tuple[int, bytes]]) -> bytes:
-    """A ``SubscribeResponse`` holding ``rows`` as ``LoggedMessage``s, encoded directly from the stored bytes.
-
-    ``LoggedMessage`` is field 1 ``offset`` (varint, tag 0x08) and field 2
-    ``message`` (bytes, tag 0x12); each is field 1 of the response (tag 0x0a).
-    """
-    parts: list[bytes] = []
-    for offset, body in rows:
-        logged = b"\x08" + _varint(offset) + b"\x12" + _varint(len(body))
-        parts += (b"\x0a", _varint(len(logged) + len(body)), logged, body)
-    return b"".join(parts)
-
-
 def _serialize_response(response: Any) -> bytes:
-    """Subscribe responses are messages, or bytes already encoded by :func:`_encode_logged`."""
+    """Subscribe responses are messages, or bytes already encoded by :mod:`~agentmsg.service.frames`."""
     return response if isinstance(response, bytes) else bytes(response.SerializeToString())
 
 
@@ -102,6 +76,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         self.store = store
         self.hub = hub
         self.access = access if access is not None else Access()
+        # Subscribers of a session read the same batches: each is framed once and shared.
+        self.frames = FrameCache()
         # Subscribers per session on this node: the store's change event is dropped when the last one leaves.
         self._watchers: dict[str, int] = {}
 
@@ -250,6 +226,13 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                     # deliver them first, so a message's events never trail the message itself.
                     while not live.empty():
                         yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
+                else:
+                    # A full batch another subscriber read is sent again as it was framed, store unread.
+                    framed = self.frames.full(session_id, cursor, batch)
+                    if framed is not None:
+                        encoded, cursor = framed
+                        yield encoded
+                        continue
                 rows = await self.store.read(session_id, cursor, batch)
                 if rows and request.live_events:
                     # With other nodes, the events relayed ahead of these messages may still be on the way.
@@ -257,9 +240,10 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                     while not live.empty():
                         yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
                 if rows:
+                    # The stored bytes go out as they are (no parse and re-encode), framed once per range.
+                    encoded = self.frames.encode(session_id, cursor, batch, rows)
                     cursor = rows[-1][0]
-                    # The stored bytes go out as they are: no parse and re-encode per message.
-                    yield _encode_logged(rows)
+                    yield encoded
                     continue
                 if not request.live_events:
                     await changed.wait()
