@@ -106,7 +106,7 @@ def swapped_by_hand(pb: Message) -> Message:
     def visit(message: Any) -> None:
         for fd, value in message.ListFields():
             if fd.name == "data" and fd.type == FieldDescriptor.TYPE_BYTES and fd.containing_oneof is not None:
-                setattr(message, "data", b"\x00")
+                message.data = b"\x00"
             elif fd.type == FieldDescriptor.TYPE_MESSAGE and not fd.message_type.GetOptions().map_entry:
                 for item in value if fd.is_repeated else [value]:
                     visit(item)

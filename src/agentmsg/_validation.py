@@ -24,6 +24,7 @@ from typing import Any
 
 import protovalidate
 from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
 
 from agentmsg.errors import ValidationError, Violation
 from agentmsg.v1 import session_service_pb2, stream_pb2, tool_service_pb2
@@ -330,6 +331,7 @@ def _compile(desc: Any) -> _Check:
 
 # --------------------------------------------------------------------------------------------------------------
 # Media-blind validation: swap inline bytes for a placeholder of the same presence before protovalidate runs.
+
 
 def _bytes_blind_fields() -> frozenset[str]:
     """Names of bytes fields whose value no rule reads: presence (``has(this.x)``) is all any rule asks.

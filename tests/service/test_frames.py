@@ -20,7 +20,7 @@ def rows(after: int, count: int) -> list[tuple[int, bytes]]:
 
 
 def test_an_encoded_batch_is_the_subscribe_response_of_its_rows() -> None:
-    batch = rows(126, 3) + [(300_000, am.UserMessage.text("x" * 200, id="big").to_bytes())]
+    batch = [*rows(126, 3), (300_000, am.UserMessage.text("x" * 200, id="big").to_bytes())]
     response = session_service_pb2.SubscribeResponse.FromString(encode_logged(batch))
     assert [(m.offset, m.message.SerializeToString(deterministic=True)) for m in response.messages] == batch
 
