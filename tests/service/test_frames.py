@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import random
 import threading
+from collections.abc import Callable
+from pathlib import Path
 
+import grpc
+import pytest
 from conftest import ServerThread
+from fuzzing import mutate_bytes
+from google.protobuf.message import DecodeError
+from samples import every_role
 
 import agentmsg as am
 from agentmsg.service import Client, Logged
-from agentmsg.service.frames import FrameCache, encode_logged
-from agentmsg.v1 import session_service_pb2
+from agentmsg.service.frames import APPEND_MESSAGE, FrameCache, append_request, encode_logged, is_canonical
+from agentmsg.v1 import message_pb2, session_service_pb2
 
 
 def rows(after: int, count: int) -> list[tuple[int, bytes]]:
@@ -80,3 +88,120 @@ def test_subscribers_of_one_session_share_the_framed_batches(server: ServerThrea
     assert frames.encoded >= 5  # every range framed at least once
     assert frames.encoded + frames.shared >= 20  # 4 subscribers x 5 batches
     assert frames.shared >= 1
+
+
+def test_the_clients_append_request_is_the_requests_deterministic_encoding() -> None:
+    image = am.ImageContent(b"\x89PNG\r\n\x1a\n" + bytes(300_000), media_type="image/png")
+    for session_id, message in (
+        ("s", am.UserMessage.text("héllo")),
+        ("x" * 128, am.UserMessage([am.TextContent("look"), image])),
+    ):
+        expected = session_service_pb2.AppendMessageRequest(session_id=session_id, message=message.pb)
+        assert append_request(session_id, message.to_bytes()) == expected.SerializeToString(deterministic=True)
+
+
+# --- the received encoding is kept only when it is the canonical one -----------------------------------------
+
+
+def seeds() -> list[bytes]:
+    image = am.ImageContent(b"\x89PNG\r\n\x1a\n" + bytes(2000), media_type="image/png", detail="high")
+    extra = [
+        am.UserMessage([am.TextContent("look"), image], name="n", parent_id="p"),
+        am.AssistantMessage(
+            [am.ToolCallContent("c", "f", {"a": [1, 2]}, index=3)],
+            usage=am.Usage(input_tokens=5, output_tokens=0, cost=am.UsageCost(total=0.25)),
+            stop_reason="tool_calls",
+        ),
+    ]
+    return [message.to_bytes() for message in [*every_role(), *extra]]
+
+
+def canonical(data: bytes) -> bool:
+    return is_canonical(data, message_pb2.Message.DESCRIPTOR)
+
+
+def test_the_deterministic_encoding_of_a_message_without_maps_is_recognised() -> None:
+    recognised = [canonical(data) for data in seeds()]
+    assert sum(recognised) >= len(recognised) - 2  # the two with a Struct (a map inside) are re-encoded
+    image = am.UserMessage([am.ImageContent(bytes(1 << 20), media_type="image/png")])
+    assert canonical(image.to_bytes())
+
+
+def test_any_other_encoding_of_the_same_message_is_not() -> None:
+    message = am.UserMessage.text("hi", id="m", name="n")
+    data = message.to_bytes()
+    assert canonical(data)
+    pb = message.pb
+    head = message_pb2.Message(id="m").SerializeToString()
+    rest = message_pb2.Message(timestamp=pb.timestamp, user=pb.user, name="n").SerializeToString()
+    assert head + rest == data
+    assert not canonical(rest + head)  # fields out of order
+    assert not canonical(data + b"\x52\x00")  # a default ("" name) written out
+    assert not canonical(data + b"\x52\x01x")  # name twice
+    assert not canonical(data + b"\xf8\x07\x01")  # an unknown field (number 127)
+    assert not canonical(b"\x0a\x81\x00" + data[1:])  # a length in a longer varint than needed
+    assert not canonical(data[:-1])  # cut short
+
+
+def test_whatever_is_recognised_re_encodes_to_the_same_bytes() -> None:
+    """Soundness on thousands of mutated encodings: a True is never wrong (a False only costs an encode)."""
+    rng = random.Random(18)
+    accepted = 0
+    for seed in seeds():
+        for _ in range(300):
+            choices = iter([(rng.randrange(5), rng.randrange(1 << 16), rng.randrange(256)) for _ in range(3)])
+            data = mutate_bytes(seed, choices)
+            try:
+                parsed = message_pb2.Message.FromString(data)  # the server asks only about what parsed
+            except DecodeError:
+                continue
+            if not canonical(data):
+                continue
+            accepted += 1
+            assert parsed.SerializeToString(deterministic=True) == data
+    assert accepted > 50, accepted
+
+
+def big_message(message_id: str) -> am.UserMessage:
+    image = am.ImageContent(b"\x89PNG\r\n\x1a\n" + bytes(200_000), media_type="image/png")
+    return am.UserMessage([am.TextContent("look"), image], id=message_id, timestamp=1)
+
+
+@pytest.mark.parametrize("db", [None, "file"])
+def test_a_large_message_is_stored_in_the_encoding_it_arrived_in_when_canonical(
+    make_server: Callable[..., ServerThread], tmp_path: Path, db: str | None
+) -> None:
+    server = make_server(db=None if db is None else str(tmp_path / "big.db"))
+    message = big_message("big-1")
+    with Client(server.target, timeout=10) as c:
+        assert c.append("big", message) == 1
+        assert c.append("big", message) == 1  # a retry is a duplicate, not a conflict
+        (logged,) = list(c.history("big"))
+    assert logged.message.to_bytes() == message.to_bytes()
+    if db is None:
+        (held,) = server.run(server.running.store.read("big", 0, 1))
+        assert isinstance(held[1], memoryview)  # the request's own bytes: no second encoding
+
+
+def test_a_large_message_in_another_encoding_is_stored_re_encoded(
+    make_server: Callable[..., ServerThread],
+) -> None:
+    server = make_server(db=None)
+    message = big_message("big-2")
+    canonical_bytes = message.to_bytes()
+    pb = message.pb
+    # The same message with its fields out of order (parent_id-less, name last -> id written last).
+    reordered = (
+        message_pb2.Message(timestamp=pb.timestamp, user=pb.user).SerializeToString()
+        + message_pb2.Message(id=pb.id).SerializeToString()
+    )
+    assert reordered != canonical_bytes
+    assert message_pb2.Message.FromString(reordered) == pb
+    with grpc.insecure_channel(server.target) as channel:
+        call = channel.unary_unary(
+            APPEND_MESSAGE, response_deserializer=session_service_pb2.AppendMessageResponse.FromString
+        )
+        assert call(append_request("big", reordered), timeout=10).offset == 1
+    (held,) = server.run(server.running.store.read("big", 0, 1))
+    assert bytes(held[1]) == canonical_bytes
+    assert not isinstance(held[1], memoryview)

@@ -26,10 +26,10 @@ from agentmsg.messages import (
 )
 from agentmsg.service import status
 from agentmsg.service.access import Access, Scope
-from agentmsg.service.frames import FrameCache
+from agentmsg.service.frames import FrameCache, field_span, is_canonical
 from agentmsg.service.live import LiveHub
 from agentmsg.service.rpc import _check, _guard, _guard_stream
-from agentmsg.service.stores import SessionRecord, Store
+from agentmsg.service.stores import Body, SessionRecord, Store
 from agentmsg.sessions import build_context
 from agentmsg.streaming import IncompleteStreamError, StreamAccumulator, StreamProtocolError
 from agentmsg.v1 import message_pb2, session_service_pb2, session_service_pb2_grpc, stream_pb2
@@ -37,6 +37,46 @@ from agentmsg.v1 import message_pb2, session_service_pb2, session_service_pb2_gr
 __all__ = ["SESSION_SERVICE", "SessionServicer"]
 
 SESSION_SERVICE = "agentmsg.v1.SessionService"
+
+
+# Below this size re-encoding a message costs less than checking its received encoding is the canonical one.
+KEEP_RECEIVED_MIN = 64 * 1024
+
+
+class ReceivedAppend:
+    """An ``AppendMessageRequest`` with the encoding its message arrived in, when that is the canonical one."""
+
+    __slots__ = ("encoding", "request")
+
+    def __init__(self, request: session_service_pb2.AppendMessageRequest, encoding: memoryview) -> None:
+        self.request = request
+        self.encoding = encoding
+
+
+def _receive_append(data: bytes) -> session_service_pb2.AppendMessageRequest | ReceivedAppend:
+    """AppendMessage's deserializer: parse, and for a large message keep the bytes it came in.
+
+    The store then holds a view of the request instead of a second encoding of a megabyte it already has
+    (a copy and its page faults); only when the bytes are what the deterministic encoder would write.
+    """
+    request = session_service_pb2.AppendMessageRequest.FromString(data)
+    if len(data) < KEEP_RECEIVED_MIN:
+        return request
+    span = field_span(data, _MESSAGE_FIELD)
+    if span is None:
+        return request
+    encoding = memoryview(data)[span[0] : span[1]]
+    if not is_canonical(encoding, message_pb2.Message.DESCRIPTOR):
+        return request
+    return ReceivedAppend(request, encoding)
+
+
+_MESSAGE_FIELD = session_service_pb2.AppendMessageRequest.DESCRIPTOR.fields_by_name["message"].number
+
+
+def _parse(body: Body) -> message_pb2.Message:
+    """A stored message (bytes, or a view of the request it arrived in: upb parses any buffer)."""
+    return message_pb2.Message.FromString(body)  # type: ignore[arg-type]
 
 
 def _serialize_response(response: Any) -> bytes:
@@ -60,6 +100,11 @@ def _add_session_service(servicer: SessionServicer, server: grpc.aio.Server) -> 
     captured = _Captured()
     session_service_pb2_grpc.add_SessionServiceServicer_to_server(servicer, captured)  # type: ignore[arg-type]
     handlers = dict(captured.handlers)
+    handlers["AppendMessage"] = grpc.unary_unary_rpc_method_handler(
+        servicer.AppendMessage,
+        request_deserializer=_receive_append,
+        response_serializer=session_service_pb2.AppendMessageResponse.SerializeToString,
+    )
     handlers["Subscribe"] = grpc.unary_stream_rpc_method_handler(
         servicer.Subscribe,
         request_deserializer=session_service_pb2.SubscribeRequest.FromString,
@@ -90,7 +135,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         """The session's last entry (its offset and message), or None for an empty session."""
         last = await self.store.last_offset(session_id)
         rows = await self.store.read(session_id, last - 1, 1) if last else []
-        return (rows[0][0], message_pb2.Message.FromString(rows[0][1])) if rows else None
+        return (rows[0][0], _parse(rows[0][1])) if rows else None
 
     async def _walk_back(
         self, session_id: str, start: tuple[int, message_pb2.Message]
@@ -116,16 +161,13 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                     raise NotFoundError(
                         f"entry {message.id!r} follows {message.parent_id!r}, which is not in the session"
                     )
-                offset, message = found[0], message_pb2.Message.FromString(found[1])
+                offset, message = found[0], _parse(found[1])
                 continue
             if offset <= 1:
                 return
             offset -= 1
             if offset not in by_offset:
-                by_offset = {
-                    o: message_pb2.Message.FromString(b)
-                    for o, b in await self.store.before(session_id, offset + 1, 256)
-                }
+                by_offset = {o: _parse(b) for o, b in await self.store.before(session_id, offset + 1, 256)}
             message = by_offset[offset]
 
     async def _on_path(self, session_id: str, start: tuple[int, message_pb2.Message], entry_id: str) -> bool:
@@ -142,7 +184,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             found = await self.store.entry(session_id, leaf_id)
             if found is None:
                 raise NotFoundError(f"session {session_id!r} has no entry {leaf_id!r}")
-            start: tuple[int, message_pb2.Message] | None = (found[0], message_pb2.Message.FromString(found[1]))
+            start: tuple[int, message_pb2.Message] | None = (found[0], _parse(found[1]))
         else:
             start = await self._last(session_id)
         if start is None:
@@ -154,12 +196,16 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     @_guard
     async def AppendMessage(  # noqa: N802 - the RPC's name
         self,
-        request: session_service_pb2.AppendMessageRequest,
+        request: session_service_pb2.AppendMessageRequest | ReceivedAppend,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> session_service_pb2.AppendMessageResponse:
+        received: list[Body | None] = []
+        if isinstance(request, ReceivedAppend):
+            received = [request.encoding]
+            request = request.request
         self._allow(context, request.session_id)
         _check(request)
-        (appended,) = await self.store.append(request.session_id, [request.message])
+        (appended,) = await self.store.append(request.session_id, [request.message], received)
         return session_service_pb2.AppendMessageResponse(offset=appended.offset, duplicate=appended.duplicate)
 
     @_guard
@@ -188,7 +234,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         response = session_service_pb2.ListMessagesResponse()
         for offset, body in rows[:size]:
             logged = response.messages.add(offset=offset)
-            logged.message.ParseFromString(body)
+            logged.message.ParseFromString(body)  # type: ignore[arg-type]
         if len(rows) > size:
             response.next_after_offset = rows[size - 1][0]
         return response
