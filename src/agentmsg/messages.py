@@ -184,14 +184,12 @@ class Blocks(Sequence[Content]):
     @overload
     def __getitem__(self, index: slice) -> tuple[Content, ...]: ...
     def __getitem__(self, index: int | slice) -> Content | tuple[Content, ...]:
-        if type(index) is int:
-            pb = self._pbs[index]
-            block = _new(_BY_ARM.get(pb.WhichOneof("kind"), UnknownContent))
-            block._pb = pb
-            return block  # type: ignore[return-value]
+        pb = self._pbs[index]
         if isinstance(index, slice):
-            return tuple(content_from_proto(pb) for pb in self._pbs[index])
-        return self[operator.index(index)]
+            return tuple(content_from_proto(item) for item in pb)
+        block = _new(_BY_ARM.get(pb.WhichOneof("kind"), UnknownContent))
+        block._pb = pb
+        return block  # type: ignore[return-value]
 
     def __iter__(self) -> Iterator[Content]:
         by_arm = _BY_ARM
@@ -225,6 +223,8 @@ class Blocks(Sequence[Content]):
 
 _BY_ARM = ContentBase._BY_ARM
 _new = object.__new__
+
+
 _message_from_string = message_pb2.Message.FromString
 
 
@@ -360,7 +360,8 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
     # The body's oneof arm, and the same when it has a `content` field (plain str: StrEnum .value is slow).
     _ARM: ClassVar[str] = ""
     _CONTENT_ARM: ClassVar[str | None] = None
-    _READ_CONTENT: ClassVar[Any] = None  # an attrgetter: pb -> the body's repeated `content` (not a method)
+    # pb -> the body's repeated `content` (an attrgetter, so not bound as a method), () for a body without one.
+    _READ_CONTENT: ClassVar[Any] = staticmethod(lambda pb: _NO_BLOCKS)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -486,8 +487,7 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
     def contents(self) -> Blocks:
         """The content blocks (empty for summary messages), wrapped as they are read."""
         blocks = _new(Blocks)
-        read = self._READ_CONTENT
-        blocks._pbs = _NO_BLOCKS if read is None else read(self._pb)
+        blocks._pbs = self._READ_CONTENT(self._pb)
         return blocks
 
     def text_content(self) -> str:
