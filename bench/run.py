@@ -858,7 +858,7 @@ def hot_cases() -> list[HotCase]:
 
 
 def run_hot(args: argparse.Namespace) -> dict[str, Any]:
-    """Measure every hot case (contenders interleaved per repeat round is not needed: same loop, same run)."""
+    """Measure every hot case, each contender as the codec cells are (calibrated loops, median of repeats)."""
     cases: list[dict[str, Any]] = []
     targets: list[dict[str, Any]] = []
     print(f"\n== hot paths: one operation, median [min{DASH}max], ratio vs {BASELINE}")
