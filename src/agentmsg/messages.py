@@ -185,9 +185,11 @@ class Blocks(Sequence[Content]):
     def __getitem__(self, index: slice) -> tuple[Content, ...]: ...
     def __getitem__(self, index: int | slice) -> Content | tuple[Content, ...]:
         pb = self._pbs[index]
-        if isinstance(index, slice):
+        try:
+            kind = pb.WhichOneof("kind")
+        except AttributeError:  # a slice: a list of blocks (checked this way, the usual index pays nothing)
             return tuple(content_from_proto(item) for item in pb)
-        block = _new(_BY_ARM.get(pb.WhichOneof("kind"), UnknownContent))
+        block = _new(_BY_ARM.get(kind, UnknownContent))
         block._pb = pb
         return block  # type: ignore[return-value]
 
