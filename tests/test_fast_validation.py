@@ -188,3 +188,34 @@ def test_the_full_pass_swaps_the_bytes_only_where_no_rule_reads_them() -> None:
     assert _validation._only_presence("!has(this.data) || this.media_type != ''", "data")
     assert not _validation._only_presence("size(this.data) > 0", "data")
     assert not _validation._only_presence("has(this.image) && this.image.data != b''", "data")
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        lambda r: r.cel.add(id="x.cel", expression="this != ''"),
+        lambda r: setattr(r.string, "pattern", "^a$"),
+        lambda r: setattr(r.string, "uri", True),
+        lambda r: setattr(r, "ignore", 1),
+    ],
+)
+def test_a_rule_the_checker_does_not_know_leaves_the_type_to_protovalidate(rule: Any) -> None:
+    from google.protobuf import descriptor_pb2
+
+    from buf.validate import validate_pb2
+
+    options = descriptor_pb2.FieldOptions()
+    rule(options.Extensions[validate_pb2.field])  # type: ignore[attr-defined]
+
+    class Field:
+        name = "x"
+        type = FieldDescriptor.TYPE_STRING
+        is_repeated = False
+        containing_oneof = None
+        has_presence = False
+        message_type = None
+
+        def GetOptions(self) -> descriptor_pb2.FieldOptions:  # noqa: N802 - the descriptor's API
+            return options
+
+    assert _validation._field_rules(Field()) is None

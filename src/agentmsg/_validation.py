@@ -136,6 +136,9 @@ def _set_fields(rules: Any) -> set[str]:
     return {fd.name for fd, _ in rules.ListFields()}
 
 
+_RULE_KINDS = frozenset({"repeated", "string", "int32", "int64", "double", "float", "enum"})
+
+
 class _Rules:
     """A field's own rules, as the generated checker needs them."""
 
@@ -163,6 +166,8 @@ def _field_rules(fd: Any) -> _Rules | None:
     if len(top) != 1:
         return None
     (kind,) = top
+    if kind not in _RULE_KINDS:
+        return None  # field-level CEL, bytes, maps, durations...: protovalidate's
     sub = getattr(rules, kind)
     inner = _set_fields(sub)
     if kind == "repeated" and fd.is_repeated and inner <= {"min_items", "items"}:
