@@ -433,12 +433,12 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
 
         The per-message decoding path of a subscriber: one parse, one type lookup, no further checks.
         """
-        if type(data) is not bytes:
-            return super().from_bytes(data, validate=validate)
         try:
-            pb = _message_from_string(data)
+            pb = _message_from_string(data)  # upb reads bytes and any other buffer
         except _PbDecodeError as exc:
             raise DecodeError(f"not a valid agentmsg.v1.Message encoding: {exc}") from None
+        except TypeError:
+            return super().from_bytes(data, validate=validate)  # not a buffer: its clear error
         message = _new(_BY_ROLE.get(pb.WhichOneof("role"), UnknownMessage))
         message._pb = pb
         if cls is not BaseMessage and not isinstance(message, cls):
