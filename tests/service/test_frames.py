@@ -15,9 +15,16 @@ from google.protobuf.message import DecodeError
 from samples import every_role
 
 import agentmsg as am
-from agentmsg.service import Client, Logged
-from agentmsg.service.frames import APPEND_MESSAGE, FrameCache, append_request, encode_logged, is_canonical
-from agentmsg.v1 import message_pb2, session_service_pb2
+from agentmsg.service import Client, Logged, status
+from agentmsg.service.frames import (
+    APPEND_MESSAGE,
+    FrameCache,
+    append_request,
+    blind_encoding,
+    encode_logged,
+    is_canonical,
+)
+from agentmsg.v1 import content_pb2, message_pb2, session_service_pb2
 
 
 def rows(after: int, count: int) -> list[tuple[int, bytes]]:
@@ -205,3 +212,38 @@ def test_a_large_message_in_another_encoding_is_stored_re_encoded(
     (held,) = server.run(server.running.store.read("big", 0, 1))
     assert bytes(held[1]) == canonical_bytes
     assert not isinstance(held[1], memoryview)
+
+
+def test_the_cut_request_parses_to_the_request_with_its_large_media_swapped() -> None:
+    big = am.ImageContent(
+        images=[b"\x89PNG\r\n\x1a\n" + bytes(100_000), b"\x89PNG\r\n\x1a\n" + bytes(10)], media_type="image/png"
+    )
+    message = am.UserMessage([am.TextContent("look"), big], id="m")
+    data = append_request("s", message.to_bytes())
+    cut = blind_encoding(data, session_service_pb2.AppendMessageRequest.DESCRIPTOR)
+    assert cut is not None
+    assert len(cut) < 1000
+    expected = session_service_pb2.AppendMessageRequest.FromString(data)
+    expected.message.user.content[1].image.data = b"\x00"  # the large one only; the 18-byte one stays
+    assert session_service_pb2.AppendMessageRequest.FromString(cut) == expected
+    small = append_request("s", am.UserMessage.text("hi").to_bytes())
+    assert blind_encoding(small, session_service_pb2.AppendMessageRequest.DESCRIPTOR) is None
+    assert blind_encoding(data[:-3], session_service_pb2.AppendMessageRequest.DESCRIPTOR) is None  # cut short
+
+
+def test_a_large_invalid_message_is_refused_with_the_rule_it_breaks(make_server: Callable[..., ServerThread]) -> None:
+    server = make_server(db=None)
+    image = content_pb2.Content(image=content_pb2.ImageContent(data=bytes(200_000)))  # no media_type
+    pb = message_pb2.Message(id="bad", user=message_pb2.UserMessage(content=[image]))
+    pb.timestamp.seconds = 1
+    raw = append_request("big", pb.SerializeToString(deterministic=True))
+    with grpc.insecure_channel(server.target) as channel:
+        call = channel.unary_unary(APPEND_MESSAGE)
+        with pytest.raises(grpc.RpcError) as info:
+            call(raw, timeout=10)
+    error = status.from_rpc_error(info.value)
+    assert isinstance(error, am.ValidationError)
+    assert [(v.field, v.rule_id) for v in error.violations] == [
+        ("message.user.content[0].image", "image.media_type_for_data")
+    ]
+    assert server.run(server.running.store.read("big", 0, 1)) == []

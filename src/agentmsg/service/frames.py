@@ -19,7 +19,17 @@ from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
 
-__all__ = ["APPEND_MESSAGE", "FrameCache", "append_request", "encode_logged", "field_span", "is_canonical"]
+from agentmsg._validation import _BLIND, _leads_to_bytes
+
+__all__ = [
+    "APPEND_MESSAGE",
+    "FrameCache",
+    "append_request",
+    "blind_encoding",
+    "encode_logged",
+    "field_span",
+    "is_canonical",
+]
 
 APPEND_MESSAGE = "/agentmsg.v1.SessionService/AppendMessage"
 
@@ -276,3 +286,69 @@ def _packed_ok(region: memoryview, fd: Any) -> bool:
     if kind in _FIXED32_TYPES:
         return len(region) % 4 == 0
     return False
+
+
+def blind_encoding(data: bytes, desc: Any, limit: int = 4096) -> bytes | None:
+    """``data`` (a well-formed message of type ``desc``) with every media payload over ``limit`` bytes cut to
+    one byte, the lengths around it rewritten; None when there is none.
+
+    The server parses this instead of the request: parsing copies every byte it keeps (a megabyte and its
+    page faults for a 1 MiB image), and the parsed request is only validated (no rule reads the bytes:
+    presence is what they ask, and a one-byte payload has it) and its ids read, while the store keeps the
+    encoding the request arrived in.
+    """
+    try:
+        pieces, changed = _blind(memoryview(data), desc, limit)
+    except IndexError:
+        return None
+    return b"".join(pieces) if changed else None
+
+
+_HOLDS_MEDIA: dict[str, bool] = {}
+
+
+def _holds_media(desc: Any) -> bool:
+    found = _HOLDS_MEDIA.get(desc.full_name)
+    if found is None:
+        found = _HOLDS_MEDIA[desc.full_name] = _leads_to_bytes(desc, frozenset())
+    return found
+
+
+def _blind(data: memoryview, desc: Any, limit: int) -> tuple[list[bytes | memoryview], bool]:
+    pieces: list[bytes | memoryview] = []
+    changed = False
+    pos, end, copied = 0, len(data), 0
+    by_number = desc.fields_by_number
+    while pos < end:
+        key, pos = _varint_at(data, pos)
+        wire = key & 7
+        if key == _NO_VALUE:
+            raise IndexError
+        if wire == 0:
+            _, pos = _varint_at(data, pos)
+            continue
+        if wire in (1, 5):
+            pos += 8 if wire == 1 else 4
+            continue
+        if wire != 2:
+            raise IndexError
+        length, start = _varint_at(data, pos)
+        stop = start + length
+        if length == _NO_VALUE or stop > end:
+            raise IndexError
+        fd = by_number.get(key >> 3)
+        if fd is not None and fd.type == _F.TYPE_BYTES and fd.name in _BLIND and not fd.is_repeated:
+            if length > limit:
+                pieces += (data[copied:pos], b"\x01\x00")
+                copied, changed = stop, True
+        elif fd is not None and fd.type == _F.TYPE_MESSAGE and _holds_media(fd.message_type):
+            inner, inner_changed = _blind(data[start:stop], fd.message_type, limit)
+            if inner_changed:
+                body = b"".join(inner)
+                pieces += (data[copied:pos], _varint(len(body)), body)
+                copied, changed = stop, True
+        pos = stop
+    if pos != end:
+        raise IndexError
+    pieces.append(data[copied:end])
+    return pieces, changed

@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from agentmsg import _validation
 from agentmsg.errors import AgentMsgError, NotFoundError, ValidationError, Violation
@@ -26,7 +27,7 @@ from agentmsg.messages import (
 )
 from agentmsg.service import status
 from agentmsg.service.access import Access, Scope
-from agentmsg.service.frames import FrameCache, field_span, is_canonical
+from agentmsg.service.frames import FrameCache, blind_encoding, field_span, is_canonical
 from agentmsg.service.live import LiveHub
 from agentmsg.service.rpc import _check, _guard, _guard_stream
 from agentmsg.service.stores import Body, SessionRecord, Store
@@ -59,15 +60,20 @@ def _receive_append(data: bytes) -> session_service_pb2.AppendMessageRequest | R
     The store then holds a view of the request instead of a second encoding of a megabyte it already has
     (a copy and its page faults); only when the bytes are what the deterministic encoder would write.
     """
-    request = session_service_pb2.AppendMessageRequest.FromString(data)
-    if len(data) < KEEP_RECEIVED_MIN:
-        return request
-    span = field_span(data, _MESSAGE_FIELD)
+    parse = session_service_pb2.AppendMessageRequest.FromString
+    span = field_span(data, _MESSAGE_FIELD) if len(data) >= KEEP_RECEIVED_MIN else None
     if span is None:
-        return request
+        return parse(data)
     encoding = memoryview(data)[span[0] : span[1]]
     if not is_canonical(encoding, message_pb2.Message.DESCRIPTOR):
-        return request
+        return parse(data)
+    # Parsed with its media payloads cut short (validation reads only their presence, the store keeps
+    # `encoding`); anything the cut form does not parse is parsed whole, for the parser's own error.
+    blind = blind_encoding(data, session_service_pb2.AppendMessageRequest.DESCRIPTOR)
+    try:
+        request = parse(data if blind is None else blind)
+    except DecodeError:
+        request = parse(data)
     return ReceivedAppend(request, encoding)
 
 
