@@ -1,17 +1,19 @@
 # agentmsg: `make help` lists the targets. Everything bootstraps itself:
 # .venv from pyproject.toml, node_modules from package-lock.json, and
-# proto/buf/validate/validate.proto from protovalidate's PyPI sdist.
+# proto/buf/validate/validate.proto from protovalidate's PyPI sdist, and
+# proto/google/rpc/*.proto (the error-detail protos) from googleapis-common-protos' sdist.
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 BUF    := node_modules/.bin/buf
 VALIDATE_PROTO := proto/buf/validate/validate.proto
+RPC_PROTOS := proto/google/rpc/status.proto
 # The contract's last release: `make breaking` compares with this tag, or with proto/BASELINE's commit without it.
 RELEASE_TAG := v0.1.0
 
 .DEFAULT_GOAL := help
-.PHONY: help deps run run-cluster serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean
+.PHONY: help deps run run-cluster run-mcp serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean
 
 help: ## List the targets with one line each
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -32,13 +34,20 @@ $(VALIDATE_PROTO): scripts/fetch_validate_proto.py
 	$(PYTHON) scripts/fetch_validate_proto.py
 	touch $@
 
-deps: $(VENV)/.installed node_modules/.installed $(VALIDATE_PROTO) ## Install Python and Node tooling, fetch validate.proto
+$(RPC_PROTOS): scripts/fetch_rpc_protos.py
+	$(PYTHON) scripts/fetch_rpc_protos.py
+	touch $@
+
+deps: $(VENV)/.installed node_modules/.installed $(VALIDATE_PROTO) $(RPC_PROTOS) ## Install Python and Node tooling, fetch validate.proto and the google/rpc protos
 
 run: $(VENV)/.installed ## The main job: a server on embedded SQLite with an engine, a tool runner and a tail observer
 	$(PY) -m agentmsg.service.demo
 
 run-cluster: $(VENV)/.installed ## The same demo on 3 server nodes over a throwaway local PostgreSQL (tool calls and live events cross nodes)
 	$(PY) -m agentmsg.service.demo cluster
+
+run-mcp: $(VENV)/.installed node_modules/.installed ## The demo engine calling the MCP reference server's tools (server-everything over stdio) through agentmsg mcp runner
+	$(PY) -m agentmsg.mcp.demo
 
 serve: $(VENV)/.installed ## Run the server alone (SQLite agentmsg.db, 127.0.0.1:50051)
 	$(PY) -m agentmsg serve
@@ -94,6 +103,7 @@ bench: deps $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydant
 	$(PY) bench/streaming.py --json $(BENCH_OUT)/streaming.json $(BENCH_ARGS)
 	$(PY) bench/service.py --json $(BENCH_OUT)/service.json $(BENCH_ARGS)
 	$(PY) bench/cluster.py --json $(BENCH_OUT)/cluster.json $(BENCH_ARGS)
+	$(PY) bench/mcp_bridge.py --json $(BENCH_OUT)/mcp.json $(BENCH_ARGS)
 	$(PY) bench/report.py $(BENCH_OUT) -o bench/results.md --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS=$(BENCH_ARGS))"
 
 .PHONY: fuzz soak
@@ -113,4 +123,4 @@ soak: deps ## The reliability tests' long variants (AGENTMSG_SOAK=1: 10x example
 		tests/service/test_faults.py tests/service/test_load.py
 
 clean: ## Remove the venv, node_modules and caches
-	rm -rf $(VENV) node_modules .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO)
+	rm -rf $(VENV) node_modules .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO) proto/google

@@ -2,7 +2,7 @@
 
 ``python bench/report.py DIR [-o bench/results.md] [--command "make bench"]`` reads
 ``DIR/codec.json`` (``bench/run.py --json``), ``DIR/conversion.json``,
-``DIR/streaming.json`` and ``DIR/service.json`` (each optional) and writes one
+``DIR/streaming.json``, ``DIR/service.json``, ``DIR/cluster.json`` and ``DIR/mcp.json`` (each optional) and writes one
 Markdown file: the machine and versions, every target with PASS/MISS, the
 tables, and for every missed target its profile and what bounds it. Nothing
 is measured here: every figure comes from the JSON of the run.
@@ -55,7 +55,7 @@ def header(runs: dict[str, dict[str, Any] | None], command: str) -> list[str]:
         f"- **Date**: {created} (UTC){' — QUICK run (smoke figures, not for quoting)' if quick else ''}",
         f"- **Command**: `{command}`, which ran:",
     ]
-    for name in ("codec", "conversion", "streaming", "service", "cluster"):
+    for name in ("codec", "conversion", "streaming", "service", "cluster", "mcp"):
         run = runs.get(name)
         if run:
             start = run.get("load_average") or run.get("machine", {}).get("load_average")
@@ -195,6 +195,25 @@ def conversion_section(conversion: dict[str, Any]) -> list[str]:
             f"| {case['name']} | {fmt_time(case['median_ns'])} [{fmt_time(case['min_ns'])}{DASH}"
             f"{fmt_time(case['max_ns'])}] | {case['speedup_vs_langchain']:.2f}{TIMES} as fast |"
         )
+    hosted = conversion.get("hosted")
+    if hosted:
+        targets = {t["name"]: t for t in conversion["targets"]}
+        lines += [
+            "",
+            f"The same conversation with hosted tools and citations ({hosted['grown_messages']} answers carry a "
+            "hosted web search, its three results and two citations; built from the neutral model), converted "
+            "in back-to-back pairs with the plain one; the ratio is the median of the pair ratios.",
+            "",
+            "| format | plain, median | hosted, median | hosted / plain | losses reported (hosted) | target |",
+            "|---|---|---|---|---|---|",
+        ]
+        for row in hosted["formats"]:
+            target = targets[f"hosted_{row['format']}"]
+            lines.append(
+                f"| {row['format']} | {fmt_time(row['plain_median_ns'])} | {fmt_time(row['hosted_median_ns'])} | "
+                f"{row['ratio']:.2f}{TIMES} | {row['hosted_losses']} | {LE} {hosted['limit']:g}{TIMES}: "
+                f"{verdict(target['pass'])} |"
+            )
     return lines
 
 
@@ -327,6 +346,52 @@ def cluster_section(cluster: dict[str, Any]) -> list[str]:
 
 
 # --- misses -----------------------------------------------------------------------------------
+
+
+def mcp_section(mcp: dict[str, Any]) -> list[str]:
+    concurrency = mcp["concurrency"]
+    lines = [
+        "## MCP bridge",
+        "",
+        f"`{mcp['command']}`: {mcp['calls']} calls per figure; p50/p99 with one caller, calls/s with "
+        f"{concurrency} concurrent callers. Every server, runner and MCP server in its own process on 127.0.0.1. "
+        "Each ratio is agentmsg's figure over MCP's: a latency ratio above 1 is slower, a throughput ratio above "
+        "1 is faster.",
+        "",
+        f"| path | p50 | p99 | calls/s ({concurrency} callers) |",
+        "|---|---|---|---|",
+    ]
+    names = {
+        "runner": (
+            "`CallTool` via `agentmsg mcp runner` to server-everything `echo`",
+            "the SDK's client straight to the same server over stdio",
+        ),
+        "serve": (
+            "the SDK's client via `agentmsg mcp serve --http` (a `ToolRunner` behind)",
+            "the SDK's client to a plain `MCPServer` (FastMCP) over streamable HTTP",
+        ),
+    }
+    for pair, (ours, theirs) in names.items():
+        rows = [(ours, "agentmsg"), (theirs, "mcp")]
+        if "toolrunner" in mcp[pair]:
+            rows.append(
+                ("`CallTool` to the same `echo` in a Python `ToolRunner` (the agentmsg hops alone)", "toolrunner")
+            )
+        for label, key in rows:
+            row = mcp[pair][key]
+            lines.append(f"| {label} | {row['p50_ms']:.3f} ms | {row['p99_ms']:.3f} ms | {row['per_s']:,.0f} |")
+        lines.append(
+            f"| **{pair}: agentmsg / MCP** | **{mcp[pair]['latency_ratio']:.2f}{TIMES}** | | "
+            f"**{mcp[pair]['throughput_ratio']:.2f}{TIMES}** |"
+        )
+    lines += [
+        "",
+        "The runner path adds two hops to a stdio call (engine to agentmsg server, server to runner, both gRPC) "
+        "and two Python processes; the serve path puts the bridge, the agentmsg server and a runner where the "
+        "plain server runs the tool itself. What the hops buy: routing across a cluster, deadlines and "
+        "cancellation that reach the MCP server, tokens, and durable sessions.",
+    ]
+    return lines
 
 
 def profile_table(title: str, profile: dict[str, Any], unit: str, rows: int = 8) -> list[str]:
@@ -569,7 +634,7 @@ def service_misses(service: dict[str, Any]) -> list[str]:
 
 
 def build(directory: Path, command: str) -> str:
-    runs = {name: load(directory, name) for name in ("codec", "conversion", "streaming", "service", "cluster")}
+    runs = {name: load(directory, name) for name in ("codec", "conversion", "streaming", "service", "cluster", "mcp")}
     if not any(runs.values()):
         raise SystemExit(f"no benchmark JSON in {directory}")
     lines = header(runs, command)
@@ -587,6 +652,8 @@ def build(directory: Path, command: str) -> str:
         lines += ["", *service_section(runs["service"])]
     if runs["cluster"]:
         lines += ["", *cluster_section(runs["cluster"])]
+    if runs["mcp"]:
+        lines += ["", *mcp_section(runs["mcp"])]
     if missed:
         lines += [
             "",

@@ -58,6 +58,9 @@ class Vector:
     type: str  # without the package
     json: dict[str, Any]
     violations: list[tuple[str, str]] = field(default_factory=list)  # (field path, rule id)
+    # (seconds, nanos) set on `timestamp` after parsing: a value ProtoJSON cannot print, so the vector is
+    # binary only (its manifest entry has "json": null).
+    timestamp: tuple[int, int] | None = None
 
 
 def message(message_id: str, role: str, body: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -255,6 +258,23 @@ VALID = [
             "kind": "TOOL_KIND_WEB",
         },
     ),
+    Vector(
+        "tool_definition_mcp",
+        "ToolDefinition",
+        {
+            "name": "get_weather",
+            "description": "The weather in a city.",
+            "parameters": '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}',
+            "kind": "TOOL_KIND_MCP",
+            "title": "Weather",
+            "outputSchema": '{"type":"object","properties":{"celsius":{"type":"number"}}}',
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": True,
+            "strict": False,
+        },
+    ),
     # StreamEvent, one vector per event (and per delta)
     Vector(
         "stream_message_start",
@@ -396,6 +416,20 @@ INVALID = [
         [("id", "string.min_len"), ("timestamp", "required"), ("role", "required")],
     ),
     Vector(
+        "invalid_message_timestamp_before_year_1",
+        "Message",
+        message("m-ts1", "user", {"content": [text("hi")]}),
+        [("timestamp", "timestamp.gte_lte")],
+        timestamp=(-(2**62), 0),
+    ),
+    Vector(
+        "invalid_message_timestamp_year_10000",
+        "Message",
+        message("m-ts2", "user", {"content": [text("hi")]}),
+        [("timestamp", "timestamp.gte_lte")],
+        timestamp=(253_402_300_800, 0),
+    ),
+    Vector(
         "invalid_message_system_image",
         "Message",
         message("m-1", "system", {"content": [text("ok"), {"image": {"url": "https://example.test/a.png"}}]}),
@@ -494,6 +528,368 @@ INVALID = [
 ]
 
 
+# Contract v1.1: hosted tools, citations, logprobs, stop sequence, usage details.
+def original(provider: str, block: dict[str, Any]) -> dict[str, Any]:
+    return {"provider": provider, "type": block["type"], "json": json.dumps(block, separators=(",", ":"))}
+
+
+WEB_CITATION = {
+    "type": "web_search_result_location",
+    "url": "https://example.test/paris",
+    "title": "Paris",
+    "encrypted_index": "EpMBCioIBhgC",
+    "cited_text": "Paris is the capital of France.",
+}
+CITATIONS = [
+    {
+        "citedText": "Paris is the capital of France.",
+        "web": {"url": "https://example.test/paris", "title": "Paris"},
+        "original": original("anthropic", WEB_CITATION),
+    },
+    {
+        "startIndex": 0,
+        "endIndex": 5,
+        "web": {"url": "https://example.test/g", "title": "G", "resultIndex": 2},
+        "confidence": 0.75,
+    },
+    {"citedText": "capital", "document": {"documentIndex": 1, "title": "Atlas", "chars": {"start": "3", "end": "40"}}},
+    {"citedText": "p. 2", "document": {"pages": {"start": "2", "end": "3"}, "fileId": "file-pdf-1"}},
+    {"citedText": "row", "document": {"documentIndex": 2, "blocks": {"start": "0", "end": "1"}}},
+    {
+        "citedText": "result text",
+        "searchResult": {
+            "searchResultIndex": 0,
+            "source": "https://kb.example.test/1",
+            "title": "KB",
+            "blocks": {"end": "1"},
+        },
+    },
+    {"startIndex": 12, "endIndex": 12, "file": {"fileId": "file-1", "filename": "notes.md"}},
+    {"startIndex": 3, "endIndex": 9, "file": {"fileId": "cfile-1", "filename": "plot.png", "containerId": "cntr_1"}},
+    {"original": original("openai", {"type": "future_citation", "x": 1})},
+]
+LOGPROBS = [
+    {
+        "token": "Par",
+        "logprob": -0.0125,
+        "bytes": b64(b"Par"),
+        "topLogprobs": [{"token": "Par", "logprob": -0.0125}, {"token": "Rome", "logprob": -4.5, "tokenId": 4321}],
+    },
+    {"token": "is", "logprob": -9999.0, "bytes": ""},
+]
+SERVER_TOOL_USE = {
+    "type": "server_tool_use",
+    "id": "srvtoolu_01",
+    "name": "web_search",
+    "input": {"query": "capital of France"},
+}
+HOSTED_CALL = {
+    "id": "srvtoolu_01",
+    "name": "web_search",
+    "kind": "HOSTED_TOOL_KIND_WEB_SEARCH",
+    "input": '{"query": "capital of France"}',
+    "status": "HOSTED_TOOL_STATUS_COMPLETED",
+    "statusRaw": "completed",
+    "original": original("anthropic", SERVER_TOOL_USE),
+}
+SEARCH_RESULT_BLOCK = {
+    "type": "web_search_tool_result",
+    "tool_use_id": "srvtoolu_01",
+    "content": [
+        {
+            "type": "web_search_result",
+            "url": "https://example.test/paris",
+            "title": "Paris",
+            "encrypted_content": "EqgfCioIARgB",
+            "page_age": "April 30, 2025",
+        }
+    ],
+}
+HOSTED_SEARCH_RESULT = {
+    "callId": "srvtoolu_01",
+    "kind": "HOSTED_TOOL_KIND_WEB_SEARCH",
+    "searchResults": {
+        "results": [
+            {
+                "url": "https://example.test/paris",
+                "title": "Paris",
+                "pageAge": "April 30, 2025",
+                "encryptedContent": "EqgfCioIARgB",
+            },
+            {"title": "report.pdf", "snippet": "Revenue grew.", "fileId": "file-9", "score": 0.5},
+        ],
+        "queries": ["capital of France"],
+    },
+    "original": original("anthropic", SEARCH_RESULT_BLOCK),
+}
+HOSTED_CODE_RESULT = {
+    "callId": "srvtoolu_02",
+    "name": "code_execution",
+    "kind": "HOSTED_TOOL_KIND_CODE_EXECUTION",
+    "codeExecution": {
+        "stdout": "4\n",
+        "stderr": "",
+        "returnCode": 0,
+        "files": [{"fileId": "file-out-1"}, {"url": "https://example.test/plot.png"}],
+    },
+    "content": [{"image": {"url": "https://example.test/plot.png"}}],
+    "status": "HOSTED_TOOL_STATUS_COMPLETED",
+    "statusRaw": "OUTCOME_OK",
+}
+HOSTED_FETCH_RESULT = {
+    "callId": "srvtoolu_03",
+    "kind": "HOSTED_TOOL_KIND_WEB_FETCH",
+    "webFetch": {"url": "https://example.test/page", "retrievedAt": "2026-01-02T03:04:05Z"},
+    "content": [{"document": {"data": b64(b"hello page"), "mediaType": "text/plain", "title": "Page"}}],
+}
+HOSTED_MCP_ERROR = {
+    "callId": "mcptoolu_01",
+    "name": "search_issues",
+    "kind": "HOSTED_TOOL_KIND_MCP",
+    "isError": True,
+    "error": {"code": "unavailable", "message": "the server did not answer"},
+    "content": [text("server down")],
+    "status": "HOSTED_TOOL_STATUS_FAILED",
+}
+TOOL_REFERENCE = {"type": "tool_reference", "tool_name": "get_weather"}
+USAGE_DETAILS = {
+    "inputTokens": "20",
+    "outputTokens": "300",
+    "cacheWriteTokens": "1500",
+    "cacheWrite5mTokens": "1000",
+    "cacheWrite1hTokens": "500",
+    "hostedToolRequests": {"web_search": "2", "web_fetch": "0", "code_execution": "1"},
+}
+
+VALID += [
+    Vector("content_text_citations", "Content", {"text": {"text": "Paris is the capital.", "citations": CITATIONS}}),
+    Vector("content_text_logprobs", "Content", {"text": {"text": "Paris", "logprobs": LOGPROBS}}),
+    Vector("content_hosted_tool_call", "Content", {"hostedToolCall": HOSTED_CALL}),
+    Vector(
+        "content_hosted_tool_call_mcp",
+        "Content",
+        {
+            "hostedToolCall": {
+                "id": "mcp_01",
+                "name": "search_issues",
+                "kind": "HOSTED_TOOL_KIND_MCP",
+                "input": '{"q":"bug"}',
+                "server": "github",
+                "status": "HOSTED_TOOL_STATUS_AWAITING_APPROVAL",
+                "signature": "sig-part",
+            }
+        },
+    ),
+    Vector("content_hosted_tool_call_minimal", "Content", {"hostedToolCall": {}}),
+    Vector(
+        "content_document_context",
+        "Content",
+        {
+            "document": {
+                "data": b64(b"The sky is blue."),
+                "mediaType": "text/plain",
+                "title": "Sky",
+                "context": "A note.",
+            }
+        },
+    ),
+    Vector(
+        "content_tool_call_provider_extra",
+        "Content",
+        {
+            "toolCall": {
+                "id": "toolu_01",
+                "name": "get_weather",
+                "arguments": '{"city": "Paris"}',
+                "providerExtra": original(
+                    "anthropic",
+                    {"type": "tool_use", "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_1"}},
+                ),
+            }
+        },
+    ),
+    Vector("content_hosted_tool_result_search", "Content", {"hostedToolResult": HOSTED_SEARCH_RESULT}),
+    Vector("content_hosted_tool_result_code", "Content", {"hostedToolResult": HOSTED_CODE_RESULT}),
+    Vector(
+        "content_hosted_tool_result_encrypted_code",
+        "Content",
+        {
+            "hostedToolResult": {
+                "callId": "srvtoolu_04",
+                "kind": "HOSTED_TOOL_KIND_CODE_EXECUTION",
+                "codeExecution": {"returnCode": 1, "stderr": "boom", "encryptedStdout": "EqQB"},
+            }
+        },
+    ),
+    Vector("content_hosted_tool_result_web_fetch", "Content", {"hostedToolResult": HOSTED_FETCH_RESULT}),
+    Vector("content_hosted_tool_result_mcp_error", "Content", {"hostedToolResult": HOSTED_MCP_ERROR}),
+    Vector(
+        "content_hosted_tool_result_tool_search",
+        "Content",
+        {
+            "hostedToolResult": {
+                "callId": "srvtoolu_05",
+                "kind": "HOSTED_TOOL_KIND_TOOL_SEARCH",
+                "content": [{"provider": original("anthropic", TOOL_REFERENCE)}],
+            }
+        },
+    ),
+    Vector(
+        "content_tool_result_tool_reference",
+        "Content",
+        {"toolResult": {"id": "toolu_9", "content": [{"provider": original("anthropic", TOOL_REFERENCE)}]}},
+    ),
+    Vector(
+        "message_assistant_hosted_tools",
+        "Message",
+        message(
+            "msg-hosted",
+            "assistant",
+            {
+                "content": [
+                    {"hostedToolCall": HOSTED_CALL},
+                    {"hostedToolResult": HOSTED_SEARCH_RESULT},
+                    {"text": {"text": "Paris.", "citations": CITATIONS[:1]}},
+                ],
+                "usage": USAGE_DETAILS,
+                "stopReason": "STOP_REASON_STOP",
+                "stopReasonRaw": "stop_sequence",
+                "provenance": PROVENANCE,
+                "stopSequence": "\n\nHuman:",
+            },
+        ),
+    ),
+    Vector(
+        "message_system_provider",
+        "Message",
+        message(
+            "msg-system-provider",
+            "system",
+            {
+                "content": [
+                    text("Use the tools."),
+                    {"provider": original("anthropic", {"type": "tool_addition", "tool": TOOL_REFERENCE})},
+                ]
+            },
+        ),
+    ),
+    Vector("usage_details", "Usage", USAGE_DETAILS),
+    Vector(
+        "stream_block_start_hosted_tool_call",
+        "StreamEvent",
+        {"blockStart": {"index": 1, "content": {"hostedToolCall": {"id": "srvtoolu_01", "name": "web_search"}}}},
+    ),
+    Vector(
+        "stream_block_delta_citation",
+        "StreamEvent",
+        {"blockDelta": {"index": 2, "citation": {"citation": CITATIONS[0]}}},
+    ),
+    Vector(
+        "stream_block_delta_logprobs", "StreamEvent", {"blockDelta": {"index": 2, "logprobs": {"logprobs": LOGPROBS}}}
+    ),
+    Vector(
+        "stream_message_stop_stop_sequence",
+        "StreamEvent",
+        {"messageStop": {"stopReason": "STOP_REASON_STOP", "stopReasonRaw": "stop_sequence", "stopSequence": "END"}},
+    ),
+]
+
+INVALID += [
+    Vector(
+        "invalid_citation",
+        "Content",
+        {
+            "text": {
+                "citations": [
+                    {"citedText": "no source"},
+                    {"startIndex": 9, "endIndex": 3, "web": {"url": "u"}, "confidence": 1.5},
+                    {"startIndex": -1, "document": {"documentIndex": -1, "chars": {"start": "5", "end": "2"}}},
+                    {"searchResult": {"searchResultIndex": -2, "blocks": {"start": "-1", "end": "0"}}},
+                    {"original": {"provider": "", "type": "", "json": "{"}},
+                ]
+            }
+        },
+        [
+            ("text.citations[0]", "citation.source"),
+            ("text.citations[1]", "citation.span"),
+            ("text.citations[1].confidence", "double.gte_lte"),
+            ("text.citations[2].start_index", "int32.gte"),
+            ("text.citations[2].document.document_index", "int32.gte"),
+            ("text.citations[2].document.chars", "index_range.order"),
+            ("text.citations[3].search_result.search_result_index", "int32.gte"),
+            ("text.citations[3].search_result.blocks.start", "int64.gte"),
+            ("text.citations[4].original.provider", "string.min_len"),
+            ("text.citations[4].original.type", "string.min_len"),
+            ("text.citations[4].original.json", "string.min_len"),
+        ],
+    ),
+    Vector(
+        "invalid_hosted_tool_result",
+        "Content",
+        {
+            "hostedToolResult": {
+                "error": {"code": "max_uses_exceeded"},
+                "searchResults": {"results": [{"score": "NaN"}]},
+                "content": [{"toolCall": {"id": "c", "name": "n"}}, {"hostedToolCall": {}}],
+            }
+        },
+        [
+            ("hosted_tool_result", "hosted_tool_result.error"),
+            ("hosted_tool_result.search_results.results[0].score", "double.finite"),
+            ("hosted_tool_result.content[0]", "hosted_tool_result.content.kind"),
+            ("hosted_tool_result.content[1]", "hosted_tool_result.content.kind"),
+        ],
+    ),
+    Vector(
+        "invalid_hosted_tool_call_original",
+        "Content",
+        {"hostedToolCall": {"id": "x", "original": {"provider": "anthropic", "type": "server_tool_use"}}},
+        [("hosted_tool_call.original.json", "string.min_len")],
+    ),
+    Vector(
+        "invalid_tool_call_provider_extra",
+        "Content",
+        {"toolCall": {"id": "t", "name": "n", "providerExtra": {"provider": "anthropic", "json": "{}"}}},
+        [("tool_call.provider_extra.type", "string.min_len")],
+    ),
+    Vector(
+        "invalid_usage_details",
+        "Usage",
+        {"cacheWrite5mTokens": "-1", "cacheWrite1hTokens": "-2", "hostedToolRequests": {"Web-Search": "1", "ok": "-3"}},
+        [
+            ("cache_write_5m_tokens", "int64.gte"),
+            ("cache_write_1h_tokens", "int64.gte"),
+            ("hosted_tool_requests['Web-Search']", "string.pattern"),
+            ("hosted_tool_requests['ok']", "int64.gte"),
+        ],
+    ),
+    Vector(
+        "invalid_message_user_hosted_tool",
+        "Message",
+        message("m-10", "user", {"content": [{"hostedToolCall": {}}, {"hostedToolResult": {}}]}),
+        [("user.content[0]", "user.content.kind"), ("user.content[1]", "user.content.kind")],
+    ),
+    Vector(
+        "invalid_message_tool_result_hosted",
+        "Message",
+        message("m-11", "tool", {"content": [{"toolResult": {"id": "c", "content": [{"hostedToolResult": {}}]}}]}),
+        [("tool.content[0].tool_result.content[0]", "tool_result.content.kind")],
+    ),
+    Vector(
+        "invalid_message_system_hosted_tool",
+        "Message",
+        message("m-12", "system", {"content": [{"hostedToolCall": {}}]}),
+        [("system.content[0]", "system.content.kind")],
+    ),
+    Vector(
+        "invalid_stream_citation_delta_empty",
+        "StreamEvent",
+        {"blockDelta": {"index": 0, "citation": {}}},
+        [("block_delta.citation.citation", "required")],
+    ),
+]
+
+
 def message_class(type_name: str) -> Any:
     return message_factory.GetMessageClass(descriptor_pool.Default().FindMessageTypeByName(PACKAGE + type_name))
 
@@ -501,6 +897,8 @@ def message_class(type_name: str) -> Any:
 def build(vector: Vector) -> Any:
     pb = message_class(vector.type)()
     json_format.ParseDict(vector.json, pb)
+    if vector.timestamp is not None:
+        pb.timestamp.seconds, pb.timestamp.nanos = vector.timestamp
     return pb
 
 
@@ -556,20 +954,21 @@ def main() -> None:
     entries = []
     for vector, pb in built:
         (out / f"{vector.name}.binpb").write_bytes(pb.SerializeToString(deterministic=True))
-        (out / f"{vector.name}.json").write_text(to_json(pb), encoding="utf-8")
+        if vector.timestamp is None:
+            (out / f"{vector.name}.json").write_text(to_json(pb), encoding="utf-8")
         entries.append(
             {
                 "name": vector.name,
                 "type": PACKAGE + vector.type,
                 "binary": f"{vector.name}.binpb",
-                "json": f"{vector.name}.json",
+                "json": f"{vector.name}.json" if vector.timestamp is None else None,
                 "violations": [{"field": f, "rule_id": r} for f, r in vector.violations],
             }
         )
     manifest = {
         "about": "Golden vectors of the agentmsg.v1 contract, written by scripts/make_vectors.py. Each vector is "
-        "<name>.binpb (binary) and <name>.json (ProtoJSON) of message type `type`; `violations` are what "
-        "protovalidate must report for it, [] when it is valid.",
+        "<name>.binpb (binary) and <name>.json (ProtoJSON) of message type `type` (json null: a value ProtoJSON "
+        "cannot print, binary only); `violations` are what protovalidate must report for it, [] when it is valid.",
         "vectors": entries,
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

@@ -56,6 +56,51 @@ def every_content() -> list[am.Content]:
         am.ProviderContent.from_block(
             "anthropic", {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}
         ),
+        *hosted_content(),
+    ]
+
+
+def hosted_content() -> list[am.Content]:
+    """Contract v1.1 content: a cited text block with logprobs, a hosted tool call and its result."""
+    search = {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "paris"}}
+    return [
+        am.TextContent(
+            "Paris is the capital of France.",
+            citations=[
+                am.Citation.web(
+                    "https://example.test/paris",
+                    "Paris",
+                    cited_text="Paris is the capital",
+                    original=am.ProviderContent.from_block(
+                        "anthropic",
+                        {
+                            "type": "web_search_result_location",
+                            "url": "https://example.test/paris",
+                            "title": "Paris",
+                            "encrypted_index": "EpMB",
+                            "cited_text": "Paris is the capital",
+                        },
+                    ),
+                ),
+                am.Citation.document(0, title="Atlas", chars=(3, 40), cited_text="capital", start_index=0, end_index=5),
+            ],
+            logprobs=[am.TokenLogprob("Paris", -0.01, bytes=b"Paris", top_logprobs=[am.TokenLogprob("Rome", -5.2)])],
+        ),
+        am.HostedToolCallContent(
+            "srvtoolu_1",
+            "web_search",
+            '{"query": "paris"}',
+            kind="web_search",
+            status="completed",
+            original=am.ProviderContent.from_block("anthropic", search),
+        ),
+        am.HostedToolResultContent(
+            "srvtoolu_1",
+            kind="web_search",
+            search_results=[
+                am.SearchResult("https://example.test/paris", "Paris", page_age="2 days", encrypted_content="Eq8B")
+            ],
+        ),
     ]
 
 

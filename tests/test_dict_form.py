@@ -145,3 +145,122 @@ def test_an_image_dict_of_several_images_is_one_block() -> None:
     }
     with pytest.raises(am.ValidationError, match="TextContent"):
         am.TextContent.from_dict({"type": "thinking", "content": "x"})
+
+
+# --- Contract v1.1: every new field goes through the seed-1 dict form and JSON text ----------------------------
+
+
+def _original(kind: str, provider: str = "anthropic") -> am.ProviderContent:
+    return am.ProviderContent.from_block(provider, {"type": kind, "x": [1, {"y": None}]})
+
+
+V11_BLOCKS: list[am.Content] = [
+    am.TextContent(
+        "cited",
+        signature="sig",
+        citations=[
+            am.Citation.web("https://a.test/", "A", result_index=2, cited_text="c", start_index=0, end_index=3),
+            am.Citation.web("https://b.test/", confidence=0.75, original=_original("url_citation", "openai")),
+            am.Citation.document(1, title="Doc", file_id="file_1", chars=(0, 4)),
+            am.Citation.document(0, pages=(1, 3)),
+            am.Citation.document(2, blocks=(0, 1)),
+            am.Citation.search_result("kb://x", title="X", search_result_index=1, blocks=(1, 2)),
+            am.Citation.file("file_2", filename="a.txt", container_id="cntr_1", start_index=4, end_index=4),
+            am.Citation(original=_original("future_citation", "google")),
+        ],
+        logprobs=[
+            am.TokenLogprob("c", -0.5, bytes=b"\xff\x00", token_id=-1, top_logprobs=[am.TokenLogprob("d", -2.0)]),
+            am.TokenLogprob("ited", 0.0),
+        ],
+    ),
+    am.HostedToolCallContent(
+        "mcptoolu_1",
+        "lookup",
+        '{"q": 1}',
+        kind="mcp",
+        server="kb",
+        status="awaiting_approval",
+        status_raw="mcp_approval_request",
+        signature="ts",
+        original=_original("mcp_tool_use"),
+    ),
+    am.HostedToolCallContent("", "google_search", "not json"),
+    am.HostedToolResultContent("s1", search_results=[], queries=["nothing"]),
+    am.HostedToolResultContent(
+        "s2",
+        name="file_search",
+        kind="file_search",
+        search_results=[am.SearchResult("", "a.txt", "text", file_id="file_1", score=0.5)],
+        status="completed",
+        status_raw="completed",
+    ),
+    am.HostedToolResultContent(
+        "c1",
+        [am.TextContent("see"), am.ImageContent(b"\x89PNG\r\n\x1a\n" + b"\x00" * 8, media_type="image/png")],
+        kind="code_execution",
+        code_execution=am.CodeExecutionOutput(
+            "out", "err", 2, files=["file_a", am.CodeExecutionFile(url="https://f.test/x.png")], encrypted_stdout="E"
+        ),
+        status="failed",
+        status_raw="OUTCOME_FAILED",
+    ),
+    am.HostedToolResultContent(
+        "f1",
+        [am.DocumentContent(b"hello", media_type="text/plain", title="page")],
+        kind="web_fetch",
+        web_fetch=am.WebFetchOutput("https://w.test/", "2025-01-01T00:00:00Z"),
+        original=_original("web_fetch_tool_result"),
+    ),
+    am.HostedToolResultContent("e1", error_code="max_uses_exceeded", error_message="too many", kind="web_search"),
+    am.HostedToolResultContent("t1", [_original("tool_reference")], kind="tool_search"),
+]
+
+
+@pytest.mark.parametrize("block", V11_BLOCKS, ids=lambda b: b.type or "unknown")
+def test_every_v11_block_round_trips_through_the_dict_form_and_json(block: am.Content) -> None:
+    data = dict_form.content_to_dict(block)
+    text = json.dumps(data)
+    assert dict_form.content_from_dict(json.loads(text)) == block
+    assert dict_form.contents_from_dict(json.loads(text)) == [block]
+
+
+def test_v11_messages_and_usage_round_trip_through_the_dict_form() -> None:
+    usage = am.Usage(
+        input_tokens=1,
+        output_tokens=2,
+        cache_write_tokens=3,
+        cache_write_5m_tokens=1,
+        cache_write_1h_tokens=2,
+        hosted_tool_requests={"web_search": 2, "web_fetch": 0, "my_tool": 1},
+    )
+    messages: list[am.AgentMessage] = [
+        am.SystemMessage([am.TextContent("rules"), _original("tool_addition")], id="s", timestamp=1.5),
+        am.UserMessage([am.TextContent("q"), _original("search_result")], id="u", timestamp=2.5),
+        am.AssistantMessage(
+            V11_BLOCKS, id="a", timestamp=3.5, stop_reason="stop", stop_sequence="\n\nHuman:", usage=usage
+        ),
+        am.ToolMessage(
+            [am.ToolResultContent("t", [am.TextContent("x"), _original("tool_reference")], name="f")],
+            id="t",
+            timestamp=4.5,
+        ),
+    ]
+    data = dict_form.messages_to_dicts(messages)
+    back = dict_form.messages_from_dicts(json.loads(json.dumps(data)))
+    assert back == messages
+    assistant = back[2]
+    assert isinstance(assistant, am.AssistantMessage)
+    assert assistant.stop_sequence == "\n\nHuman:"
+    assert assistant.usage is not None
+    assert assistant.usage.hosted_tool_requests == {"web_search": 2, "web_fetch": 0, "my_tool": 1}
+    assert {"cache_write_5m_tokens", "cache_write_1h_tokens", "hosted_tool_requests"} <= set(assistant.usage.reported)
+    # An absent detail stays absent (not reported), a zero count stays a reported zero.
+    plain = dict_form.messages_from_dicts(
+        json.loads(
+            json.dumps(dict_form.messages_to_dicts([am.AssistantMessage.text("x", usage=am.Usage(input_tokens=1))]))
+        )
+    )[0]
+    assert isinstance(plain, am.AssistantMessage)
+    assert plain.usage is not None
+    assert "hosted_tool_requests" not in plain.usage.reported
+    assert plain.stop_sequence == ""

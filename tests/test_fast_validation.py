@@ -35,7 +35,10 @@ def decoded(entry: dict[str, Any]) -> Message:
 
 
 def plain_violations(pb: Message) -> list[tuple[str, str, str]]:
-    return [(v.field, v.rule_id, v.message) for v in _as_agentmsg(PLAIN.collect_violations(pb))]
+    """protovalidate on the message itself, nothing swapped, plus the Timestamp nanos rule agentmsg adds."""
+    found = _as_agentmsg(PLAIN.collect_violations(pb))
+    _validation._bad_nanos(pb, "", found)
+    return [(v.field, v.rule_id, v.message) for v in found]
 
 
 def _as_agentmsg(found: list[protovalidate.Violation]) -> list[am.Violation]:
@@ -176,7 +179,9 @@ def test_large_media_get_the_verdicts_protovalidate_gives_with_the_bytes_in(medi
 
 
 def test_the_full_pass_swaps_the_bytes_only_where_no_rule_reads_them() -> None:
-    assert {"data"} == _validation._BLIND  # every rule asks only has(this.data)
+    assert "data" in _validation._BLIND  # every rule asks only has(this.data)
+    logprob = content_pb2.TextContent.DESCRIPTOR.fields_by_name["logprobs"].message_type.fields_by_name["bytes"]
+    assert not _validation.swappable(logprob)  # an optional field's bytes are not media: never swapped
     pb = big_image_message(media_type="image/png", more=1)
     blind = _validation._media_blind(pb)
     assert blind is not None

@@ -17,6 +17,8 @@ PUBLIC = {
     "CancelledError", "ConflictError", "DeadlineExceededError", "NotFoundError", "PermissionDeniedError",
     "ResourceExhaustedError", "ServiceError", "StoreError", "StoreFullError", "UnauthenticatedError",
     "UnavailableError",
+    "Citation", "CodeExecutionFile", "CodeExecutionOutput", "HostedToolCallContent", "HostedToolKind",
+    "HostedToolResultContent", "HostedToolStatus", "SearchResult", "TokenLogprob", "WebFetchOutput",
 }  # fmt: skip
 
 

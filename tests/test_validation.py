@@ -13,9 +13,17 @@ KINDS = sorted(BLOCKS)
 
 # DESIGN.md principle 3, plus the session-only roles.
 ALLOWED = {
-    "system": {"text"},
+    "system": {"text", "provider"},
     "user": {"text", "image", "audio", "document", "tool_result", "provider"},
-    "assistant": {"text", "thinking", "redacted_thinking", "tool_call", "provider"},
+    "assistant": {
+        "text",
+        "thinking",
+        "redacted_thinking",
+        "tool_call",
+        "hosted_tool_call",
+        "hosted_tool_result",
+        "provider",
+    },
     "tool": {"tool_result"},
     "custom": {"text", "image", "audio", "document"},
 }
@@ -47,7 +55,7 @@ def test_per_role_content_rules(role: str, kind: str) -> None:
 @pytest.mark.parametrize("kind", KINDS)
 def test_tool_result_content_rules(kind: str) -> None:
     block = BLOCKS[kind]
-    if kind in {"text", "image", "audio", "document"}:
+    if kind in {"text", "image", "audio", "document", "provider"}:
         assert am.ToolResultContent("c", [block]).blocks == (block,)  # type: ignore[list-item]
     else:
         with pytest.raises(am.ValidationError) as info:

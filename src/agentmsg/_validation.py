@@ -20,9 +20,11 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 import protovalidate
+from google.protobuf import descriptor
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
@@ -40,10 +42,10 @@ _VALIDATOR = protovalidate.Validator()
 
 
 def _field_path(violation: protovalidate.Violation) -> str:
-    parts: list[str] = []
     path = violation.proto.field
-    if path is None:  # a rule of the message validated itself
-        return ""
+    if path is None:
+        return ""  # a rule of the message being validated itself (a message-level CEL rule at the root)
+    parts: list[str] = []
     for element in path.elements:
         name = element.field_name
         subscript: Any = element.subscript
@@ -54,11 +56,64 @@ def _field_path(violation: protovalidate.Violation) -> str:
     return ".".join(parts)
 
 
+TIMESTAMP = "google.protobuf.Timestamp"
+NANOS_MAX = 999_999_999
+
+
+@cache
+def _timestamp_fields(message_type: descriptor.Descriptor) -> tuple[descriptor.FieldDescriptor, ...]:
+    """The fields of ``message_type`` that are, or lead to, a Timestamp (computed once per type)."""
+    found: list[descriptor.FieldDescriptor] = []
+    for field in message_type.fields:
+        target = field.message_type
+        if target is None:
+            continue
+        if target.full_name == TIMESTAMP or (target is not message_type and _leads_to_timestamp(target, set())):
+            found.append(field)
+    return tuple(found)
+
+
+def _leads_to_timestamp(message_type: descriptor.Descriptor, seen: set[str]) -> bool:
+    if message_type.full_name in seen:
+        return False
+    seen.add(message_type.full_name)
+    for field in message_type.fields:
+        target = field.message_type
+        if target is not None and (target.full_name == TIMESTAMP or _leads_to_timestamp(target, seen)):
+            return True
+    return False
+
+
+def _bad_nanos(pb: Message, path: str, found: list[Violation]) -> None:
+    """The Timestamp nanos rule (0 to 999,999,999) that protovalidate cannot check.
+
+    Its CEL sees a Timestamp already normalised (nanos -5 reads as one second less, 999,999,995 ns), so the
+    contract's ``timestamp`` range rule cannot see a value whose nanos are out of range; the field's comment
+    in message.proto states the rule and this enforces it for Python and the server.
+    """
+    if pb.DESCRIPTOR.full_name == TIMESTAMP:
+        nanos = pb.nanos  # type: ignore[attr-defined]
+        if not 0 <= nanos <= NANOS_MAX:
+            found.append(Violation(path, "timestamp.nanos", f"nanos must be 0 to {NANOS_MAX:,}, got {nanos}"))
+        return
+    for field in _timestamp_fields(pb.DESCRIPTOR):
+        name = f"{path}.{field.name}" if path else field.name
+        if field.is_repeated:
+            for i, item in enumerate(getattr(pb, field.name)):
+                _bad_nanos(item, f"{name}[{i}]", found)
+        elif pb.HasField(field.name):
+            _bad_nanos(getattr(pb, field.name), name, found)
+
+
 def violations_of(pb: Message) -> list[Violation]:
     """Every rule the message breaks, as agentmsg violations (empty when valid)."""
     blind = _media_blind(pb)
-    found = _VALIDATOR.collect_violations(pb if blind is None else blind)
-    return [Violation(_field_path(v), v.proto.rule_id, v.proto.message) for v in found]
+    found = [
+        Violation(_field_path(v), v.proto.rule_id, v.proto.message)
+        for v in _VALIDATOR.collect_violations(pb if blind is None else blind)
+    ]
+    _bad_nanos(pb, "", found)  # the bytes are not swapped in the message itself
+    return found
 
 
 def check(pb: Message) -> None:
@@ -136,7 +191,7 @@ def _set_fields(rules: Any) -> set[str]:
     return {fd.name for fd, _ in rules.ListFields()}
 
 
-_RULE_KINDS = frozenset({"repeated", "string", "int32", "int64", "double", "float", "enum"})
+_RULE_KINDS = frozenset({"repeated", "string", "int32", "int64", "double", "float", "enum", "timestamp"})
 
 
 class _Rules:
@@ -193,6 +248,12 @@ def _field_rules(fd: Any) -> _Rules | None:
             out.fails.append(("not (v >= {})", sub.gte))  # NaN breaks gte, as in protovalidate
         if sub.finite:
             out.fails.append(("not {}(v)", math.isfinite))
+    elif kind == "timestamp" and inner <= {"gte", "lte"} and fd.message_type.full_name == TIMESTAMP:
+        # Compared as (seconds, nanos): the Timestamp checker below sends nanos out of range to protovalidate.
+        if "gte" in inner:
+            out.fails.append(("(v.seconds, v.nanos) < {}", (sub.gte.seconds, sub.gte.nanos)))
+        if "lte" in inner:
+            out.fails.append(("(v.seconds, v.nanos) > {}", (sub.lte.seconds, sub.lte.nanos)))
     elif kind == "enum" and inner == {"defined_only"} and fd.type == FieldDescriptor.TYPE_ENUM:
         if sub.defined_only:
             out.fails.append(("v not in {}", frozenset(v.number for v in fd.enum_type.values)))
@@ -215,6 +276,8 @@ def _rule_free(desc: Any, seen: frozenset[str] = frozenset()) -> bool:
     """No rule anywhere in the type or the types it holds (Struct, Timestamp, plain text blocks)."""
     if desc.full_name in seen:
         return True
+    if desc.full_name == TIMESTAMP:
+        return False  # the nanos rule agentmsg checks itself (_bad_nanos)
     seen |= {desc.full_name}
     if desc.GetOptions().HasExtension(_MESSAGE):
         return False
@@ -236,12 +299,18 @@ def _always(pb: Message) -> bool:
     return True
 
 
+def _nanos_in_range(pb: Any) -> bool:
+    return bool(0 <= pb.nanos <= NANOS_MAX)
+
+
 def _compile(desc: Any) -> _Check:
     """A checker for one message type, generated from its rules; protovalidate on the type when one is unknown.
 
     The checker is Python source made from the rules (one ``if`` per rule, no per-rule call), so checking a
     small message costs about what building it does.
     """
+    if desc.full_name == TIMESTAMP:
+        return _nanos_in_range
     if _rule_free(desc):
         return _always
     names: dict[str, Any] = {}
@@ -391,6 +460,18 @@ def _only_presence(expression: str, name: str) -> bool:
 _BLIND = _bytes_blind_fields()
 
 
+def swappable(fd: Any) -> bool:
+    """An inline media payload: a bytes arm of a oneof (a media `source`) whose value no rule reads."""
+    oneof = fd.containing_oneof
+    return bool(
+        fd.type == FieldDescriptor.TYPE_BYTES
+        and fd.name in _BLIND
+        and not fd.is_repeated
+        and oneof is not None
+        and oneof.name != "_" + fd.name  # not a proto3 `optional` field's own oneof
+    )
+
+
 def _media_blind(pb: Message) -> Message | None:
     """A copy of ``pb`` with its inline media bytes swapped for one byte, or None when it holds none.
 
@@ -435,7 +516,7 @@ def _plan(desc: Any) -> list[tuple[str, str, str]]:
         oneof = fd.containing_oneof.name if fd.containing_oneof is not None else ""
         message_type = fd.message_type if fd.type == FieldDescriptor.TYPE_MESSAGE else None
         leads = message_type is not None and _leads_to_bytes(message_type, frozenset({desc.full_name}))
-        if fd.type == FieldDescriptor.TYPE_BYTES and fd.name in _BLIND and fd.has_presence and not fd.is_repeated:
+        if swappable(fd):
             how = "swap"
         elif message_type is not None and message_type.GetOptions().map_entry:
             how = "map"
@@ -502,7 +583,7 @@ def _holders(desc: Any) -> list[tuple[str, str, dict[str, str]]]:
     oneofs: dict[str, dict[str, str]] = {}
     for fd in desc.fields:
         if fd.type == FieldDescriptor.TYPE_BYTES:
-            if fd.name not in _BLIND or fd.is_repeated or not fd.has_presence:
+            if not swappable(fd):
                 continue
             kind = "bytes"
         elif fd.type == FieldDescriptor.TYPE_MESSAGE and not fd.message_type.GetOptions().map_entry:
@@ -523,7 +604,7 @@ def _leads_to_bytes(desc: Any, seen: frozenset[str]) -> bool:
     if desc.full_name in seen:
         return True  # a cycle: the type is already being walked
     for fd in desc.fields:
-        if fd.type == FieldDescriptor.TYPE_BYTES and fd.name in _BLIND and fd.has_presence:
+        if swappable(fd):
             return True
         message_type = fd.message_type if fd.type == FieldDescriptor.TYPE_MESSAGE else None
         walk = message_type is not None and not message_type.GetOptions().map_entry

@@ -24,6 +24,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias, TypeVar
 
+from google.protobuf import json_format
+from google.protobuf.message import Message
+
 from agentmsg import _media, _struct, _validation
 from agentmsg._dict_paths import _at, _fail, _get, _require
 from agentmsg._wrapper import ProtoWrapper
@@ -35,22 +38,33 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AudioContent",
+    "Citation",
+    "CodeExecutionFile",
+    "CodeExecutionOutput",
     "Content",
     "DocumentContent",
+    "HostedToolCallContent",
+    "HostedToolKind",
+    "HostedToolResultContent",
+    "HostedToolStatus",
     "ImageContent",
     "ImageDetail",
     "ProviderContent",
     "RedactedThinkingContent",
+    "SearchResult",
     "TextContent",
     "ThinkingContent",
+    "TokenLogprob",
     "ToolCallContent",
     "ToolKind",
     "ToolResultContent",
     "UnknownContent",
+    "WebFetchOutput",
     "content_from_proto",
 ]
 
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_BYTES = bytes  # TokenLogprob takes a ``bytes`` keyword (the providers' name), which hides the builtin there
 
 
 class ImageDetail(StrEnum):
@@ -81,6 +95,67 @@ class ToolKind(StrEnum):
     AUTOMATION = "automation"
     MCP = "mcp"
     UNKNOWN = "unknown"
+
+
+class HostedToolKind(StrEnum):
+    """What a tool the provider runs itself does (``agentmsg.v1.HostedToolKind``).
+
+    A kind not stated reads None; a kind this version does not know (a newer
+    peer's) reads ``OTHER``. The values are also the keys of
+    :attr:`Usage.hosted_tool_requests <agentmsg.Usage.hosted_tool_requests>`.
+    """
+
+    WEB_SEARCH = "web_search"
+    WEB_FETCH = "web_fetch"
+    CODE_EXECUTION = "code_execution"
+    FILE_SEARCH = "file_search"
+    IMAGE_GENERATION = "image_generation"
+    MCP = "mcp"
+    COMPUTER_USE = "computer_use"
+    TOOL_SEARCH = "tool_search"
+    OTHER = "other"
+
+
+class HostedToolStatus(StrEnum):
+    """How far a hosted tool call got (``agentmsg.v1.HostedToolStatus``); None when not stated."""
+
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    INCOMPLETE = "incomplete"
+    FAILED = "failed"
+    AWAITING_APPROVAL = "awaiting_approval"
+
+
+_HOSTED_KIND_TO_PB: dict[HostedToolKind, content_pb2.HostedToolKind.ValueType] = {
+    kind: content_pb2.HostedToolKind.Value(f"HOSTED_TOOL_KIND_{kind.name}") for kind in HostedToolKind
+}
+_HOSTED_KIND_FROM_PB = {number: kind for kind, number in _HOSTED_KIND_TO_PB.items()}
+_HOSTED_STATUS_TO_PB: dict[HostedToolStatus, content_pb2.HostedToolStatus.ValueType] = {
+    status: content_pb2.HostedToolStatus.Value(f"HOSTED_TOOL_STATUS_{status.name}") for status in HostedToolStatus
+}
+_HOSTED_STATUS_FROM_PB = {number: status for status, number in _HOSTED_STATUS_TO_PB.items()}
+
+
+def hosted_kind_to_pb(kind: HostedToolKind | str | None) -> content_pb2.HostedToolKind.ValueType:
+    if kind is None:
+        return content_pb2.HOSTED_TOOL_KIND_UNSPECIFIED
+    return _HOSTED_KIND_TO_PB[_enum(HostedToolKind, kind, "kind")]
+
+
+def hosted_kind_from_pb(number: content_pb2.HostedToolKind.ValueType) -> HostedToolKind | None:
+    if number == content_pb2.HOSTED_TOOL_KIND_UNSPECIFIED:
+        return None
+    return _HOSTED_KIND_FROM_PB.get(number, HostedToolKind.OTHER)
+
+
+def hosted_status_to_pb(status: HostedToolStatus | str | None) -> content_pb2.HostedToolStatus.ValueType:
+    if status is None:
+        return content_pb2.HOSTED_TOOL_STATUS_UNSPECIFIED
+    return _HOSTED_STATUS_TO_PB[_enum(HostedToolStatus, status, "status")]
+
+
+def hosted_status_from_pb(number: content_pb2.HostedToolStatus.ValueType) -> HostedToolStatus | None:
+    return _HOSTED_STATUS_FROM_PB.get(number)
 
 
 _DETAIL_TO_PB: dict[ImageDetail, content_pb2.ImageDetail.ValueType] = {
@@ -213,8 +288,393 @@ def content_from_proto(pb: content_pb2.Content) -> Content:
     return block  # type: ignore[return-value]
 
 
+def _wrappers(values: Any, wrapper: type[ProtoWrapper[Any]], field: str) -> list[Any]:
+    """The generated messages of a sequence of ``wrapper`` objects (refusing anything else, by position)."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+        raise ValidationError.single(
+            field, "type", f"expected a list of {wrapper.__name__}, got {type(values).__name__}"
+        )
+    out = []
+    for i, value in enumerate(values):
+        if not isinstance(value, wrapper):
+            raise ValidationError.single(
+                f"{field}[{i}]", "type", f"expected {wrapper.__name__}, got {type(value).__name__}"
+            )
+        out.append(value._pb)
+    return out
+
+
+def _original_pb(original: Any, field: str = "original") -> content_pb2.ProviderContent | None:
+    """The ``ProviderContent`` message of an ``original`` given as a :class:`ProviderContent` block (or None)."""
+    if original is None:
+        return None
+    if not isinstance(original, ProviderContent):
+        raise ValidationError.single(field, "type", f"expected ProviderContent, got {type(original).__name__}")
+    return original._pb.provider
+
+
+def _original_block(holder: Any) -> ProviderContent | None:
+    """The ``original`` field of a generated message as a (detached) :class:`ProviderContent` block."""
+    if not holder.HasField("original"):
+        return None
+    block = ProviderContent.__new__(ProviderContent)
+    block._pb = content_pb2.Content(provider=holder.original)
+    return block
+
+
+def _optional_int(value: Any, field: str, *, minimum: int | None = 0, bits: int = 32) -> int | None:
+    if value is None:
+        return None
+    _expect(value, int, field)
+    if minimum is not None and value < minimum:
+        raise ValidationError.single(field, f"int{bits}.gte", f"must be at least {minimum}, got {value}")
+    if bits == 32:
+        check_int32(value, field)
+    elif not -(2**63) <= value < 2**63:
+        raise ValidationError.single(field, "int64.range", f"{value} does not fit in an int64")
+    return int(value)
+
+
+def _optional_float(value: Any, field: str) -> float | None:
+    if value is None:
+        return None
+    _expect(value, (int, float), field)
+    return float(value)
+
+
+class Citation(ProtoWrapper[content_pb2.Citation]):
+    """A source that supports a text block (``agentmsg.v1.Citation``), on :attr:`TextContent.citations`.
+
+    Build one with the factory for its source: :meth:`web`, :meth:`document`,
+    :meth:`search_result`, :meth:`file`; or with the constructor alone for a
+    provider citation of a kind agentmsg has no type for (``original`` then
+    holds it). Every factory takes the fields every citation has:
+    ``cited_text``, the span ``start_index``/``end_index`` (code points of
+    the block's text; unset: the whole block), ``confidence`` (0 to 1) and
+    ``original``, the provider's citation object kept verbatim as a
+    :class:`ProviderContent` (``ProviderContent.from_block(provider, obj)``).
+    """
+
+    __slots__ = ()
+    _PB = content_pb2.Citation
+
+    def __init__(
+        self,
+        *,
+        cited_text: str = "",
+        start_index: int | None = None,
+        end_index: int | None = None,
+        confidence: float | None = None,
+        original: ProviderContent | None = None,
+    ) -> None:
+        self._pb = self._common(cited_text, start_index, end_index, confidence, original)
+        _validation.check(self._pb)
+
+    @staticmethod
+    def _common(
+        cited_text: str,
+        start_index: int | None,
+        end_index: int | None,
+        confidence: float | None,
+        original: ProviderContent | None,
+    ) -> content_pb2.Citation:
+        _expect(cited_text, str, "cited_text")
+        pb = content_pb2.Citation(cited_text=cited_text)
+        start = _optional_int(start_index, "start_index")
+        end = _optional_int(end_index, "end_index")
+        if start is not None:
+            pb.start_index = start
+        if end is not None:
+            pb.end_index = end
+        value = _optional_float(confidence, "confidence")
+        if value is not None:
+            pb.confidence = value
+        original_pb = _original_pb(original)
+        if original_pb is not None:
+            pb.original.CopyFrom(original_pb)
+        return pb
+
+    @classmethod
+    def _build(cls, pb: content_pb2.Citation) -> Citation:
+        _validation.check(pb)
+        return cls._wrap(pb)
+
+    @classmethod
+    def web(
+        cls,
+        url: str,
+        title: str = "",
+        *,
+        result_index: int | None = None,
+        cited_text: str = "",
+        start_index: int | None = None,
+        end_index: int | None = None,
+        confidence: float | None = None,
+        original: ProviderContent | None = None,
+    ) -> Citation:
+        """A web page (Anthropic ``web_search_result_location``, OpenAI ``url_citation``, a Gemini web chunk)."""
+        _expect(url, str, "url")
+        _expect(title, str, "title")
+        pb = cls._common(cited_text, start_index, end_index, confidence, original)
+        pb.web.url, pb.web.title = url, title
+        index = _optional_int(result_index, "result_index")
+        if index is not None:
+            pb.web.result_index = index
+        return cls._build(pb)
+
+    @classmethod
+    def document(
+        cls,
+        document_index: int,
+        *,
+        title: str = "",
+        file_id: str = "",
+        chars: tuple[int, int] | None = None,
+        pages: tuple[int, int] | None = None,
+        blocks: tuple[int, int] | None = None,
+        cited_text: str = "",
+        start_index: int | None = None,
+        end_index: int | None = None,
+        confidence: float | None = None,
+        original: ProviderContent | None = None,
+    ) -> Citation:
+        """A document of the request, at ``chars``, ``pages`` or ``blocks`` ``(start, end)`` (end exclusive).
+
+        Characters and blocks count from 0, pages from 1 (Anthropic
+        ``char_location``, ``page_location``, ``content_block_location``).
+        """
+        index = _optional_int(document_index, "document_index")
+        _expect(title, str, "title")
+        _expect(file_id, str, "file_id")
+        pb = cls._common(cited_text, start_index, end_index, confidence, original)
+        pb.document.document_index, pb.document.title, pb.document.file_id = index or 0, title, file_id
+        given = [(name, value) for name, value in (("chars", chars), ("pages", pages), ("blocks", blocks)) if value]
+        if len(given) > 1:
+            raise ValidationError.single("location", "exclusive", "give one of chars, pages or blocks")
+        for name, value in given:
+            _fill_range(getattr(pb.document, name), value, name)
+        return cls._build(pb)
+
+    @classmethod
+    def search_result(
+        cls,
+        source: str,
+        *,
+        title: str = "",
+        search_result_index: int | None = None,
+        blocks: tuple[int, int] | None = None,
+        cited_text: str = "",
+        start_index: int | None = None,
+        end_index: int | None = None,
+        confidence: float | None = None,
+        original: ProviderContent | None = None,
+    ) -> Citation:
+        """A search result of the request (Anthropic ``search_result_location``, Gemini ``retrievedContext``)."""
+        _expect(source, str, "source")
+        _expect(title, str, "title")
+        pb = cls._common(cited_text, start_index, end_index, confidence, original)
+        pb.search_result.source, pb.search_result.title = source, title
+        index = _optional_int(search_result_index, "search_result_index")
+        if index is not None:
+            pb.search_result.search_result_index = index
+        if blocks is not None:
+            _fill_range(pb.search_result.blocks, blocks, "blocks")
+        return cls._build(pb)
+
+    @classmethod
+    def file(
+        cls,
+        file_id: str,
+        *,
+        filename: str = "",
+        container_id: str = "",
+        cited_text: str = "",
+        start_index: int | None = None,
+        end_index: int | None = None,
+        confidence: float | None = None,
+        original: ProviderContent | None = None,
+    ) -> Citation:
+        """A provider file (OpenAI ``file_citation``, ``container_file_citation``, ``file_path``)."""
+        _expect(file_id, str, "file_id")
+        _expect(filename, str, "filename")
+        _expect(container_id, str, "container_id")
+        pb = cls._common(cited_text, start_index, end_index, confidence, original)
+        pb.file.file_id, pb.file.filename, pb.file.container_id = file_id, filename, container_id
+        return cls._build(pb)
+
+    @property
+    def source_kind(self) -> str | None:
+        """``"web"``, ``"document"``, ``"search_result"``, ``"file"``; None when only ``original`` says."""
+        return self._pb.WhichOneof("source")
+
+    @property
+    def cited_text(self) -> str:
+        """The quoted source text, or ``""``."""
+        return self._pb.cited_text
+
+    @property
+    def start_index(self) -> int | None:
+        """Where the supported span starts (code points), or None (the whole block)."""
+        return self._pb.start_index if self._pb.HasField("start_index") else None
+
+    @property
+    def end_index(self) -> int | None:
+        """Where the supported span ends (exclusive), or None (the whole block)."""
+        return self._pb.end_index if self._pb.HasField("end_index") else None
+
+    @property
+    def confidence(self) -> float | None:
+        """The provider's confidence, 0 to 1, or None."""
+        return self._pb.confidence if self._pb.HasField("confidence") else None
+
+    @property
+    def url(self) -> str:
+        """The web page's URL (``""`` unless the source is ``web``)."""
+        return self._pb.web.url
+
+    @property
+    def title(self) -> str:
+        """The source's title (web page, document or search result), or ``""``."""
+        kind = self._pb.WhichOneof("source")
+        if kind == "web":
+            return self._pb.web.title
+        if kind == "document":
+            return self._pb.document.title
+        if kind == "search_result":
+            return self._pb.search_result.title
+        if kind == "file":
+            return self._pb.file.filename
+        return ""
+
+    @property
+    def result_index(self) -> int | None:
+        """The web page's position among the response's sources (Gemini chunk index), or None."""
+        web = self._pb.web
+        return web.result_index if web.HasField("result_index") else None
+
+    @property
+    def document_index(self) -> int | None:
+        """The cited document's position in the request, or None when the source is not a document."""
+        return self._pb.document.document_index if self._pb.HasField("document") else None
+
+    @property
+    def location(self) -> tuple[str, int, int] | None:
+        """The cited part: ``("chars" | "pages" | "blocks", start, end)``, or None when not given."""
+        kind = self._pb.WhichOneof("source")
+        if kind == "document":
+            unit = self._pb.document.WhichOneof("location")
+            if unit is None:
+                return None
+            found = getattr(self._pb.document, unit)
+            return unit, found.start, found.end
+        if kind == "search_result" and self._pb.search_result.HasField("blocks"):
+            found = self._pb.search_result.blocks
+            return "blocks", found.start, found.end
+        return None
+
+    @property
+    def source(self) -> str:
+        """The search result's source (a URL or a name), or ``""``."""
+        return self._pb.search_result.source
+
+    @property
+    def search_result_index(self) -> int | None:
+        """The search result's position in the request, or None."""
+        result = self._pb.search_result
+        return result.search_result_index if result.HasField("search_result_index") else None
+
+    @property
+    def file_id(self) -> str:
+        """The cited file's id (file and document sources), or ``""``."""
+        return self._pb.file.file_id if self._pb.HasField("file") else self._pb.document.file_id
+
+    @property
+    def filename(self) -> str:
+        """The cited file's name, or ``""``."""
+        return self._pb.file.filename
+
+    @property
+    def container_id(self) -> str:
+        """The container holding the cited file, or ``""``."""
+        return self._pb.file.container_id
+
+    @property
+    def original(self) -> ProviderContent | None:
+        """The provider's citation object, verbatim (a copy), or None."""
+        return _original_block(self._pb)
+
+
+def _fill_range(target: content_pb2.IndexRange, value: Any, field: str) -> None:
+    if not isinstance(value, (tuple, list)) or len(value) != 2:
+        raise ValidationError.single(field, "type", f"expected a (start, end) pair, got {preview(value)}")
+    start = _optional_int(value[0], f"{field}.start", bits=64)
+    end = _optional_int(value[1], f"{field}.end", bits=64)
+    target.start, target.end = start or 0, end or 0
+
+
+class TokenLogprob(ProtoWrapper[content_pb2.TokenLogprob]):
+    """The log probability of one generated token (``agentmsg.v1.TokenLogprob``), on :attr:`TextContent.logprobs`.
+
+    ``top_logprobs`` are the most likely tokens at the position, themselves
+    :class:`TokenLogprob` with no alternatives of their own.
+    """
+
+    __slots__ = ()
+    __match_args__ = ("token", "logprob")
+    _PB = content_pb2.TokenLogprob
+
+    def __init__(
+        self,
+        token: str,
+        logprob: float,
+        *,
+        bytes: bytes | None = None,  # noqa: A002 - the providers' field name
+        token_id: int | None = None,
+        top_logprobs: Sequence[TokenLogprob] = (),
+    ) -> None:
+        _expect(token, str, "token")
+        pb = content_pb2.TokenLogprob(token=token, logprob=_optional_float(logprob, "logprob") or 0.0)
+        if bytes is not None:
+            _expect(bytes, (_BYTES, bytearray), "bytes")
+            pb.bytes = _BYTES(bytes)
+        number = _optional_int(token_id, "token_id", minimum=None)
+        if number is not None:
+            pb.token_id = number
+        pb.top_logprobs.extend(_wrappers(top_logprobs, TokenLogprob, "top_logprobs"))
+        self._pb = pb
+
+    @property
+    def token(self) -> str:
+        """The token's text."""
+        return self._pb.token
+
+    @property
+    def logprob(self) -> float:
+        """Its natural-log probability, as reported."""
+        return self._pb.logprob
+
+    @property
+    def bytes(self) -> bytes | None:
+        """The token's UTF-8 bytes, or None when not given."""
+        return self._pb.bytes if self._pb.HasField("bytes") else None
+
+    @property
+    def token_id(self) -> int | None:
+        """The provider's token id, or None."""
+        return self._pb.token_id if self._pb.HasField("token_id") else None
+
+    @property
+    def top_logprobs(self) -> tuple[TokenLogprob, ...]:
+        """The most likely tokens at this position, most likely first."""
+        return tuple(TokenLogprob._wrap(item) for item in self._pb.top_logprobs)
+
+
 class TextContent(ContentBase):
-    """Plain text: the ``text`` arm (``agentmsg.v1.TextContent``)."""
+    """Plain text: the ``text`` arm (``agentmsg.v1.TextContent``).
+
+    A text block may carry the :class:`Citation` objects that support it and
+    the :class:`TokenLogprob` of its tokens, when the provider returned them.
+    """
 
     __slots__ = ()
     __match_args__ = ("content", "signature")
@@ -225,12 +685,19 @@ class TextContent(ContentBase):
         content: str = "",
         *,
         signature: str = "",
+        citations: Sequence[Citation] = (),
+        logprobs: Sequence[TokenLogprob] = (),
         type: str = "text",  # noqa: A002 - the seed's field
     ) -> None:
         _literal_type(type, "text")
         _expect(content, str, "content")
         _expect(signature, str, "signature")
-        self._pb = content_pb2.Content(text=content_pb2.TextContent(text=content, signature=signature))
+        arm = content_pb2.TextContent(text=content, signature=signature)
+        if citations:
+            arm.citations.extend(_wrappers(citations, Citation, "citations"))
+        if logprobs:
+            arm.logprobs.extend(_wrappers(logprobs, TokenLogprob, "logprobs"))
+        self._pb = content_pb2.Content(text=arm)
 
     @property
     def content(self) -> str:
@@ -241,6 +708,16 @@ class TextContent(ContentBase):
     def signature(self) -> str:
         """Opaque provider signature on the text (Gemini), or ``""``."""
         return self._pb.text.signature
+
+    @property
+    def citations(self) -> tuple[Citation, ...]:
+        """The sources that support the text, in the provider's order (live views)."""
+        return tuple(Citation._wrap(item) for item in self._pb.text.citations)
+
+    @property
+    def logprobs(self) -> tuple[TokenLogprob, ...]:
+        """The log probabilities of the text's tokens, in order; empty when not requested."""
+        return tuple(TokenLogprob._wrap(item) for item in self._pb.text.logprobs)
 
 
 class _MediaContent(ContentBase):
@@ -683,7 +1160,8 @@ class DocumentContent(_MediaContent):
 
     ``DocumentContent(document)`` takes bytes (PDF by magic bytes, else UTF-8
     text; pass ``media_type`` for anything else) or a URL. Use
-    :meth:`from_text` for text and :meth:`from_base64` for base64.
+    :meth:`from_text` for text and :meth:`from_base64` for base64;
+    :meth:`with_context` adds text about the document for the model.
     """
 
     __slots__ = ()
@@ -792,6 +1270,18 @@ class DocumentContent(_MediaContent):
         """The title shown to the model, or ``""``."""
         return self._pb.document.title
 
+    @property
+    def context(self) -> str:
+        """Text about the document given to the model with it (Anthropic ``context``), or ``""``."""
+        return self._pb.document.context
+
+    def with_context(self, context: str) -> DocumentContent:
+        """A copy of the block with ``context``: text about the document, given to the model with it."""
+        _expect(context, str, "context")
+        block = self.copy()
+        block._pb.document.context = context
+        return block
+
     def text(self) -> str:
         """The document decoded as UTF-8 text (for ``text/*`` documents)."""
         data = self.data
@@ -882,7 +1372,9 @@ class ToolCallContent(ContentBase):
     The argument text is kept verbatim in :attr:`arguments`; :attr:`args` parses
     it (and raises :class:`~agentmsg.ToolArgumentsError` when it is not a JSON
     object). Give ``args`` (a dict, written as compact JSON) or ``arguments``
-    (text, kept as is), not both.
+    (text, kept as is), not both. ``provider_extra`` keeps the provider
+    block's keys that no field holds (Anthropic ``caller``), as a
+    :class:`ProviderContent` of the block's ``type`` and those keys.
     """
 
     __slots__ = ()
@@ -901,6 +1393,7 @@ class ToolCallContent(ContentBase):
         signature: str = "",
         server_name: str = "",
         metadata: Mapping[str, Any] | None = None,
+        provider_extra: ProviderContent | None = None,
         type: str = "tool_call",  # noqa: A002 - the seed's field
     ) -> None:
         _literal_type(type, "tool_call")
@@ -928,6 +1421,9 @@ class ToolCallContent(ContentBase):
         )
         if metadata is not None:
             _struct.fill_struct(arm.metadata, metadata, "metadata")
+        extra = _original_pb(provider_extra, "provider_extra")
+        if extra is not None:
+            arm.provider_extra.CopyFrom(extra)
         self._pb = content_pb2.Content(tool_call=arm)
         _validation.ensure(self._pb)
 
@@ -985,13 +1481,24 @@ class ToolCallContent(ContentBase):
         """Application data (never sent to a model)."""
         return _struct.struct_to_dict(self._pb.tool_call.metadata)
 
+    @property
+    def provider_extra(self) -> ProviderContent | None:
+        """The provider block's keys the typed fields do not hold (Anthropic ``caller``), or None."""
+        call = self._pb.tool_call
+        if not call.HasField("provider_extra"):
+            return None
+        block = ProviderContent.__new__(ProviderContent)
+        block._pb = content_pb2.Content(provider=call.provider_extra)
+        return block
+
 
 class ToolResultContent(ContentBase):
     """The outcome of a tool run: the ``tool_result`` arm (``agentmsg.v1.ToolResultContent``).
 
     As in the seed, :attr:`content` is the result's text. A result may also
-    carry images, audio and documents: give ``content`` a list of text, image,
-    audio and document blocks, and read them all from :attr:`blocks`.
+    carry images, audio and documents, and provider blocks kept verbatim
+    (Anthropic ``tool_reference``): give ``content`` a list of blocks, and
+    read them all from :attr:`blocks`.
     ``metadata``, ``terminate`` and ``terminate_message`` are for the
     application and never reach a model.
     """
@@ -1003,7 +1510,7 @@ class ToolResultContent(ContentBase):
     def __init__(
         self,
         id: str = "",  # noqa: A002 - the seed's field name
-        content: str | Sequence[TextContent | ImageContent | AudioContent | DocumentContent] = "",
+        content: str | Sequence[TextContent | ImageContent | AudioContent | DocumentContent | ProviderContent] = "",
         is_error: bool = False,
         metadata: Mapping[str, Any] | None = None,
         terminate: bool = False,
@@ -1103,8 +1610,9 @@ class ToolResultContent(ContentBase):
 class ProviderContent(ContentBase):
     """A provider block agentmsg has no kind for, kept verbatim: the ``provider`` arm.
 
-    Converters create it when asked to pass unknown blocks through, and send it
-    back only to the provider it came from.
+    Every reader keeps a block it has no kind for this way by default, and
+    writers send it back only to the provider it came from. The same form is
+    the ``original`` of hosted tool blocks and citations.
     """
 
     __slots__ = ()
@@ -1150,6 +1658,495 @@ class ProviderContent(ContentBase):
         return value or {}
 
 
+def _input_text(value: str | Mapping[str, Any], field: str) -> str:
+    """JSON object text given as text (kept verbatim) or as a mapping (written as compact JSON)."""
+    if isinstance(value, str):
+        check_utf8(value, field)
+        return value
+    return dump_arguments(value, field)
+
+
+class HostedToolCallContent(ContentBase):
+    """A call of a tool the provider ran itself: the ``hosted_tool_call`` arm (``agentmsg.v1.HostedToolCallContent``).
+
+    Web search, web fetch, code execution, file search, image generation, a
+    remote MCP call... The application does not run it and does not answer
+    it; the provider's outcome is a :class:`HostedToolResultContent` whose
+    ``call_id`` is this ``id``. ``input`` is JSON object text, kept verbatim
+    when given as text (a mapping is written as compact JSON);
+    :attr:`input_value` parses it. ``original`` keeps the provider's block
+    verbatim (``ProviderContent.from_block(provider, block)``) for an exact
+    round trip to that provider.
+    """
+
+    __slots__ = ()
+    __match_args__ = ("id", "name", "input")
+    _ARM = "hosted_tool_call"
+
+    def __init__(
+        self,
+        id: str = "",  # noqa: A002 - the contract's field name
+        name: str = "",
+        input: str | Mapping[str, Any] = "",  # noqa: A002 - the contract's field name
+        *,
+        kind: HostedToolKind | str | None = None,
+        server: str = "",
+        status: HostedToolStatus | str | None = None,
+        status_raw: str = "",
+        signature: str = "",
+        original: ProviderContent | None = None,
+    ) -> None:
+        for field, value in (("id", id), ("name", name), ("server", server), ("status_raw", status_raw)):
+            _expect(value, str, field)
+        _expect(signature, str, "signature")
+        arm = content_pb2.HostedToolCallContent(
+            id=id,
+            name=name,
+            kind=hosted_kind_to_pb(kind),
+            input=_input_text(input, "input"),
+            server=server,
+            status=hosted_status_to_pb(status),
+            status_raw=status_raw,
+            signature=signature,
+        )
+        original_pb = _original_pb(original)
+        if original_pb is not None:
+            arm.original.CopyFrom(original_pb)
+        self._pb = content_pb2.Content(hosted_tool_call=arm)
+        _validation.check(self._pb)
+
+    @property
+    def id(self) -> str:
+        """The provider's call id, or ``""`` when it gave none."""
+        return self._pb.hosted_tool_call.id
+
+    @property
+    def name(self) -> str:
+        """The tool's name as the provider calls it."""
+        return self._pb.hosted_tool_call.name
+
+    @property
+    def kind(self) -> HostedToolKind | None:
+        """What the tool does; None when not stated, ``OTHER`` for a newer peer's kind."""
+        return hosted_kind_from_pb(self._pb.hosted_tool_call.kind)
+
+    @property
+    def input(self) -> str:
+        """The input as JSON object text, verbatim."""
+        return self._pb.hosted_tool_call.input
+
+    @property
+    def input_value(self) -> dict[str, Any]:
+        """The parsed input (``{}`` for empty text). Raises :class:`~agentmsg.ToolArgumentsError` when not an object."""
+        call = self._pb.hosted_tool_call
+        value, error = parse_json_object(call.input)
+        if value is None:
+            raise ToolArgumentsError(call.id, call.name, error or "", call.input)
+        return value
+
+    @property
+    def input_error(self) -> str | None:
+        """Why the input text is not a JSON object, or None when it is."""
+        return parse_json_object(self._pb.hosted_tool_call.input)[1]
+
+    @property
+    def server(self) -> str:
+        """The MCP server that ran the tool, or ``""`` for the provider's own tools."""
+        return self._pb.hosted_tool_call.server
+
+    @property
+    def status(self) -> HostedToolStatus | None:
+        """How far the call got, or None when not stated."""
+        return hosted_status_from_pb(self._pb.hosted_tool_call.status)
+
+    @property
+    def status_raw(self) -> str:
+        """The provider's status string, or ``""``."""
+        return self._pb.hosted_tool_call.status_raw
+
+    @property
+    def signature(self) -> str:
+        """Opaque provider signature on the block (Gemini), or ``""``."""
+        return self._pb.hosted_tool_call.signature
+
+    @property
+    def original(self) -> ProviderContent | None:
+        """The provider's block, verbatim (a copy), or None for a call built by hand."""
+        return _original_block(self._pb.hosted_tool_call)
+
+
+class SearchResult(ProtoWrapper[content_pb2.SearchResult]):
+    """One result of a hosted search (``agentmsg.v1.SearchResult``): a web page or a file."""
+
+    __slots__ = ()
+    __match_args__ = ("url", "title", "snippet")
+    _PB = content_pb2.SearchResult
+
+    def __init__(
+        self,
+        url: str = "",
+        title: str = "",
+        snippet: str = "",
+        *,
+        page_age: str = "",
+        encrypted_content: str = "",
+        file_id: str = "",
+        score: float | None = None,
+    ) -> None:
+        values = (
+            ("url", url),
+            ("title", title),
+            ("snippet", snippet),
+            ("page_age", page_age),
+            ("encrypted_content", encrypted_content),
+            ("file_id", file_id),
+        )
+        for field, value in values:
+            _expect(value, str, field)
+        pb = content_pb2.SearchResult(
+            url=url,
+            title=title,
+            snippet=snippet,
+            page_age=page_age,
+            encrypted_content=encrypted_content,
+            file_id=file_id,
+        )
+        number = _optional_float(score, "score")
+        if number is not None:
+            pb.score = number
+        _validation.check(pb)
+        self._pb = pb
+
+    @property
+    def url(self) -> str:
+        """The page's URL, or ``""`` for a file."""
+        return self._pb.url
+
+    @property
+    def title(self) -> str:
+        """The page title or file name, or ``""``."""
+        return self._pb.title
+
+    @property
+    def snippet(self) -> str:
+        """The result's text as the provider returned it, or ``""``."""
+        return self._pb.snippet
+
+    @property
+    def page_age(self) -> str:
+        """How old the page is, as the provider wrote it, or ``""``."""
+        return self._pb.page_age
+
+    @property
+    def encrypted_content(self) -> str:
+        """The provider's encrypted copy of the content (send back unchanged), or ``""``."""
+        return self._pb.encrypted_content
+
+    @property
+    def file_id(self) -> str:
+        """The provider file the result is from, or ``""``."""
+        return self._pb.file_id
+
+    @property
+    def score(self) -> float | None:
+        """The provider's relevance score, or None."""
+        return self._pb.score if self._pb.HasField("score") else None
+
+
+class CodeExecutionFile(ProtoWrapper[content_pb2.CodeExecutionFile]):
+    """A file hosted code wrote (``agentmsg.v1.CodeExecutionFile``): a provider file id, or a URL."""
+
+    __slots__ = ()
+    __match_args__ = ("file_id", "url")
+    _PB = content_pb2.CodeExecutionFile
+
+    def __init__(self, file_id: str = "", url: str = "") -> None:
+        _expect(file_id, str, "file_id")
+        _expect(url, str, "url")
+        self._pb = content_pb2.CodeExecutionFile(file_id=file_id, url=url)
+
+    @property
+    def file_id(self) -> str:
+        """The provider's file id, or ``""``."""
+        return self._pb.file_id
+
+    @property
+    def url(self) -> str:
+        """The file's URL, or ``""``."""
+        return self._pb.url
+
+
+class CodeExecutionOutput(ProtoWrapper[content_pb2.CodeExecutionOutput]):
+    """What hosted code printed and wrote (``agentmsg.v1.CodeExecutionOutput``).
+
+    ``files`` takes :class:`CodeExecutionFile` objects or file ids.
+    """
+
+    __slots__ = ()
+    __match_args__ = ("stdout", "stderr", "return_code")
+    _PB = content_pb2.CodeExecutionOutput
+
+    def __init__(
+        self,
+        stdout: str = "",
+        stderr: str = "",
+        return_code: int | None = None,
+        *,
+        files: Sequence[CodeExecutionFile | str] = (),
+        encrypted_stdout: str = "",
+    ) -> None:
+        _expect(stdout, str, "stdout")
+        _expect(stderr, str, "stderr")
+        _expect(encrypted_stdout, str, "encrypted_stdout")
+        pb = content_pb2.CodeExecutionOutput(stdout=stdout, stderr=stderr, encrypted_stdout=encrypted_stdout)
+        code = _optional_int(return_code, "return_code", minimum=None)
+        if code is not None:
+            pb.return_code = code
+        given = [CodeExecutionFile(item) if isinstance(item, str) else item for item in files]
+        pb.files.extend(_wrappers(given, CodeExecutionFile, "files"))
+        self._pb = pb
+
+    @property
+    def stdout(self) -> str:
+        """The standard output, or ``""``."""
+        return self._pb.stdout
+
+    @property
+    def stderr(self) -> str:
+        """The standard error, or ``""``."""
+        return self._pb.stderr
+
+    @property
+    def return_code(self) -> int | None:
+        """The return code, or None when not reported."""
+        return self._pb.return_code if self._pb.HasField("return_code") else None
+
+    @property
+    def files(self) -> tuple[CodeExecutionFile, ...]:
+        """The files the code wrote, in order."""
+        return tuple(CodeExecutionFile._wrap(item) for item in self._pb.files)
+
+    @property
+    def encrypted_stdout(self) -> str:
+        """The standard output in the provider's encrypted form, or ``""``."""
+        return self._pb.encrypted_stdout
+
+
+class WebFetchOutput(ProtoWrapper[content_pb2.WebFetchOutput]):
+    """A page a hosted fetch read (``agentmsg.v1.WebFetchOutput``); its content is the result's blocks."""
+
+    __slots__ = ()
+    __match_args__ = ("url", "retrieved_at")
+    _PB = content_pb2.WebFetchOutput
+
+    def __init__(self, url: str, retrieved_at: str = "") -> None:
+        _expect(url, str, "url")
+        _expect(retrieved_at, str, "retrieved_at")
+        self._pb = content_pb2.WebFetchOutput(url=url, retrieved_at=retrieved_at)
+
+    @property
+    def url(self) -> str:
+        """The fetched URL."""
+        return self._pb.url
+
+    @property
+    def retrieved_at(self) -> str:
+        """When the page was read (ISO 8601), or ``""``."""
+        return self._pb.retrieved_at
+
+
+class HostedToolResultContent(ContentBase):
+    """What a tool the provider ran returned: the ``hosted_tool_result`` arm (``agentmsg.v1.HostedToolResultContent``).
+
+    The typed body is at most one of ``search_results`` (with the
+    ``queries``), ``code_execution`` or ``web_fetch``; anything else the tool
+    returned for the model is ``content``: a string (one text block) or text,
+    image, audio, document and provider blocks. A failure is ``is_error``,
+    with the provider's ``error_code`` and ``error_message`` when it gave them
+    (either implies ``is_error``). ``original`` keeps the provider's block.
+    """
+
+    __slots__ = ()
+    __match_args__ = ("call_id", "kind", "is_error")
+    _ARM = "hosted_tool_result"
+
+    def __init__(
+        self,
+        call_id: str = "",
+        content: str | Sequence[ContentBase] = (),
+        *,
+        name: str = "",
+        kind: HostedToolKind | str | None = None,
+        is_error: bool = False,
+        error_code: str | None = None,
+        error_message: str | None = None,
+        search_results: Sequence[SearchResult] | None = None,
+        queries: Sequence[str] = (),
+        code_execution: CodeExecutionOutput | None = None,
+        web_fetch: WebFetchOutput | None = None,
+        status: HostedToolStatus | str | None = None,
+        status_raw: str = "",
+        original: ProviderContent | None = None,
+    ) -> None:
+        for field, value in (("call_id", call_id), ("name", name), ("status_raw", status_raw)):
+            _expect(value, str, field)
+        _expect(is_error, bool, "is_error")
+        arm = content_pb2.HostedToolResultContent(
+            call_id=call_id,
+            name=name,
+            kind=hosted_kind_to_pb(kind),
+            is_error=is_error or error_code is not None or error_message is not None,
+            status=hosted_status_to_pb(status),
+            status_raw=status_raw,
+        )
+        if error_code is not None or error_message is not None:
+            _expect(error_code or "", str, "error_code")
+            _expect(error_message or "", str, "error_message")
+            arm.error.code, arm.error.message = error_code or "", error_message or ""
+        bodies = [
+            name
+            for name, value in (
+                ("search_results", search_results if search_results is not None or queries else None),
+                ("code_execution", code_execution),
+                ("web_fetch", web_fetch),
+            )
+            if value is not None
+        ]
+        if len(bodies) > 1:
+            raise ValidationError.single(
+                "body", "exclusive", f"give one of search_results, code_execution or web_fetch, not {bodies}"
+            )
+        if search_results is not None or queries:
+            if isinstance(queries, str) or not isinstance(queries, Sequence):
+                raise ValidationError.single("queries", "type", f"expected a list of str, got {type(queries).__name__}")
+            for i, query in enumerate(queries):
+                _expect(query, str, f"queries[{i}]")
+            arm.search_results.SetInParent()
+            arm.search_results.results.extend(_wrappers(search_results or (), SearchResult, "search_results"))
+            arm.search_results.queries.extend(queries)
+        if code_execution is not None:
+            if not isinstance(code_execution, CodeExecutionOutput):
+                raise ValidationError.single(
+                    "code_execution", "type", f"expected CodeExecutionOutput, got {type(code_execution).__name__}"
+                )
+            arm.code_execution.CopyFrom(code_execution._pb)
+        if web_fetch is not None:
+            if not isinstance(web_fetch, WebFetchOutput):
+                raise ValidationError.single(
+                    "web_fetch", "type", f"expected WebFetchOutput, got {type(web_fetch).__name__}"
+                )
+            arm.web_fetch.CopyFrom(web_fetch._pb)
+        _fill_blocks(arm.content, content)
+        original_pb = _original_pb(original)
+        if original_pb is not None:
+            arm.original.CopyFrom(original_pb)
+        self._pb = content_pb2.Content(hosted_tool_result=arm)
+        _validation.check(self._pb)
+
+    @property
+    def call_id(self) -> str:
+        """The id of the hosted call answered, or ``""`` when the provider gave none."""
+        return self._pb.hosted_tool_result.call_id
+
+    @property
+    def name(self) -> str:
+        """The tool's name, or ``""``."""
+        return self._pb.hosted_tool_result.name
+
+    @property
+    def kind(self) -> HostedToolKind | None:
+        """What the tool does; None when not stated."""
+        return hosted_kind_from_pb(self._pb.hosted_tool_result.kind)
+
+    @property
+    def is_error(self) -> bool:
+        """True when the tool failed."""
+        return self._pb.hosted_tool_result.is_error
+
+    @property
+    def error_code(self) -> str | None:
+        """The provider's error code, or None when it reported no error object."""
+        result = self._pb.hosted_tool_result
+        return result.error.code if result.HasField("error") else None
+
+    @property
+    def error_message(self) -> str | None:
+        """The provider's error message, or None when it reported no error object."""
+        result = self._pb.hosted_tool_result
+        return result.error.message if result.HasField("error") else None
+
+    @property
+    def body(self) -> str | None:
+        """Which typed body is set: ``"search_results"``, ``"code_execution"``, ``"web_fetch"``, or None."""
+        return self._pb.hosted_tool_result.WhichOneof("body")
+
+    @property
+    def search_results(self) -> tuple[SearchResult, ...]:
+        """The search results (empty unless the body is ``search_results``)."""
+        return tuple(SearchResult._wrap(item) for item in self._pb.hosted_tool_result.search_results.results)
+
+    @property
+    def queries(self) -> tuple[str, ...]:
+        """The queries the provider ran, when it reported them."""
+        return tuple(self._pb.hosted_tool_result.search_results.queries)
+
+    @property
+    def code_execution(self) -> CodeExecutionOutput | None:
+        """The code's output, or None when the body is not ``code_execution``."""
+        result = self._pb.hosted_tool_result
+        return CodeExecutionOutput._wrap(result.code_execution) if result.HasField("code_execution") else None
+
+    @property
+    def web_fetch(self) -> WebFetchOutput | None:
+        """The fetched page, or None when the body is not ``web_fetch``."""
+        result = self._pb.hosted_tool_result
+        return WebFetchOutput._wrap(result.web_fetch) if result.HasField("web_fetch") else None
+
+    @property
+    def blocks(self) -> tuple[Content, ...]:
+        """The content blocks the tool returned for the model, in order."""
+        return tuple(content_from_proto(block) for block in self._pb.hosted_tool_result.content)
+
+    @property
+    def text(self) -> str:
+        """The text blocks of :attr:`blocks` joined."""
+        return "".join(
+            block.text.text for block in self._pb.hosted_tool_result.content if block.WhichOneof("kind") == "text"
+        )
+
+    @property
+    def status(self) -> HostedToolStatus | None:
+        """How far the tool got, or None when not stated."""
+        return hosted_status_from_pb(self._pb.hosted_tool_result.status)
+
+    @property
+    def status_raw(self) -> str:
+        """The provider's status or outcome string, or ``""``."""
+        return self._pb.hosted_tool_result.status_raw
+
+    @property
+    def original(self) -> ProviderContent | None:
+        """The provider's block, verbatim (a copy), or None."""
+        return _original_block(self._pb.hosted_tool_result)
+
+
+def _fill_blocks(target: Any, content: Any, field: str = "content") -> None:
+    """Content given as a string (one text block; none when empty) or a list of blocks."""
+    if isinstance(content, str):
+        check_utf8(content, field)
+        if content:
+            target.add().text.text = content
+        return
+    if not isinstance(content, Sequence):
+        raise ValidationError.single(field, "type", f"expected str or a list of blocks, got {type(content).__name__}")
+    for i, block in enumerate(content):
+        if not isinstance(block, ContentBase):
+            raise ValidationError.single(
+                f"{field}[{i}]", "type", f"expected a content block, got {type(block).__name__}"
+            )
+        target.append(block._pb)
+
+
 class UnknownContent(ContentBase):
     """A block whose arm this version does not know (a newer peer's), or that is unset.
 
@@ -1170,6 +2167,8 @@ Content: TypeAlias = (
     | ToolCallContent
     | ToolResultContent
     | ProviderContent
+    | HostedToolCallContent
+    | HostedToolResultContent
     | UnknownContent
 )
 """Every content block class: a closed union usable with ``match``."""
@@ -1213,6 +2212,45 @@ def content_to_dict(block: Content) -> dict[str, Any]:
             out: dict[str, Any] = {"type": "text", "content": block.content}
             if block.signature:
                 out["signature"] = block.signature
+            text = block.pb.text
+            if text.citations:
+                out["citations"] = [_pb_dict(item) for item in text.citations]
+            if text.logprobs:
+                out["logprobs"] = [_pb_dict(item) for item in text.logprobs]
+            return out
+        case HostedToolCallContent():
+            call = block.pb.hosted_tool_call
+            out = {"type": "hosted_tool_call", "id": call.id, "name": call.name, "input": call.input}
+            if block.kind is not None:
+                out["kind"] = block.kind.value
+            if block.status is not None:
+                out["status"] = block.status.value
+            for key in ("server", "status_raw", "signature"):
+                if getattr(call, key):
+                    out[key] = getattr(call, key)
+            if call.HasField("original"):
+                out["original"] = _pb_dict(call.original)
+            return out
+        case HostedToolResultContent():
+            result = block.pb.hosted_tool_result
+            out = {"type": "hosted_tool_result", "call_id": result.call_id, "is_error": result.is_error}
+            if result.name:
+                out["name"] = result.name
+            if block.kind is not None:
+                out["kind"] = block.kind.value
+            if block.status is not None:
+                out["status"] = block.status.value
+            if result.status_raw:
+                out["status_raw"] = result.status_raw
+            if result.HasField("error"):
+                out["error"] = {"code": result.error.code, "message": result.error.message}
+            body = result.WhichOneof("body")
+            if body is not None:
+                out[body] = _pb_dict(getattr(result, body))
+            if result.content:
+                out["content"] = [content_to_dict(part) for part in block.blocks]
+            if result.HasField("original"):
+                out["original"] = _pb_dict(result.original)
             return out
         case ImageContent():
             out = _media_dict(block, "images")
@@ -1229,7 +2267,7 @@ def content_to_dict(block: Content) -> dict[str, Any]:
                 out["url"] = block.url
             else:
                 out["file_id"] = block.file_id
-            for key in ("media_type", "filename", "title"):
+            for key in ("media_type", "filename", "title", "context"):
                 if getattr(block, key):
                     out[key] = getattr(block, key)
             return out
@@ -1252,6 +2290,8 @@ def content_to_dict(block: Content) -> dict[str, Any]:
             for key, default in (("index", 0), ("signature", ""), ("server_name", "")):
                 if getattr(block, key) != default:
                     out[key] = getattr(block, key)
+            if block.pb.tool_call.HasField("provider_extra"):
+                out["provider_extra"] = _pb_dict(block.pb.tool_call.provider_extra)
             return out
         case ToolResultContent():
             parts = block.blocks
@@ -1282,6 +2322,11 @@ def content_to_dict(block: Content) -> dict[str, Any]:
     raise ValidationError.single("type", "type", f"not a content block: {type(block).__name__}")
 
 
+def _pb_dict(pb: Message) -> dict[str, Any]:
+    """A nested v1.1 message (citation, token logprob, hosted tool body) as ProtoJSON with proto field names."""
+    return json_format.MessageToDict(pb, preserving_proto_field_name=True)
+
+
 def _str_source(item: str, kind: str) -> str:
     """Reject ``file:`` paths in decoded data; everything else the constructors classify."""
     if item.startswith("file:"):
@@ -1298,7 +2343,17 @@ def contents_from_dict(data: Mapping[str, Any], path: str = "") -> list[Content]
     kind = data.get("type")
     with _at(path):
         if kind == "text":
-            return [TextContent(_get(data, "content", str, path, ""), signature=_get(data, "signature", str, path, ""))]
+            block = TextContent(_get(data, "content", str, path, ""), signature=_get(data, "signature", str, path, ""))
+            arm = block.pb.text
+            for i, item in enumerate(_get(data, "citations", list, path, [])):
+                _parse_pb(item, arm.citations.add(), _join(path, f"citations[{i}]"))
+            for i, item in enumerate(_get(data, "logprobs", list, path, [])):
+                _parse_pb(item, arm.logprobs.add(), _join(path, f"logprobs[{i}]"))
+            return [block]
+        if kind == "hosted_tool_call":
+            return [_hosted_call_from_dict(data, path)]
+        if kind == "hosted_tool_result":
+            return [_hosted_result_from_dict(data, path)]
         if kind == "image":
             return _images_from_dict(data, path)
         if kind == "audio":
@@ -1325,6 +2380,82 @@ def contents_from_dict(data: Mapping[str, Any], path: str = "") -> list[Content]
             raw = _media.decode_base64(_require(data, "proto", str, path), "unknown content")
             return [UnknownContent.from_bytes(raw)]
     raise _fail(f"{path}.type", "enum", f"unknown content type {preview(kind)}")
+
+
+def _join(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def _parse_pb(data: Any, target: Message, path: str) -> None:
+    """Fill ``target`` from its ProtoJSON dict (proto or JSON field names) and check the contract's rules."""
+    if not isinstance(data, Mapping):
+        raise _fail(path, "type", f"expected a dict, got {type(data).__name__}")
+    try:
+        json_format.ParseDict(dict(data), target)
+    except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
+        raise _fail(path, "json", f"not a valid {target.DESCRIPTOR.name}: {exc}") from None
+    with _at(path):
+        _validation.check(target)
+
+
+def _original_from_dict(data: Mapping[str, Any], path: str, key: str = "original") -> ProviderContent | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    target = content_pb2.Content()
+    _parse_pb(value, target.provider, _join(path, key))
+    return ProviderContent.from_proto(target)
+
+
+def _hosted_call_from_dict(data: Mapping[str, Any], path: str) -> HostedToolCallContent:
+    return HostedToolCallContent(
+        _get(data, "id", str, path, ""),
+        _get(data, "name", str, path, ""),
+        _get(data, "input", str, path, ""),
+        kind=_get(data, "kind", str, path),
+        server=_get(data, "server", str, path, ""),
+        status=_get(data, "status", str, path),
+        status_raw=_get(data, "status_raw", str, path, ""),
+        signature=_get(data, "signature", str, path, ""),
+        original=_original_from_dict(data, path),
+    )
+
+
+def _hosted_result_from_dict(data: Mapping[str, Any], path: str) -> HostedToolResultContent:
+    error = _get(data, "error", Mapping, path)
+    body: dict[str, Any] = {}
+    search = _get(data, "search_results", Mapping, path)
+    if search is not None:
+        target = content_pb2.SearchResults()
+        _parse_pb(search, target, _join(path, "search_results"))
+        body["search_results"] = [SearchResult.from_proto(item) for item in target.results]
+        body["queries"] = list(target.queries)
+    code = _get(data, "code_execution", Mapping, path)
+    if code is not None:
+        target_code = content_pb2.CodeExecutionOutput()
+        _parse_pb(code, target_code, _join(path, "code_execution"))
+        body["code_execution"] = CodeExecutionOutput.from_proto(target_code)
+    fetch = _get(data, "web_fetch", Mapping, path)
+    if fetch is not None:
+        target_fetch = content_pb2.WebFetchOutput()
+        _parse_pb(fetch, target_fetch, _join(path, "web_fetch"))
+        body["web_fetch"] = WebFetchOutput.from_proto(target_fetch)
+    content: list[Any] = []
+    for i, item in enumerate(_get(data, "content", list, path, [])):
+        content.extend(contents_from_dict(item, _join(path, f"content[{i}]")))
+    return HostedToolResultContent(
+        _get(data, "call_id", str, path, ""),
+        content,
+        name=_get(data, "name", str, path, ""),
+        kind=_get(data, "kind", str, path),
+        is_error=_get(data, "is_error", bool, path, False),
+        error_code=None if error is None else _get(error, "code", str, _join(path, "error"), ""),
+        error_message=None if error is None else _get(error, "message", str, _join(path, "error"), ""),
+        status=_get(data, "status", str, path),
+        status_raw=_get(data, "status_raw", str, path, ""),
+        original=_original_from_dict(data, path),
+        **body,
+    )
 
 
 def content_from_dict(data: Mapping[str, Any]) -> Content:
@@ -1396,17 +2527,20 @@ def _document_from_dict(data: Mapping[str, Any], path: str) -> DocumentContent:
     media_type = _get(data, "media_type", str, path) or None
     filename = _get(data, "filename", str, path, "")
     title = _get(data, "title", str, path, "")
+    context = _get(data, "context", str, path, "")
     if "file_id" in data:
-        return DocumentContent.from_file_id(
+        block = DocumentContent.from_file_id(
             _require(data, "file_id", str, path), media_type=media_type or "", filename=filename, title=title
         )
-    if "url" in data:
-        return DocumentContent.from_url(
+    elif "url" in data:
+        block = DocumentContent.from_url(
             _require(data, "url", str, path), media_type=media_type, filename=filename, title=title
         )
-    with _at(f"{path}.data"):
-        raw = _media.decode_base64(_require(data, "data", str, path), "document")
-    return DocumentContent(raw, media_type=media_type, filename=filename, title=title)
+    else:
+        with _at(f"{path}.data"):
+            raw = _media.decode_base64(_require(data, "data", str, path), "document")
+        block = DocumentContent(raw, media_type=media_type, filename=filename, title=title)
+    return block.with_context(context) if context else block
 
 
 def _tool_call_from_dict(data: Mapping[str, Any], path: str) -> ToolCallContent:
@@ -1422,6 +2556,7 @@ def _tool_call_from_dict(data: Mapping[str, Any], path: str) -> ToolCallContent:
         signature=_get(data, "signature", str, path, ""),
         server_name=_get(data, "server_name", str, path, ""),
         metadata=_get(data, "metadata", Mapping, path) or None,
+        provider_extra=_original_from_dict(data, path, "provider_extra"),
     )
 
 
@@ -1433,7 +2568,7 @@ def _tool_result_from_dict(data: Mapping[str, Any], path: str) -> ToolResultCont
     elif isinstance(raw, list):
         content = []
         for i, item in enumerate(raw):
-            content.extend(contents_from_dict(item, f"{path}.content[{i}]"))
+            content.extend(contents_from_dict(item, _join(path, f"content[{i}]")))
     else:
         raise _fail(f"{path}.content", "type", f"expected str or a list of content dicts, got {type(raw).__name__}")
     return ToolResultContent(

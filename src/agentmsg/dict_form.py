@@ -12,7 +12,7 @@ Differences from the seed, each so that nothing is lost:
 
 - binary data (images, audio) is base64 text, so the dict is JSON;
 - keys the seed lacks are added only when they carry information:
-  ``media_type``, ``detail``, ``file_id`` on media; ``signature`` on text;
+  ``media_type``, ``detail``, ``file_id`` on media; ``context`` on documents; ``signature`` on text;
   ``arguments`` (the verbatim argument text, always written), ``index``,
   ``signature``, ``server_name`` on tool calls; ``name``, ``index``,
   ``terminate_message`` on tool results; ``name`` on messages;
@@ -20,6 +20,15 @@ Differences from the seed, each so that nothing is lost:
   on assistant messages; ``id`` on session-only messages;
 - a tool result whose content is more than one text block (or not text) has
   ``content`` as a list of content dicts instead of a string;
+- contract v1.1 additions the seed has no form for: ``citations`` and
+  ``logprobs`` on text (lists of the citations' and tokens' ProtoJSON with
+  proto field names), ``stop_sequence`` on assistant messages, the usage
+  counts ``cache_write_5m_tokens``, ``cache_write_1h_tokens`` and
+  ``hosted_tool_requests``, and the ``hosted_tool_call`` and
+  ``hosted_tool_result`` blocks (their fields by proto name, written when
+  set; typed bodies and ``original`` as ProtoJSON with proto field names;
+  ``content`` as content dicts), and a tool call's ``provider_extra`` (the
+  same form);
 - unknown usage counts are left out (the seed wrote 0, which agentmsg keeps
   apart from unknown);
 - ``timestamp`` is epoch seconds as a float, exact to the microsecond.

@@ -29,6 +29,8 @@ from agentmsg.content import (
     Content,
     ContentBase,
     DocumentContent,
+    HostedToolCallContent,
+    HostedToolResultContent,
     ImageContent,
     ImageDetail,
     ProviderContent,
@@ -465,8 +467,18 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
 
     @property
     def datetime(self) -> datetime:
-        """When the message was created, as a timezone-aware (UTC) ``datetime``."""
-        return self._pb.timestamp.ToDatetime(tzinfo=UTC)
+        """When the message was created, as a timezone-aware (UTC) ``datetime``.
+
+        Raises :class:`~agentmsg.ValidationError` for a timestamp outside what ``datetime`` holds (one stored
+        before the contract's range rule); :attr:`timestamp` reads any value.
+        """
+        try:
+            return self._pb.timestamp.ToDatetime(tzinfo=UTC)
+        except (ValueError, OverflowError) as exc:
+            ts = self._pb.timestamp
+            raise ValidationError.single(
+                "timestamp", "timestamp.range", f"not a valid time (seconds={ts.seconds}, nanos={ts.nanos}): {exc}"
+            ) from None
 
     @property
     def name(self) -> str:
@@ -516,14 +528,14 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
 
 
 class SystemMessage(BaseMessage):
-    """Instructions for the model: the ``system`` arm. Text only."""
+    """Instructions for the model: the ``system`` arm. Text, and provider blocks kept verbatim."""
 
     __slots__ = ()
     ROLE = Role.SYSTEM
 
     def __init__(
         self,
-        contents: Sequence[TextContent],
+        contents: Sequence[TextContent | ProviderContent],
         *,
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
@@ -591,7 +603,11 @@ class UserMessage(BaseMessage):
 
 
 class AssistantMessage(BaseMessage):
-    """A model response: the ``assistant`` arm. Text, thinking, redacted thinking, tool calls."""
+    """A model response: the ``assistant`` arm.
+
+    Text, thinking, redacted thinking, tool calls, the calls and results of
+    tools the provider ran itself (hosted tools), and provider blocks.
+    """
 
     __slots__ = ()
     ROLE = Role.ASSISTANT
@@ -599,7 +615,13 @@ class AssistantMessage(BaseMessage):
     def __init__(
         self,
         contents: Sequence[
-            TextContent | ThinkingContent | RedactedThinkingContent | ToolCallContent | ProviderContent
+            TextContent
+            | ThinkingContent
+            | RedactedThinkingContent
+            | ToolCallContent
+            | HostedToolCallContent
+            | HostedToolResultContent
+            | ProviderContent
         ] = (),
         *,
         usage: Usage | None = None,
@@ -607,6 +629,7 @@ class AssistantMessage(BaseMessage):
         stop_reason_raw: str = "",
         error: str = "",
         provenance: Provenance | None = None,
+        stop_sequence: str = "",
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
         name: str = "",
@@ -614,6 +637,7 @@ class AssistantMessage(BaseMessage):
     ) -> None:
         _check_str(stop_reason_raw, "stop_reason_raw")
         _check_str(error, "error")
+        _check_str(stop_sequence, "stop_sequence")
         stop = _stop_to_pb(stop_reason)
         pb = self._start(id, name, parent_id)
         body = pb.assistant
@@ -623,6 +647,8 @@ class AssistantMessage(BaseMessage):
             body.stop_reason_raw = stop_reason_raw
         if error:
             body.error = error
+        if stop_sequence:
+            body.stop_sequence = stop_sequence
         _fill_content(body.content, contents)
         if usage is not None:
             if not isinstance(usage, Usage):
@@ -648,6 +674,19 @@ class AssistantMessage(BaseMessage):
     def thinking(self) -> list[ThinkingContent]:
         """The thinking blocks, in order."""
         return [block for block in self.contents if isinstance(block, ThinkingContent)]
+
+    def hosted_tool_calls(self) -> list[HostedToolCallContent]:
+        """The calls of tools the provider ran itself, in order."""
+        return [block for block in self.contents if isinstance(block, HostedToolCallContent)]
+
+    def hosted_tool_results(self) -> list[HostedToolResultContent]:
+        """The results of tools the provider ran itself, in order."""
+        return [block for block in self.contents if isinstance(block, HostedToolResultContent)]
+
+    @property
+    def stop_sequence(self) -> str:
+        """The caller's stop sequence that ended generation, or ``""``."""
+        return self._pb.assistant.stop_sequence
 
     @property
     def usage(self) -> Usage | None:
@@ -949,6 +988,8 @@ def _timestamp(message: BaseMessage) -> float:
 
 def _usage_dict(usage: Usage) -> dict[str, Any]:
     out: dict[str, Any] = {key: usage.known(key) for key in TOKEN_FIELDS if key in usage.reported}
+    if usage.hosted_tool_requests:
+        out["hosted_tool_requests"] = usage.hosted_tool_requests
     if "cost" in usage.reported:
         cost = usage.cost
         out["cost"] = {key: cost.known(key) for key in COST_FIELDS if key in cost.reported}
@@ -969,6 +1010,8 @@ def message_to_dict(message: AgentMessage) -> dict[str, Any]:
             out["error"] = message.error
             if message.stop_reason_raw:
                 out["stop_reason_raw"] = message.stop_reason_raw
+            if message.stop_sequence:
+                out["stop_sequence"] = message.stop_sequence
             if message.provenance is not None:
                 p = message.provenance
                 out["provenance"] = {
@@ -1046,7 +1089,8 @@ def _usage_from_dict(data: Any, path: str) -> Usage | None:
         with _at(f"{path}.cost"):
             cost = UsageCost(**{key: cost_data.get(key) for key in COST_FIELDS})
     with _at(path):
-        return Usage(**{key: data.get(key) for key in TOKEN_FIELDS}, cost=cost)
+        counts = {key: data.get(key) for key in TOKEN_FIELDS}
+        return Usage(**counts, cost=cost, hosted_tool_requests=data.get("hosted_tool_requests"))
 
 
 def _provider_state_from_dict(data: Mapping[str, Any] | None, path: str) -> ProviderState | None:
@@ -1093,6 +1137,7 @@ def message_from_dict(data: Mapping[str, Any], path: str = "") -> AgentMessage:
                 usage=_usage_from_dict(data.get("usage"), f"{path}.usage"),
                 stop_reason=_get(data, "stop_reason", str, path),
                 stop_reason_raw=_get(data, "stop_reason_raw", str, path, ""),
+                stop_sequence=_get(data, "stop_sequence", str, path, ""),
                 error=_get(data, "error", str, path, ""),
                 provenance=_provenance_from_dict(provenance, f"{path}.provenance"),
                 **common,

@@ -14,10 +14,16 @@ The fold (:class:`StreamAccumulator`) follows these rules, and
    tool call) is an error naming the block.
 3. **Appending.** Text, thinking text, signatures and tool-call argument
    fragments are concatenated in arrival order. A signature delta may go to a
-   text, thinking or tool-call block and attaches to that block.
-4. **Tool-call arguments** are parsed when their block stops. Text that is not
-   a JSON object is kept verbatim on the call and listed in :attr:`issues`
-   (and ``ToolCallContent.arguments_error`` says why); it is never replaced.
+   text, thinking, tool-call or hosted-tool-call block and attaches to that
+   block. An argument fragment may go to a tool call (its ``arguments``) or a
+   hosted tool call (its ``input``). Citation and logprob deltas go to text
+   blocks and are appended, in arrival order, after the citations and tokens
+   the block started with. Hosted tool results and provider blocks arrive
+   whole in their ``block_start`` and take no delta.
+4. **Tool-call arguments** (and hosted tool call input) are parsed when their
+   block stops. Text that is not a JSON object is kept verbatim on the call
+   and listed in :attr:`issues` (and ``ToolCallContent.arguments_error`` says
+   why); it is never replaced.
 5. **Usage.** Each count in a ``usage`` event replaces the one held so far
    (providers send running totals); counts it leaves unset keep their value.
    Cost amounts merge the same way.
@@ -50,7 +56,7 @@ from datetime import datetime
 from typing import Any, Self
 
 from agentmsg._wrapper import ProtoWrapper
-from agentmsg.content import ContentBase, check_int32, check_utf8, parse_json_object
+from agentmsg.content import Citation, ContentBase, TokenLogprob, check_int32, check_utf8, parse_json_object
 from agentmsg.errors import AgentMsgError, ValidationError
 from agentmsg.messages import AssistantMessage, Provenance, StopReason, _set_timestamp, _stop_to_pb
 from agentmsg.usage import Usage
@@ -70,14 +76,18 @@ __all__ = [
 ]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-_BLOCK_KINDS = frozenset({"text", "thinking", "redacted_thinking", "tool_call", "provider"})
+_BLOCK_KINDS = frozenset(
+    {"text", "thinking", "redacted_thinking", "tool_call", "provider", "hosted_tool_call", "hosted_tool_result"}
+)
 # Which delta kinds each block kind takes.
 _DELTAS = {
-    "text": frozenset({"text", "signature"}),
+    "text": frozenset({"text", "signature", "citation", "logprobs"}),
     "thinking": frozenset({"thinking", "signature"}),
     "tool_call": frozenset({"tool_call", "signature"}),
+    "hosted_tool_call": frozenset({"tool_call", "signature"}),
     "redacted_thinking": frozenset(),
     "provider": frozenset(),
+    "hosted_tool_result": frozenset(),
 }
 
 
@@ -166,6 +176,30 @@ class StreamEvent(ProtoWrapper[stream_pb2.StreamEvent]):
         return cls._wrap(stream_pb2.StreamEvent(block_delta=delta))
 
     @classmethod
+    def citation_delta(cls, index: int, citation: Citation) -> StreamEvent:
+        """Add a citation to text block ``index``."""
+        _index(index)
+        if not isinstance(citation, Citation):
+            raise ValidationError.single("citation", "type", f"expected Citation, got {type(citation).__name__}")
+        delta = stream_pb2.BlockDelta(index=index, citation=stream_pb2.CitationDelta(citation=citation.pb))
+        return cls._wrap(stream_pb2.StreamEvent(block_delta=delta))
+
+    @classmethod
+    def logprobs_delta(cls, index: int, logprobs: Iterable[TokenLogprob]) -> StreamEvent:
+        """Append token log probabilities to text block ``index``."""
+        _index(index)
+        items = list(logprobs)
+        for i, item in enumerate(items):
+            if not isinstance(item, TokenLogprob):
+                raise ValidationError.single(
+                    f"logprobs[{i}]", "type", f"expected TokenLogprob, got {type(item).__name__}"
+                )
+        delta = stream_pb2.BlockDelta(
+            index=index, logprobs=stream_pb2.LogprobsDelta(logprobs=[item.pb for item in items])
+        )
+        return cls._wrap(stream_pb2.StreamEvent(block_delta=delta))
+
+    @classmethod
     def block_stop(cls, index: int) -> StreamEvent:
         """Close block ``index``."""
         _index(index)
@@ -178,13 +212,22 @@ class StreamEvent(ProtoWrapper[stream_pb2.StreamEvent]):
 
     @classmethod
     def message_stop(
-        cls, stop_reason: StopReason | str | None = None, stop_reason_raw: str = "", response_id: str = ""
+        cls,
+        stop_reason: StopReason | str | None = None,
+        stop_reason_raw: str = "",
+        response_id: str = "",
+        *,
+        stop_sequence: str = "",
     ) -> StreamEvent:
         """The last event of a complete message."""
         _text(stop_reason_raw, "stop_reason_raw")
         _text(response_id, "response_id")
+        _text(stop_sequence, "stop_sequence")
         stop = stream_pb2.MessageStop(
-            stop_reason=_stop_to_pb(stop_reason), stop_reason_raw=stop_reason_raw, response_id=response_id
+            stop_reason=_stop_to_pb(stop_reason),
+            stop_reason_raw=stop_reason_raw,
+            response_id=response_id,
+            stop_sequence=stop_sequence,
         )
         return cls._wrap(stream_pb2.StreamEvent(message_stop=stop))
 
@@ -224,13 +267,15 @@ def _index(index: Any) -> None:
 class _Block:
     """A block being built: its initial content plus appended fragments."""
 
-    __slots__ = ("content", "kind", "open", "parts", "signature")
+    __slots__ = ("citations", "content", "kind", "logprobs", "open", "parts", "signature")
 
     def __init__(self, content: content_pb2.Content) -> None:
         self.content = content
         self.kind: str = content.WhichOneof("kind") or ""
         self.parts: list[str] = []
         self.signature: list[str] = []
+        self.citations: list[content_pb2.Citation] = []
+        self.logprobs: list[content_pb2.TokenLogprob] = []
         self.open = True
 
     def append(self, delta_kind: str, text: str) -> None:
@@ -252,12 +297,27 @@ class _Block:
             if not mine.name:
                 mine.name = theirs.name
             mine.arguments += theirs.arguments
+        elif self.kind == "hosted_tool_call":
+            mine_h, theirs_h = self.content.hosted_tool_call, other.content.hosted_tool_call
+            if theirs_h.id and mine_h.id and theirs_h.id != mine_h.id:
+                raise StreamProtocolError(
+                    f"block {index}: hosted tool call ids differ ({mine_h.id!r}, {theirs_h.id!r})"
+                )
+            if not mine_h.id:
+                mine_h.id = theirs_h.id
+            if not mine_h.name:
+                mine_h.name = theirs_h.name
+            mine_h.input += theirs_h.input
         elif self.kind == "text":
             self.content.text.text += other.content.text.text
+            self.citations.extend(other.content.text.citations)
+            self.logprobs.extend(other.content.text.logprobs)
         elif self.kind == "thinking":
             self.content.thinking.text += other.content.thinking.text
         self.parts.extend(other.parts)
         self.signature.extend(other.signature)
+        self.citations.extend(other.citations)
+        self.logprobs.extend(other.logprobs)
         self.open = self.open and other.open
 
     def build(self) -> content_pb2.Content:
@@ -269,17 +329,25 @@ class _Block:
         if self.kind == "text":
             content.text.text += joined
             content.text.signature += signature
+            content.text.citations.extend(self.citations)
+            content.text.logprobs.extend(self.logprobs)
         elif self.kind == "thinking":
             content.thinking.text += joined
             content.thinking.signature += signature
         elif self.kind == "tool_call":
             content.tool_call.arguments += joined
             content.tool_call.signature += signature
+        elif self.kind == "hosted_tool_call":
+            content.hosted_tool_call.input += joined
+            content.hosted_tool_call.signature += signature
         return content
 
     def describe(self, index: int) -> str:
         if self.kind == "tool_call":
             return f"block {index} (tool call {self.content.tool_call.name!r}, id {self.content.tool_call.id!r})"
+        if self.kind == "hosted_tool_call":
+            call = self.content.hosted_tool_call
+            return f"block {index} (hosted tool call {call.name!r}, id {call.id!r})"
         return f"block {index} ({self.kind})"
 
 
@@ -383,7 +451,8 @@ class StreamAccumulator:
         index = start.index
         existing = self._blocks.get(index)
         if existing is not None:
-            if existing.content == start.content and not existing.parts and not existing.signature:
+            fresh = not (existing.parts or existing.signature or existing.citations or existing.logprobs)
+            if existing.content == start.content and fresh:
                 self.duplicates += 1
                 return
             raise StreamProtocolError(f"block {index} started twice")
@@ -412,6 +481,10 @@ class StreamAccumulator:
             block.parts.append(delta.thinking.text)
         elif delta_kind == "tool_call":
             block.parts.append(delta.tool_call.arguments)
+        elif delta_kind == "citation":
+            block.citations.append(delta.citation.citation)
+        elif delta_kind == "logprobs":
+            block.logprobs.extend(delta.logprobs.logprobs)
         else:
             block.signature.append(delta.signature.signature)
 
@@ -430,6 +503,10 @@ class StreamAccumulator:
             _, error = parse_json_object(arguments)
             if error is not None:
                 self.issues.append(f"{block.describe(index)}: arguments kept verbatim, not a JSON object: {error}")
+        elif block.kind == "hosted_tool_call":
+            _, error = parse_json_object(block.content.hosted_tool_call.input + "".join(block.parts))
+            if error is not None:
+                self.issues.append(f"{block.describe(index)}: input kept verbatim, not a JSON object: {error}")
 
     def finish(self) -> AssistantMessage:
         """The finished message (rules 7): raises :class:`IncompleteStreamError` when it is not."""
@@ -469,6 +546,7 @@ class StreamAccumulator:
         if end is not None and end.WhichOneof("event") == "message_stop":
             body.stop_reason = end.message_stop.stop_reason
             body.stop_reason_raw = end.message_stop.stop_reason_raw
+            body.stop_sequence = end.message_stop.stop_sequence
             if end.message_stop.response_id:
                 body.provenance.response_id = end.message_stop.response_id
         elif end is not None:
@@ -518,13 +596,16 @@ class AssistantMessageChunk:
         elif kind == "block_delta":
             delta = pb.block_delta
             delta_kind = delta.WhichOneof("delta") or ""
-            block = _Block(_empty_block(delta_kind, delta.index))
+            block = _Block(_empty_block(delta))
             if delta_kind == "text":
                 block.parts.append(delta.text.text)
             elif delta_kind == "thinking":
                 block.parts.append(delta.thinking.text)
             elif delta_kind == "tool_call":
+                block.kind = ""  # arguments fit a tool call or a hosted tool call: the kind comes from the other side
                 block.parts.append(delta.tool_call.arguments)
+            elif delta_kind in ("citation", "logprobs"):
+                pass  # _empty_block put them on the text block
             else:
                 block.kind = ""  # a signature fits any signed block: its kind comes from the other side
                 block.signature.append(delta.signature.signature)
@@ -556,13 +637,17 @@ class AssistantMessageChunk:
                 if mine is None:
                     copy = _Block(_copy(block.content))
                     copy.kind, copy.parts, copy.signature = block.kind, list(block.parts), list(block.signature)
+                    copy.citations, copy.logprobs = list(block.citations), list(block.logprobs)
                     out._blocks[index] = copy
-                elif not block.kind:  # a bare signature
+                elif not block.kind:  # a bare signature or argument fragment
+                    _check_fragments(mine.kind, block.parts, index)
+                    mine.parts.extend(block.parts)
                     mine.signature.extend(block.signature)
                 elif not mine.kind:
-                    signature = mine.signature
+                    _check_fragments(block.kind, mine.parts, index)
+                    signature, parts = mine.signature, mine.parts
                     mine.content, mine.kind = _copy(block.content), block.kind
-                    mine.parts, mine.signature = list(block.parts), signature + block.signature
+                    mine.parts, mine.signature = parts + block.parts, signature + block.signature
                 else:
                     mine.merge(block, index)
         if self._usage is not None or other._usage is not None:
@@ -592,26 +677,41 @@ class AssistantMessageChunk:
         accumulator = StreamAccumulator()
         accumulator._start = self._start or stream_pb2.MessageStart(message_id=str(uuid.uuid4()))
         for index, block in self._blocks.items():
+            content = block.content
             if not block.kind:
-                raise StreamProtocolError(f"block {index}: a signature with no block to attach to")
-            finished = _Block(block.content)
+                if not block.parts:
+                    raise StreamProtocolError(f"block {index}: a signature with no block to attach to")
+                # argument fragments with no start: a tool call, as before v1.1
+                content = content_pb2.Content(tool_call=content_pb2.ToolCallContent())
+            finished = _Block(content)
             finished.parts, finished.signature, finished.open = block.parts, block.signature, False
+            finished.citations, finished.logprobs = block.citations, block.logprobs
             accumulator._blocks[index] = finished
         accumulator._usage = self._usage
         accumulator._end = self._end or stream_pb2.StreamEvent(message_stop=stream_pb2.MessageStop())
         return accumulator._build()
 
 
-def _empty_block(delta_kind: str, index: int) -> content_pb2.Content:
+def _empty_block(delta: stream_pb2.BlockDelta) -> content_pb2.Content:
+    delta_kind = delta.WhichOneof("delta") or ""
+    index = delta.index
     if delta_kind == "text":
         return content_pb2.Content(text=content_pb2.TextContent())
     if delta_kind == "thinking":
         return content_pb2.Content(thinking=content_pb2.ThinkingContent())
-    if delta_kind == "tool_call":
-        return content_pb2.Content(tool_call=content_pb2.ToolCallContent())
-    if delta_kind == "signature":
+    if delta_kind in ("tool_call", "signature"):
         return content_pb2.Content()
+    if delta_kind == "citation":
+        return content_pb2.Content(text=content_pb2.TextContent(citations=[delta.citation.citation]))
+    if delta_kind == "logprobs":
+        return content_pb2.Content(text=content_pb2.TextContent(logprobs=delta.logprobs.logprobs))
     raise StreamProtocolError(f"block {index}: unknown delta {delta_kind!r}")
+
+
+def _check_fragments(kind: str, parts: list[str], index: int) -> None:
+    """Argument fragments (a chunk of unknown kind) merge only into a tool call or a hosted tool call."""
+    if parts and kind and kind not in ("tool_call", "hosted_tool_call"):
+        raise StreamProtocolError(f"block {index}: cannot merge tool-call arguments into a {kind} block")
 
 
 def _copy(content: content_pb2.Content) -> content_pb2.Content:
@@ -643,9 +743,18 @@ def events_from_message(message: AssistantMessage, *, chunk_size: int | None = N
         pieces: list[stream_pb2.BlockDelta] = []
         if kind == "text":
             opening.text.text, opening.text.signature = "", ""
+            del opening.text.citations[:]
+            del opening.text.logprobs[:]
             pieces += [
                 stream_pb2.BlockDelta(index=index, text=stream_pb2.TextDelta(text=t))
                 for t in _split(content.text.text, chunk_size)
+            ]
+            if content.text.logprobs:
+                logprobs = stream_pb2.LogprobsDelta(logprobs=content.text.logprobs)
+                pieces.append(stream_pb2.BlockDelta(index=index, logprobs=logprobs))
+            pieces += [
+                stream_pb2.BlockDelta(index=index, citation=stream_pb2.CitationDelta(citation=citation))
+                for citation in content.text.citations
             ]
             signature = content.text.signature
         elif kind == "thinking":
@@ -662,6 +771,13 @@ def events_from_message(message: AssistantMessage, *, chunk_size: int | None = N
                 for t in _split(content.tool_call.arguments, chunk_size)
             ]
             signature = content.tool_call.signature
+        elif kind == "hosted_tool_call":
+            opening.hosted_tool_call.input, opening.hosted_tool_call.signature = "", ""
+            pieces += [
+                stream_pb2.BlockDelta(index=index, tool_call=stream_pb2.ToolCallDelta(arguments=t))
+                for t in _split(content.hosted_tool_call.input, chunk_size)
+            ]
+            signature = content.hosted_tool_call.signature
         else:
             signature = ""
         if signature:
@@ -677,7 +793,9 @@ def events_from_message(message: AssistantMessage, *, chunk_size: int | None = N
         error = stream_pb2.StreamError(message=body.error, stop_reason=body.stop_reason, code=body.stop_reason_raw)
         events.append(StreamEvent._wrap(stream_pb2.StreamEvent(error=error)))
     else:
-        stop = stream_pb2.MessageStop(stop_reason=body.stop_reason, stop_reason_raw=body.stop_reason_raw)
+        stop = stream_pb2.MessageStop(
+            stop_reason=body.stop_reason, stop_reason_raw=body.stop_reason_raw, stop_sequence=body.stop_sequence
+        )
         events.append(StreamEvent._wrap(stream_pb2.StreamEvent(message_stop=stop)))
     return events
 

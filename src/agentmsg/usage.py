@@ -11,6 +11,7 @@ See usage.proto for how counts are normalised across providers.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from agentmsg import _validation
@@ -28,6 +29,8 @@ TOKEN_FIELDS = (
     "cache_write_tokens",
     "reasoning_tokens",
     "total_tokens",
+    "cache_write_5m_tokens",
+    "cache_write_1h_tokens",
 )
 COST_FIELDS = ("input", "output", "cache_read", "cache_write", "total")
 
@@ -112,21 +115,43 @@ class Usage(ProtoWrapper[usage_pb2.Usage]):
         reasoning_tokens: int | None = None,
         total_tokens: int | None = None,
         cost: UsageCost | None = None,
+        *,
+        cache_write_5m_tokens: int | None = None,
+        cache_write_1h_tokens: int | None = None,
+        hosted_tool_requests: Mapping[str, int] | None = None,
     ) -> None:
         pb = usage_pb2.Usage()
-        values = (input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, total_tokens)
+        values = (
+            input_tokens,
+            output_tokens,
+            cache_read_tokens,
+            cache_write_tokens,
+            reasoning_tokens,
+            total_tokens,
+            cache_write_5m_tokens,
+            cache_write_1h_tokens,
+        )
         for field, value in zip(TOKEN_FIELDS, values, strict=True):
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ValidationError.single(field, "type", f"expected an int, got {type(value).__name__}")
-            if not -(2**63) <= value < 2**63:
-                raise ValidationError.single(field, "int64", f"{value} does not fit in int64")
+            _check_int64(value, field)
             setattr(pb, field, value)
         if cost is not None:
             if not isinstance(cost, UsageCost):
                 raise ValidationError.single("cost", "type", f"expected UsageCost, got {type(cost).__name__}")
             pb.cost.CopyFrom(cost._pb)
+        if hosted_tool_requests is not None:
+            if not isinstance(hosted_tool_requests, Mapping):
+                raise ValidationError.single(
+                    "hosted_tool_requests", "type", f"expected a dict, got {type(hosted_tool_requests).__name__}"
+                )
+            for key, count in hosted_tool_requests.items():
+                if not isinstance(key, str):
+                    raise ValidationError.single(
+                        "hosted_tool_requests", "type", f"expected str keys, got {type(key).__name__}"
+                    )
+                _check_int64(count, f"hosted_tool_requests[{key!r}]")
+                pb.hosted_tool_requests[key] = count
         _validation.ensure(pb)
         self._pb = pb
 
@@ -161,6 +186,25 @@ class Usage(ProtoWrapper[usage_pb2.Usage]):
         return self._pb.total_tokens
 
     @property
+    def cache_write_5m_tokens(self) -> int:
+        """The part of the cache writes to 5-minute entries (0 when not reported)."""
+        return self._pb.cache_write_5m_tokens
+
+    @property
+    def cache_write_1h_tokens(self) -> int:
+        """The part of the cache writes to 1-hour entries (0 when not reported)."""
+        return self._pb.cache_write_1h_tokens
+
+    @property
+    def hosted_tool_requests(self) -> dict[str, int]:
+        """How many times each hosted tool was used (``{"web_search": 2}``); a missing key was not reported.
+
+        Keys are :class:`~agentmsg.HostedToolKind` values, or the provider's
+        own name for a tool no kind covers.
+        """
+        return dict(self._pb.hosted_tool_requests)
+
+    @property
     def cost(self) -> UsageCost:
         """The cost (every amount 0.0 when none was reported: ``"cost" in usage.reported`` tells)."""
         if self._pb.HasField("cost"):
@@ -175,8 +219,17 @@ class Usage(ProtoWrapper[usage_pb2.Usage]):
 
     @property
     def reported(self) -> frozenset[str]:
-        """The counts that were reported (``"input_tokens"``..., and ``"cost"`` when a cost was given).
+        """The counts that were reported (``"input_tokens"``..., ``"cost"`` when a cost was given).
 
-        A count missing here reads 0 but is unknown, not zero.
+        ``"hosted_tool_requests"`` is in it when any hosted tool count was
+        reported. A count missing here reads 0 but is unknown, not zero.
         """
-        return _reported(self._pb, (*TOKEN_FIELDS, "cost"))
+        found = _reported(self._pb, (*TOKEN_FIELDS, "cost"))
+        return found | {"hosted_tool_requests"} if self._pb.hosted_tool_requests else found
+
+
+def _check_int64(value: Any, field: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValidationError.single(field, "type", f"expected an int, got {type(value).__name__}")
+    if not -(2**63) <= value < 2**63:
+        raise ValidationError.single(field, "int64", f"{value} does not fit in int64")

@@ -50,8 +50,11 @@ def test_node_reads_a_vector_as_python_does(node_report: dict[str, Any], entry: 
     assert result["error"] is None
     data = (VECTORS / entry["binary"]).read_bytes()
     assert base64.b64decode(result["binary"]) == data, "Node re-encoded the binary vector differently"
-    assert base64.b64decode(result["jsonBinary"]) == data, "Node's encoding of the JSON vector differs from the binary"
-    assert result["json"] == json.loads((VECTORS / entry["json"]).read_text(encoding="utf-8"))
+    if entry["json"] is None:  # binary only: a value ProtoJSON cannot print
+        assert result["json"] is None
+    else:
+        assert base64.b64decode(result["jsonBinary"]) == data, "Node's encoding of the JSON vector differs"
+        assert result["json"] == json.loads((VECTORS / entry["json"]).read_text(encoding="utf-8"))
     expected = sorted((v["field"], v["rule_id"]) for v in entry["violations"])
     assert sorted((v["field"], v["rule_id"]) for v in result["violations"]) == expected
 

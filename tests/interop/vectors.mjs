@@ -55,12 +55,16 @@ async function main() {
       continue;
     }
     const decoded = fromBinary(schema, fs.readFileSync(path.join(vectorsDir, vector.binary)));
-    const parsed = fromJson(schema, JSON.parse(fs.readFileSync(path.join(vectorsDir, vector.json), "utf8")), { registry });
+    // A vector with no JSON file holds a value ProtoJSON cannot print (an out-of-range timestamp): binary only.
+    const parsed =
+      vector.json === null
+        ? null
+        : fromJson(schema, JSON.parse(fs.readFileSync(path.join(vectorsDir, vector.json), "utf8")), { registry });
     const result = validator.validate(schema, decoded);
     report[vector.name] = {
       binary: base64(toBinary(schema, decoded)),
-      json: toJson(schema, decoded, { registry }),
-      jsonBinary: base64(toBinary(schema, parsed)),
+      json: parsed === null ? null : toJson(schema, decoded, { registry }),
+      jsonBinary: parsed === null ? null : base64(toBinary(schema, parsed)),
       violations:
         result.kind === "invalid"
           ? violationsToProto(result.violations)[0].violations.map((v) => ({ field: fieldPath(v), rule_id: v.ruleId }))

@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+import agentmsg as am
 from agentmsg import (
     AgentMessage,
     AssistantMessage,
@@ -49,6 +50,7 @@ from agentmsg import (
     content_from_proto,
     message_from_proto,
 )
+from agentmsg.providers._common import ConversionError, ConversionReport, ConversionWarning
 from agentmsg.providers.adaline import (
     from_adaline,
     from_adaline_json,
@@ -273,16 +275,38 @@ def test_export_shapes_follow_the_schema() -> None:
 
 
 def test_export_without_metadata_has_no_metadata_anywhere() -> None:
-    payload = to_adaline(conversation(), include_metadata=False)
+    report = ConversionReport()
+    payload = to_adaline(conversation(), include_metadata=False, report=report)
     assert all(key != "metadata" for key, _ in walk(payload))
+    # Every piece of the stash left out is reported, but the message ids and times.
+    assert [(loss.path, loss.what) for loss in report.losses] == [
+        ("[0]", "agentmsg data the format has no field for (name)"),
+        ("[1].contents[0]", "agentmsg data the format has no field for (signature)"),
+        ("[1].contents[2]", "agentmsg data the format has no field for (detailUnset)"),
+        ("[1].contents[3]", "agentmsg data the format has no field for (title)"),
+        ("[2].contents[3]", "agentmsg data the format has no field for (kind, metadata)"),
+        ("[2]", "agentmsg data the format has no field for (usage, stopReason, stopReasonRaw, provenance)"),
+        ("[3].contents[0]", "agentmsg data the format has no field for (nameFromCall, metadata)"),
+        ("[3].contents[1]", "agentmsg data the format has no field for (isError, terminate, terminateMessage)"),
+        ("[3]", "the grouping of 2 tool results in one message"),
+        ("[4].contents[0]", "agentmsg data the format has no field for (textBlocks)"),
+        ("[5]", "agentmsg data the format has no field for (name, stopReason, error)"),
+    ]
+    # Without a report the same losses come as one warning; strict refuses.
+    with pytest.warns(ConversionWarning, match="11 item"):
+        assert to_adaline(conversation(), include_metadata=False) == payload
+    with pytest.raises(ConversionError):
+        to_adaline(conversation(), include_metadata=False, strict=True)
     # The last message records an error with no content: without its stash agentmsg cannot read it back.
-    assert payload[5] == {"role": "assistant", "content": []}
+    assert payload[6] == {"role": "assistant", "content": []}
     with pytest.raises(ValidationError) as exc:
         from_adaline(payload)
-    assert violation_of(exc, "[5].content")[0] == "adaline.min_items"
-    back = from_adaline(payload[:5])
+    assert violation_of(exc, "[6].content")[0] == "adaline.min_items"
+    back = from_adaline(payload[:6])
     # What the format's own fields carry survives; what lived only in the stash is lost.
-    system, user, assistant, tool, user_result = back
+    # The tool message of two results went out as two tool messages (the gateway's providers want one result
+    # a tool message) and, without the sameMessage mark, comes back as two.
+    system, user, assistant, tool, tool_2, user_result = back
     assert system.contents == (TextContent("You are terse."),)
     assert (system.id, system.name) != ("m0", "policy")
     assert user.contents == (
@@ -299,10 +323,9 @@ def test_export_without_metadata_has_no_metadata_anywhere() -> None:
     assert lookup == ToolCallContent(
         "call_2", "lookup", arguments='{"q": 1', index=1, signature="ts-2", server_name="search-mcp"
     )
-    assert tool.contents == (
-        ToolResultContent("call_1", "hello", name="read_file"),  # the name now comes from the call
-        ToolResultContent("call_2", "not found", name="lookup", index=1),  # is_error and terminate are lost
-    )
+    assert tool.contents == (ToolResultContent("call_1", "hello", name="read_file"),)  # the name from the call
+    # is_error and terminate are lost
+    assert tool_2.contents == (ToolResultContent("call_2", "not found", name="lookup", index=1),)
     assert user_result.contents == (ToolResultContent("call_1", "ab", name="read_file"),)  # one block, not two
 
 
@@ -1052,3 +1075,217 @@ def test_data_url_in_a_url_value_stays_a_url() -> None:
     assert isinstance(image, ImageContent)
     assert (image.url, image.data) == (url, None)
     assert to_adaline([message], include_metadata=False)[0]["content"][0]["value"] == {"type": "url", "url": url}
+
+
+# --------------------------------------------------------------------------- issue 16: tool messages, v1.1 content
+
+
+def _two_results() -> ToolMessage:
+    return ToolMessage.from_results(
+        [ToolResultContent("c1", "one", name="f"), ToolResultContent("c2", "two", name="g", index=1)],
+        id="t",
+        timestamp=TS,
+        name="runner",
+    )
+
+
+def test_a_tool_message_of_several_results_goes_out_one_result_a_message() -> None:
+    tool = _two_results()
+    payload = to_adaline([tool])
+    assert [len(m["content"]) for m in payload] == [1, 1]
+    assert payload[0]["metadata"] == {
+        "agentmsg": {"id": "t", "timestamp": "2025-01-02T03:04:05.123456Z", "name": "runner"}
+    }
+    assert payload[1] == {
+        "role": "tool",
+        "content": [{"modality": "tool-response", "index": 1, "id": "c2", "name": "g", "data": "two"}],
+        "metadata": {"agentmsg": {"sameMessage": True}},
+    }
+    assert from_adaline(payload) == [tool]
+    assert from_adaline_json(to_adaline_json([tool, tool])) == [tool, tool]
+    # message_to_adaline returns one message: the results stay together there.
+    assert len(message_to_adaline(tool)["content"]) == 2
+    assert message_from_adaline(message_to_adaline(tool)) == tool
+
+
+def test_same_message_is_ignored_when_the_message_before_is_not_a_tool_message() -> None:
+    item = {"modality": "tool-response", "index": 0, "id": "c1", "name": "f", "data": "x"}
+    payload = [
+        {"role": "user", "content": [{"modality": "text", "value": "hi"}]},
+        {"role": "tool", "content": [item], "metadata": {"agentmsg": {"sameMessage": True}}},
+        {"role": "tool", "content": [item], "metadata": {"agentmsg": {"sameMessage": True}}},
+    ]
+    user, tool = from_adaline(payload)
+    assert isinstance(user, UserMessage)
+    assert isinstance(tool, ToolMessage)
+    assert len(tool.contents) == 2
+    with pytest.raises(ValidationError) as exc:
+        from_adaline([{**payload[1], "metadata": {"agentmsg": {"sameMessage": "yes"}}}])
+    assert violation_of(exc, "[0].metadata.agentmsg.sameMessage")[0] == "adaline.metadata"
+
+
+def _v11_assistant() -> AssistantMessage:
+    call = am.HostedToolCallContent(
+        "srvtoolu_1",
+        "web_search",
+        '{"query": "x"}',
+        kind="web_search",
+        original=am.ProviderContent.from_block(
+            "anthropic", {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {"query": "x"}}
+        ),
+    )
+    result = am.HostedToolResultContent(
+        "srvtoolu_1",
+        kind="web_search",
+        search_results=[am.SearchResult("https://a.example", "A", encrypted_content="ENC")],
+    )
+    code = am.HostedToolResultContent(
+        "ci_1", "see the chart", code_execution=am.CodeExecutionOutput("out", "", 0, files=["file_1"])
+    )
+    text = TextContent(
+        "Cited.",
+        signature="sig",
+        citations=[
+            am.Citation.web("https://a.example", "A", cited_text="c", start_index=0, end_index=5),
+            am.Citation.document(0, title="Doc", chars=(1, 4)),
+        ],
+        logprobs=[am.TokenLogprob("Cited", -0.5, bytes=b"Cited", token_id=7)],
+    )
+    usage = Usage(
+        input_tokens=5,
+        output_tokens=2,
+        cache_write_tokens=3,
+        cache_write_5m_tokens=1,
+        cache_write_1h_tokens=2,
+        hosted_tool_requests={"web_search": 1, "web_fetch": 0},
+    )
+    return AssistantMessage(
+        [ThinkingContent("hm", "s"), call, result, text, code, ToolCallContent("c1", "f", {})],
+        id="a",
+        timestamp=TS,
+        stop_reason=StopReason.TOOL_CALLS,
+        stop_sequence="STOP",
+        usage=usage,
+    )
+
+
+def test_v11_content_round_trips_exactly_through_the_stash() -> None:
+    assistant = _v11_assistant()
+    system = SystemMessage(
+        [TextContent("rules"), am.ProviderContent.from_block("anthropic", {"type": "tool_addition", "x": 1})],
+        id="s",
+        timestamp=TS,
+    )
+    payload = to_adaline([system, assistant])
+    stash = payload[1]["metadata"]["agentmsg"]
+    assert [entry["at"] for entry in stash["blocks"]] == [1, 2, 4]
+    assert stash["stopSequence"] == "STOP"
+    assert stash["usage"]["hostedToolRequests"] == {"web_search": "1", "web_fetch": "0"}
+    # The format's own items: reasoning, text (citations and logprobs in its stash), tool-call.
+    assert [item["modality"] for item in payload[1]["content"]] == ["reasoning", "text", "tool-call"]
+    # Citations and logprobs: an agentmsg.v1.TextContent holding only them, binary, base64.
+    text_stash = payload[1]["content"][1]["metadata"]["agentmsg"]
+    details = content_pb2.TextContent.FromString(base64.b64decode(text_stash["details"]))
+    assert (details.text, len(details.citations), details.logprobs[0].token_id) == ("", 2, 7)
+    assert content_pb2.Content.FromString(base64.b64decode(stash["blocks"][0]["proto"])).WhichOneof("kind") == (
+        "hosted_tool_call"
+    )
+    assert payload[0]["metadata"]["agentmsg"]["blocks"][0]["at"] == 1
+    assert from_adaline(payload) == [system, assistant]
+    assert from_adaline_json(to_adaline_json([system, assistant])) == [system, assistant]
+
+
+def test_v11_content_without_metadata_is_reported_lost() -> None:
+    report = ConversionReport()
+    payload = to_adaline([_v11_assistant()], include_metadata=False, report=report)
+    assert [item["modality"] for item in payload[0]["content"]] == ["reasoning", "text", "tool-call"]
+    assert [(loss.path, loss.what) for loss in report.losses] == [
+        ("[0].contents[1]", "a hosted_tool_call block"),
+        ("[0].contents[2]", "a hosted_tool_result block"),
+        ("[0].contents[3]", "agentmsg data the format has no field for (signature, details)"),
+        ("[0].contents[4]", "a hosted_tool_result block"),
+        ("[0]", "agentmsg data the format has no field for (usage, stopReason, stopSequence)"),
+    ]
+    (back,) = from_adaline(payload)
+    assert isinstance(back, AssistantMessage)
+    assert back.hosted_tool_calls() == []
+    assert back.stop_sequence == ""
+    with pytest.raises(ConversionError, match="5 item"):
+        to_adaline([_v11_assistant()], include_metadata=False, strict=True)
+
+
+def _proto(block: am.Content) -> str:
+    return base64.b64encode(block.to_bytes()).decode("ascii")
+
+
+PROVIDER_BLOCK = am.ProviderContent.from_block("anthropic", {"type": "tool_addition"})
+BAD_PROVIDER = content_pb2.Content(provider=content_pb2.ProviderContent(provider="p", json="{}"))  # no type
+
+
+@pytest.mark.parametrize(
+    ("blocks", "field", "rule"),
+    [
+        ("no", "[0].metadata.agentmsg.blocks", "adaline.metadata"),
+        ([{"at": "0", "proto": ""}], "[0].metadata.agentmsg.blocks[0]", "adaline.metadata"),
+        ([{"at": 0, "block": {}}], "[0].metadata.agentmsg.blocks[0]", "adaline.metadata"),
+        ([{"at": 5, "proto": _proto(PROVIDER_BLOCK)}], "[0].metadata.agentmsg.blocks[0].at", "adaline.metadata"),
+        (
+            [{"at": 0, "proto": _proto(PROVIDER_BLOCK)}, {"at": 0, "proto": _proto(PROVIDER_BLOCK)}],
+            "[0].metadata.agentmsg.blocks[1].at",
+            "adaline.metadata",
+        ),
+        ([{"at": 0, "proto": "%%%"}], "[0].metadata.agentmsg.blocks[0].proto", "adaline.base64"),
+        ([{"at": 0, "proto": "/w=="}], "[0].metadata.agentmsg.blocks[0].proto", "adaline.metadata"),
+        ([{"at": 0, "proto": _proto(TextContent("t"))}], "[0].metadata.agentmsg.blocks[0].proto", "adaline.metadata"),
+        (
+            [{"at": 0, "proto": base64.b64encode(BAD_PROVIDER.SerializeToString()).decode()}],
+            "[0].metadata.agentmsg.blocks[0].proto",
+            "adaline.string.min_len",
+        ),
+    ],
+)
+def test_a_malformed_blocks_stash_is_refused_with_its_path(blocks: Any, field: str, rule: str) -> None:
+    payload = [
+        {
+            "role": "assistant",
+            "content": [{"modality": "text", "value": "x"}],
+            "metadata": {"agentmsg": {"blocks": blocks}},
+        }
+    ]
+    with pytest.raises(ValidationError) as exc:
+        from_adaline(payload)
+    assert violation_of(exc, field)[0] == rule
+
+
+def test_hosted_blocks_in_a_user_message_stash_are_refused_by_the_contract() -> None:
+    block = am.HostedToolCallContent("x", "web_search", "{}")
+    payload = [
+        {
+            "role": "user",
+            "content": [{"modality": "text", "value": "x"}],
+            "metadata": {"agentmsg": {"blocks": [{"at": 0, "proto": _proto(block)}]}},
+        }
+    ]
+    with pytest.raises(ValidationError) as exc:
+        from_adaline(payload)
+    assert [v.rule_id for v in exc.value.violations] == ["adaline.user.content.kind"]
+
+
+@pytest.mark.parametrize(
+    ("details", "rule"),
+    [
+        ("%%", "adaline.base64"),
+        ("/w==", "adaline.metadata"),
+        (
+            base64.b64encode(content_pb2.TextContent(citations=[content_pb2.Citation()]).SerializeToString()).decode(),
+            "adaline.citation.source",
+        ),
+    ],
+)
+def test_bad_text_details_are_refused_with_their_path(details: str, rule: str) -> None:
+    item = {"modality": "text", "value": "x", "metadata": {"agentmsg": {"details": details}}}
+    with pytest.raises(ValidationError) as exc:
+        from_adaline([{"role": "assistant", "content": [item]}])
+    assert [
+        (v.field.startswith("[0].content[0].metadata.agentmsg.details"), v.rule_id) for v in exc.value.violations
+    ] == [(True, rule)], exc.value.violations

@@ -19,6 +19,7 @@ from typing import Any, Union
 import anthropic
 import pytest
 from anthropic.types import Message, MessageParam, TextBlockParam
+from anthropic.types.beta import BetaMessage
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
@@ -28,8 +29,12 @@ from agentmsg import (
     AssistantMessage,
     AudioContent,
     BaseMessage,
+    Citation,
     CompactionSummaryMessage,
     DocumentContent,
+    HostedToolCallContent,
+    HostedToolKind,
+    HostedToolResultContent,
     ImageContent,
     Provenance,
     ProviderContent,
@@ -38,6 +43,7 @@ from agentmsg import (
     SystemMessage,
     TextContent,
     ThinkingContent,
+    TokenLogprob,
     ToolCallContent,
     ToolMessage,
     ToolResultContent,
@@ -63,6 +69,19 @@ PNG = base64.b64decode(PNG_B64)
 PDF = b"%PDF-1.4\n%%EOF\n"
 WAV = b"RIFF\x24\x00\x00\x00WAVEfmt " + bytes(28)
 ANTHROPIC = Provenance(PROVIDER, API, "claude-a", "msg_1")
+WEB_SEARCH_ERROR = {
+    "type": "web_search_tool_result",
+    "tool_use_id": "srvtoolu_1",
+    "content": {"type": "web_search_tool_result_error", "error_code": "max_uses_exceeded"},
+}
+CHAR_CITATION = {
+    "type": "char_location",
+    "cited_text": "hello",
+    "document_index": 0,
+    "document_title": None,
+    "start_char_index": 0,
+    "end_char_index": 5,
+}
 ID_PATTERN = re.compile(r"^[a-zA-Z0-9_-]+$")
 
 
@@ -157,10 +176,33 @@ def conversation() -> list[BaseMessage]:
                 ThinkingContent("Two tools.", "sig-1"),
                 RedactedThinkingContent("opaque"),
                 TextContent("Checking."),
-                ToolCallContent("toolu_1", "read_file", {"path": "a.txt"}, metadata={"approved": True}),
-                ToolCallContent("toolu_2", "lookup", {"q": 1, "tags": ["x", None], "f": 1.5}, index=1),
-                ProviderContent.from_block(
-                    PROVIDER, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+                ToolCallContent("toolu_1", "read_file", arguments='{"path": "a.txt"}', metadata={"approved": True}),
+                ToolCallContent("toolu_2", "lookup", arguments='{"q": 1, "tags": ["x", null], "f": 1.5}', index=1),
+                HostedToolCallContent(
+                    "srvtoolu_1",
+                    "web_search",
+                    "{}",
+                    kind="web_search",
+                    original=ProviderContent.from_block(
+                        PROVIDER, {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+                    ),
+                ),
+                HostedToolResultContent(
+                    "srvtoolu_1",
+                    kind="web_search",
+                    error_code="max_uses_exceeded",
+                    original=ProviderContent.from_block(PROVIDER, WEB_SEARCH_ERROR),
+                ),
+                TextContent(
+                    "Cited.",
+                    citations=[
+                        Citation.document(
+                            0,
+                            chars=(0, 5),
+                            cited_text="hello",
+                            original=ProviderContent.from_block(PROVIDER, CHAR_CITATION),
+                        )
+                    ],
                 ),
             ],
             usage=Usage(input_tokens=10, output_tokens=5),
@@ -224,20 +266,22 @@ def test_golden_vision_reads_every_image_source() -> None:
     assert not report
 
 
-def test_golden_documents_read_every_source_and_ignore_context_and_citations() -> None:
+def test_golden_documents_read_every_source_and_context_and_ignore_the_citations_switch() -> None:
     payload = load_golden("documents.json")
     (message,) = from_anthropic(payload)
     pdf, by_url, text, by_file, prompt = message.contents
     assert pdf == DocumentContent(PDF, media_type="application/pdf", title="Minimal PDF")
     assert by_url == DocumentContent.from_url("https://example.com/papers/report.pdf", media_type="application/pdf")
-    assert text == DocumentContent.from_text("The grass is green. The sky is blue.", title="Colours")
+    assert text == DocumentContent.from_text("The grass is green. The sky is blue.", title="Colours").with_context(
+        "A note written for this test."
+    )
     assert isinstance(text, DocumentContent)
+    assert text.context == "A note written for this test."
     assert text.media_type == "text/plain"
     assert by_file == DocumentContent.from_file_id("file_011CNvxoj286tYUAZFiZMf1U")
     assert prompt == TextContent("Summarise these documents.")
     expected = json.loads(json.dumps(payload))
-    del expected["messages"][0]["content"][2]["context"]
-    del expected["messages"][0]["content"][2]["citations"]
+    del expected["messages"][0]["content"][2]["citations"]  # a request setting (citations on or off), not data
     report = ConversionReport()
     assert check_request(to_anthropic([message], report=report)) == expected
     assert not report
@@ -259,9 +303,12 @@ def test_golden_tool_use_splits_results_into_tool_messages_and_writes_them_back_
     assert messages[0].contents == (TextContent("You can call tools."), TextContent("Use metric units."))
     assert isinstance(messages[2], AssistantMessage)
     _, paris, oslo = messages[2].contents
-    assert paris == ToolCallContent("toolu_01A09q90qw90lq917835lq9", "get_weather", {"location": "Paris, France"})
+    assert paris == ToolCallContent(
+        "toolu_01A09q90qw90lq917835lq9", "get_weather", arguments='{"location": "Paris, France"}'
+    )
     assert isinstance(oslo, ToolCallContent)
-    assert oslo.arguments == '{"location":"Oslo, Norway","unit":"celsius","days":2}'  # compact, key order kept
+    # json.dumps's own separators, as Anthropic's stream spells input_json_delta; key order kept
+    assert oslo.arguments == '{"location": "Oslo, Norway", "unit": "celsius", "days": 2}'
     assert oslo.index == 1
     assert messages[3].contents == (
         ToolResultContent("toolu_01A09q90qw90lq917835lq9", "18 degrees, clear", name="get_weather"),
@@ -318,7 +365,7 @@ def test_golden_response_reads_usage_stop_reason_and_provenance() -> None:
         ToolCallContent(
             "toolu_01T1x1fJ34qAmk2tNTrN7Up6",
             "get_weather",
-            arguments='{"location":"San Francisco, CA","unit":"celsius"}',
+            arguments='{"location": "San Francisco, CA", "unit": "celsius"}',
         ),
     )
     assert message.usage == Usage(
@@ -336,29 +383,53 @@ def test_golden_response_reads_usage_stop_reason_and_provenance() -> None:
     assert to_anthropic([message], model="claude-opus-4-8")["messages"][0]["content"] == response["content"]
 
 
-def test_golden_web_search_response_needs_pass_through() -> None:
+def test_golden_web_search_response_reads_hosted_tools_and_citations_by_default() -> None:
     response = check_response(load_golden("response_web_search.json"))
-    with pytest.raises(ValidationError) as info:
-        from_anthropic_response(response)
-    assert violations(info) == {
-        "content[1].type": "anthropic.unknown_type",
-        "content[2].type": "anthropic.unknown_type",
-    }
-    message = from_anthropic_response(response, pass_through_unknown=True)
+    message = from_anthropic_response(response)
     text, use, result, answer = message.contents
     assert text == TextContent("I'll search for that.")
-    assert isinstance(use, ProviderContent)
-    assert (use.provider, use.block_type) == (PROVIDER, "server_tool_use")
-    assert use.block() == response["content"][1]
-    assert isinstance(result, ProviderContent)
-    assert result.block() == response["content"][2]
-    assert answer == TextContent("Claude Shannon was born on April 30, 1916.")  # citations are not kept
+    assert isinstance(use, HostedToolCallContent)
+    assert (use.id, use.name, use.kind, use.input) == (
+        "srvtoolu_01WYG3ziw53XMcoyKL4XcZmE",
+        "web_search",
+        HostedToolKind.WEB_SEARCH,
+        '{"query": "claude shannon birth date"}',
+    )
+    assert use.original is not None
+    assert use.original.block() == response["content"][1]
+    assert isinstance(result, HostedToolResultContent)
+    assert (result.call_id, result.kind, result.is_error) == (use.id, HostedToolKind.WEB_SEARCH, False)
+    (hit,) = result.search_results
+    assert (hit.url, hit.title, hit.page_age, hit.encrypted_content) == (
+        "https://en.wikipedia.org/wiki/Claude_Shannon",
+        "Claude Shannon - Wikipedia",
+        "April 30, 2025",
+        "EqgfCioIARgBIiQ3YTAwMjY1Mi1mZjM5",
+    )
+    assert isinstance(answer, TextContent)
+    assert answer.content == "Claude Shannon was born on April 30, 1916."
+    (citation,) = answer.citations
+    assert (citation.source_kind, citation.url, citation.title) == (
+        "web",
+        "https://en.wikipedia.org/wiki/Claude_Shannon",
+        "Claude Shannon - Wikipedia",
+    )
+    assert citation.cited_text.startswith("Claude Elwood Shannon")
     assert message.stop_reason is StopReason.STOP
-    assert message.usage == Usage(input_tokens=6039, output_tokens=931, cache_read_tokens=0, cache_write_tokens=0)
-    expected = json.loads(json.dumps(response))
-    del expected["content"][3]["citations"]
-    del expected["usage"]["server_tool_use"]
-    assert check_response(to_anthropic_response(message, report=ConversionReport())) == expected
+    assert message.usage == Usage(
+        input_tokens=6039,
+        output_tokens=931,
+        cache_read_tokens=0,
+        cache_write_tokens=0,
+        hosted_tool_requests={"web_search": 1, "web_fetch": 0},
+    )
+    report = ConversionReport()
+    assert check_response(to_anthropic_response(message, report=report)) == response
+    assert not report
+    # The next request sends the turn back exactly, encrypted content and index included.
+    assert to_anthropic([message], model="claude-opus-4-8")["messages"][0]["content"] == response["content"]
+    # Hosted tool blocks are known types: reading them needs no pass-through.
+    assert from_anthropic_response(response, pass_through_unknown=False).contents == message.contents
 
 
 # --------------------------------------------------------------------------- round trips
@@ -374,7 +445,7 @@ def test_round_trip_of_everything_the_format_holds() -> None:
     expected = [*messages]
     assistant, tool = messages[2].contents, messages[3].contents
     expected[2] = AssistantMessage(
-        [*assistant[:3], ToolCallContent("toolu_1", "read_file", {"path": "a.txt"}), *assistant[4:]]  # type: ignore[list-item]
+        [*assistant[:3], ToolCallContent("toolu_1", "read_file", arguments='{"path": "a.txt"}'), *assistant[4:]]  # type: ignore[list-item]
     )
     expected[3] = ToolMessage([ToolResultContent("toolu_1", "hello", name="read_file"), tool[1]])  # type: ignore[list-item]
     # A user message that starts with a tool result reads back as a tool message and a user message.
@@ -435,7 +506,11 @@ def test_round_trip_property(
     messages: list[BaseMessage] = [
         SystemMessage.text(answer),
         UserMessage.text(prompt),
-        AssistantMessage([TextContent(answer), ToolCallContent(call_id, name, args)], provenance=ANTHROPIC),
+        AssistantMessage(
+            # the readers spell input as json.dumps does (the module docstring says why)
+            [TextContent(answer), ToolCallContent(call_id, name, arguments=json.dumps(args, ensure_ascii=False))],
+            provenance=ANTHROPIC,
+        ),
         ToolMessage([ToolResultContent(call_id, result, name=name, is_error=is_error)]),
     ]
     report = ConversionReport()
@@ -470,12 +545,12 @@ def test_tool_ids_are_rewritten_consistently_and_restored() -> None:
     assert plain[1].contents[0] == ToolCallContent(use["id"], "f", {})
 
 
-def test_arguments_are_parsed_and_reserialised_compactly() -> None:
+def test_arguments_are_parsed_and_reserialised_as_the_stream_spells_them() -> None:
     call = ToolCallContent("t1", "f", arguments='{"b": [1, 2],  "a": "\\u00e9", "n": 1e2}')
     payload = to_anthropic([AssistantMessage([call])])
     assert payload["messages"][0]["content"][0]["input"] == {"b": [1, 2], "a": "é", "n": 100.0}
     (back,) = from_anthropic(payload)
-    assert back.contents[0] == ToolCallContent("t1", "f", arguments='{"b":[1,2],"a":"é","n":100.0}')
+    assert back.contents[0] == ToolCallContent("t1", "f", arguments='{"b": [1, 2], "a": "é", "n": 100.0}')
     # Blank arguments are an empty object, nothing lost.
     blank = to_anthropic([AssistantMessage([ToolCallContent("t2", "f", arguments=" ")])])
     assert blank["messages"][0]["content"][0]["input"] == {}
@@ -502,14 +577,17 @@ def test_every_system_message_is_hoisted_in_order() -> None:
         SystemMessage.text("later"),
         AssistantMessage.text("ok"),
     ]
-    blocks = check_request(to_anthropic(messages))
+    report = ConversionReport()
+    blocks = check_request(to_anthropic(messages, report=report))
     assert blocks["system"] == [
         {"type": "text", "text": "one"},
         {"type": "text", "text": "two"},
         {"type": "text", "text": "later"},
     ]
     assert [turn["role"] for turn in blocks["messages"]] == ["user", "assistant"]
-    text = check_request(to_anthropic(messages, system_as="string"))
+    # The later system message moved: its place in the conversation is reported (issue 16, bug 6).
+    assert losses(report) == [("[2]", "the system message's place in the conversation")]
+    text = check_request(to_anthropic(messages, system_as="string", report=ConversionReport()))
     assert text["system"] == "onetwo\n\nlater"  # blocks joined as text_content() does, messages by a blank line
     # Read back, the system prompt is one message, first.
     assert shape(from_anthropic(blocks))[0] == (
@@ -679,9 +757,9 @@ def test_anthropic_provider_blocks_go_back_verbatim() -> None:
     block = {"type": "search_result", "source": "https://kb", "title": "T", "content": [{"type": "text", "text": "c"}]}
     payload = {"messages": [{"role": "user", "content": [block, {"type": "text", "text": "q"}]}]}
     with pytest.raises(ValidationError) as info:
-        from_anthropic(payload)
+        from_anthropic(payload, pass_through_unknown=False)
     assert violations(info) == {"messages[0].content[0].type": "anthropic.unknown_type"}
-    (message,) = from_anthropic(payload, pass_through_unknown=True)
+    (message,) = from_anthropic(payload)  # kept by default
     assert message.contents[0] == ProviderContent.from_block(PROVIDER, block)
     assert check_request(to_anthropic([message])) == payload
 
@@ -718,12 +796,10 @@ def test_bad_payload_reports_every_problem_with_its_path() -> None:
     assert violations(info) == {
         "system": "anthropic.type",
         "messages[0].role": "anthropic.enum",
-        "messages[1].content[0].type": "anthropic.unknown_type",
         "messages[1].content[1].source.media_type": "anthropic.enum",
         "messages[1].content[2].source.data": "anthropic.base64",
         "messages[1].content[3].source.url": "string.uri",
         "messages[1].content[4].source.media_type": "anthropic.enum",
-        "messages[1].content[5].content[0].type": "anthropic.unsupported",
         "messages[1].content[6].tool_use_id": "anthropic.type",
         "messages[1].content[6].is_error": "anthropic.type",
         "messages[2].content[0].input": "anthropic.required",
@@ -747,24 +823,39 @@ def test_a_plain_messages_list_gives_paths_from_the_list() -> None:
     assert violations(info) == {"messages": "anthropic.type"}
 
 
-def test_unknown_blocks_stay_errors_where_agentmsg_has_no_provider_slot() -> None:
+def test_unknown_blocks_are_kept_in_every_role_that_holds_provider_blocks() -> None:
+    reference = {"type": "tool_reference", "tool_name": "get_weather"}
     payload: dict[str, Any] = {
-        "system": [{"type": "search_result", "source": "s"}],
+        "system": [{"type": "text", "text": "hi"}],
         "messages": [
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [{"type": "x"}]}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": [reference]}]},
             {"role": "user", "content": [{"type": "document", "source": {"type": "content", "content": "c"}}]},
+            {
+                "role": "system",
+                "content": [{"type": "text", "text": "Tools changed."}, {"type": "tool_addition", "tool": reference}],
+            },
         ],
     }
+    tool, document, system_entry = from_anthropic({"messages": payload["messages"]})
+    (result,) = tool.contents
+    assert isinstance(result, ToolResultContent)
+    assert result.blocks == (ProviderContent.from_block(PROVIDER, reference),)  # tool search's tool_reference
+    assert isinstance(document.contents[0], ProviderContent)
+    assert document.contents[0].block_type == "document"
+    assert isinstance(system_entry, SystemMessage)
+    assert system_entry.contents[1] == ProviderContent.from_block(PROVIDER, payload["messages"][2]["content"][1])
+    # Written back exactly: the system entry with a tool_addition stays a system entry in `messages`.
+    report = ConversionReport()
+    written = to_anthropic([tool, system_entry], report=report)
+    assert written == {"messages": [payload["messages"][0], payload["messages"][2]]}
+    assert not report
     with pytest.raises(ValidationError) as info:
-        from_anthropic(payload, pass_through_unknown=True)
+        from_anthropic(payload, pass_through_unknown=False)
     assert violations(info) == {
-        "system[0].type": "anthropic.unknown_type",
-        "messages[0].content[0].content[0].type": "anthropic.unsupported",
+        "messages[0].content[0].content[0].type": "anthropic.unknown_type",
+        "messages[1].content[0].type": "anthropic.unsupported",  # a known type in a form agentmsg cannot type
+        "messages[2].content[1].type": "anthropic.unknown_type",
     }
-    # A document with a content source has no agentmsg form: kept as a provider block when asked.
-    (message,) = from_anthropic({"messages": payload["messages"][1:]}, pass_through_unknown=True)
-    assert isinstance(message.contents[0], ProviderContent)
-    assert message.contents[0].block_type == "document"
 
 
 # --------------------------------------------------------------------------- responses
@@ -863,7 +954,7 @@ def test_response_writing_reports_what_the_response_object_cannot_hold() -> None
     assert report.id_map == {safe: "call 1"}
     assert (out["id"], out["model"]) == ("chatcmpl-1", "gpt-x")
     back = from_anthropic_response(out, id_map=report.id_map)
-    assert back.contents == message.contents[:2]
+    assert back.contents == (TextContent("hi"), ToolCallContent("call 1", "f", arguments='{"a": 1}'))
     aborted = AssistantMessage([], stop_reason=StopReason.ABORT, usage=Usage(input_tokens=1, output_tokens=0))
     report = ConversionReport()
     assert check_response(to_anthropic_response(aborted, report=report, model="claude-a"))["stop_reason"] is None
@@ -894,3 +985,182 @@ def test_bad_response_reports_every_problem() -> None:
     with pytest.raises(ValidationError) as info:
         from_anthropic_response({"id": "m"})
     assert violations(info) == {"content": "anthropic.required"}
+
+
+# --------------------------------------------------------------------------- contract v1.1: hosted tools, citations
+
+
+def test_golden_hosted_tools_response_reads_every_result_shape_and_goes_back_exactly() -> None:
+    response = load_golden("response_hosted_tools.json")
+    BetaMessage.model_validate(response)  # MCP connector blocks are beta
+    message = from_anthropic_response(response)
+    pages, search = message.contents[:2]
+    assert isinstance(pages, TextContent)
+    assert [(c.source_kind, c.document_index, c.location, c.file_id) for c in pages.citations] == [
+        ("document", 0, ("pages", 2, 3), ""),
+        ("document", 1, ("blocks", 0, 1), "file_011Doc"),
+    ]
+    assert isinstance(search, TextContent)
+    (found,) = search.citations
+    assert (found.source_kind, found.source, found.title, found.search_result_index, found.location) == (
+        "search_result",
+        "https://kb.example.com/policy",
+        "Remote work policy",
+        0,
+        ("blocks", 0, 1),
+    )
+    calls, results = message.hosted_tool_calls(), message.hosted_tool_results()
+    assert [(c.name, c.kind, c.server) for c in calls] == [
+        ("search_issues", HostedToolKind.MCP, "github"),
+        ("deploy", HostedToolKind.MCP, "ops"),
+        ("code_execution", HostedToolKind.CODE_EXECUTION, ""),
+        ("web_fetch", HostedToolKind.WEB_FETCH, ""),
+        ("web_search", HostedToolKind.WEB_SEARCH, ""),
+        ("text_editor_code_execution", HostedToolKind.CODE_EXECUTION, ""),
+        ("tool_search_tool_bm25", HostedToolKind.TOOL_SEARCH, ""),
+    ]
+    assert calls[0].input_value == {"query": "is:open label:bug", "limit": 5}
+    assert [r.call_id for r in results] == [c.id for c in calls]
+    issues, denied, code, fetch, searched, created, tools = results
+    assert (issues.text, issues.is_error) == ("3 open bugs", False)
+    assert (denied.text, denied.is_error, denied.error_code) == ("permission denied", True, None)
+    assert code.code_execution is not None
+    assert (code.code_execution.encrypted_stdout, code.code_execution.stdout) == ("EqQBCioIAhgCIiQ", "")
+    assert (fetch.is_error, fetch.error_code) == (True, "url_not_accessible")
+    assert (searched.is_error, searched.error_code) == (True, "max_uses_exceeded")
+    assert (created.body, created.blocks, created.original is not None) == (None, (), True)
+    assert (tools.error_code, tools.error_message) == ("unavailable", "the tool index is rebuilding")
+    assert (message.stop_reason, message.stop_reason_raw, message.stop_sequence) == (
+        StopReason.STOP,
+        "stop_sequence",
+        "END",
+    )
+    assert message.usage == Usage(
+        input_tokens=812,
+        output_tokens=240,
+        cache_read_tokens=1024,
+        cache_write_tokens=2048,
+        cache_write_5m_tokens=2048,
+        cache_write_1h_tokens=0,
+        hosted_tool_requests={"web_search": 1, "web_fetch": 1},
+    )
+    report = ConversionReport()
+    assert to_anthropic_response(message, report=report) == response
+    assert not report
+    # Other formats read the typed fields; the verbatim blocks go back to this API only.
+    assert all(block.original is not None for block in (*calls, *results))
+
+
+def test_typed_citations_are_projected_and_what_the_format_lacks_is_reported() -> None:
+    text = TextContent(
+        "Cited.",
+        citations=[
+            Citation.document(2, title="Atlas", chars=(3, 9), cited_text="capital"),
+            Citation.search_result("kb://1", search_result_index=1, blocks=(0, 2), cited_text="row"),
+            Citation.web("https://example.com/", "Ex", start_index=0, end_index=6),  # OpenAI's url_citation shape
+            Citation.file("file_1", filename="a.md"),
+            Citation.document(0, pages=(1, 2), confidence=0.9, start_index=0, end_index=3),
+        ],
+        logprobs=[TokenLogprob("Cited", -0.1)],
+    )
+    report = ConversionReport()
+    payload = check_request(to_anthropic([AssistantMessage([text])], report=report))
+    (written,) = payload["messages"][0]["content"]
+    assert written["citations"] == [
+        {
+            "type": "char_location",
+            "cited_text": "capital",
+            "document_index": 2,
+            "document_title": "Atlas",
+            "start_char_index": 3,
+            "end_char_index": 9,
+        },
+        {
+            "type": "search_result_location",
+            "cited_text": "row",
+            "search_result_index": 1,
+            "source": "kb://1",
+            "title": None,
+            "start_block_index": 0,
+            "end_block_index": 2,
+        },
+        {
+            "type": "page_location",
+            "cited_text": "",
+            "document_index": 0,
+            "document_title": None,
+            "start_page_number": 1,
+            "end_page_number": 2,
+        },
+    ]
+    assert losses(report) == [
+        ("[0].contents[0].citations[2]", "web citation"),
+        ("[0].contents[0].citations[3]", "file citation"),
+        ("[0].contents[0].citations[4].start_index", "the cited span"),
+        ("[0].contents[0].citations[4].confidence", "citation confidence"),
+        ("[0].contents[0].logprobs", "token logprobs"),
+    ]
+    assert "encrypted_index" in report.losses[0].reason
+
+
+def test_hosted_tool_blocks_go_back_only_to_anthropic() -> None:
+    openai_item = {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search"}}
+    call = HostedToolCallContent(
+        "ws_1", "web_search", "{}", kind="web_search", original=ProviderContent.from_block("openai", openai_item)
+    )
+    result = HostedToolResultContent("ws_1", kind="web_search", search_results=[])
+    report = ConversionReport()
+    payload = to_anthropic([UserMessage.text("q"), AssistantMessage([call, result, TextContent("a")])], report=report)
+    assert payload["messages"][1]["content"] == [{"type": "text", "text": "a"}]
+    assert losses(report) == [
+        ("[1].contents[0]", "hosted tool call web_search"),
+        ("[1].contents[1]", "hosted tool result web_search"),
+    ]
+    assert "ran at openai" in report.losses[0].reason
+    assert "no Anthropic original" in report.losses[1].reason
+
+
+def test_tool_input_text_is_the_same_from_both_readers() -> None:
+    # Issue 16, bug 5: the response reader spells input as json.dumps does, which is how the stream's
+    # input_json_delta fragments spell it (the stream keeps them verbatim): one call, one text.
+    response = check_response(load_golden("response.json"))
+    message = from_anthropic_response(response)
+    (call,) = message.tool_calls()
+    assert call.arguments == json.dumps(response["content"][2]["input"], ensure_ascii=False)
+    unicode = from_anthropic_response(
+        {**response, "content": [{"type": "tool_use", "id": "t", "name": "f", "input": {"city": "Zürich"}}]}
+    )
+    assert unicode.tool_calls()[0].arguments == '{"city": "Zürich"}'
+
+
+def test_tool_use_keys_without_a_field_go_back_exactly() -> None:
+    # Programmatic tool calling: the API puts `caller` on tool_use blocks (real responses carry
+    # {"type": "direct"} on every call); it lives in ToolCallContent.provider_extra.
+    caller = {"type": "code_execution_20250825", "tool_id": "srvtoolu_01Code"}
+    block = {"type": "tool_use", "id": "toolu_01", "name": "get_weather", "input": {"city": "Oslo"}, "caller": caller}
+    payload = {"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": [block]}]}
+    _, reply = from_anthropic(payload)
+    (call,) = reply.contents
+    assert isinstance(call, ToolCallContent)
+    assert call.arguments == '{"city": "Oslo"}'
+    assert call.provider_extra is not None
+    assert call.provider_extra.block() == {"type": "tool_use", "caller": caller}
+    report = ConversionReport()
+    assert to_anthropic([*from_anthropic(payload)], report=report) == payload | {
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "q"}]}, payload["messages"][1]]
+    }
+    assert not report
+    plain = from_anthropic({"messages": [{"role": "assistant", "content": [{**block, "caller": None} | {}]}]})
+    assert plain[0].contents[0].provider_extra is not None  # type: ignore[union-attr]
+    bare = {k: v for k, v in block.items() if k != "caller"}
+    assert (
+        from_anthropic({"messages": [{"role": "assistant", "content": [bare]}]})[0].contents[0].provider_extra is None
+    )  # type: ignore[union-attr]
+    # Another provider's extra keys are reported, not sent.
+    foreign = ToolCallContent(
+        "c1", "f", {}, provider_extra=ProviderContent.from_block("openai", {"type": "function_call", "namespace": "x"})
+    )
+    report = ConversionReport()
+    out = to_anthropic([AssistantMessage([foreign])], report=report)
+    assert out["messages"][0]["content"] == [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}]
+    assert losses(report) == [("[0].contents[0].provider_extra", "openai tool-call fields")]

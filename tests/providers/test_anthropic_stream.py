@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from anthropic.lib.streaming._messages import accumulate_event
 from anthropic.types import RawMessageStreamEvent
 from anthropic.types.shared.error_response import ErrorResponse
 from hypothesis import given, settings
@@ -25,6 +26,10 @@ from pydantic import ValidationError as PydanticValidationError
 
 from agentmsg import (
     AssistantMessage,
+    DocumentContent,
+    HostedToolCallContent,
+    HostedToolKind,
+    HostedToolResultContent,
     Provenance,
     ProviderContent,
     RedactedThinkingContent,
@@ -34,7 +39,8 @@ from agentmsg import (
     ToolCallContent,
     Usage,
 )
-from agentmsg.providers.anthropic import from_anthropic_response
+from agentmsg.providers._common import ConversionReport
+from agentmsg.providers.anthropic import from_anthropic_response, read_block, to_anthropic_response
 from agentmsg.providers.anthropic_stream import AnthropicStreamParser, stream_events, stream_events_from_sse
 from agentmsg.streaming import StreamAccumulator, StreamEvent, StreamProtocolError, fold, iter_sse
 
@@ -117,6 +123,7 @@ def test_every_fixture_is_found() -> None:
     assert FIXTURES == [
         "cut_off.json",
         "error.sse",
+        "hosted_tools.json",
         "invalid_json.json",
         "parallel_tool_use.json",
         "refusal.sse",
@@ -166,6 +173,7 @@ def fields_of(message: AssistantMessage) -> dict[str, Any]:
         "usage": message.usage,
         "stop_reason": message.stop_reason,
         "stop_reason_raw": message.stop_reason_raw,
+        "stop_sequence": message.stop_sequence,
         "error": message.error,
         "provenance": message.provenance,
     }
@@ -380,29 +388,47 @@ SERVER_TOOL_USE = {
 }
 
 
-def test_server_tool_blocks_pass_through_as_provider_blocks() -> None:
-    message, accumulator = fold_fixture("web_search.json", pass_through_unknown=True)
+def test_server_tool_blocks_fold_as_hosted_tool_blocks_by_default() -> None:
+    message, accumulator = fold_fixture("web_search.json")
     assert message == expected(
         message,
         [
             TextContent("I'll check the current weather in New York City for you."),
-            ProviderContent.from_block("anthropic", SERVER_TOOL_USE),
-            ProviderContent.from_block("anthropic", WEB_SEARCH_RESULT),
+            read_block(SERVER_TOOL_USE),
+            read_block(WEB_SEARCH_RESULT),
             TextContent("Here's the current weather information for New York City."),
         ],
-        usage=Usage(input_tokens=10682, output_tokens=510, cache_read_tokens=0, cache_write_tokens=0),
+        usage=Usage(
+            input_tokens=10682,
+            output_tokens=510,
+            cache_read_tokens=0,
+            cache_write_tokens=0,
+            hosted_tool_requests={"web_search": 1, "web_fetch": 0},
+        ),
         stop_reason=StopReason.STOP,
         stop_reason_raw="end_turn",
         provenance=prov("msg_01G..."),
     )
+    call, result = message.hosted_tool_calls()[0], message.hosted_tool_results()[0]
+    assert (call.kind, call.input) == (HostedToolKind.WEB_SEARCH, '{"query": "weather NYC today"}')  # verbatim
+    assert result.search_results[0].url == "https://world-weather.info/forecast/usa/new_york/may-2025/"
     assert accumulator.issues == []
 
 
-def test_server_tool_blocks_are_refused_without_pass_through() -> None:
+def test_unknown_blocks_are_kept_whole_by_default_and_refused_on_request() -> None:
+    upload = {"type": "container_upload", "file_id": "file_011"}
+    events = [
+        start_event(),
+        {"type": "content_block_start", "index": 0, "content_block": upload},
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+        {"type": "message_stop"},
+    ]
+    assert fold(stream_events(events)).contents == (ProviderContent.from_block("anthropic", upload),)
     with pytest.raises(
-        StreamProtocolError, match=r"event 7 \(content_block_start\): block 1 of type 'server_tool_use'"
+        StreamProtocolError, match=r"event 1 \(content_block_start\): block 0 of type 'container_upload'"
     ):
-        list(stream_events(json_events("web_search.json")))
+        list(stream_events(events, pass_through_unknown=False))
 
 
 # -- the stream and the converter agree
@@ -434,6 +460,8 @@ def final_message(events: list[dict[str, Any]]) -> dict[str, Any]:
                 block["signature"] += delta["signature"]
             elif delta["type"] == "input_json_delta":
                 fragments[event["index"]] = fragments.get(event["index"], "") + delta["partial_json"]
+            elif delta["type"] == "citations_delta":
+                block["citations"] = [*(block.get("citations") or []), delta["citation"]]
         elif kind == "message_delta":
             response.update(event["delta"])
             response["usage"].update(event["usage"])
@@ -444,26 +472,122 @@ def final_message(events: list[dict[str, Any]]) -> dict[str, Any]:
     return response
 
 
-@pytest.mark.parametrize(
-    ("name", "options"),
-    [
-        ("thinking_redacted.json", {}),
-        ("parallel_tool_use.json", {}),
-        ("refusal.sse", {}),
-        ("web_search.json", {"pass_through_unknown": True}),
-    ],
-)
-def test_the_fold_agrees_with_the_converter_on_the_whole_response(name: str, options: dict[str, Any]) -> None:
+COMPLETE = [
+    "hosted_tools.json",
+    "parallel_tool_use.json",
+    "refusal.sse",
+    "text.json",
+    "text.sse",
+    "thinking_redacted.json",
+    "tool_use.json",
+    "tool_use.sse",
+    "web_search.json",
+]
+
+
+@pytest.mark.parametrize("name", COMPLETE)
+def test_the_fold_agrees_with_the_converter_on_the_whole_response(name: str) -> None:
+    # Issue 16, bug 5: both readers spell tool input alike (the stream's fragments verbatim, the response's
+    # object as json.dumps writes it, which is how the stream spells it), so the messages are equal.
     events = events_of(name)
-    folded = fold(stream_events(events, **options))
-    converted = from_anthropic_response(final_message(events), **options)
-    # Argument text: the stream keeps the fragments verbatim, the converter writes compact JSON.
-    assert [c.args for c in folded.tool_calls()] == [c.args for c in converted.tool_calls()]
-    if not any(c.arguments != "{}" for c in folded.tool_calls()):
-        assert same_message(converted, folded) == folded
-    else:
-        assert [type(c) for c in folded.contents] == [type(c) for c in converted.contents]
-        assert fields_of(converted) == fields_of(folded)
+    folded = fold(stream_events(events))
+    converted = from_anthropic_response(final_message(events))
+    assert same_message(converted, folded) == folded
+    assert folded.stop_sequence == (final_message(events).get("stop_sequence") or "")
+
+
+def canonical(message: AssistantMessage) -> AssistantMessage:
+    """The message with every verbatim provider object's JSON text re-dumped with sorted keys.
+
+    The SDK's accumulated message orders keys by its model fields; the stream's blocks come in the
+    API's order. Both are the same objects: compare them as objects.
+    """
+    copy = message.copy()
+
+    def walk(pb: Any) -> None:
+        for field, value in pb.ListFields():
+            if field.message_type is None or field.message_type.GetOptions().map_entry:
+                continue
+            for item in value if field.is_repeated else [value]:
+                if item.DESCRIPTOR.full_name == "agentmsg.v1.ProviderContent":
+                    item.json = json.dumps(json.loads(item.json), sort_keys=True)
+                else:
+                    walk(item)
+
+    walk(copy.pb)
+    return copy
+
+
+@pytest.mark.parametrize("name", [n for n in COMPLETE if n not in SDK_DEVIATIONS])
+def test_the_fold_equals_the_sdks_own_accumulation(name: str) -> None:
+    snapshot = None
+    buffers: dict[int, bytes] = {}
+    for event in events_of(name):
+        if event["type"] != "ping":
+            snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=buffers)  # type: ignore[arg-type]
+    assert snapshot is not None
+    folded = fold(stream_events(events_of(name)))
+    from_sdk = from_anthropic_response(snapshot.to_dict())
+    assert canonical(same_message(from_sdk, folded)) == canonical(folded)
+
+
+def test_hosted_tool_blocks_citations_and_usage_details_stream_and_go_back_exactly() -> None:
+    events = events_of("hosted_tools.json")
+    message = fold(stream_events(events))
+    kinds = [type(block).__name__ for block in message.contents]
+    assert kinds == [
+        "HostedToolCallContent",
+        "HostedToolResultContent",
+        "TextContent",
+        *["HostedToolCallContent", "HostedToolResultContent"] * 4,
+        "ProviderContent",
+    ]
+    fetch, fetched, text = message.contents[:3]
+    assert isinstance(fetch, HostedToolCallContent)
+    assert (fetch.kind, fetch.input) == (HostedToolKind.WEB_FETCH, '{"url": "https://example.com/article"}')
+    assert isinstance(fetched, HostedToolResultContent)
+    assert fetched.web_fetch is not None
+    assert fetched.web_fetch.retrieved_at == "2025-08-25T10:30:00Z"
+    (document,) = fetched.blocks
+    assert isinstance(document, DocumentContent)
+    assert (document.text(), document.title) == ("The tide comes in twice a day.", "Tides")
+    assert isinstance(text, TextContent)
+    assert text.content == "Twice a day."
+    assert [c.location for c in text.citations] == [("chars", 0, 30)]
+    bash = message.hosted_tool_results()[1]
+    assert bash.code_execution is not None
+    assert (bash.code_execution.stdout, bash.code_execution.return_code) == ("chart.png\n", 0)
+    assert [f.file_id for f in bash.code_execution.files] == ["file_011Chart"]
+    view, search, failed = message.hosted_tool_results()[2:]
+    assert view.text == "high tide 06:10\nlow tide 12:25\n"
+    assert [block.block()["tool_name"] for block in search.blocks] == ["get_weather"]  # type: ignore[union-attr]
+    assert (failed.is_error, failed.error_code) == (True, "unavailable")
+    assert message.stop_sequence == "###"
+    assert message.usage == Usage(
+        input_tokens=3120,
+        output_tokens=212,
+        cache_read_tokens=0,
+        cache_write_tokens=1500,
+        cache_write_5m_tokens=1000,
+        cache_write_1h_tokens=500,
+        hosted_tool_requests={"web_search": 0, "web_fetch": 1},
+    )
+    report = ConversionReport()
+    written = to_anthropic_response(message, report=report)
+    assert not report
+    final = final_message(events)
+    assert written == {**final, "type": "message", "role": "assistant"}
+
+
+@pytest.mark.parametrize("name", [n for n in FIXTURES if n.endswith(".sse")])
+def test_sse_lines_without_their_ends_are_read_as_lines(name: str) -> None:
+    # Issue 16, bug 1: str.splitlines() and httpx's iter_lines() give lines without their ends.
+    with_ends = fold(stream_events_from_sse(sse_text(name).splitlines(keepends=True), message_id="m"))
+    bare = fold(stream_events_from_sse(sse_text(name).splitlines(), message_id="m"))
+    as_bytes = fold(stream_events_from_sse([line.encode() for line in sse_text(name).splitlines()], message_id="m"))
+    assert bare == same_message(with_ends, bare)
+    assert as_bytes == same_message(with_ends, as_bytes)
+    assert not bare.error or bare.error == with_ends.error
 
 
 def test_a_message_with_no_block_gets_an_empty_text_block_as_the_converter_gives() -> None:
@@ -561,7 +685,7 @@ def test_a_tool_start_input_is_used_only_when_no_fragment_comes() -> None:
             ]
         )
     )
-    assert whole.tool_calls()[0].arguments == '{"a":1}'
+    assert whole.tool_calls()[0].arguments == '{"a": 1}'  # as from_anthropic_response spells it
 
 
 def test_an_error_before_message_start_still_gives_a_message() -> None:
@@ -580,7 +704,7 @@ def test_an_empty_stream_is_an_error_not_a_hang() -> None:
     assert message.stop_reason is StopReason.ERROR
 
 
-def test_pings_unknown_events_and_citations_are_skipped_with_notes() -> None:
+def test_citations_are_carried_and_pings_and_unknown_events_skipped_with_notes() -> None:
     events = text_stream({"stop_reason": "end_turn"})
     citation = {
         "type": "char_location",
@@ -600,15 +724,21 @@ def test_pings_unknown_events_and_citations_are_skipped_with_notes() -> None:
     parser = AnthropicStreamParser()
     out = [e for event in events for e in parser.feed(event)] + parser.close()
     got = fold(out)
-    assert got == same_message(fold(stream_events(text_stream({"stop_reason": "end_turn"}))), got)
-    assert parser.skipped == [
-        "event 3 (content_block_delta): block 0: a citation has no agentmsg field and is left out",
-        "event 5 (content_block_hint): an event type this version does not know, skipped",
-    ]
-    with pytest.raises(StreamProtocolError, match=r"event 3 \(content_block_delta\).*citation.*strict=True"):
-        list(stream_events(events, strict=True))
-    del events[3]
-    with pytest.raises(StreamProtocolError, match=r"event 4 \(content_block_hint\).*strict=True"):
+    (text,) = got.contents
+    assert isinstance(text, TextContent)
+    (cited,) = text.citations
+    assert (cited.source_kind, cited.document_index, cited.location, cited.cited_text) == (
+        "document",
+        0,
+        ("chars", 0, 2),
+        "hi",
+    )
+    assert cited.original is not None
+    assert cited.original.block() == citation
+    plain = fold(stream_events(text_stream({"stop_reason": "end_turn"})))
+    assert text.content == plain.text_content()
+    assert parser.skipped == ["event 5 (content_block_hint): an event type this version does not know, skipped"]
+    with pytest.raises(StreamProtocolError, match=r"event 5 \(content_block_hint\).*strict=True"):
         list(stream_events(events, strict=True))
 
 
@@ -692,8 +822,12 @@ STOP0 = {"type": "content_block_stop", "index": 0}
         ([start_event(), text_block(), delta(0, {"type": "sparkle_delta"})], r"unknown delta type 'sparkle_delta'"),
         ([start_event(), text_block(), delta(0, "x")], r"'delta' must be an object, got string"),  # type: ignore[arg-type]
         (
-            [start_event(), {"type": "content_block_start", "index": 0, "content_block": {"type": "server_tool_use"}}],
-            r"block 0 of type 'server_tool_use' has no agentmsg kind \(pass_through_unknown=True",
+            [
+                start_event(),
+                {"type": "content_block_start", "index": 0, "content_block": {"type": "server_tool_use"}},
+                {"type": "content_block_stop", "index": 0},
+            ],
+            r"event 2 \(content_block_stop\): .*id: 'id' is required",
         ),
         (
             [start_event(), {"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use"}}],
@@ -722,7 +856,7 @@ STOP0 = {"type": "content_block_stop", "index": 0}
         ([start_event(), {"type": "error", "error": {}}, text_block()], r"event 2 .*already ended"),
         ([{**start_event(), "message": {"usage": "lots"}}], r"'message.usage' must be an object, got string"),
         ([{**start_event(), "message": {"usage": {"input_tokens": -1}}}], r"event 0 \(message_start\): .*input_tokens"),
-        ([{**start_event(), "message": {"usage": {"input_tokens": 1.5}}}], r"'input_tokens' must be an integer"),
+        ([{**start_event(), "message": {"usage": {"input_tokens": 1.5}}}], r"input_tokens: expected an integer"),
         ([start_event(), {"type": "message_delta", "delta": {"stop_reason": 7}}], r"'stop_reason' must be a string"),
         ([start_event(), {"type": "message_delta"}], r"'delta' is required"),
         ([start_event(), {"type": "error", "error": "bad"}], r"'error' must be an object, got string"),
@@ -809,3 +943,45 @@ def test_sse_may_come_in_arbitrary_chunks(name: str, cuts: list[int]) -> None:
 def test_sse_that_is_not_utf8_is_refused() -> None:
     with pytest.raises(StreamProtocolError, match="not UTF-8"):
         list(stream_events_from_sse([b"event: ping\n", b"data: \xff\n", b"\n"]))
+
+
+def test_a_tool_calls_caller_streams_into_provider_extra_as_the_converter_reads_it() -> None:
+    caller = {"type": "code_execution_20250825", "tool_id": "srvtoolu_01Code"}
+    start = {"type": "tool_use", "id": "toolu_1", "name": "f", "input": {}, "caller": caller}
+    events = [
+        {**start_event(), "message": {**start_event()["message"], "usage": {"input_tokens": 9, "output_tokens": 1}}},
+        {"type": "content_block_start", "index": 0, "content_block": start},
+        delta(0, {"type": "input_json_delta", "partial_json": '{"a": 1}'}),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"},
+    ]
+    for event in events[1:4]:
+        SDK_EVENT.validate_python(event)  # caller is a field of the SDK's ToolUseBlock
+    folded = fold(stream_events(events))
+    converted = from_anthropic_response(final_message(events))
+    assert same_message(converted, folded) == folded
+    (call,) = folded.tool_calls()
+    assert call.provider_extra is not None
+    assert call.provider_extra.block() == {"type": "tool_use", "caller": caller}
+
+
+def test_a_delta_type_this_version_does_not_know_appends_to_a_block_read_whole() -> None:
+    # Beta compaction blocks stream their summary as compaction_delta {content}; a block of an unknown
+    # type is read whole, and a new delta's text fields are appended to the block's.
+    events = [
+        start_event(),
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "compaction", "content": None}},
+        delta(0, {"type": "compaction_delta", "content": "The user "}),
+        delta(0, {"type": "compaction_delta", "content": "said hello."}),
+        {"type": "content_block_stop", "index": 0},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 3}},
+        {"type": "message_stop"},
+    ]
+    (block,) = fold(stream_events(events)).contents
+    assert block == ProviderContent.from_block("anthropic", {"type": "compaction", "content": "The user said hello."})
+    bad = [*events[:2], delta(0, {"type": "compaction_delta", "content": 3})]
+    with pytest.raises(StreamProtocolError, match="compaction_delta whose 'content' is not text"):
+        list(stream_events(bad))
+    with pytest.raises(StreamProtocolError, match="unknown delta type 'compaction_delta'"):
+        list(stream_events([start_event(), text_block(), delta(0, {"type": "compaction_delta", "content": "x"})]))

@@ -81,3 +81,17 @@ def test_bad_input_names_the_path(tmp_path: Path, capsys: pytest.CaptureFixture[
     source.write_text("{not json")
     assert main(["convert", "--from", "openai-chat", "--to", "anthropic", str(source)]) == 2
     assert "not JSON" in capsys.readouterr().err
+
+
+def test_unknown_blocks_follow_the_readers_default_unless_the_flag_says(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    upload = {"type": "container_upload", "file_id": "file_1"}
+    payload = {"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": [upload]}]}
+    source = tmp_path / "anthropic.json"
+    source.write_text(json.dumps(payload))
+    # The Anthropic reader keeps unknown blocks by default, and they go back verbatim.
+    assert main(["convert", "--from", "anthropic", "--to", "anthropic", str(source)]) == 0
+    assert json.loads(capsys.readouterr().out)["messages"][1]["content"] == [upload]
+    assert main(["convert", "--from", "anthropic", "--to", "anthropic", "--no-pass-through-unknown", str(source)]) == 2
+    assert "messages[1].content[0].type" in capsys.readouterr().err

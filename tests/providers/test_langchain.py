@@ -30,6 +30,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from samples import PDF, WAV, every_role
 from sdk_check import validate_with
 
+import agentmsg as am
 from agentmsg import (
     AgentMessage,
     AssistantMessage,
@@ -37,6 +38,7 @@ from agentmsg import (
     BaseMessage,
     CompactionSummaryMessage,
     DocumentContent,
+    HostedToolCallContent,
     ImageContent,
     ImageDetail,
     Provenance,
@@ -58,7 +60,7 @@ from agentmsg import (
 )
 from agentmsg.providers._common import ConversionError, ConversionReport, ConversionWarning, project_session_message
 from agentmsg.providers.langchain import API, PROVIDER, STASH_KEY, from_langchain, to_langchain, to_langchain_chunk
-from agentmsg.v1 import message_pb2
+from agentmsg.v1 import content_pb2, message_pb2
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "langchain"
 PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP4z8AAAAMBAQDJ/pLvAAAAAElFTkSuQmCC"
@@ -186,7 +188,18 @@ _BLOCK_TYPES: dict[str, Any] = {
     "tool_call": lc_content.ToolCall,
     "invalid_tool_call": lc_content.InvalidToolCall,
     "non_standard": lc_content.NonStandardContentBlock,
+    "server_tool_call": lc_content.ServerToolCall,
+    "server_tool_call_chunk": lc_content.ServerToolCallChunk,
+    "server_tool_result": lc_content.ServerToolResult,
 }
+
+
+def assert_annotations(block: dict[str, Any]) -> None:
+    """Every annotation of a text block is one of LangChain's ``Annotation`` TypedDicts."""
+    for annotation in block.get("annotations", []):
+        typed = lc_content.Citation if annotation["type"] == "citation" else lc_content.NonStandardAnnotation
+        assert set(annotation) <= set(typing.get_type_hints(typed))
+        validate_with(typed, annotation)
 
 
 def assert_standard_block(block: Any) -> None:
@@ -197,6 +210,7 @@ def assert_standard_block(block: Any) -> None:
     assert set(block) <= allowed, f"{block['type']} block has keys LangChain does not define: {set(block) - allowed}"
     assert typed.__required_keys__ <= set(block), f"{block['type']} block misses {typed.__required_keys__ - set(block)}"
     validate_with(typed, block)
+    assert_annotations(block)
 
 
 def assert_langchain_accepts(messages: list[lc.BaseMessage]) -> None:
@@ -825,20 +839,23 @@ def test_provider_blocks() -> None:
     assert [(loss.path, loss.what) for loss in report.losses] == [
         ("[0].contents[3]", "a google 'executableCode' block")
     ]
-    kept = AssistantMessage([TextContent("hi"), own, langchain_block], provenance=CLAUDE, id="a", timestamp=TS)
+    # A standard server_tool_call block now reads as the hosted tool call it is.
+    hosted = HostedToolCallContent("s", "x", "{}")
+    kept = AssistantMessage([TextContent("hi"), own, hosted], provenance=CLAUDE, id="a", timestamp=TS)
     assert from_langchain([ai], pass_through_unknown=True) == [kept]
 
 
 def test_unknown_user_block_passes_through_raw() -> None:
     raw = {"type": "search_result", "source": "kb", "title": "Leave policy", "content": []}
     human = lc.HumanMessage(content=[{"type": "text", "text": "see"}, raw], id="h")
-    (user,) = from_langchain([human], pass_through_unknown=True)
+    # Unknown blocks are read by default (issue 16), as they are by every other reader.
+    (user,) = from_langchain([human])
     assert isinstance(user, UserMessage)
     assert user.contents[1] == ProviderContent.from_block(PROVIDER, raw)
     (back,) = quiet([user])
     assert back.content == [{"type": "text", "text": "see"}, raw]
     with pytest.raises(ValidationError) as exc:
-        from_langchain([human])
+        from_langchain([human], pass_through_unknown=False)
     rule, message = violation_of(exc, "[0].content[1]")
     assert rule == "langchain.unknown_type"
     assert "'search_result'" in message
@@ -983,7 +1000,7 @@ def test_every_problem_is_reported_with_its_path() -> None:
         lc.AIMessage("x", response_metadata={STASH_KEY: {"stop_reason": "bored", "api": 3}}),
     ]
     with pytest.raises(ValidationError) as exc:
-        from_langchain(messages)
+        from_langchain(messages, pass_through_unknown=False)
     assert violation_of(exc, "[0].content[0].base64")[0] == "langchain.base64"
     assert violation_of(exc, "[0].content[1]") == (
         "langchain.unsupported",
@@ -1028,3 +1045,303 @@ def test_langchain_is_needed_only_by_this_module() -> None:
 
 def test_constants() -> None:
     assert (PROVIDER, API, STASH_KEY) == ("langchain", "langchain-core", "agentmsg")
+
+
+# ------------------------------------------------------------------ issue 16: hosted tools, citations, logprobs
+
+
+def hosted_assistant(**kwargs: Any) -> AssistantMessage:
+    """An assistant turn with every v1.1 addition, as the Anthropic and OpenAI readers give them."""
+    search = am.HostedToolCallContent(
+        "srvtoolu_01",
+        "web_search",
+        '{"query": "agentmsg"}',
+        kind="web_search",
+        original=am.ProviderContent.from_block(
+            "anthropic",
+            {"type": "server_tool_use", "id": "srvtoolu_01", "name": "web_search", "input": {"query": "agentmsg"}},
+        ),
+    )
+    found = am.HostedToolResultContent(
+        "srvtoolu_01",
+        kind="web_search",
+        search_results=[am.SearchResult("https://example.com/a", "A", page_age="2 days", encrypted_content="E1")],
+    )
+    mcp = am.HostedToolCallContent("mcp_1", "lookup", {"q": 1}, kind="mcp", server="kb")
+    mcp_result = am.HostedToolResultContent("mcp_1", "found it")
+    failed = am.HostedToolResultContent("ci_1", "boom", is_error=True)
+    answer = am.TextContent(
+        "agentmsg is a contract.",
+        citations=[
+            am.Citation.web("https://example.com/a", "A", cited_text="a contract", start_index=0, end_index=8),
+            am.Citation.document(0, title="Spec", chars=(3, 9), cited_text="contract"),
+        ],
+    )
+    usage = Usage(
+        input_tokens=10,
+        output_tokens=5,
+        cache_write_tokens=4,
+        cache_write_5m_tokens=1,
+        cache_write_1h_tokens=3,
+        hosted_tool_requests={"web_search": 1},
+    )
+    return AssistantMessage(
+        [search, found, mcp, mcp_result, failed, answer],
+        id="a",
+        timestamp=TS,
+        provenance=CLAUDE,
+        stop_reason=StopReason.STOP,
+        stop_reason_raw="stop_sequence",
+        stop_sequence="END",
+        usage=usage,
+        **kwargs,
+    )
+
+
+def test_hosted_tools_and_citations_are_langchain_standard_blocks() -> None:
+    message = hosted_assistant()
+    (ai,) = quiet([message])
+    assert_langchain_accepts([ai])
+    assert ai.content[:5] == [
+        {"type": "server_tool_call", "id": "srvtoolu_01", "name": "web_search", "args": {"query": "agentmsg"}},
+        {
+            "type": "server_tool_result",
+            "tool_call_id": "srvtoolu_01",
+            "status": "success",
+            "output": {
+                "results": [
+                    {"url": "https://example.com/a", "title": "A", "page_age": "2 days", "encrypted_content": "E1"}
+                ]
+            },
+        },
+        # MCP calls the way LangChain's Anthropic translator writes them.
+        {
+            "type": "server_tool_call",
+            "id": "mcp_1",
+            "name": "remote_mcp",
+            "args": {"q": 1},
+            "extras": {"tool_name": "lookup"},
+        },
+        {"type": "server_tool_result", "tool_call_id": "mcp_1", "status": "success", "output": "found it"},
+        {"type": "server_tool_result", "tool_call_id": "ci_1", "status": "error", "output": "boom"},
+    ]
+    assert ai.content[5] == {
+        "type": "text",
+        "text": "agentmsg is a contract.",
+        "annotations": [
+            {
+                "type": "citation",
+                "url": "https://example.com/a",
+                "title": "A",
+                "start_index": 0,
+                "end_index": 8,
+                "cited_text": "a contract",
+            },
+            {"type": "citation", "title": "Spec", "cited_text": "contract"},
+        ],
+    }
+    assert ai.response_metadata["stop_sequence"] == "END"
+    assert ai.usage_metadata is not None
+    assert ai.usage_metadata["input_token_details"] == {
+        "cache_creation": 4,
+        "ephemeral_5m_input_tokens": 1,
+        "ephemeral_1h_input_tokens": 3,
+    }
+    # What the standard blocks have no field for is in the stash, by position: every hosted block (binary
+    # agentmsg.v1.Content in base64) and the citations of the text (a TextContent holding only them).
+    stash = ai.response_metadata[STASH_KEY]
+    assert [entry["at"] for entry in stash["blocks"]] == [0, 1, 2, 3, 4, 5]
+    details = content_pb2.Content.FromString(base64.b64decode(stash["blocks"][5]["proto"]))
+    assert (details.text.text, len(details.text.citations)) == ("", 2)
+    assert stash["usage"]["hostedToolRequests"] == {"web_search": "1"}
+    assert from_langchain([ai]) == [message]
+    assert from_langchain(lc.messages_from_dict(lc.messages_to_dict([ai]))) == [message]
+
+
+def test_hosted_content_round_trips_through_a_chunk() -> None:
+    message = hosted_assistant()
+    chunk = to_langchain_chunk(message)
+    assert isinstance(chunk, lc.AIMessageChunk)
+    assert from_langchain([chunk]) == [message]
+
+
+def test_without_metadata_the_v11_details_are_reported_lost() -> None:
+    report = ConversionReport()
+    (ai,) = to_langchain([hosted_assistant()], include_metadata=False, report=report)
+    assert [loss.path for loss in report.losses] == [
+        "[0].contents[0]",
+        "[0].contents[1]",
+        "[0].contents[2]",
+        "[0].contents[5]",
+        "[0].usage.hosted_tool_requests",
+    ]
+    (back,) = from_langchain([ai])
+    assert isinstance(back, AssistantMessage)
+    # The standard blocks alone: ids, names, args, statuses, outputs and web citations survive.
+    search, found, mcp, mcp_result, failed, answer = back.contents
+    assert search == am.HostedToolCallContent("srvtoolu_01", "web_search", '{"query":"agentmsg"}')
+    assert isinstance(found, am.HostedToolResultContent)
+    assert found.original is not None  # the output object, kept as LangChain wrote it
+    assert found.original.block()["output"]["results"][0]["url"] == "https://example.com/a"
+    assert mcp == am.HostedToolCallContent("mcp_1", "lookup", '{"q":1}', kind="mcp")
+    assert mcp_result == am.HostedToolResultContent("mcp_1", "found it")
+    assert failed == am.HostedToolResultContent("ci_1", "boom", is_error=True)
+    assert isinstance(answer, TextContent)
+    web, document = answer.citations
+    assert web == am.Citation.web("https://example.com/a", "A", cited_text="a contract", start_index=0, end_index=8)
+    assert document.original is not None
+    assert document.original.block() == {"type": "citation", "title": "Spec", "cited_text": "contract"}
+    assert back.stop_sequence == "END"
+    assert back.usage is not None
+    assert (back.usage.cache_write_5m_tokens, back.usage.cache_write_1h_tokens) == (1, 3)
+    assert back.usage.hosted_tool_requests == {}
+
+
+def test_langchains_own_translation_of_anthropic_reads_and_goes_back_unchanged() -> None:
+    # What langchain-core's Anthropic translator makes of server_tool_use / web_search_tool_result / citations.
+    raw = lc.AIMessage(
+        content=[
+            {"type": "server_tool_use", "id": "srvtoolu_9", "name": "web_search", "input": {"query": "q"}},
+            {
+                "type": "web_search_tool_result",
+                "tool_use_id": "srvtoolu_9",
+                "content": [
+                    {"type": "web_search_result", "url": "https://e.com", "title": "E", "encrypted_content": "x"}
+                ],
+            },
+            {
+                "type": "text",
+                "text": "E says so.",
+                "citations": [
+                    {
+                        "type": "web_search_result_location",
+                        "url": "https://e.com",
+                        "title": "E",
+                        "cited_text": "so",
+                        "encrypted_index": "i",
+                    }
+                ],
+            },
+        ],
+        response_metadata={"model_provider": "anthropic"},
+    )
+    standard = lc.AIMessage(content=raw.content_blocks, response_metadata={"output_version": "v1"}, id="x")
+    (message,) = from_langchain([standard])
+    assert isinstance(message, AssistantMessage)
+    call, result, text = message.contents
+    assert isinstance(call, am.HostedToolCallContent)
+    assert (call.id, call.name, call.input_value) == ("srvtoolu_9", "web_search", {"query": "q"})
+    assert isinstance(result, am.HostedToolResultContent)
+    assert result.call_id == "srvtoolu_9"
+    assert not result.is_error
+    assert isinstance(text, TextContent)
+    (citation,) = text.citations
+    assert citation.original is not None  # extras.encrypted_index has no typed field
+    assert citation.original.block()["extras"] == {"encrypted_index": "i"}
+    (again,) = to_langchain([message], include_metadata=False, report=ConversionReport())
+    assert again.content == standard.content
+
+
+def test_input_that_is_not_a_json_object_is_a_server_tool_call_chunk() -> None:
+    call = am.HostedToolCallContent("ci_1", "code_interpreter", '{"code": "print(1)"', kind="code_execution")
+    message = AssistantMessage([call, TextContent("done")], id="a", timestamp=TS)
+    (ai,) = quiet([message])
+    assert ai.content[0] == {
+        "type": "server_tool_call_chunk",
+        "id": "ci_1",
+        "name": "code_interpreter",
+        "args": '{"code": "print(1)"',
+    }
+    assert_langchain_accepts([ai])
+    assert from_langchain([ai]) == [message]
+
+
+def test_logprobs_go_where_chat_openai_keeps_them() -> None:
+    top = am.TokenLogprob("Hi", -1.5, bytes=b"Hi")
+    text = TextContent("Hello", logprobs=[am.TokenLogprob("Hello", -0.1, bytes=b"Hello", top_logprobs=[top])])
+    message = AssistantMessage([text], id="a", timestamp=TS)
+    (ai,) = quiet([message])
+    assert ai.content == "Hello"
+    assert ai.response_metadata["logprobs"] == {
+        "content": [
+            {
+                "token": "Hello",
+                "logprob": -0.1,
+                "bytes": list(b"Hello"),
+                "top_logprobs": [{"token": "Hi", "logprob": -1.5, "bytes": list(b"Hi")}],
+            }
+        ]
+    }
+    assert from_langchain([ai]) == [message]
+    # A ChatOpenAI message read with no stash at all.
+    plain = lc.AIMessage(content="Hello", response_metadata=dict(ai.response_metadata))
+    del plain.response_metadata[STASH_KEY]
+    (read,) = from_langchain([plain])
+    assert read.contents == (text,)
+    # Token ids have no place in that shape: the stash keeps them.
+    with_id = AssistantMessage(
+        [TextContent("x", logprobs=[am.TokenLogprob("x", -1.0, token_id=5)])], id="b", timestamp=TS
+    )
+    (ai_id,) = quiet([with_id])
+    assert from_langchain([ai_id]) == [with_id]
+
+
+def test_an_edited_standard_block_wins_over_the_stash() -> None:
+    (ai,) = quiet([hosted_assistant()])
+    content = list(ai.content)
+    content[0] = {**content[0], "args": {"query": "edited"}}
+    edited = lc.AIMessage(
+        content=content, response_metadata=ai.response_metadata, usage_metadata=ai.usage_metadata, id="a"
+    )
+    (back,) = from_langchain([edited])
+    call = back.contents[0]
+    assert isinstance(call, am.HostedToolCallContent)
+    assert call.input_value == {"query": "edited"}
+    assert call.original is None
+
+
+@pytest.mark.parametrize(
+    ("blocks", "field"),
+    [
+        ("no", "[0].response_metadata.agentmsg.blocks"),
+        ([{"at": "0", "proto": ""}], "[0].response_metadata.agentmsg.blocks[0]"),
+        ([{"at": 0, "block": {}}], "[0].response_metadata.agentmsg.blocks[0]"),
+        ([{"at": 0, "proto": "%%"}], "[0].response_metadata.agentmsg.blocks[0].proto"),
+        ([{"at": 0, "proto": "/w=="}], "[0].response_metadata.agentmsg.blocks[0].proto"),
+        (
+            [{"at": 0, "proto": base64.b64encode(ThinkingContent("x", "").to_bytes()).decode()}],
+            "[0].response_metadata.agentmsg.blocks[0].proto",
+        ),
+    ],
+)
+def test_a_malformed_blocks_stash_is_refused_with_its_path(blocks: Any, field: str) -> None:
+    ai = lc.AIMessage(content="hi", response_metadata={STASH_KEY: {"blocks": blocks}})
+    with pytest.raises(ValidationError) as exc:
+        from_langchain([ai])
+    assert violation_of(exc, field)[0] == "langchain.metadata"
+
+
+def test_malformed_server_tool_blocks_are_refused_with_their_path() -> None:
+    content = [
+        {"type": "server_tool_call", "id": 5, "name": "x", "args": {}},
+        {"type": "server_tool_result", "status": "success"},
+    ]
+    ai = lc.AIMessage(content=content, response_metadata={"output_version": "v1"})
+    with pytest.raises(ValidationError) as exc:
+        from_langchain([ai])
+    assert violation_of(exc, "[0].content[0].id")[0] == "langchain.type"
+    assert violation_of(exc, "[0].content[1].tool_call_id")[0] == "langchain.required"
+
+
+def test_a_signature_left_out_is_not_kept_in_the_stash_either() -> None:
+    call = am.HostedToolCallContent("c", "google_search", {"queries": ["x"]}, signature="SIG")
+    text = TextContent("t", signature="TSIG", citations=[am.Citation.web("https://a.test/")])
+    report = ConversionReport()
+    (ai,) = to_langchain([AssistantMessage([call, text], id="a", timestamp=TS)], report=report)
+    assert [loss.what for loss in report.losses] == ["a signature", "a signature"]
+    assert b"SIG" not in b"".join(base64.b64decode(e["proto"]) for e in ai.response_metadata[STASH_KEY]["blocks"])
+    (back,) = from_langchain([ai])
+    assert back.contents == (
+        am.HostedToolCallContent("c", "google_search", {"queries": ["x"]}),
+        TextContent("t", citations=[am.Citation.web("https://a.test/")]),
+    )

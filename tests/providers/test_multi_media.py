@@ -141,8 +141,10 @@ def test_adaline_round_trips_a_block_of_several_images_exactly() -> None:
 
 def test_adaline_without_metadata_gives_one_block_per_image() -> None:
     message = am.UserMessage([am.ImageContent(images=[RED, URL])])
-    (back,) = from_adaline(to_adaline([message], include_metadata=False))
+    report = ConversionReport()
+    (back,) = from_adaline(to_adaline([message], include_metadata=False, report=report))
     assert [block.count for block in back.contents] == [1, 1]  # type: ignore[union-attr]
+    assert "sameBlock" in report.losses[1].what  # the grouping is reported lost
 
 
 def test_adaline_ignores_a_same_block_flag_that_contradicts_the_payload() -> None:

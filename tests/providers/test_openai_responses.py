@@ -45,6 +45,7 @@ from agentmsg import (
     AgentMessage,
     AssistantMessage,
     AudioContent,
+    Citation,
     CompactionSummaryMessage,
     DocumentContent,
     ImageContent,
@@ -69,8 +70,10 @@ from agentmsg.providers.openai_responses import (
     API,
     BLOCK_FORMAT,
     PROVIDER,
+    envelope_slots,
     from_openai_responses,
     from_openai_responses_response,
+    hosted_blocks,
     to_openai_responses,
     to_openai_responses_response,
 )
@@ -82,6 +85,15 @@ OPENAI = Provenance(PROVIDER, API)
 # The request-echo fields the SDK's Response requires and a message cannot say; these are the API's
 # documented defaults (parallel_tool_calls true, tool_choice "auto", no tools).
 ECHO = {"parallel_tool_calls": True, "tool_choice": "auto", "tools": []}
+
+
+def typed(message: Any) -> tuple[Any, ...]:
+    """A message's blocks without the item envelopes (ProviderContent that the blocks after it fill)."""
+    return tuple(
+        block
+        for block in message.contents
+        if not (isinstance(block, ProviderContent) and (envelope_slots(block) or (None, 0))[1] > 0)
+    )
 
 
 def load_golden(name: str) -> dict[str, Any]:
@@ -110,8 +122,8 @@ def check_request(payload: dict[str, Any], *, ours: bool = True) -> None:
     matches nearly anything, so each item is also validated as its own type and compared
     with the validated value (a TypedDict drops unknown keys silently).
     The SDK's ``ResponseReasoningItemParam`` requires ``id``; the converter writes reasoning
-    items without one (agentmsg keeps no item ids; OpenAI's Codex client sends them so),
-    so a placeholder stands in for it during validation only. Goldens (``ours=False``) are
+    items read without one (or built by agentmsg) without it (OpenAI's Codex client sends them
+    so), so a placeholder stands in for it during validation only. Goldens (``ours=False``) are
     written as clients send them: with item ids and output-form assistant messages.
     """
     assert set(payload) <= {"input", "instructions"}
@@ -132,7 +144,6 @@ def check_request(payload: dict[str, Any], *, ours: bool = True) -> None:
             if isinstance(item["content"], list):
                 assert validate_with(Message, item) == item
         elif kind == "reasoning":
-            assert "id" not in item or not ours
             assert validate_with(ResponseReasoningItemParam, shown) == shown
         elif kind in ITEM_TYPES:
             assert validate_with(ITEM_TYPES[kind], item) == item
@@ -288,7 +299,7 @@ def test_round_trip_payload_is_exactly_the_items_the_sdk_describes() -> None:
     assert items[-3:] == [
         {"type": "message", "role": "assistant", "content": "Done."},
         {"type": "message", "role": "assistant", "content": ""},
-        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": ""}]},
+        {"type": "message", "role": "user", "content": ""},
     ]
 
 
@@ -344,8 +355,11 @@ def test_golden_text_and_roles() -> None:
     assert read[2].contents == (TextContent("Bonjour"),)
     assert read[3].contents == (TextContent("Bonjour !"),)
     assert read[4].contents == (TextContent("Deux "), TextContent("blocs."))
-    # The output-message form: one text block per output_text part; id, status and phase dropped.
-    assert read[5].contents == (TextContent("D'accord."), TextContent(" Voilà."))
+    # The output-message form: one text block per output_text part, after the item's envelope (id, status, phase).
+    assert typed(read[5]) == (TextContent("D'accord."), TextContent(" Voilà."))
+    envelope = read[5].contents[0]
+    assert isinstance(envelope, ProviderContent)
+    assert envelope.block_type == "message"
     assert all(isinstance(m, AssistantMessage) and m.provenance is None for m in read[3::2])
     # Written back in the converter's own form: system items, easy assistant messages.
     again, report = write(read)
@@ -361,8 +375,7 @@ def test_golden_text_and_roles() -> None:
             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Bonjour"}]},
             {"type": "message", "role": "assistant", "content": "Bonjour !"},
             payload["input"][3],
-            {"type": "message", "role": "assistant", "content": "D'accord."},
-            {"type": "message", "role": "assistant", "content": " Voilà."},
+            payload["input"][4],  # the item as it was: id, status and phase from the envelope
         ],
     }
 
@@ -425,7 +438,7 @@ def test_golden_reasoning_items_become_thinking_and_replay_without_ids() -> None
     user, assistant, tool, final = from_openai_responses(payload)
     assert isinstance(assistant, AssistantMessage)
     encrypted = payload["input"][1]["encrypted_content"]
-    assert assistant.contents == (
+    assert typed(assistant) == (
         ThinkingContent("**Multiplying**\n\n17 times 23 is 391.", ""),
         ThinkingContent("**Checking primality**\n\nI should use the tool.", encrypted),
         ToolCallContent("call_prime_1", "is_prime", arguments='{"n":391}'),
@@ -434,19 +447,14 @@ def test_golden_reasoning_items_become_thinking_and_replay_without_ids() -> None
     assert assistant.provenance == OPENAI
     assert tool.contents == (ToolResultContent("call_prime_1", "false"),)
     assert isinstance(final, AssistantMessage)
-    assert final.contents == (
+    assert typed(final) == (
         RedactedThinkingContent(payload["input"][4]["encrypted_content"]),
         TextContent("391 = 17 * 23, so it is not prime."),
     )
     again, report = write([user, assistant, tool, final], model="gpt-5")
     assert report.losses == []
-    # The same items, minus what agentmsg keeps no field for: item ids, status, output-message form.
-    expected = [dict(item) for item in payload["input"]]
-    for item in expected:
-        item.pop("id", None)
-        item.pop("status", None)
-    expected[-1] = {"type": "message", "role": "assistant", "content": "391 = 17 * 23, so it is not prime."}
-    assert again == {"input": expected}
+    # The same items, ids, statuses and the output-message form included (kept in the items' envelopes).
+    assert again == {"input": payload["input"]}
 
 
 # --------------------------------------------------------------------------- writing: options and reasoning
@@ -554,7 +562,11 @@ def test_provider_content_goes_back_verbatim_as_parts_or_items() -> None:
         {"type": "message", "role": "assistant", "content": "Found."},
         shell_output,
     ]
-    assert restamp(from_openai_responses(payload, pass_through_unknown=True), messages) == messages
+    # Read back, the web search is a hosted tool call (its original the item) and its outcome.
+    again = restamp(from_openai_responses(payload), messages)
+    assert again[1].contents == (*hosted_blocks(search), TextContent("Found."))
+    assert [again[0], again[2]] == [messages[0], messages[2]]
+    assert to_openai_responses(again) == payload
     # Another provider's block is reported, not sent.
     foreign = UserMessage([ProviderContent.from_block("anthropic", {"type": "search_result", "title": "t"})])
     payload = to_openai_responses([foreign], report=report)
@@ -693,29 +705,24 @@ def test_unknown_items_and_parts_pass_through_when_asked() -> None:
         ]
     }
     with pytest.raises(ValidationError) as info:
-        from_openai_responses(payload)
+        from_openai_responses(payload, pass_through_unknown=False)
     assert violations(info) == {
         ("input[0].content[0].type", "openai_responses.unknown_type"),
-        ("input[1].type", "openai_responses.unknown_type"),
         ("input[4].type", "openai_responses.unknown_type"),
         ("input[5].content[0].detail", "openai_responses.unsupported"),
     }
-    user, assistant, approved, original = from_openai_responses(payload, pass_through_unknown=True)
+    # By default (issue 16) everything is read: unknown items and parts kept verbatim, hosted tools typed.
+    user, assistant, approved, original = from_openai_responses(payload)
     assert user.contents == (ProviderContent.from_block(BLOCK_FORMAT, payload["input"][0]["content"][0]),)
     assert assistant.contents == (
-        ProviderContent.from_block(BLOCK_FORMAT, search),
-        ProviderContent.from_block(BLOCK_FORMAT, stored),
+        *hosted_blocks(search),
+        ProviderContent.from_block(BLOCK_FORMAT, stored),  # it only names a stored item: kept whole
         TextContent("ok"),
     )
     assert approved.contents == (ProviderContent.from_block(BLOCK_FORMAT, approval),)
     assert isinstance(original, UserMessage)
     assert original.contents[0].block_type == "input_image"  # type: ignore[union-attr]
-    # Without pass-through, a reasoning item that only names a stored item is left out.
-    without = {"input": [stored, {"type": "message", "role": "assistant", "content": "ok"}]}
-    (only,) = from_openai_responses(without)
-    assert only.contents == (TextContent("ok"),)
-    assert isinstance(only, AssistantMessage)
-    assert only.provenance is None
+    assert to_openai_responses([user, assistant, approved, original])["input"][1:5] == payload["input"][1:5]
 
 
 def test_refusals_are_kept_whole() -> None:
@@ -763,7 +770,7 @@ def test_bad_payload_reports_every_problem_with_its_path() -> None:
         ],
     }
     with pytest.raises(ValidationError) as info:
-        from_openai_responses(payload)
+        from_openai_responses(payload, pass_through_unknown=False)
     assert violations(info) == {
         ("instructions", "openai_responses.type"),
         ("input[0].role", "openai_responses.enum"),
@@ -776,7 +783,6 @@ def test_bad_payload_reports_every_problem_with_its_path() -> None:
         ("input[2].content[4]", "openai_responses.one_of"),
         ("input[2].content[5].text", "openai_responses.required"),
         ("input[2].content[6]", "openai_responses.type"),
-        ("input[3].type", "openai_responses.unknown_type"),
         ("input[4]", "openai_responses.type"),
         ("input[5].call_id", "openai_responses.min_len"),
         ("input[5].output", "openai_responses.type"),
@@ -829,7 +835,7 @@ def test_bad_payload_reports_every_problem_with_its_path() -> None:
 )
 def test_bad_payload_cases(payload: Any, expected: set[tuple[str, str]]) -> None:
     with pytest.raises(ValidationError) as info:
-        from_openai_responses(payload)
+        from_openai_responses(payload, pass_through_unknown=False)
     assert violations(info) == expected
 
 
@@ -858,7 +864,7 @@ def test_reading_accepts_the_sdk_shorthands() -> None:
 def test_golden_response_with_parallel_tool_calls_and_usage() -> None:
     data = load_golden("response_tool_calls.json")
     message = from_openai_responses_response(data)
-    assert message.contents == (
+    assert typed(message) == (
         ThinkingContent("**Looking up the weather**\n\nTwo cities: two calls.", data["output"][0]["encrypted_content"]),
         ToolCallContent("call_12345xyz", "get_weather", arguments='{"location":"Paris, France"}'),
         ToolCallContent("call_67890abc", "get_weather", arguments='{"location":"Bogotá, Colombia"}', index=1),
@@ -879,12 +885,30 @@ def test_golden_response_with_parallel_tool_calls_and_usage() -> None:
 
 
 def test_golden_response_message_with_summaries_and_citations() -> None:
-    message = from_openai_responses_response(load_golden("response_message.json"))
-    assert message.contents == (
+    data = load_golden("response_message.json")
+    message = from_openai_responses_response(data)
+    (annotation,) = data["output"][1]["content"][0]["annotations"]
+    citation = Citation.web(
+        annotation["url"],
+        annotation["title"],
+        start_index=annotation["start_index"],
+        end_index=annotation["end_index"],
+        original=ProviderContent.from_block(BLOCK_FORMAT, annotation),
+    )
+    assert typed(message) == (
         ThinkingContent("**Recalling the capital**\n\nThe capital of France is Paris."),
         ThinkingContent("**Citing**\n\nAdd a source."),
-        TextContent("Paris is the capital of France."),  # the url_citation annotation is dropped
+        TextContent("Paris is the capital of France.", citations=[citation]),  # the url_citation annotation
     )
+    assert message.contents[0] == ProviderContent(
+        BLOCK_FORMAT,
+        "reasoning",
+        json.dumps(
+            {**data["output"][0], "summary": [{"type": "summary_text", "text": ""}] * 2},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        ),
+    )  # the item's envelope: its id (and any other key) with the typed values emptied
     assert (message.stop_reason, message.stop_reason_raw) == (StopReason.STOP, "completed")
     assert message.usage == Usage(12, 90, 0, 0, 64, 102)
     assert message.datetime == datetime.fromtimestamp(1756315696.5, UTC)
@@ -893,11 +917,10 @@ def test_golden_response_message_with_summaries_and_citations() -> None:
 def test_golden_incomplete_refusal_and_failed_responses() -> None:
     incomplete = load_golden("response_incomplete.json")
     message = from_openai_responses_response(incomplete)
-    assert message.contents == ()  # the id-only reasoning item is left out
+    # The id-only reasoning item is kept whole (its envelope, with no typed block after it).
+    assert message.contents == (ProviderContent.from_block(BLOCK_FORMAT, incomplete["output"][0]),)
     assert (message.stop_reason, message.stop_reason_raw) == (StopReason.LENGTH, "max_output_tokens")
     assert message.usage == Usage(25, 16, 0, 0, 16, 41)
-    kept = from_openai_responses_response(incomplete, pass_through_unknown=True)
-    assert kept.contents == (ProviderContent.from_block(BLOCK_FORMAT, incomplete["output"][0]),)
 
     refusal = load_golden("response_refusal.json")
     message = from_openai_responses_response(refusal)
@@ -932,9 +955,9 @@ def test_responses_round_trip_and_validate(name: str) -> None:
     again = from_openai_responses_response(written)
     again.pb.id = message.id
     assert again == message
-    # What is written back is the golden's own fields, except the item ids and statuses agentmsg does not keep.
-    assert {key: written[key] for key in ("id", "object", "created_at", "model", "status")} == {
-        key: golden[key] for key in ("id", "object", "created_at", "model", "status")
+    # What is written back is the golden's own fields, the items with their ids and statuses included.
+    assert {key: written[key] for key in ("id", "object", "created_at", "model", "status", "output")} == {
+        key: golden[key] for key in ("id", "object", "created_at", "model", "status", "output")
     }
     assert written.get("usage") == golden["usage"]
     assert written.get("error") == golden["error"]
@@ -997,8 +1020,9 @@ def test_response_written_for_our_own_message_exactly() -> None:
     }
     check_response(written)
     again = from_openai_responses_response(written)
-    again.pb.id = message.id
-    assert again == message
+    # Read back, the made-up ids and statuses are the items' envelopes; the blocks are the message's.
+    assert typed(again) == message.contents
+    assert to_openai_responses_response(again) == written
 
 
 def test_response_of_a_foreign_message_reports_what_does_not_come_back() -> None:
@@ -1137,11 +1161,12 @@ def test_bad_responses_report_every_problem() -> None:
                 "created_at": "yesterday",
                 "output": [
                     {"type": "message", "role": "user", "content": "x"},
-                    {"type": "file_search_call", "id": "fs_1"},
+                    {"type": "custom_tool_call", "id": "ct_1"},
                     {"type": "function_call", "call_id": "c", "name": "f"},
                 ],
                 "usage": {"input_tokens": 3, "input_tokens_details": {"cached_tokens": 5}, "output_tokens": -1},
-            }
+            },
+            pass_through_unknown=False,
         )
     assert violations(info) == {
         ("status", "openai_responses.enum"),
@@ -1153,8 +1178,8 @@ def test_bad_responses_report_every_problem() -> None:
         ("usage.input_tokens", "openai_responses.usage"),
     }
     with pytest.raises(ValidationError) as info:
-        from_openai_responses_response({"status": "completed", "output": []})
-    assert violations(info) == {("output", "openai_responses.min_items")}
+        from_openai_responses_response({"status": "completed"})
+    assert violations(info) == {("output", "openai_responses.required")}
     with pytest.raises(ValidationError) as info:
         from_openai_responses_response([])  # type: ignore[arg-type]
     assert violations(info) == {("", "openai_responses.type")}
@@ -1203,3 +1228,309 @@ def test_what_the_item_structure_cannot_give_back_is_regrouped_not_lost() -> Non
         # Two assistant messages in a row are one run of items: they read back as one message.
         ("AssistantMessage", (TextContent("one"), TextContent("two"))),
     ]
+
+
+# --------------------------------------------------------------------------- real traffic (issue 16)
+
+# Item shapes as the API returns them (the recorded corpus under tests/corpus/openai_responses has them all).
+SEARCH = {
+    "id": "ws_1",
+    "type": "web_search_call",
+    "status": "completed",
+    "action": {"type": "search", "query": "rain in Paris", "sources": [{"type": "url", "url": "https://w.test/p"}]},
+}
+FILES = {
+    "id": "fs_1",
+    "type": "file_search_call",
+    "status": "completed",
+    "queries": ["refund policy"],
+    "results": [{"file_id": "file-1", "filename": "policy.pdf", "score": 0.9, "text": "30 days", "attributes": {}}],
+}
+CODE = {
+    "id": "ci_1",
+    "type": "code_interpreter_call",
+    "status": "completed",
+    "code": "print(2 + 2)",
+    "container_id": "cntr_1",
+    "outputs": [{"type": "logs", "logs": "4\n"}, {"type": "image", "url": "https://c.test/plot.png"}],
+}
+IMAGE = {
+    "id": "ig_1",
+    "type": "image_generation_call",
+    "status": "completed",
+    "output_format": "png",
+    "revised_prompt": "a red square",
+    "result": base64.b64encode(png_bytes()).decode(),
+}
+MCP = {
+    "id": "mcp_1",
+    "type": "mcp_call",
+    "status": "failed",
+    "approval_request_id": None,
+    "arguments": '{"repo":"x/y"}',
+    "error": {"type": "http_error", "code": 500, "message": "upstream down"},
+    "name": "read_wiki",
+    "output": None,
+    "server_label": "deepwiki",
+}
+APPROVAL = {"id": "mcpr_1", "type": "mcp_approval_request", "arguments": "{}", "name": "ask", "server_label": "wiki"}
+
+
+def _response(output: list[Any], **extra: Any) -> dict[str, Any]:
+    return {
+        "id": "resp_1",
+        "created_at": 1700000000,
+        "model": "gpt-5",
+        "status": "completed",
+        "output": output,
+        **extra,
+    }
+
+
+def test_hosted_tool_items_are_hosted_calls_and_results_and_go_back_verbatim() -> None:
+    data = _response([SEARCH, FILES, CODE, IMAGE, MCP, APPROVAL])
+    message = from_openai_responses_response(data)
+    kinds = [(b.type, getattr(b, "name", "")) for b in message.contents]
+    assert kinds == [
+        ("hosted_tool_call", "web_search"),
+        ("hosted_tool_result", "web_search"),
+        ("hosted_tool_call", "file_search"),
+        ("hosted_tool_result", "file_search"),
+        ("hosted_tool_call", "code_interpreter"),
+        ("hosted_tool_result", "code_interpreter"),
+        ("hosted_tool_call", "image_generation"),
+        ("hosted_tool_result", "image_generation"),
+        ("hosted_tool_call", "read_wiki"),
+        ("hosted_tool_result", "read_wiki"),
+        ("hosted_tool_call", "ask"),  # an approval request is a call alone, awaiting approval
+    ]
+    search, found, files, hits, code, run, _image, picture, mcp, failure, approval = message.contents
+    assert search.original.block() == SEARCH  # type: ignore[attr-defined]
+    assert search.input_value == {"type": "search", "query": "rain in Paris"}  # type: ignore[attr-defined]
+    assert [r.url for r in found.search_results] == ["https://w.test/p"]  # type: ignore[attr-defined]
+    assert (found.call_id, found.original) == ("ws_1", None)  # type: ignore[attr-defined]
+    assert files.input_value == {"queries": ["refund policy"]}  # type: ignore[attr-defined]
+    (hit,) = hits.search_results  # type: ignore[attr-defined]
+    assert (hit.title, hit.snippet, hit.file_id) == ("policy.pdf", "30 days", "file-1")
+    assert code.input_value == {"code": "print(2 + 2)"}  # type: ignore[attr-defined]
+    assert run.code_execution.stdout == "4\n"  # type: ignore[attr-defined]
+    assert [f.url for f in run.code_execution.files] == ["https://c.test/plot.png"]  # type: ignore[attr-defined]
+    (png,) = picture.blocks  # type: ignore[attr-defined]
+    assert isinstance(png, ImageContent)
+    assert png.data == png_bytes()
+    assert (mcp.server, mcp.input) == ("deepwiki", '{"repo":"x/y"}')  # type: ignore[attr-defined]
+    assert (failure.is_error, failure.status.value) == (True, "failed")  # type: ignore[attr-defined]
+    assert approval.status.value == "awaiting_approval"  # type: ignore[attr-defined]
+    assert message.stop_reason is StopReason.STOP
+    report = ConversionReport()
+    written = to_openai_responses_response(message, report=report)
+    assert report.losses == []
+    assert written["output"] == data["output"]
+    # In a request, the same items are read into an assistant turn and written back as they were.
+    (turn,) = from_openai_responses(data["output"])
+    assert to_openai_responses([turn])["input"] == data["output"]
+
+
+def test_item_envelopes_keep_ids_status_phase_namespace_and_caller() -> None:
+    output = [
+        {"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": "Think."}], "status": None},
+        {
+            "id": "msg_1",
+            "type": "message",
+            "status": "completed",
+            "role": "assistant",
+            "phase": "commentary",
+            "content": [{"type": "output_text", "text": "Looking.", "annotations": [], "logprobs": []}],
+        },
+        {
+            "id": "fc_1",
+            "type": "function_call",
+            "status": "completed",
+            "call_id": "call_1",
+            "name": "get_weather",
+            "namespace": "weather",
+            "caller": {"type": "program", "caller_id": "call_0"},
+            "arguments": '{"city":"Paris"}',
+        },
+    ]
+    message = from_openai_responses_response(_response(output))
+    assert typed(message) == (
+        ThinkingContent("Think."),
+        TextContent("Looking."),
+        ToolCallContent("call_1", "get_weather", arguments='{"city":"Paris"}'),
+    )
+    envelope = message.contents[4]
+    assert isinstance(envelope, ProviderContent)
+    assert envelope.block() == {**output[2], "call_id": "", "name": "", "arguments": ""}
+    report = ConversionReport()
+    assert to_openai_responses_response(message, report=report)["output"] == output
+    assert report.losses == []
+    # Another format has no place for the envelopes: each is reported, never sent as it is.
+    from agentmsg.providers.openai_chat import to_openai_chat_response
+
+    chat_report = ConversionReport()
+    to_openai_chat_response(message, report=chat_report)
+    envelopes = sorted(loss.what for loss in chat_report.losses if loss.what.startswith("openai-responses"))
+    assert envelopes == [
+        "openai-responses block 'function_call'",
+        "openai-responses block 'message'",
+        "openai-responses block 'reasoning'",
+    ]
+
+
+def test_an_edited_item_loses_its_envelope_with_a_loss() -> None:
+    item = {
+        "id": "msg_1",
+        "type": "message",
+        "status": "completed",
+        "role": "assistant",
+        "content": [
+            {"type": "output_text", "text": "One.", "annotations": []},
+            {"type": "output_text", "text": "Two.", "annotations": []},
+        ],
+    }
+    message = from_openai_responses_response(_response([item]))
+    envelope, first, _second = message.contents
+    edited = AssistantMessage([envelope, first], provenance=message.provenance)
+    report = ConversionReport()
+    written = to_openai_responses_response(edited, report=report)
+    assert [loss.what for loss in report.losses if loss.path.startswith("contents")] == ["message item envelope"]
+    assert [o["content"][0]["text"] for o in written["output"]] == ["One."]
+    assert written["output"][0]["id"] == "msg_0"  # the block alone, with a made-up id by position
+
+
+def test_annotations_are_citations_and_logprobs_token_logprobs() -> None:
+    annotations = [
+        {"type": "url_citation", "url": "https://a.test", "title": "A", "start_index": 0, "end_index": 5},
+        {"type": "file_citation", "file_id": "file-1", "filename": "f.pdf", "index": 3},
+        {
+            "type": "container_file_citation",
+            "container_id": "cntr_1",
+            "file_id": "cfile_1",
+            "filename": "out.csv",
+            "start_index": 1,
+            "end_index": 4,
+        },
+        {"type": "file_path", "file_id": "file-2", "index": 2},
+        {"type": "new_kind_citation", "anything": 1},
+    ]
+    logprobs = [
+        {
+            "token": "Hello",
+            "logprob": -0.25,
+            "bytes": [72, 101, 108, 108, 111],
+            "top_logprobs": [{"token": "Hi", "logprob": -1.5, "bytes": [72, 105]}],
+        }
+    ]
+    item = {
+        "id": "msg_1",
+        "type": "message",
+        "status": "completed",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "Hello", "annotations": annotations, "logprobs": logprobs}],
+    }
+    message = from_openai_responses_response(_response([item]))
+    (text,) = typed(message)
+    web, file, container, path, unknown = text.citations
+    assert (web.source_kind, web.url, web.title, web.start_index, web.end_index) == ("web", "https://a.test", "A", 0, 5)
+    assert (file.file_id, file.filename, file.start_index, file.end_index) == ("file-1", "f.pdf", 3, 3)
+    assert (container.container_id, container.file_id, container.start_index) == ("cntr_1", "cfile_1", 1)
+    assert (path.file_id, path.start_index) == ("file-2", 2)
+    assert unknown.source_kind is None
+    assert unknown.original.block() == annotations[4]  # type: ignore[union-attr]
+    (token,) = text.logprobs
+    assert (token.token, token.logprob, token.bytes) == ("Hello", -0.25, b"Hello")
+    assert [(t.token, t.bytes) for t in token.top_logprobs] == [("Hi", b"Hi")]
+    written = to_openai_responses_response(message)
+    part = written["output"][0]["content"][0]
+    assert part["annotations"] == annotations
+    assert part["logprobs"] == [
+        {**logprobs[0], "top_logprobs": [{**logprobs[0]["top_logprobs"][0], "bytes": [72, 105]}]}
+    ]
+
+
+def test_citations_of_other_formats_are_projected_or_reported() -> None:
+    anthropic_web = Citation.web(
+        "https://b.test",
+        "B",
+        cited_text="the quote",
+        original=ProviderContent.from_block(
+            "anthropic", {"type": "web_search_result_location", "url": "https://b.test", "encrypted_index": "x"}
+        ),
+    )
+    page = Citation.document(0, pages=(1, 2))
+    message = AssistantMessage(
+        [TextContent("Quoted.", citations=[anthropic_web, page])],
+        provenance=Provenance("anthropic", "anthropic-messages", "claude"),
+    )
+    report = ConversionReport()
+    written = to_openai_responses_response(message, report=report)
+    assert written["output"][0]["content"][0]["annotations"] == [
+        {"type": "url_citation", "url": "https://b.test", "title": "B", "start_index": 0, "end_index": 7}
+    ]
+    lost = {(loss.path, loss.what) for loss in report.losses}
+    assert ("contents[0].citations[0]", "cited text, the anthropic original") in lost
+    assert ("contents[0].citations[1]", "document citation") in lost
+    # In a request, annotations go only in the output-message form, which needs the item id: reported.
+    payload, request_report = write([message])
+    assert payload["input"] == [{"type": "message", "role": "assistant", "content": "Quoted."}]
+    assert [(loss.path, loss.what) for loss in request_report.losses] == [("[0].contents[0].citations", "citations")]
+
+
+def test_hosted_tools_of_other_formats_are_reported() -> None:
+    from agentmsg import HostedToolCallContent, HostedToolResultContent
+
+    original = ProviderContent.from_block("anthropic", {"type": "server_tool_use", "id": "srvtoolu_1"})
+    message = AssistantMessage(
+        [
+            HostedToolCallContent("srvtoolu_1", "web_search", {"query": "q"}, kind="web_search", original=original),
+            HostedToolResultContent("srvtoolu_1", queries=["q"]),
+            TextContent("Done."),
+        ],
+        provenance=Provenance("anthropic", "anthropic-messages", "claude"),
+    )
+    report = ConversionReport()
+    written = to_openai_responses_response(message, report=report)
+    assert [item["type"] for item in written["output"]] == ["message"]
+    assert [(loss.path, loss.what) for loss in report.losses if loss.path.startswith("contents")] == [
+        ("contents[0]", "hosted tool call 'web_search'"),
+        ("contents[1]", "hosted tool result"),
+    ]
+
+
+def test_empty_instructions_are_no_system_message() -> None:
+    """Bug 2 of issue 16: an empty instructions string read as an empty system message and written back."""
+    read = from_openai_responses({"instructions": "", "input": "hi"})
+    assert [type(m) for m in read] == [UserMessage]
+    assert to_openai_responses(read) == {
+        "input": [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}]
+    }
+
+
+@pytest.mark.parametrize("status", ["queued", "in_progress"])
+def test_background_responses_without_output_read_and_write_back(status: str) -> None:
+    data = _response([], status=status, background=True)
+    message = from_openai_responses_response(data)
+    assert message.contents == (TextContent(""),)
+    assert (message.stop_reason, message.stop_reason_raw) == (None, status)
+    report = ConversionReport()
+    written = to_openai_responses_response(message, report=report)
+    assert (written["status"], written["output"]) == (status, [])
+    assert report.losses == []
+
+
+def test_unknown_items_are_read_by_default_and_refused_when_asked() -> None:
+    custom = {"id": "ctc_1", "type": "custom_tool_call", "call_id": "call_1", "name": "patch", "input": "diff"}
+    compaction = {"id": "cmp_1", "type": "compaction", "encrypted_content": "enc"}
+    additional = {"type": "additional_tools", "role": "developer", "tools": [{"type": "function", "name": "f"}]}
+    message = from_openai_responses_response(_response([custom, compaction]))
+    assert message.contents == (
+        ProviderContent.from_block(BLOCK_FORMAT, custom),
+        ProviderContent.from_block(BLOCK_FORMAT, compaction),
+    )
+    system, turn = from_openai_responses([additional, compaction])
+    assert isinstance(system, SystemMessage)  # a developer-role item: a system message holding it verbatim
+    assert to_openai_responses([system, turn])["input"] == [additional, compaction]
+    with pytest.raises(ValidationError) as info:
+        from_openai_responses_response(_response([custom]), pass_through_unknown=False)
+    assert violations(info) == {("output[0].type", "openai_responses.unknown_type")}

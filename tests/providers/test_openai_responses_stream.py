@@ -23,6 +23,7 @@ from openai.types.responses import ResponseStreamEvent
 
 from agentmsg import (
     AssistantMessage,
+    Citation,
     Provenance,
     ProviderContent,
     RedactedThinkingContent,
@@ -32,7 +33,7 @@ from agentmsg import (
     ToolCallContent,
     Usage,
 )
-from agentmsg.providers.openai_responses import from_openai_responses_response
+from agentmsg.providers.openai_responses import envelope_slots, from_openai_responses_response, hosted_blocks
 from agentmsg.providers.openai_responses_stream import (
     API,
     PROVIDER,
@@ -84,6 +85,20 @@ def expected(message: AssistantMessage, contents: list[Any], **fields: Any) -> A
     return AssistantMessage(contents, id=message.id, timestamp=message.timestamp, **fields)
 
 
+def typed(message: AssistantMessage) -> AssistantMessage:
+    """The message without its item envelopes (the ids, statuses and phases of its items)."""
+    kept = [
+        block
+        for block in message.contents
+        if not (isinstance(block, ProviderContent) and (envelope_slots(block) or (None, 0))[1] > 0)
+    ]
+    pb = type(message.pb)()
+    pb.CopyFrom(message.pb)
+    del pb.assistant.content[:]
+    pb.assistant.content.extend(block.pb for block in kept)
+    return AssistantMessage.from_proto(pb, validate=False)
+
+
 def provenance(model: str, response_id: str) -> Provenance:
     return Provenance(PROVIDER, API, model, response_id)
 
@@ -103,7 +118,7 @@ def _usage(inp: int, cached: int, out: int, reasoning: int) -> Usage:
 
 ENCRYPTED = "gAAAAABoBr_KbEN8p0UuCQuZt5lFZ3EJ0aQ2yWm7s1dVtnR4kB8x_lq9Zc3MfE2hS6yT0uJvW1oXiA4rG7pL5eN9bD3cK8="
 CUT_SHORT = "the stream ended before response.completed, response.incomplete or response.failed: it was cut short"
-CUT_ISSUE = "block 0 (text) was cut short by the error and kept as far as it got"
+CUT_ISSUE = "block 1 (text) was cut short by the error and kept as far as it got"
 
 
 def _text(message: AssistantMessage) -> AssistantMessage:
@@ -211,8 +226,8 @@ def _failed(message: AssistantMessage) -> AssistantMessage:
         message,
         [TextContent("In a shimmering")],
         stop_reason=StopReason.ERROR,
-        stop_reason_raw="server_error",
-        error="The model failed to generate a response.",
+        stop_reason_raw="failed",  # as the converter reads the failed response object
+        error="server_error: The model failed to generate a response.",
         provenance=provenance("gpt-4o-mini-2024-07-18", "resp_123"),
     )
 
@@ -235,9 +250,23 @@ def _web_search(message: AssistantMessage) -> AssistantMessage:
         "status": "completed",
         "action": {"type": "search", "query": "positive news today"},
     }
+    annotation = {
+        "type": "url_citation",
+        "start_index": 0,
+        "end_index": 21,
+        "url": "https://example.com/kitten",
+        "title": "Kitten rescued",
+    }
+    citation = Citation.web(
+        annotation["url"],
+        annotation["title"],
+        start_index=0,
+        end_index=21,
+        original=ProviderContent.from_block("openai-responses", annotation),
+    )
     return expected(
         message,
-        [ProviderContent.from_block("openai-responses", search), TextContent("A kitten was rescued.")],
+        [*hosted_blocks(search), TextContent("A kitten was rescued.", citations=[citation])],
         usage=_usage(328, 0, 356, 0),
         stop_reason=StopReason.STOP,
         stop_reason_raw="completed",
@@ -252,7 +281,7 @@ CASES: dict[str, tuple[Callable[[AssistantMessage], AssistantMessage], list[str]
     "invalid_arguments.json": (
         _invalid_arguments,
         [
-            "block 0 (tool call 'search_docs', id 'call_68a1c0ffee04'): arguments kept verbatim, not a JSON object: "
+            "block 1 (tool call 'search_docs', id 'call_68a1c0ffee04'): arguments kept verbatim, not a JSON object: "
             "invalid JSON: Unterminated string starting at: line 1 column 11 (char 10)"
         ],
         1746000100,
@@ -275,7 +304,7 @@ def test_every_fixture_is_tested() -> None:
 def test_recorded_stream_folds_to_the_expected_message(name: str) -> None:
     build, issues, created = CASES[name]
     message, found = folded(stream_events(load(name)))
-    assert message == build(message)
+    assert typed(message) == build(message)
     assert found == issues
     assert message.datetime == datetime.fromtimestamp(created, UTC)  # the response's created_at
     assert message.id == message.provenance.response_id  # type: ignore[union-attr]
@@ -304,26 +333,39 @@ def test_no_usage_leaves_usage_unknown() -> None:
     assert fold(stream_events(load("no_usage.json"))).usage is None
 
 
-def test_reasoning_signature_arrives_with_the_done_item() -> None:
-    events = list(stream_events(load("reasoning.json")))
+def test_reasoning_signature_comes_from_the_final_response() -> None:
+    """The encrypted content is the final object's (OpenAI encrypts anew at response.completed): sent at the end."""
+    events = load("reasoning.json")
+    final = copy.deepcopy(events[-1])
+    final["response"]["output"][0]["encrypted_content"] = "final-encryption"
+    produced = list(stream_events([*events[:-1], final]))
     kinds = [
         (event.kind, event.pb.block_delta.WhichOneof("delta") if event.kind == "block_delta" else None)
-        for event in events
+        for event in produced
     ]
     signature = kinds.index(("block_delta", "signature"))
-    assert events[signature].pb.block_delta.index == 1  # the item's last summary part
-    assert events[signature].pb.block_delta.signature.signature == ENCRYPTED
-    assert [event.pb.block_stop.index for event in events[signature + 1 : signature + 3]] == [0, 1]
+    assert produced[signature].pb.block_delta.signature.signature == "final-encryption"
+    assert kinds[signature + 1 :].count(("message_stop", None)) == 1
+    assert fold(produced).contents[2] == ThinkingContent(
+        "**Offering help**\n\nI'll ask how I can assist.", "final-encryption"
+    )
 
 
 def test_block_indexes_follow_the_output_order() -> None:
+    """Each item keeps block indexes from its output_item.added: blocks sent whole at the end land in place."""
     events = list(stream_events(load("web_search.json")))
     starts = [
         (event.pb.block_start.index, event.pb.block_start.content.WhichOneof("kind"))
         for event in events
         if event.kind == "block_start"
     ]
-    assert starts == [(0, "provider"), (1, "text")]
+    assert starts == [(3, "text"), (0, "hosted_tool_call"), (1, "hosted_tool_result"), (2, "provider")]
+    assert [block.type for block in fold(events).contents] == [
+        "hosted_tool_call",
+        "hosted_tool_result",
+        "provider",
+        "text",
+    ]
 
 
 # --- SSE ---------------------------------------------------------------------
@@ -501,7 +543,7 @@ def test_reasoning_without_summary_is_redacted_and_without_anything_kept_whole()
     text = stream.message(2, ["Done."])
     events = stream.completed([first, second, text]).take()
     message = fold(stream_events(events, message_id="x"))
-    assert message == expected(
+    assert typed(message) == expected(
         message,
         [
             RedactedThinkingContent("enc-1"),
@@ -528,7 +570,7 @@ def test_summary_parts_not_streamed_come_from_the_done_item() -> None:
     item = stream.reasoning(0, ["First.", "Second."], "enc", stream=False)
     events = stream.completed([item]).take()
     message = fold(stream_events(events, message_id="x"))
-    assert message.contents == (ThinkingContent("First."), ThinkingContent("Second.", "enc"))
+    assert typed(message).contents == (ThinkingContent("First."), ThinkingContent("Second.", "enc"))
     assert message == _converted(events, "x")
 
 
@@ -572,10 +614,17 @@ def test_open_items_are_finished_by_the_terminal_event() -> None:
             incomplete_details={"reason": "max_output_tokens"},
         ),
     ).take()
-    message, issues = folded(stream_events(events))
+    parser = OpenAIResponsesStreamParser()
+    produced = [event for raw in events for event in parser.feed(raw)]
+    message, issues = folded(produced)
     assert issues == []
-    assert message.contents == (TextContent("Half"), ProviderContent.from_block("openai-responses", final))
+    assert typed(message).contents == (TextContent("Half"), *hosted_blocks(final))
     assert (message.stop_reason, message.stop_reason_raw) == (StopReason.LENGTH, "max_output_tokens")
+    # Bug 4 of issue 16: the items that never got output_item.done are reported, and the blocks keep the output
+    # order (the message's envelope and text first, the search after) although the search was sent at the end.
+    assert parser.unfinished_items == [(0, "message", "msg_0"), (1, "web_search_call", "ws_1")]
+    assert [block.type for block in message.contents] == ["provider", "text", "hosted_tool_call", "hosted_tool_result"]
+    assert message == _converted(events, message.id)
 
 
 def test_skipped_events_make_nothing() -> None:
@@ -588,13 +637,17 @@ def test_skipped_events_make_nothing() -> None:
     assert [len(events) for events in produced] == [1, 0, 0, 0]
 
 
-def test_failed_after_error_is_skipped_and_error_before_created() -> None:
+def test_failed_after_error_is_read_as_the_converter_reads_it_and_error_before_created() -> None:
     stream = Stream()
     stream.add("error", code="server_error", message="Boom", param=None)
-    stream.add(
+    events = stream.add(
         "response.failed", response=stream.response("failed", [], error={"code": "server_error", "message": "Boom"})
-    )
-    message = fold(stream_events(stream.take()))
+    ).take()
+    message = fold(stream_events(events))
+    assert (message.error, message.stop_reason_raw) == ("server_error: Boom", "failed")
+    assert message == _converted(events, message.id)
+    # An error event with nothing after it ends the stream with that error.
+    message = fold(stream_events(events[:-1]))
     assert (message.error, message.stop_reason_raw) == ("Boom", "server_error")
     message = fold(stream_events([{"type": "error", "error": {"type": "invalid_request_error", "message": "Bad"}}]))
     assert (message.error, message.stop_reason_raw, message.contents) == ("Bad", "invalid_request_error", ())
@@ -672,11 +725,6 @@ def _drop(index: int) -> Callable[[list[dict[str, Any]]], None]:
 MALFORMED: list[tuple[str, list[Any], str]] = [
     ("not an object", [[1]], r"event 0: an event must be a JSON object, got an array"),
     ("no type", [{"sequence_number": 0}], r"event 0: event.type must be a string, got null"),
-    (
-        "unknown type",
-        _broken(_set(1, "type", "response.teleported")),
-        r"event 1 \(response.teleported\): unknown event type",
-    ),
     ("audio", _broken(_set(1, "type", "response.audio.delta")), r"audio output is not supported"),
     (
         "before created",
@@ -750,3 +798,81 @@ MALFORMED: list[tuple[str, list[Any], str]] = [
 def test_malformed_events_raise(events: list[Any], match: str) -> None:
     with pytest.raises(StreamProtocolError, match=match):
         list(stream_events(events))
+
+
+# --- real traffic (issue 16) -------------------------------------------------
+
+
+def test_stream_and_converter_agree_on_unknown_items_by_default() -> None:
+    """Bug 5 of issue 16: the parser kept unknown items while the converter refused them; both keep them now."""
+    stream = Stream()
+    item = {"id": "ctc_1", "type": "custom_tool_call", "status": "completed", "call_id": "c", "name": "p", "input": "x"}
+    stream.add("response.output_item.added", output_index=0, item={**item, "status": "in_progress", "input": ""})
+    stream.add("response.custom_tool_call_input.delta", item_id="ctc_1", output_index=0, delta="x")
+    stream.add("response.output_item.done", output_index=0, item=item)
+    events = stream.completed([item]).take()
+    message = fold(stream_events(events))
+    assert message.contents == (ProviderContent.from_block("openai-responses", item),)
+    unstreamed = from_openai_responses_response(events[-1]["response"])  # default options, as the parser's
+    unstreamed.pb.id = message.id
+    assert message == unstreamed
+
+
+def test_unknown_event_types_are_skipped_and_listed() -> None:
+    stream = Stream()
+    stream.add("response.apply_patch_call_operation_diff.delta", item_id="ap_1", output_index=0, delta="+x")
+    text = stream.message(0, ["Done."])
+    events = stream.completed([text]).events  # not validated: the SDK does not know the skipped event either
+    parser = OpenAIResponsesStreamParser()
+    produced = [out for event in events for out in parser.feed(event)]
+    assert parser.skipped_events == ["response.apply_patch_call_operation_diff.delta"]
+    assert typed(fold(produced)).contents == (TextContent("Done."),)
+
+
+def test_final_object_wins_for_encrypted_content_and_logprobs() -> None:
+    """OpenAI encrypts reasoning and compaction anew and rounds logprobs in response.completed: the fold takes those."""
+    stream = Stream()
+    reasoning = stream.reasoning(0, ["Think."], "enc-streamed")
+    compaction = {"id": "cmp_1", "type": "compaction", "encrypted_content": "cmp-streamed"}
+    stream.add("response.output_item.added", output_index=1, item=compaction)
+    stream.add("response.output_item.done", output_index=1, item=compaction)
+    mid = "msg_2"
+    stream.add("response.output_item.added", output_index=2, item=_message(mid, "in_progress", []))
+    part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+    stream.add("response.content_part.added", item_id=mid, output_index=2, content_index=0, part=part)
+    streamed = [{"token": "Hi", "logprob": -1.9e-07, "bytes": [72, 105], "top_logprobs": []}]
+    stream.add(
+        "response.output_text.delta", item_id=mid, output_index=2, content_index=0, delta="Hi", logprobs=streamed
+    )
+    stream.add("response.content_part.done", item_id=mid, output_index=2, content_index=0, part={**part, "text": "Hi"})
+    final_part = {**part, "text": "Hi", "logprobs": [{**streamed[0], "logprob": -0.0}]}
+    text = _message(mid, "completed", [final_part])
+    stream.add("response.output_item.done", output_index=2, item=text)
+    final = [
+        {**reasoning, "encrypted_content": "enc-final"},
+        {**compaction, "encrypted_content": "cmp-final"},
+        text,
+    ]
+    events = stream.completed(final).take()
+    message = fold(stream_events(events, message_id="x"))
+    assert message == _converted(events, "x")
+    thinking, kept, answer = typed(message).contents
+    assert thinking == ThinkingContent("Think.", "enc-final")
+    assert kept == ProviderContent.from_block("openai-responses", final[1])
+    assert [t.logprob for t in answer.logprobs] == [-0.0]  # type: ignore[union-attr]
+
+
+def test_items_cut_short_stay_open_in_place_and_are_listed() -> None:
+    stream = Stream()
+    stream.reasoning(0, ["Plan."], "enc")
+    stream.message(1, ["Half"], done=False)
+    parser = OpenAIResponsesStreamParser()
+    produced = [out for event in stream.take() for out in parser.feed(event)]
+    produced += parser.close()
+    message, issues = folded(produced)
+    assert parser.unfinished_items == [(1, "message", "msg_1")]
+    assert message.error == CUT_SHORT
+    # The done reasoning item is whole (its envelope, its signed thinking); the cut text stays open, after it.
+    assert [block.type for block in message.contents] == ["provider", "thinking", "text"]
+    assert typed(message).contents == (ThinkingContent("Plan.", "enc"), TextContent("Half"))
+    assert issues == ["block 4 (text) was cut short by the error and kept as far as it got"]

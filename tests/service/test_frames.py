@@ -24,6 +24,7 @@ from agentmsg.service.frames import (
     encode_logged,
     is_canonical,
 )
+from agentmsg.service.rpc import ENTRY_OVERHEAD
 from agentmsg.v1 import content_pb2, message_pb2, session_service_pb2
 
 
@@ -41,7 +42,7 @@ def test_an_encoded_batch_is_the_subscribe_response_of_its_rows() -> None:
 
 
 def test_a_range_is_framed_once_and_a_full_batch_is_served_without_the_store() -> None:
-    cache = FrameCache()
+    cache = FrameCache(budget=1 << 20)
     first = cache.encode("s", 0, 4, rows(0, 4))
     assert cache.encode("s", 0, 4, rows(0, 4)) is first
     assert cache.full("s", 0, 4) == (first, 4)
@@ -51,18 +52,26 @@ def test_a_range_is_framed_once_and_a_full_batch_is_served_without_the_store() -
 
 
 def test_a_partial_batch_at_the_tail_is_shared_until_the_log_grows() -> None:
-    cache = FrameCache()
+    cache = FrameCache(budget=1 << 20)
     three = cache.encode("s", 10, 100, rows(10, 3))
     assert cache.full("s", 10, 100) is None  # not full: the store may have more by now
     assert cache.encode("s", 10, 100, rows(10, 3)) is three
     five = cache.encode("s", 10, 100, rows(10, 5))
     assert five != three
-    assert session_service_pb2.SubscribeResponse.FromString(five).messages[-1].offset == 15
-    assert cache.size == len(five)
+    assert session_service_pb2.SubscribeResponse.FromString(five[0]).messages[-1].offset == 15
+    assert cache.size == len(five[0])
+
+
+def test_a_batch_over_the_reply_budget_is_framed_as_several_replies() -> None:
+    batch = rows(0, 6)
+    replies = FrameCache(budget=2 * (len(batch[0][1]) + ENTRY_OVERHEAD)).encode("s", 0, 6, batch)
+    decoded = [session_service_pb2.SubscribeResponse.FromString(reply) for reply in replies]
+    assert len(replies) == 3
+    assert [m.offset for d in decoded for m in d.messages] == [1, 2, 3, 4, 5, 6]
 
 
 def test_the_cache_keeps_to_its_byte_bound() -> None:
-    cache = FrameCache(max_bytes=4096)
+    cache = FrameCache(budget=1 << 20, max_bytes=4096)
     for after in range(0, 400, 4):
         cache.encode("s", after, 4, rows(after, 4))
     assert 0 < cache.size <= 4096

@@ -2,7 +2,10 @@
 
 The format is the zod schema in ``adaline/gateway`` under
 ``packages/types/src/message/`` (``message.ts``, ``roles.ts``, ``content/*.ts``;
-read at commit 9a9e420, ``@adaline/types`` 1.15.0). A message is
+read at commit 9a9e420, ``@adaline/types`` 1.15.0). The tests run the output
+through the published npm packages (``@adaline/types`` 1.11.0, the latest on
+npm, and the ``@adaline/openai`` 1.16.0 / ``@adaline/anthropic`` 1.11.0
+request transforms). A message is
 ``{"role", "content": [...], "metadata"}``; ``role`` is ``system``, ``user``,
 ``assistant`` or ``tool``; ``content`` is a list (the schema sets no minimum)
 of blocks told apart by ``modality``.
@@ -25,6 +28,10 @@ ToolCallContent                    ``tool-call`` {index, id, name, arguments, se
                                    thoughtSignature?}; arguments are kept verbatim
 ToolResultContent (text only)      ``tool-response`` {index, id, name, data}; data is the
                                    result's text blocks joined
+ToolMessage of several results     one ``tool`` message a ``tool-response`` (:func:`to_adaline`)
+HostedToolCallContent,             no modality: the message's ``metadata.agentmsg.blocks``
+HostedToolResultContent,           (seed-1 dicts with their position)
+ProviderContent
 =================================  ==============================================================
 
 Choices where the two models differ:
@@ -52,6 +59,17 @@ Choices where the two models differ:
   the name of the tool call with its id earlier in the list given to
   :func:`to_adaline` (:func:`message_to_adaline` has no earlier messages and
   refuses it).
+- A tool message of several results is written by :func:`to_adaline` as one
+  ``tool`` message a result: the gateway's OpenAI provider refuses a ``tool``
+  message of more than one item ("must have exactly one content item"), and
+  its Anthropic provider takes either. The messages after the first carry
+  ``sameMessage`` in their stash and are read back as one message (a
+  ``sameMessage`` after anything but a tool message is ignored).
+  :func:`message_to_adaline`, which returns one message, keeps them together.
+- The format has no hosted tool calls or results (its ``search-result``
+  modality is a response-only Google grounding shape that the gateway's
+  providers strip from requests), no citations, token logprobs, stop sequence
+  or usage; these travel in the stash (below).
 - A URL image's media type is not in the format; reading, it is guessed from
   the URL's path as :meth:`agentmsg.ImageContent.from_url` does, and URL
   sources are kept as URLs (a ``data:`` URL in a ``url`` value stays a URL).
@@ -62,13 +80,22 @@ format has no field for is written there under the single key ``"agentmsg"``,
 so that ``from_adaline(to_adaline(messages)) == messages`` for everything the
 format can carry:
 
-- message: ``id``, ``timestamp`` (RFC 3339, as ProtoJSON writes it), ``name``;
-  for assistant messages ``usage`` and ``provenance`` (ProtoJSON, so token
-  counts are strings, as ProtoJSON writes int64), ``stopReason`` (our
-  :class:`~agentmsg.StopReason` value), ``stopReasonRaw`` and ``error``;
-- text: ``signature``; image: ``mediaType`` (when the exact media type is not
-  the one the format's value gives back), ``detailUnset`` (when "auto" stood
-  for an unstated detail) and ``sameBlock`` (the image belongs to the block of
+- message: ``id``, ``timestamp`` (RFC 3339, as ProtoJSON writes it), ``name``,
+  ``blocks`` (the blocks with no modality: ``[{"at": position in the
+  message's contents, "proto": base64 of the block's binary
+  ``agentmsg.v1.Content``}]``), ``sameMessage`` (this tool message
+  continues the one before); for assistant messages ``usage`` and
+  ``provenance`` (ProtoJSON, so token counts are strings, as ProtoJSON writes
+  int64; usage holds the cache writes by TTL and the hosted-tool request
+  counts), ``stopReason`` (our :class:`~agentmsg.StopReason` value),
+  ``stopReasonRaw``, ``stopSequence`` and ``error``;
+- text: ``signature``, ``details`` (the citations and logprobs: base64 of a
+  binary ``agentmsg.v1.TextContent`` holding only them; binary rather than
+  ProtoJSON because the JSON form of these bulky values cost more than the
+  whole rest of the conversion, see ``make bench``); image: ``mediaType``
+  (when the exact media type is not the one the format's value gives back),
+  ``detailUnset`` (when "auto" stood for an unstated detail) and
+  ``sameBlock`` (the image belongs to the block of
   the image item before it: an :class:`~agentmsg.ImageContent` of several
   images is written as one ``image`` item per image, and read back as one
   block); pdf: ``mediaType`` (likewise) and ``title``;
@@ -90,7 +117,11 @@ Caveat: the gateway's own handlers and providers parse messages with
 ``Message()``, whose default metadata schemas are ``z.undefined()``; such a
 parser rejects any ``metadata`` value. Pass ``include_metadata=False`` to write
 payloads for that parser: the result then carries no ``metadata`` at all, and
-everything listed above is lost on the way back. (``Message()`` also passes its
+everything listed above is lost on the way back. Each such loss is reported
+(a :class:`~agentmsg.providers._common.Loss` in ``report=``, a
+``ConversionError`` with ``strict=True``, else one ``ConversionWarning``),
+all but the message ids and times, which the reader makes anew as the message
+constructors do. (``Message()`` also passes its
 content metadata schemas to ``Content()`` in another order than ``Content()``
 declares them, so a caller giving different schemas per content type gets the
 pdf, tool-call, tool-response and reasoning ones swapped around.)
@@ -100,7 +131,7 @@ rule ``adaline.unsupported``, the field being the path in the agentmsg input,
 e.g. ``[2].contents[0]``): audio; documents other than PDF; images or PDFs
 held as a provider file id; images whose media type is not PNG, JPEG, WEBP or
 GIF; tool results carrying anything but text; content of a kind unknown to this
-version; messages of role custom, branch_summary, compaction_summary or an
+version (``UnknownContent``); messages of role custom, branch_summary, compaction_summary or an
 unknown role.
 
 What agentmsg cannot hold (reading raises, rule ``adaline.unsupported``): the
@@ -138,17 +169,22 @@ import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC
+from functools import partial
 from typing import Any, Final, TypeVar
 
 from google.protobuf import timestamp_pb2
+from google.protobuf.message import DecodeError as PbDecodeError
 
 from agentmsg import _media
 from agentmsg.content import (
     AudioContent,
     ContentBase,
     DocumentContent,
+    HostedToolCallContent,
+    HostedToolResultContent,
     ImageContent,
     ImageDetail,
+    ProviderContent,
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
@@ -171,9 +207,9 @@ from agentmsg.messages import (
     ToolMessage,
     UserMessage,
 )
-from agentmsg.providers._common import json_type, unencodable
+from agentmsg.providers._common import ConversionReport, Reporter, json_type, unencodable
 from agentmsg.usage import Usage
-from agentmsg.v1 import content_pb2
+from agentmsg.v1 import content_pb2, message_pb2
 
 __all__ = [
     "from_adaline",
@@ -237,13 +273,34 @@ def _guess_image_type(url: str) -> str:
     return _media.guess_from_path(url, "image/")
 
 
+_TARGET: Final = "the Adaline format"
+# Stash keys whose loss is not reported: the reader gives a message a new id and time, as the constructors do.
+_IDENTITY_KEYS: Final = frozenset({"id", "timestamp"})
+
+
 class _Issues:
-    """The violations found so far in one conversion."""
+    """The violations found so far in one conversion, and (writing) where its losses go."""
 
-    __slots__ = ("found",)
+    __slots__ = ("found", "reporter")
 
-    def __init__(self) -> None:
+    def __init__(self, reporter: Reporter | None = None) -> None:
         self.found: list[Violation] = []
+        self.reporter = reporter
+
+    def lose(self, path: str, what: str, reason: str) -> None:
+        """Record a loss (writing with ``include_metadata=False``)."""
+        if self.reporter is not None:
+            self.reporter.loss(path, what, reason)
+
+    def lose_stash(self, path: str, stash: Mapping[str, Any]) -> None:
+        """Report the stash keys ``include_metadata=False`` leaves out (all but the message's id and time)."""
+        keys = [key for key in stash if key not in _IDENTITY_KEYS]
+        if keys:
+            self.lose(
+                path,
+                f"agentmsg data the format has no field for ({', '.join(keys)})",
+                "it is kept in metadata.agentmsg, which include_metadata=False does not write",
+            )
 
     def add(self, field: str, rule: str, message: str) -> None:
         self.found.append(Violation(field, f"adaline.{rule}", message))
@@ -256,30 +313,57 @@ class _Issues:
 # --------------------------------------------------------------------------- agentmsg -> format
 
 
-def message_to_adaline(message: BaseMessage, *, include_metadata: bool = True) -> dict[str, Any]:
+def message_to_adaline(
+    message: BaseMessage,
+    *,
+    include_metadata: bool = True,
+    report: ConversionReport | None = None,
+    strict: bool = False,
+) -> dict[str, Any]:
     """One agentmsg message as one format ``Message`` (``{"role", "content", "metadata"}``).
 
     Raises :class:`~agentmsg.ValidationError` (rule ``adaline.unsupported``,
     fields relative to the message: ``contents[1]``) when the message holds
     something the format cannot. A tool result without a name is refused here:
     use :func:`to_adaline`, which finds the name on the earlier tool call.
+    A tool message of several results stays one message here; :func:`to_adaline`
+    writes the one-result-a-message form the gateway's providers take.
+    ``report`` / ``strict``: as for :func:`to_adaline`.
     """
-    issues = _Issues()
+    reporter = Reporter(_TARGET, report, strict=strict)
+    issues = _Issues(reporter)
     data = _export_message(message, "", issues, {}, include_metadata)
     issues.raise_if_any("message for the Adaline format")
     assert data is not None
+    reporter.finish()
     return data
 
 
-def to_adaline(messages: Iterable[BaseMessage], *, include_metadata: bool = True) -> list[dict[str, Any]]:
+def to_adaline(
+    messages: Iterable[BaseMessage],
+    *,
+    include_metadata: bool = True,
+    report: ConversionReport | None = None,
+    strict: bool = False,
+) -> list[dict[str, Any]]:
     """Messages as a list of format ``Message`` dicts (a JSON-ready payload).
 
+    A tool message of several results is written as one ``tool`` message a
+    result, the form the gateway's OpenAI and Anthropic providers take; with
+    metadata, the messages after the first say ``sameMessage`` and are read
+    back as one message.
+
     With ``include_metadata=False`` no ``metadata`` is written (the form the
-    gateway's stock ``Message()`` schema accepts); agentmsg-only information is
-    then lost. Every unsupported item is reported at once, with its path in the
-    input (``[2].contents[0]``).
+    gateway's stock ``Message()`` schema accepts); the agentmsg-only
+    information is then lost, and each such loss (but the message ids and
+    times) is reported: in ``report``, as a
+    :class:`~agentmsg.providers.ConversionError` with ``strict=True``, or
+    else as one :class:`~agentmsg.providers.ConversionWarning`. Every
+    unsupported item is reported at once, with its path in the input
+    (``[2].contents[0]``).
     """
-    issues = _Issues()
+    reporter = Reporter(_TARGET, report, strict=strict)
+    issues = _Issues(reporter)
     if isinstance(messages, (BaseMessage, str, bytes, Mapping)) or not isinstance(messages, Iterable):
         issues.add("", "type", f"expected an iterable of messages, got {type(messages).__name__}")
         issues.raise_if_any("messages for the Adaline format")
@@ -287,16 +371,50 @@ def to_adaline(messages: Iterable[BaseMessage], *, include_metadata: bool = True
     out: list[dict[str, Any]] = []
     for i, message in enumerate(messages):
         data = _export_message(message, f"[{i}]", issues, call_names, include_metadata)
-        if data is not None:
+        if data is None:
+            continue
+        if isinstance(message, ToolMessage) and len(data["content"]) > 1:
+            out.extend(_split_tool_message(data, f"[{i}]", issues, include_metadata))
+        else:
             out.append(data)
     issues.raise_if_any("messages for the Adaline format")
+    reporter.finish()
     return out
 
 
-def to_adaline_json(messages: Iterable[BaseMessage], *, include_metadata: bool = True) -> str:
-    """Messages as the format's JSON text: a compact array of ``Message`` objects."""
+def _split_tool_message(
+    data: dict[str, Any], path: str, issues: _Issues, include_metadata: bool
+) -> list[dict[str, Any]]:
+    """One ``tool`` message a ``tool-response``: the gateway's providers refuse a tool message of several.
+
+    The first keeps the message's stash; the others say ``sameMessage``.
+    """
+    items = data["content"]
+    first = {**data, "content": items[:1]}
+    rest = [{"role": data["role"], "content": [item]} for item in items[1:]]
+    if include_metadata:
+        for extra in rest:
+            extra["metadata"] = {STASH_KEY: {"sameMessage": True}}
+    else:
+        issues.lose(
+            path,
+            f"the grouping of {len(items)} tool results in one message",
+            f"they are written as {len(items)} tool messages (the gateway's OpenAI and Anthropic providers take "
+            "one tool-response a tool message) and, without metadata, read back as as many messages",
+        )
+    return [first, *rest]
+
+
+def to_adaline_json(
+    messages: Iterable[BaseMessage],
+    *,
+    include_metadata: bool = True,
+    report: ConversionReport | None = None,
+    strict: bool = False,
+) -> str:
+    """Messages as the format's JSON text: a compact array of ``Message`` objects (see :func:`to_adaline`)."""
     return json.dumps(
-        to_adaline(messages, include_metadata=include_metadata),
+        to_adaline(messages, include_metadata=include_metadata, report=report, strict=strict),
         ensure_ascii=False,
         separators=(",", ":"),
         allow_nan=False,
@@ -334,6 +452,9 @@ def _export_message(
             return None
     assert message.role is not None
     content: list[dict[str, Any]] = []
+    # Blocks with no modality in the format (hosted tool calls and results, provider blocks): seed-1 dicts
+    # with their position in the message's contents.
+    kept: list[dict[str, Any]] = []
     for j, block in enumerate(message.contents):
         block_path = f"{_at(path, 'contents')}[{j}]"
         if isinstance(block, ImageContent) and block.count > 1:
@@ -343,32 +464,55 @@ def _export_message(
                 if item is not None:
                     content.append(item)
             continue
+        if isinstance(block, (HostedToolCallContent, HostedToolResultContent, ProviderContent)):
+            kept.append({"at": j, "proto": base64.b64encode(block.to_bytes()).decode("ascii")})
+            if not include_metadata:
+                issues.lose(
+                    block_path,
+                    f"a {block.type} block",
+                    "the format has no modality for it; it is kept in the message's metadata.agentmsg.blocks, "
+                    "which include_metadata=False does not write",
+                )
+            continue
         item = _export_content(block, block_path, issues, call_names, include_metadata)
         if item is not None:
             content.append(item)
     data: dict[str, Any] = {"role": message.role.value, "content": content}
+    stash: dict[str, Any] = {"id": message.id, "timestamp": message.pb.timestamp.ToJsonString()}
+    if message.name:
+        stash["name"] = message.name
+    if kept:
+        stash["blocks"] = kept
+    if isinstance(message, AssistantMessage):
+        if message.usage is not None:
+            stash["usage"] = message.usage.to_json_dict()
+        if message.stop_reason is not None:
+            stash["stopReason"] = message.stop_reason.value
+        if message.stop_reason_raw:
+            stash["stopReasonRaw"] = message.stop_reason_raw
+        if message.stop_sequence:
+            stash["stopSequence"] = message.stop_sequence
+        if message.error:
+            stash["error"] = message.error
+        if message.provenance is not None:
+            stash["provenance"] = message.provenance.to_json_dict()
     if include_metadata:
-        stash: dict[str, Any] = {"id": message.id, "timestamp": message.pb.timestamp.ToJsonString()}
-        if message.name:
-            stash["name"] = message.name
-        if isinstance(message, AssistantMessage):
-            if message.usage is not None:
-                stash["usage"] = message.usage.to_json_dict()
-            if message.stop_reason is not None:
-                stash["stopReason"] = message.stop_reason.value
-            if message.stop_reason_raw:
-                stash["stopReasonRaw"] = message.stop_reason_raw
-            if message.error:
-                stash["error"] = message.error
-            if message.provenance is not None:
-                stash["provenance"] = message.provenance.to_json_dict()
         data["metadata"] = {STASH_KEY: stash}
+    else:
+        stash.pop("blocks", None)  # reported block by block above
+        issues.lose_stash(path, stash)
     return data
 
 
-def _with_stash(data: dict[str, Any], stash: dict[str, Any], include_metadata: bool) -> dict[str, Any]:
-    if include_metadata and stash:
-        data["metadata"] = {STASH_KEY: stash}
+def _with_stash(
+    data: dict[str, Any], stash: dict[str, Any], include_metadata: bool, path: str, issues: _Issues
+) -> dict[str, Any]:
+    """The item with its stash, or (``include_metadata=False``) without it, the stash's keys reported lost."""
+    if include_metadata:
+        if stash:
+            data["metadata"] = {STASH_KEY: stash}
+    else:
+        issues.lose_stash(path, stash)
     return data
 
 
@@ -381,7 +525,9 @@ def _export_content(
         case TextContent():
             if block.signature:
                 stash["signature"] = block.signature
-            return _with_stash({"modality": "text", "value": block.content}, stash, include_metadata)
+            if block.citations or block.logprobs:
+                stash["details"] = _text_details(block)
+            return _with_stash({"modality": "text", "value": block.content}, stash, include_metadata, path, issues)
         case ImageContent():
             return _export_image(block, path, issues, include_metadata)
         case DocumentContent():
@@ -408,7 +554,7 @@ def _export_content(
                 stash["kind"] = block.kind.value
             if block.metadata:
                 stash["metadata"] = block.metadata
-            return _with_stash(data, stash, include_metadata)
+            return _with_stash(data, stash, include_metadata, path, issues)
         case ToolResultContent():
             return _export_tool_result(block, path, issues, call_names, include_metadata)
         case AudioContent():
@@ -421,6 +567,18 @@ def _export_content(
         case _:
             issues.add(path, _UNSUPPORTED, "a content block of a kind this agentmsg version does not know")
     return None
+
+
+def _text_details(block: TextContent) -> str:
+    """The citations and logprobs of a text block: base64 of an ``agentmsg.v1.TextContent`` holding only them.
+
+    Binary protobuf, not ProtoJSON: citations and logprobs are bulky and the
+    JSON form costs several times the rest of the conversion (``make bench``).
+    """
+    details = content_pb2.TextContent()
+    details.citations.extend(block.pb.text.citations)
+    details.logprobs.extend(block.pb.text.logprobs)
+    return base64.b64encode(details.SerializeToString(deterministic=True)).decode("ascii")
 
 
 def _export_image(
@@ -456,7 +614,7 @@ def _export_image(
             "an image held as a provider file id cannot be sent: the format's image value is base64 or a url",
         )
         return None
-    return _with_stash({"modality": "image", "detail": detail, "value": value}, stash, include_metadata)
+    return _with_stash({"modality": "image", "detail": detail, "value": value}, stash, include_metadata, path, issues)
 
 
 def _export_pdf(block: DocumentContent, path: str, issues: _Issues, include_metadata: bool) -> dict[str, Any] | None:
@@ -490,7 +648,7 @@ def _export_pdf(block: DocumentContent, path: str, issues: _Issues, include_meta
             "a PDF held as a provider file id cannot be sent: the format's pdf value is base64 or a url",
         )
         return None
-    return _with_stash({"modality": "pdf", "value": value, "file": file}, stash, include_metadata)
+    return _with_stash({"modality": "pdf", "value": value, "file": file}, stash, include_metadata, path, issues)
 
 
 def _export_tool_result(
@@ -545,7 +703,7 @@ def _export_tool_result(
     if block.terminate_message:
         stash["terminateMessage"] = block.terminate_message
     item = {"modality": "tool-response", "index": block.index, "id": block.id, "name": name, "data": data}
-    return _with_stash(item, stash, include_metadata)
+    return _with_stash(item, stash, include_metadata, path, issues)
 
 
 # --------------------------------------------------------------------------- format -> agentmsg
@@ -577,10 +735,75 @@ def from_adaline(payload: Sequence[Mapping[str, Any]]) -> list[AgentMessage]:
     out: list[AgentMessage] = []
     for i, item in enumerate(payload):
         message = _import_message(item, f"[{i}]", issues)
-        if message is not None:
+        if message is None:
+            continue
+        if out and _continues(item, out[-1], message):
+            out[-1] = _join_tool_messages(out[-1], message)  # type: ignore[arg-type]
+        else:
             out.append(message)
     issues.raise_if_any("Adaline payload")
     return out
+
+
+def _continues(item: Mapping[str, Any], previous: AgentMessage, message: AgentMessage) -> bool:
+    """Is this tool message the rest of the one before (``sameMessage``, as :func:`to_adaline` splits them)?
+
+    The flag is ignored when it contradicts the payload: the message before is not a tool message.
+    """
+    if not isinstance(previous, ToolMessage) or not isinstance(message, ToolMessage):
+        return False
+    metadata = item.get("metadata")
+    stash = metadata.get(STASH_KEY) if isinstance(metadata, Mapping) else None
+    return isinstance(stash, Mapping) and stash.get("sameMessage") is True
+
+
+def _join_tool_messages(first: ToolMessage, rest: ToolMessage) -> ToolMessage:
+    """``first`` with the results of ``rest`` after its own (id, time and name stay ``first``'s)."""
+    pb = message_pb2.Message()
+    pb.CopyFrom(first.pb)
+    pb.tool.content.extend(rest.pb.tool.content)
+    return ToolMessage.from_proto(pb)
+
+
+def _insert_kept_blocks(blocks: list[ContentBase], stash: _Stash, issues: _Issues) -> None:
+    """Put the stashed blocks (``blocks``: ``[{at, block}]``, seed-1 dicts) back at their positions."""
+    if "blocks" not in stash.values:
+        return
+    where = stash.where("blocks")
+    entries = stash.values["blocks"]
+    if not isinstance(entries, (list, tuple)):
+        issues.add(where, "metadata", f"expected an array, got {json_type(entries)}")
+        return
+    last = -1
+    for k, entry in enumerate(entries):
+        at = entry.get("at") if isinstance(entry, Mapping) else None
+        encoded = entry.get("proto") if isinstance(entry, Mapping) else None
+        entry_path = f"{where}[{k}]"
+        if isinstance(at, bool) or not isinstance(at, int) or not isinstance(encoded, str):
+            issues.add(entry_path, "metadata", "expected {at: integer, proto: base64 string}")
+            return
+        if at <= last or at > len(blocks):
+            issues.add(
+                _at(entry_path, "at"),
+                "metadata",
+                f"position {at} is out of order or past the end (the message has {len(blocks)} blocks here)",
+            )
+            return
+        raw = _decode_base64(encoded, _at(entry_path, "proto"), issues)
+        if raw is None:
+            return
+        kept = _build(issues, _at(entry_path, "proto"), partial(ContentBase.from_bytes, raw, validate=True))
+        if kept is None:
+            return
+        if not isinstance(kept, (HostedToolCallContent, HostedToolResultContent, ProviderContent)):
+            issues.add(
+                _at(entry_path, "proto"),
+                "metadata",
+                f"a {kept.type or 'unknown'} block has a modality of its own and is never kept here",
+            )
+            return
+        blocks.insert(at, kept)
+        last = at
 
 
 def from_adaline_json(text: str | bytes) -> list[AgentMessage]:
@@ -823,6 +1046,8 @@ def _import_message(data: Any, path: str, issues: _Issues) -> AgentMessage | Non
                     f"a {role} message needs at least one content block in agentmsg (the format allows an empty list)",
                 )
     stash = _Stash(data, path, issues)
+    stash.flag("sameMessage")  # checked here; from_adaline joins the messages
+    _insert_kept_blocks(blocks, stash, issues)
     message_id = stash.text("id")
     if message_id == "":
         issues.add(stash.where("id"), "metadata", "the message id must not be empty")
@@ -904,6 +1129,7 @@ def _read_assistant_stash(stash: _Stash, issues: _Issues) -> dict[str, Any]:
         else:
             issues.add(stash.where("stopReason"), "metadata", f"{reason!r} is not one of: {', '.join(allowed)}")
     extra["stop_reason_raw"] = stash.text("stopReasonRaw") or ""
+    extra["stop_sequence"] = stash.text("stopSequence") or ""
     extra["error"] = stash.text("error") or ""
     return extra
 
@@ -970,9 +1196,24 @@ def _import_text(item: Mapping[str, Any], path: str, issues: _Issues, stash: _St
     """``text`` {value} -> TextContent (signature from the stash)."""
     value = _read_str(item, "value", path, issues)
     signature = stash.text("signature") or ""
+    details = stash.text("details")
     if value is None or len(issues.found) > before:
         return None
-    return _build(issues, path, lambda: TextContent(value, signature=signature))
+    if details is None:
+        return _build(issues, path, lambda: TextContent(value, signature=signature))
+    raw = _decode_base64(details, stash.where("details"), issues)
+    if raw is None:
+        return None
+    pb = content_pb2.Content()
+    try:
+        pb.text.ParseFromString(raw)
+    except PbDecodeError as exc:
+        issues.add(stash.where("details"), "metadata", f"not an agentmsg.v1.TextContent encoding: {exc}")
+        return None
+    pb.text.text = value
+    pb.text.signature = signature
+    where = {"citations": "metadata.agentmsg.details", "logprobs": "metadata.agentmsg.details"}
+    return _build(issues, path, lambda: TextContent.from_proto(pb, validate=True), where)
 
 
 def _import_image(

@@ -22,20 +22,50 @@ AssistantMessage                an ``assistant`` turn
 TextContent                     ``text`` {text}
 ImageContent                    ``image`` {source: ``base64`` {media_type, data} | ``url`` {url} |
                                 ``file`` {file_id}}
-DocumentContent                 ``document`` {source, title?}; source ``base64`` (PDF bytes),
+DocumentContent                 ``document`` {source, title?, context?}; source ``base64`` (PDF bytes),
                                 ``text`` (text/plain data, a string), ``url`` (a PDF by URL) or
                                 ``file`` {file_id}
 ThinkingContent                 ``thinking`` {thinking, signature}
 RedactedThinkingContent         ``redacted_thinking`` {data}
-ToolCallContent                 ``tool_use`` {id, name, input}; ``input`` is the parsed arguments
+ToolCallContent                 ``tool_use`` {id, name, input}; ``input`` is the parsed arguments;
+                                its other keys (``caller`` of programmatic tool calling) in
+                                ``provider_extra``, written back as they were
 ToolResultContent               ``tool_result`` {tool_use_id, content?, is_error?}; content is a
                                 string when the result is one text block, else a list of
                                 ``text`` / ``image`` / ``document`` blocks; left out when empty
-ProviderContent (anthropic)     the block itself, verbatim
+ProviderContent (anthropic)     the block itself, verbatim; every block of a type this module does not
+                                type is read so (``container_upload``, ``search_result``,
+                                ``tool_reference`` in a ``tool_result``, ``tool_addition`` in a system
+                                entry, a document with a ``content`` source...), in any role
+HostedToolCallContent           ``server_tool_use`` {id, name, input} (kind from the name: web_search,
+                                web_fetch, code_execution / bash_code_execution /
+                                text_editor_code_execution, tool_search_tool_regex / _bm25, else
+                                OTHER) and ``mcp_tool_use`` {id, name, server_name, input} (kind MCP,
+                                ``server``); ``original`` is the block
+HostedToolResultContent         ``*_tool_result`` {tool_use_id, content} with ``original`` the block:
+                                ``web_search_tool_result`` -> search results (url, title, page_age,
+                                encrypted_content); ``web_fetch_tool_result`` -> web fetch (url,
+                                retrieved_at) and its document as DocumentContent;
+                                ``code_execution_tool_result`` / ``bash_code_execution_tool_result``
+                                -> code execution (stdout, stderr, return_code, output file ids,
+                                encrypted_stdout); ``text_editor_code_execution_tool_result`` -> a
+                                view's text as content; ``tool_search_tool_result`` -> its
+                                ``tool_reference`` blocks as provider content; ``mcp_tool_result`` ->
+                                text content and is_error; any ``*_error`` content -> is_error,
+                                error_code, error_message
+Citation (on TextContent)       text ``citations``: ``char_location`` / ``page_location`` /
+                                ``content_block_location`` -> document (chars / pages / blocks),
+                                ``web_search_result_location`` -> web, ``search_result_location`` ->
+                                search result, another type -> its original alone; each keeps the
+                                citation object as ``original``
 Usage (response)                ``usage``: input_tokens, output_tokens,
                                 cache_read_input_tokens -> cache_read_tokens,
                                 cache_creation_input_tokens -> cache_write_tokens,
+                                cache_creation.ephemeral_5m_input_tokens / ephemeral_1h_input_tokens
+                                -> cache_write_5m_tokens / cache_write_1h_tokens,
+                                server_tool_use.<tool>_requests -> hosted_tool_requests[<tool>],
                                 output_tokens_details.thinking_tokens -> reasoning_tokens
+stop_sequence (response)        ``stop_sequence`` (null: ``""``)
 StopReason (response)           ``stop_reason``: end_turn, stop_sequence -> STOP; max_tokens,
                                 model_context_window_exceeded -> LENGTH; tool_use -> TOOL_CALLS;
                                 refusal -> CONTENT_FILTER; pause_turn and unknown values ->
@@ -46,11 +76,13 @@ Provenance (response)           ("anthropic", "anthropic-messages", ``model``, `
 Structure. The API takes alternating ``user`` / ``assistant`` turns and the
 system prompt apart from them, so :func:`to_anthropic`
 
-- hoists every system message, in order, into ``system``, wherever it stands
-  in the conversation (a system message after the first turn is moved to the
-  top; its position is not kept: the API's ``role: "system"`` entries inside
-  ``messages``, "mid-conversation system messages", serve one model only).
-  With ``system_as="string"`` each message's
+- hoists every system message of text, in order, into ``system``, wherever
+  it stands in the conversation; a system message after the first turn is
+  moved to the top and its place is reported as a ``Loss`` (the API's
+  ``role: "system"`` entries inside ``messages``, "mid-conversation system
+  messages", serve one model only). A system message holding other blocks
+  (a ``tool_addition``, read from such an entry) can only be such an entry:
+  it is written there, in place. With ``system_as="string"`` each message's
   text blocks are joined with ``""`` and the messages with ``"\\n\\n"``.
   ``system`` is left out when there is no system text;
 - writes tool messages as ``user`` turns and merges consecutive messages of
@@ -78,11 +110,18 @@ reasoning may be sent back to any Anthropic model.
 Other choices:
 
 - Tool-call arguments: ``input`` is an object, so the argument text is parsed
-  on the way out and re-serialised on the way in as compact JSON
-  (``json.dumps(input, ensure_ascii=False, separators=(",", ":"))``, key order
-  kept): text that was not compact (spaces, escapes, ``1e5``) does not come
-  back byte for byte. Arguments that are not a JSON object (or hold NaN or
-  Infinity) are sent as ``{}`` and reported.
+  on the way out and serialised on the way in with :func:`input_json`
+  (``json.dumps(input, ensure_ascii=False)``: Python's default separators
+  ``", "`` and ``": "``, key order kept). Why that spelling: the stream gives
+  the model's argument text itself (``input_json_delta`` fragments, which
+  the stream parser keeps verbatim, as every parser does), and Anthropic
+  spells it that way (``{"location": "San Francisco, CA", "unit": "celsius"}``
+  in the streaming documentation), so the response reader and the stream
+  fold give the same text for the same call; compact JSON would make them
+  disagree on every call with an argument. Text written otherwise (no
+  spaces, escapes, ``1e5``) does not come back byte for byte. The same holds
+  for hosted tool ``input``. Arguments that are not a JSON object (or hold
+  NaN or Infinity) are sent as ``{}`` and reported.
 - Tool-call ids are rewritten to the pattern ``^[a-zA-Z0-9_-]+$`` (at most 64
   characters) by :class:`~agentmsg.providers._common.ToolIdMap`, the same way
   in ``tool_use.id`` and ``tool_result.tool_use_id``; the report's ``id_map``
@@ -116,10 +155,18 @@ Other choices:
   normally, so a response with ``content: []`` (``end_turn`` after a tool
   result happens) reads as one empty text block, and
   :func:`to_anthropic_response` writes a lone empty text block as ``[]``.
-- Reading ignores fields agentmsg has no place for: ``cache_control``, text
-  ``citations``, document ``context`` and ``citations``, tool-use ``caller``
-  and ``toolset_name``, the response's ``stop_sequence``, ``stop_details``,
-  ``container`` and the usage fields not listed above.
+- Hosted tools and citations go back exactly as read (``original``); those
+  read from another format (no Anthropic original) cannot be sent to this API:
+  a hosted tool block is reported, a typed document or search-result citation
+  is projected to ``char_location`` / ``page_location`` /
+  ``content_block_location`` / ``search_result_location``, and web and file
+  citations (no ``encrypted_index``), a citation's span and confidence, and
+  token logprobs are reported.
+- Reading ignores fields agentmsg has no place for and that are request
+  settings or response metadata rather than message data: ``cache_control``,
+  document ``citations`` (the request's citations switch), tool-use
+  ``toolset_name``, the response's ``stop_details`` and ``container``, and the
+  usage fields ``service_tier``, ``inference_geo``, ``speed``.
 
 Reported as lost by :func:`to_anthropic` (each with its input path, e.g.
 ``[3].contents[1]``): audio; images other than JPEG, PNG, GIF and WEBP
@@ -131,8 +178,9 @@ and UTF-8 ``text/*``; documents by URL that are not PDFs; a document
 ``kind`` and ``server_name``; an ``index`` or tool-result ``name`` the rules
 above do not give back; thinking and redacted thinking that may not replay;
 arguments that are not a JSON object; empty text; empty messages; a message
-``name``; provider blocks of another provider; content and messages of kinds
-unknown to this version. :func:`to_anthropic_response` also reports token
+``name``; provider blocks, hosted tool blocks and citations of another
+provider (see above); token logprobs; the place of a system message after the
+first turn; content and messages of kinds unknown to this version. :func:`to_anthropic_response` also reports token
 counts it had to write as 0, ``total_tokens``, ``cost``, an ``error``, a stop
 reason the format has no value for, and a provenance of another provider.
 
@@ -140,7 +188,8 @@ Reading errors are :class:`~agentmsg.ValidationError` naming the JSON path
 (``messages[2].content[0].source.media_type``), every problem at once; rule
 ids: ``anthropic.type``, ``anthropic.required``, ``anthropic.enum`` (role,
 source type, media type), ``anthropic.unknown_type`` (a block type this
-module does not know, without ``pass_through_unknown``),
+module does not know, only with ``pass_through_unknown=False``; by default
+such a block is kept as a ProviderContent),
 ``anthropic.unsupported`` (a block agentmsg cannot hold in that role),
 ``anthropic.min_items`` (an empty content list), ``anthropic.base64``,
 ``anthropic.json``; values the agentmsg contract refuses keep the contract's
@@ -156,16 +205,23 @@ from typing import Any, Final, Literal, TypeVar
 from agentmsg import _media
 from agentmsg.content import (
     AudioContent,
+    Citation,
+    CodeExecutionOutput,
     ContentBase,
     DocumentContent,
+    HostedToolCallContent,
+    HostedToolKind,
+    HostedToolResultContent,
     ImageContent,
     ProviderContent,
     RedactedThinkingContent,
+    SearchResult,
     TextContent,
     ThinkingContent,
     ToolCallContent,
     ToolResultContent,
-    dump_arguments,
+    WebFetchOutput,
+    check_utf8,
 )
 from agentmsg.errors import MediaError, ValidationError
 from agentmsg.messages import (
@@ -197,8 +253,13 @@ __all__ = [
     "PROVIDER",
     "from_anthropic",
     "from_anthropic_response",
+    "input_json",
+    "read_block",
+    "read_citation",
+    "read_usage",
     "to_anthropic",
     "to_anthropic_response",
+    "tool_use_extra",
 ]
 
 PROVIDER: Final = "anthropic"
@@ -230,6 +291,82 @@ _STOP_OUT: Final[Mapping[StopReason, str]] = {
 }
 # Stop reasons that let an assistant message have no content (see message.proto).
 _MAY_BE_EMPTY: Final = (StopReason.LENGTH, StopReason.CONTENT_FILTER, StopReason.ABORT, StopReason.ERROR)
+
+# Hosted (server) tools: the tool names of server_tool_use, and the result block types, by kind.
+SERVER_TOOL_KINDS: Final[Mapping[str, HostedToolKind]] = {
+    "web_search": HostedToolKind.WEB_SEARCH,
+    "web_fetch": HostedToolKind.WEB_FETCH,
+    "code_execution": HostedToolKind.CODE_EXECUTION,
+    "bash_code_execution": HostedToolKind.CODE_EXECUTION,
+    "text_editor_code_execution": HostedToolKind.CODE_EXECUTION,
+    "tool_search_tool_regex": HostedToolKind.TOOL_SEARCH,
+    "tool_search_tool_bm25": HostedToolKind.TOOL_SEARCH,
+}
+HOSTED_CALL_BLOCKS: Final = frozenset({"server_tool_use", "mcp_tool_use"})
+HOSTED_RESULT_BLOCKS: Final[Mapping[str, HostedToolKind]] = {
+    "web_search_tool_result": HostedToolKind.WEB_SEARCH,
+    "web_fetch_tool_result": HostedToolKind.WEB_FETCH,
+    "code_execution_tool_result": HostedToolKind.CODE_EXECUTION,
+    "bash_code_execution_tool_result": HostedToolKind.CODE_EXECUTION,
+    "text_editor_code_execution_tool_result": HostedToolKind.CODE_EXECUTION,
+    "tool_search_tool_result": HostedToolKind.TOOL_SEARCH,
+    "mcp_tool_result": HostedToolKind.MCP,
+}
+_CODE_RESULTS: Final = frozenset(
+    {"code_execution_result", "bash_code_execution_result", "encrypted_code_execution_result"}
+)
+# usage.server_tool_use counters: "<tool>_requests" -> Usage.hosted_tool_requests["<tool>"].
+_REQUESTS_SUFFIX: Final = "_requests"
+
+
+def input_json(value: Mapping[str, Any], field: str = "input") -> str:
+    """A ``tool_use`` / ``server_tool_use`` ``input`` object as argument text (``json.dumps``, default separators).
+
+    Both readers give this text for the same call (see the module docstring, "Tool-call arguments").
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValidationError.single(field, "json", f"not JSON-serialisable: {exc}") from None
+    check_utf8(text, field)
+    return text
+
+
+_TOOL_USE_KEYS: Final = frozenset({"type", "id", "name", "input"})
+
+
+def tool_use_extra(block: Mapping[str, Any]) -> ProviderContent | None:
+    """A ``tool_use`` block's keys beyond id, name and input (``caller``), with its type; None when none."""
+    extra = {key: value for key, value in block.items() if key not in _TOOL_USE_KEYS}
+    if not extra:
+        return None
+    return ProviderContent.from_block(PROVIDER, {"type": block.get("type", "tool_use"), **extra})
+
+
+def _own_original(holder: Any) -> dict[str, Any] | None:
+    """The ``original`` of a generated message when it is an Anthropic object (parsed), else None.
+
+    Read straight from the generated message: the writer's hot path for hosted blocks and citations.
+    """
+    if not holder.HasField("original"):
+        return None
+    original = holder.original
+    if original.provider != PROVIDER:
+        return None
+    value = json.loads(original.json)
+    return value if isinstance(value, dict) else None
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _base_type(media_type: str) -> str:
@@ -288,6 +425,8 @@ class _Writer:
                 item = self.thinking(block, where, replay)
             elif isinstance(block, RedactedThinkingContent):
                 item = self.redacted(block, where, replay)
+            elif isinstance(block, (HostedToolCallContent, HostedToolResultContent)):
+                item = self.hosted(block, where)
             else:
                 out.extend(
                     converted
@@ -324,7 +463,81 @@ class _Writer:
         if not block.content and not self.response:
             self.loss(path, "empty text block", "the API refuses empty text blocks")
             return None
-        return {"type": "text", "text": block.content}
+        item: dict[str, Any] = {"type": "text", "text": block.content}
+        arm = block.pb.text
+        if arm.citations:
+            citations = [
+                written
+                for k, citation in enumerate(block.citations)
+                if (written := self.citation(citation, f"{path}.citations[{k}]")) is not None
+            ]
+            if citations:
+                item["citations"] = citations
+        if arm.logprobs:
+            self.loss(f"{path}.logprobs", "token logprobs", "the format has no logprobs")
+        return item
+
+    def citation(self, citation: Citation, path: str) -> dict[str, Any] | None:
+        """A citation: its Anthropic original as is; a typed document or search-result citation projected."""
+        own = _own_original(citation.pb)
+        if own is not None:
+            return own
+        where = citation.location
+        out: dict[str, Any] | None = None
+        if citation.source_kind == "document" and where is not None:
+            kind, first, last = {
+                "chars": ("char_location", "start_char_index", "end_char_index"),
+                "pages": ("page_location", "start_page_number", "end_page_number"),
+                "blocks": ("content_block_location", "start_block_index", "end_block_index"),
+            }[where[0]]
+            out = {
+                "type": kind,
+                "cited_text": citation.cited_text,
+                "document_index": citation.document_index,
+                "document_title": citation.title or None,
+                first: where[1],
+                last: where[2],
+            }
+            if citation.file_id:
+                self.loss(f"{path}.file_id", "the cited document's file id", "a request citation has no file id")
+        elif citation.source_kind == "search_result" and where is not None and citation.search_result_index is not None:
+            out = {
+                "type": "search_result_location",
+                "cited_text": citation.cited_text,
+                "search_result_index": citation.search_result_index,
+                "source": citation.source,
+                "title": citation.title or None,
+                "start_block_index": where[1],
+                "end_block_index": where[2],
+            }
+        if out is None:
+            why = (
+                "a web citation needs the encrypted_index only Anthropic's own citation has"
+                if citation.source_kind == "web"
+                else "the format has no citation of this kind (or it lacks the location the format requires)"
+            )
+            self.loss(path, f"{citation.source_kind or 'provider'} citation", why)
+            return None
+        if citation.start_index is not None or citation.end_index is not None:
+            self.loss(f"{path}.start_index", "the cited span", "the format's citations cover the whole text block")
+        if citation.confidence is not None:
+            self.loss(f"{path}.confidence", "citation confidence", "the format has no citation confidence")
+        return out
+
+    def hosted(self, block: HostedToolCallContent | HostedToolResultContent, path: str) -> dict[str, Any] | None:
+        """A hosted tool block goes back as the Anthropic block it was read from, and only as that."""
+        own = _own_original(getattr(block.pb, block.type or ""))
+        if own is not None:
+            return own
+        original = block.original
+        what = "hosted tool call" if isinstance(block, HostedToolCallContent) else "hosted tool result"
+        why = (
+            f"it ran at {original.provider} and goes back only there"
+            if original is not None
+            else "the format takes a server tool block only as Anthropic returned it (it has no Anthropic original)"
+        )
+        self.loss(path, f"{what} {block.name or block.kind or ''}".rstrip(), why)
+        return None
 
     def image(self, block: ImageContent, path: str) -> dict[str, Any] | None:
         if block.detail is not None:
@@ -390,6 +603,8 @@ class _Writer:
         item: dict[str, Any] = {"type": "document", "source": source}
         if block.title:
             item["title"] = block.title
+        if block.context:
+            item["context"] = block.context
         return item
 
     def thinking(self, block: ThinkingContent, path: str, replay: bool) -> dict[str, Any] | None:
@@ -424,7 +639,15 @@ class _Writer:
             self.loss(f"{path}.server_name", f"server name {block.server_name!r}", "tool_use has no server name")
         if block.index != position:
             self.loss(f"{path}.index", f"index {block.index}", f"the format numbers calls by position ({position})")
-        return {"type": "tool_use", "id": self.ids(block.id), "name": block.name, "input": value}
+        item: dict[str, Any] = {"type": "tool_use", "id": self.ids(block.id), "name": block.name, "input": value}
+        extra = block.provider_extra
+        if extra is not None and extra.provider == PROVIDER:
+            item.update((key, v) for key, v in extra.block().items() if key not in _TOOL_USE_KEYS)
+        elif extra is not None:
+            self.loss(
+                f"{path}.provider_extra", f"{extra.provider} tool-call fields", "they go back only to their provider"
+            )
+        return item
 
     def tool_result(self, block: ToolResultContent, path: str) -> dict[str, Any]:
         item: dict[str, Any] = {"type": "tool_result", "tool_use_id": self.ids(block.id)}
@@ -494,7 +717,17 @@ def to_anthropic(
         if message.name:
             reporter.loss(f"{path}.name", f"participant name {message.name!r}", "the format has no message name")
         blocks = writer.blocks(message, path)
+        if role == "system" and any(block.get("type") != "text" for block in blocks):
+            # Blocks other than text (tool_addition) exist only in a system entry of `messages`: write it there.
+            turns.append({"role": "system", "content": blocks})
+            continue
         if role == "system":
+            if blocks and turns:
+                reporter.loss(
+                    path,
+                    "the system message's place in the conversation",
+                    "the format's system prompt is the top-level `system`: the message is moved before every turn",
+                )
             if blocks:
                 system.append(blocks)
             continue
@@ -502,7 +735,7 @@ def to_anthropic(
             if not message.contents:
                 reporter.loss(path, f"empty {role} message", "the API refuses messages with no content")
             continue
-        if turns and turns[-1]["role"] == role:
+        if turns and turns[-1]["role"] == role and role != "system":
             turns[-1]["content"].extend(blocks)
         else:
             turns.append({"role": role, "content": blocks})
@@ -570,7 +803,7 @@ def to_anthropic_response(
         "model": (provenance.model if provenance is not None else "") or model or "",
         "content": blocks,
         "stop_reason": stop_reason,
-        "stop_sequence": None,
+        "stop_sequence": message.stop_sequence or None,
         "usage": usage,
     }
 
@@ -591,6 +824,20 @@ def _usage_out(usage: Usage | None, reporter: Reporter) -> dict[str, Any]:
         out["cache_read_input_tokens"] = usage.cache_read_tokens
     if "reasoning_tokens" in usage.reported:
         out["output_tokens_details"] = {"thinking_tokens": usage.reasoning_tokens}
+    cache = {
+        theirs: usage.known(ours)
+        for ours, theirs in (
+            ("cache_write_5m_tokens", "ephemeral_5m_input_tokens"),
+            ("cache_write_1h_tokens", "ephemeral_1h_input_tokens"),
+        )
+        if ours in usage.reported
+    }
+    if cache:
+        out["cache_creation"] = cache
+    if usage.hosted_tool_requests:
+        out["server_tool_use"] = {
+            f"{key}{_REQUESTS_SUFFIX}": count for key, count in usage.hosted_tool_requests.items()
+        }
     if "total_tokens" in usage.reported:
         reporter.loss("usage.total_tokens", "total_tokens", "the format reports no total")
     if "cost" in usage.reported:
@@ -699,11 +946,18 @@ class _Reader:
             return None
         if kind == "text":
             text = self.field(item, "text", path, str, "a string")
-            return None if text is None else self.build(path, TextContent, text)
+            citations = self.citations(item.get("citations"), _at(path, "citations"))
+            if text is None or citations is None:
+                return None
+            return self.build(path, TextContent, text, citations=citations)
         if kind == "image":
             return self.image(item, path)
         if kind == "document":
             return self.document(item, path, role)
+        if role == "assistant" and kind in HOSTED_CALL_BLOCKS:
+            return self.hosted_call(item, path, kind)
+        if role == "assistant" and kind in HOSTED_RESULT_BLOCKS:
+            return self.hosted_result(item, path, kind)
         if kind == "thinking":
             thinking = self.field(item, "thinking", path, str, "a string")
             signature = self.field(item, "signature", path, str, "a string")
@@ -720,17 +974,73 @@ class _Reader:
         return self.unknown(item, path, role, f"a block of type {kind!r}")
 
     def unknown(self, item: Mapping[str, Any], path: str, role: str, what: str) -> ContentBase | None:
-        if self.pass_through and role in ("user", "assistant"):
+        # Every role a provider block may sit in (system, user, assistant, tool result content) keeps it.
+        if self.pass_through:
             return self.build(path, ProviderContent.from_block, PROVIDER, item)
-        rule = "unknown_type" if item.get("type") not in _KNOWN_BLOCKS else "unsupported"
+        rule = "unknown_type" if _str(item.get("type")) not in _KNOWN_BLOCKS else "unsupported"
         self.add(
             _at(path, "type"),
             rule,
-            f"{what} has no agentmsg kind here (pass_through_unknown=True keeps it as a provider block)"
-            if role in ("user", "assistant")
-            else f"{what} cannot be held here",
+            f"{what} has no agentmsg kind here (pass_through_unknown=False refuses it; the default keeps it "
+            "as a provider block)",
         )
         return None
+
+    # -- citations
+
+    def citations(self, value: Any, path: str) -> list[Citation] | None:
+        """A text block's ``citations`` (absent or null: none)."""
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.add(path, "type", f"expected an array of citations, got {json_type(value)}")
+            return None
+        out: list[Citation] = []
+        ok = True
+        for k, item in enumerate(value):
+            where = f"{path}[{k}]"
+            if not isinstance(item, Mapping):
+                self.add(where, "type", f"expected a citation (an object), got {json_type(item)}")
+                ok = False
+                continue
+            citation = self.build(where, _citation, item)
+            if citation is None:
+                ok = False
+            else:
+                out.append(citation)
+        return out if ok else None
+
+    # -- hosted (server) tools
+
+    def hosted_call(self, item: Mapping[str, Any], path: str, kind: str) -> ContentBase | None:
+        """``server_tool_use`` / ``mcp_tool_use``: typed fields, and the block verbatim as ``original``."""
+        call_id = self.field(item, "id", path, str, "a string")
+        name = self.field(item, "name", path, str, "a string")
+        value = self.field(item, "input", path, Mapping, "an object")
+        server = self.optional(item, "server_name", path, str, "a string") or ""
+        arguments: str | None = None
+        if value is not None:
+            try:
+                arguments = input_json(value)
+            except ValidationError as exc:
+                self.add(_at(path, "input"), "json", exc.violations[0].message)
+        if call_id is None or name is None or arguments is None:
+            return None
+        hosted = HostedToolKind.MCP if kind == "mcp_tool_use" else SERVER_TOOL_KINDS.get(name, HostedToolKind.OTHER)
+        original = self.build(path, ProviderContent.from_block, PROVIDER, item)
+        if original is None:
+            return None
+        return self.build(
+            path, HostedToolCallContent, call_id, name, arguments, kind=hosted, server=server, original=original
+        )
+
+    def hosted_result(self, item: Mapping[str, Any], path: str, kind: str) -> ContentBase | None:
+        """A ``*_tool_result`` block: the typed outcome where its shape is known, and the block verbatim."""
+        original = self.build(path, ProviderContent.from_block, PROVIDER, item)
+        if original is None:
+            return None
+        call_id = self.optional(item, "tool_use_id", path, str, "a string") or ""
+        return self.build(path, _hosted_result, call_id, kind, item.get("content"), item, original)
 
     # -- media
 
@@ -762,6 +1072,13 @@ class _Reader:
         return None
 
     def document(self, item: Mapping[str, Any], path: str, role: str) -> ContentBase | None:
+        block = self.document_source(item, path, role)
+        context = self.optional(item, "context", path, str, "a string")
+        if context and isinstance(block, DocumentContent):
+            return block.with_context(context)
+        return block
+
+    def document_source(self, item: Mapping[str, Any], path: str, role: str) -> ContentBase | None:
         where = _at(path, "source")
         source = self.field(item, "source", path, Mapping, "an object")
         title = self.optional(item, "title", path, str, "a string")
@@ -809,14 +1126,15 @@ class _Reader:
         arguments: str | None = None
         if value is not None:
             try:
-                arguments = dump_arguments(value, "input")
+                arguments = input_json(value)
             except ValidationError as exc:
                 self.add(_at(path, "input"), "json", exc.violations[0].message)
         if call_id is None or name is None or arguments is None:
             return None
         original = restore_id(call_id, self.id_map)
         self.calls.setdefault(original, (name, index))
-        return self.build(path, ToolCallContent, original, name, arguments=arguments, index=index)
+        extra = self.build(path, tool_use_extra, item)
+        return self.build(path, ToolCallContent, original, name, arguments=arguments, index=index, provider_extra=extra)
 
     def tool_result(self, item: Mapping[str, Any], path: str) -> ContentBase | None:
         call_id = self.field(item, "tool_use_id", path, str, "a string")
@@ -855,27 +1173,27 @@ class _Reader:
         if kind == "document":
             return self.document(item, path, "tool_result")
         if kind is not None:
-            self.add(
-                _at(path, "type"),
-                "unsupported",
-                f"a {kind!r} block in a tool result: agentmsg tool results hold text, images and documents",
-            )
+            # tool_reference (tool search), search_result and whatever comes next: kept verbatim.
+            return self.unknown(item, path, "tool_result", f"a {kind!r} block in a tool result")
         return None
 
     # -- messages
 
     def system(self, value: Any, path: str) -> SystemMessage | None:
-        """The top-level ``system`` (or a system entry's content): a string or a list of text blocks."""
+        """The top-level ``system`` (or a system entry's content): a string or a list of blocks.
+
+        Text blocks, and blocks of other types kept verbatim (``tool_addition`` in a system entry).
+        """
         if isinstance(value, str):
             return self.build(path, SystemMessage.text, value) if value else None
         if not isinstance(value, list):
             self.add(path, "type", f"expected a string or an array of text blocks, got {json_type(value)}")
             return None
-        blocks: list[TextContent] = []
+        blocks: list[TextContent | ProviderContent] = []
         ok = True
         for j, item in enumerate(value):
             block = self.block(item, f"{path}[{j}]", "system", 0)
-            if isinstance(block, TextContent):
+            if isinstance(block, (TextContent, ProviderContent)):
                 blocks.append(block)
             else:
                 ok = False
@@ -926,7 +1244,149 @@ class _Reader:
 
 _KNOWN_BLOCKS: Final = frozenset(
     {"text", "image", "document", "thinking", "redacted_thinking", "tool_use", "tool_result"}
-)
+)  # the hosted tool blocks are read in assistant turns; elsewhere they are kept verbatim
+
+
+def _citation(item: Mapping[str, Any]) -> Citation:
+    """One Anthropic citation: typed by its ``type``, and kept verbatim as ``original``.
+
+    A citation whose type this version does not know, or whose fields are not
+    the documented ones, is kept as its original alone (with its ``cited_text``).
+    """
+    original = ProviderContent.from_block(PROVIDER, item)
+    kind = _str(item.get("type"))
+    cited = _str(item.get("cited_text"))
+    title = _str(item.get("document_title") or item.get("title"))
+    if kind == "web_search_result_location" and isinstance(item.get("url"), str):
+        return Citation.web(item["url"], title, cited_text=cited, original=original)
+    ranges = {
+        "char_location": ("chars", "start_char_index", "end_char_index"),
+        "page_location": ("pages", "start_page_number", "end_page_number"),
+        "content_block_location": ("blocks", "start_block_index", "end_block_index"),
+    }
+    if kind in ranges and _int(item.get("document_index")) is not None:
+        unit, start, end = ranges[kind]
+        first, last = _int(item.get(start)), _int(item.get(end))
+        where = (first, last) if first is not None and last is not None else None
+        return Citation.document(
+            item["document_index"],
+            title=title,
+            file_id=_str(item.get("file_id")),
+            chars=where if unit == "chars" else None,
+            pages=where if unit == "pages" else None,
+            blocks=where if unit == "blocks" else None,
+            cited_text=cited,
+            original=original,
+        )
+    if kind == "search_result_location" and isinstance(item.get("source"), str):
+        first, last = _int(item.get("start_block_index")), _int(item.get("end_block_index"))
+        return Citation.search_result(
+            item["source"],
+            title=title,
+            search_result_index=_int(item.get("search_result_index")),
+            blocks=(first, last) if first is not None and last is not None else None,
+            cited_text=cited,
+            original=original,
+        )
+    return Citation(cited_text=cited, original=original)
+
+
+def _quiet_document(value: Any) -> DocumentContent | None:
+    """A document block inside a hosted result, when it reads cleanly (the result's original keeps it anyway)."""
+    if not isinstance(value, Mapping) or value.get("type") != "document":
+        return None
+    reader = _Reader(PayloadErrors(""), None, pass_through=False)
+    block = reader.document(value, "", "tool_result")
+    return block if isinstance(block, DocumentContent) and not reader.errors.found else None
+
+
+def _hosted_result(
+    call_id: str, kind: str, content: Any, item: Mapping[str, Any], original: ProviderContent
+) -> HostedToolResultContent:
+    """The typed outcome of a hosted tool result block (see the module docstring's table)."""
+    options: dict[str, Any] = {}
+    blocks: list[ContentBase] = []
+    if kind == "mcp_tool_result":
+        options["is_error"] = item.get("is_error") is True
+        if isinstance(content, str):
+            blocks = [TextContent(content)] if content else []
+        elif isinstance(content, list):
+            for inner in content:
+                if isinstance(inner, Mapping) and inner.get("type") == "text" and isinstance(inner.get("text"), str):
+                    blocks.append(TextContent(inner["text"]))
+                elif isinstance(inner, Mapping):
+                    blocks.append(ProviderContent.from_block(PROVIDER, inner))
+    elif kind == "web_search_tool_result" and isinstance(content, list):
+        options["search_results"] = [
+            SearchResult(
+                _str(hit.get("url")),
+                _str(hit.get("title")),
+                page_age=_str(hit.get("page_age")),
+                encrypted_content=_str(hit.get("encrypted_content")),
+            )
+            for hit in content
+            if isinstance(hit, Mapping)
+        ]
+    elif isinstance(content, Mapping):
+        inner_kind = _str(content.get("type"))
+        if inner_kind.endswith("_error"):
+            options["error_code"] = _str(content.get("error_code"))
+            options["error_message"] = _str(content.get("error_message"))
+        elif inner_kind in _CODE_RESULTS:
+            files = [
+                _str(out.get("file_id"))
+                for out in _list(content.get("content"))
+                if isinstance(out, Mapping) and isinstance(out.get("file_id"), str)
+            ]
+            options["code_execution"] = CodeExecutionOutput(
+                _str(content.get("stdout")),
+                _str(content.get("stderr")),
+                _int(content.get("return_code")),
+                files=files,
+                encrypted_stdout=_str(content.get("encrypted_stdout")),
+            )
+        elif inner_kind == "web_fetch_result":
+            options["web_fetch"] = WebFetchOutput(_str(content.get("url")), _str(content.get("retrieved_at")))
+            document = _quiet_document(content.get("content"))
+            blocks = [document] if document is not None else []
+        elif inner_kind == "text_editor_code_execution_view_result" and isinstance(content.get("content"), str):
+            blocks = [TextContent(content["content"])] if content["content"] else []
+        elif inner_kind == "tool_search_tool_search_result":
+            blocks = [
+                ProviderContent.from_block(PROVIDER, ref)
+                for ref in _list(content.get("tool_references"))
+                if isinstance(ref, Mapping)
+            ]
+    return HostedToolResultContent(call_id, blocks, kind=HOSTED_RESULT_BLOCKS[kind], original=original, **options)
+
+
+def read_block(item: Mapping[str, Any], *, tool_call_index: int = 0, pass_through_unknown: bool = True) -> ContentBase:
+    """One block of an assistant turn, as :func:`from_anthropic_response` reads it (for the stream parser).
+
+    Raises :class:`~agentmsg.ValidationError` naming what is wrong.
+    """
+    errors = PayloadErrors("Anthropic content block")
+    block = _Reader(errors, None, pass_through_unknown).block(item, "", "assistant", tool_call_index)
+    errors.raise_if_any()
+    assert block is not None
+    return block
+
+
+def read_citation(item: Mapping[str, Any]) -> Citation:
+    """One citation object (``citations_delta.citation``), as the readers read text ``citations``."""
+    if not isinstance(item, Mapping):
+        raise ValidationError.single("citation", "type", f"expected an object, got {json_type(item)}")
+    return _citation(item)
+
+
+def read_usage(value: Any) -> Usage | None:
+    """An Anthropic ``usage`` object as :class:`~agentmsg.Usage` (None when it reports nothing)."""
+    errors = PayloadErrors("Anthropic usage")
+    usage = _usage_in(_Reader(errors, None, pass_through=True), value)
+    errors.raise_if_any()
+    return usage if usage is not None and usage.reported else None
+
+
 _ROLE_BLOCKS: Final[Mapping[str, frozenset[str]]] = {
     "system": frozenset({"text"}),
     "user": frozenset({"text", "image", "document", "tool_result"}),
@@ -938,7 +1398,7 @@ def from_anthropic(
     payload: Mapping[str, Any] | Sequence[Any],
     *,
     id_map: Mapping[str, str] | None = None,
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
 ) -> list[AgentMessage]:
     """Read a request's ``{"system": ..., "messages": [...]}`` (or just the ``messages`` list).
 
@@ -946,10 +1406,11 @@ def from_anthropic(
     empty one is skipped). A user turn's leading ``tool_result`` blocks
     become a :class:`~agentmsg.ToolMessage`, the rest a
     :class:`~agentmsg.UserMessage`. Messages get new ids and the current time.
-    ``id_map`` (a report's ``id_map``) restores rewritten tool-call ids. With
-    ``pass_through_unknown=True`` a block of an unknown type in a user or
-    assistant turn is kept as a :class:`~agentmsg.ProviderContent`. Every
-    problem is reported at once in one :class:`~agentmsg.ValidationError`.
+    ``id_map`` (a report's ``id_map``) restores rewritten tool-call ids. A
+    block of a type agentmsg has no kind for is kept as a
+    :class:`~agentmsg.ProviderContent` (``pass_through_unknown=False``
+    refuses it instead). Every problem is reported at once in one
+    :class:`~agentmsg.ValidationError`.
     """
     errors = PayloadErrors("Anthropic Messages payload")
     reader = _Reader(errors, id_map, pass_through_unknown)
@@ -982,7 +1443,7 @@ def from_anthropic_response(
     response: Mapping[str, Any],
     *,
     id_map: Mapping[str, str] | None = None,
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
 ) -> AssistantMessage:
     """Read a Messages API response object (``{"type": "message", "content": [...], ...}``).
 
@@ -1007,6 +1468,7 @@ def from_anthropic_response(
     response_id = reader.optional(response, "id", "", str, "a string") or ""
     model = reader.optional(response, "model", "", str, "a string") or ""
     raw = reader.optional(response, "stop_reason", "", str, "a string") or ""
+    stop_sequence = reader.optional(response, "stop_sequence", "", str, "a string") or ""
     stop = STOP_REASONS.get(raw)
     content = reader.field(response, "content", "", list, "an array of content blocks")
     blocks: list[ContentBase] | None = None
@@ -1024,6 +1486,7 @@ def from_anthropic_response(
         usage=usage,
         stop_reason=stop,
         stop_reason_raw=raw,
+        stop_sequence=stop_sequence,
         provenance=Provenance(PROVIDER, API, model, response_id),
     )
     errors.raise_if_any()
@@ -1050,4 +1513,18 @@ def _usage_in(reader: _Reader, value: Any) -> Usage | None:
         counts["reasoning_tokens"] = reader.optional(
             details, "thinking_tokens", "usage.output_tokens_details", int, "an integer"
         )
-    return reader.build("usage", Usage, **counts)
+    cache = reader.optional(value, "cache_creation", "usage", Mapping, "an object")
+    if cache is not None:
+        for theirs, ours in (
+            ("ephemeral_5m_input_tokens", "cache_write_5m_tokens"),
+            ("ephemeral_1h_input_tokens", "cache_write_1h_tokens"),
+        ):
+            counts[ours] = reader.optional(cache, theirs, "usage.cache_creation", int, "an integer")
+    server = reader.optional(value, "server_tool_use", "usage", Mapping, "an object")
+    requests: dict[str, int] = {}
+    if server is not None:
+        for key in server:
+            count = reader.optional(server, key, "usage.server_tool_use", int, "an integer")
+            if count is not None and key.endswith(_REQUESTS_SUFFIX):
+                requests[key.removesuffix(_REQUESTS_SUFFIX)] = count
+    return reader.build("usage", Usage, **counts, hosted_tool_requests=requests)

@@ -23,24 +23,32 @@ Anthropic event                        agentmsg events
                                        response ``id``, else a UUID4; provenance ``anthropic`` /
                                        ``anthropic-messages`` / ``model`` / ``id``), then ``usage``
                                        when ``message.usage`` reports a count
-``content_block_start``                ``block_start`` at the same index: ``text`` -> TextContent,
-                                       ``thinking`` -> ThinkingContent, ``redacted_thinking`` ->
+``content_block_start``                ``block_start`` at the same index: ``text`` -> TextContent
+                                       (with the citations it starts with), ``thinking`` ->
+                                       ThinkingContent, ``redacted_thinking`` ->
                                        RedactedThinkingContent (whole), ``tool_use`` ->
-                                       ToolCallContent (id and name as given, no arguments yet)
+                                       ToolCallContent (id and name as given, no arguments yet);
+                                       every other type is held back to its stop (below)
 ``content_block_delta``                ``text_delta`` -> text, ``thinking_delta`` -> thinking,
                                        ``signature_delta`` -> signature (thinking blocks),
-                                       ``input_json_delta`` -> arguments (``partial_json`` verbatim)
+                                       ``input_json_delta`` -> arguments (``partial_json`` verbatim),
+                                       ``citations_delta`` -> citation (read as the converter
+                                       reads text ``citations``)
 ``content_block_stop``                 ``block_stop``
 ``message_delta``                      ``usage`` (counts are cumulative: each replaces the last);
-                                       the stop reason is kept for ``message_stop``
-``message_stop``                       ``message_stop`` (stop reason mapped, raw string verbatim)
+                                       the stop reason and stop sequence are kept for
+                                       ``message_stop``
+``message_stop``                       ``message_stop`` (stop reason mapped, raw string verbatim,
+                                       ``stop_sequence``)
 ``error``                              ``error`` (the error ``type``, e.g. ``overloaded_error``, is
                                        the code; its ``message`` the message)
 ``ping``                               nothing
 =====================================  ==============================================================
 
-Stop reasons and usage use the converter's rules
-(:mod:`agentmsg.providers.anthropic`): ``end_turn`` / ``stop_sequence`` ->
+Stop reasons, usage, citations and every block other than text, thinking
+and tool use are read by the converter's own code
+(:mod:`agentmsg.providers.anthropic`), so the fold and
+``from_anthropic_response`` give the same message: ``end_turn`` / ``stop_sequence`` ->
 STOP, ``max_tokens`` / ``model_context_window_exceeded`` -> LENGTH,
 ``tool_use`` -> TOOL_CALLS, ``refusal`` -> CONTENT_FILTER, ``pause_turn`` and
 values this version does not know -> unspecified (None; the turn is paused,
@@ -48,41 +56,51 @@ neither finished nor failed: send the message back as-is to continue, which
 ``stop_reason_raw == "pause_turn"`` tells). Usage: ``input_tokens`` (already
 without cached tokens), ``output_tokens``, ``cache_read_input_tokens`` ->
 ``cache_read_tokens``, ``cache_creation_input_tokens`` ->
-``cache_write_tokens``, ``output_tokens_details.thinking_tokens`` ->
-``reasoning_tokens``; a count never reported stays None, and a stream that
-reports none leaves the message's usage None.
+``cache_write_tokens``, ``cache_creation`` by TTL, ``server_tool_use``
+request counts -> ``hosted_tool_requests``,
+``output_tokens_details.thinking_tokens`` -> ``reasoning_tokens``; a count
+never reported stays None, and a stream that reports none leaves the
+message's usage None.
 
 Choices:
 
 - A ``tool_use`` block's arguments are the ``input_json_delta`` fragments,
   concatenated verbatim (text that is not JSON is kept and the fold lists it
   in ``issues``). A block that gets no fragment at all (a tool without
-  parameters) takes its ``content_block_start`` ``input`` as compact JSON
-  (``"{}"``), as the converter writes ``input``. A tool call's ``index`` is
-  its position among the message's tool calls, as in the converter.
-- Blocks of other types (``server_tool_use``, ``web_search_tool_result``,
-  ...) have no agentmsg kind. With ``pass_through_unknown=True`` each is kept
-  whole as a :class:`~agentmsg.ProviderContent` (provider ``anthropic``):
-  since a provider block takes no deltas, it is held back until its
-  ``content_block_stop`` and then sent as ``block_start`` + ``block_stop``,
-  its ``input_json_delta`` fragments parsed into its ``input`` (they must
-  make a JSON object). Without the option such a block is a
-  :class:`~agentmsg.streaming.StreamProtocolError`.
+  parameters) takes its ``content_block_start`` ``input`` as
+  :func:`~agentmsg.providers.anthropic.input_json` writes it (``"{}"``), as
+  the converter reads ``input``. A tool call's ``index`` is its position
+  among the message's tool calls, as in the converter.
+- Every other block type (``server_tool_use``, ``mcp_tool_use``, the
+  ``*_tool_result`` blocks, ``container_upload`` and types this version does
+  not know) is held back until its ``content_block_stop``, its
+  ``input_json_delta`` fragments parsed into its ``input`` (they must make a
+  JSON object), and then read whole by the converter
+  (:func:`~agentmsg.providers.anthropic.read_block`) and sent as
+  ``block_start`` + ``block_stop``: a hosted tool call or result (with the
+  block as ``original``), or a :class:`~agentmsg.ProviderContent`. A hosted
+  call keeps the fragments verbatim as its ``input`` text. Why held back:
+  ``original`` must be the whole block, as the response gives it, for the
+  fold to equal ``from_anthropic_response`` and to go back exactly; a
+  server tool's input is a short query. ``pass_through_unknown=False``
+  refuses a block of an unknown type
+  (:class:`~agentmsg.streaming.StreamProtocolError`) instead of keeping it.
 - A message that stops with no block at all and a stop reason that needs
   content (``end_turn``, ``pause_turn``...) gets one empty text block, as the
   converter's ``from_anthropic_response`` does (the contract requires a
   block).
-- Not carried (agentmsg has no field for them) but kept on the parser for
-  the caller: ``stop_sequence`` and ``stop_details`` of ``message_delta``
-  (:attr:`AnthropicStreamParser.stop_sequence`, ``.stop_details``). Text
-  ``citations`` are not carried either.
+- Not carried (agentmsg has no field for it, and it is response metadata)
+  but kept on the parser for the caller: ``stop_details`` of
+  ``message_delta`` (:attr:`AnthropicStreamParser.stop_details`).
+
+SSE input (:func:`stream_events_from_sse`) may be lines with their ends,
+lines without them (``str.splitlines()``, httpx's ``iter_lines()``), or
+arbitrary chunks of the body.
 
 Skipped, with a note in :attr:`AnthropicStreamParser.skipped` (``strict=True``
 rejects them instead): event types this version does not know (Anthropic's
 versioning policy says new event types may appear and should be handled
-gracefully) and ``citations_delta`` (the citation is metadata on text that
-arrives through ``text_delta`` anyway). ``ping`` is skipped silently,
-anywhere in the stream.
+gracefully). ``ping`` is skipped silently, anywhere in the stream.
 
 Rejected with :class:`~agentmsg.streaming.StreamProtocolError`, which names
 the event's number (from 0, counting every event given, pings included) and
@@ -115,17 +133,27 @@ from typing import Any, Final
 
 from agentmsg.content import (
     ContentBase,
-    ProviderContent,
+    HostedToolCallContent,
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
     ToolCallContent,
-    dump_arguments,
 )
 from agentmsg.errors import AgentMsgError
 from agentmsg.messages import Provenance, StopReason
 from agentmsg.providers._common import json_type
-from agentmsg.providers.anthropic import API, PROVIDER, STOP_REASONS
+from agentmsg.providers.anthropic import (
+    API,
+    HOSTED_CALL_BLOCKS,
+    HOSTED_RESULT_BLOCKS,
+    PROVIDER,
+    STOP_REASONS,
+    input_json,
+    read_block,
+    read_citation,
+    read_usage,
+    tool_use_extra,
+)
 from agentmsg.streaming import StreamEvent, StreamProtocolError, iter_sse
 from agentmsg.usage import Usage
 
@@ -133,12 +161,8 @@ __all__ = ["AnthropicStreamParser", "stream_events", "stream_events_from_sse"]
 
 # Stop reasons that let a message end with no block (the contract's rule for LENGTH and CONTENT_FILTER).
 _MAY_BE_EMPTY: Final = (StopReason.LENGTH, StopReason.CONTENT_FILTER)
-_USAGE_FIELDS: Final = (
-    ("input_tokens", "input_tokens"),
-    ("output_tokens", "output_tokens"),
-    ("cache_read_input_tokens", "cache_read_tokens"),
-    ("cache_creation_input_tokens", "cache_write_tokens"),
-)
+# Block types the converter reads into typed content; any other type is kept whole as a provider block.
+_READ_WHOLE: Final = HOSTED_CALL_BLOCKS | frozenset(HOSTED_RESULT_BLOCKS)
 _KNOWN_EVENTS: Final = frozenset(
     {
         "message_start",
@@ -159,8 +183,9 @@ class _Open:
 
     kind: str  # the Anthropic block type
     start: Mapping[str, Any]  # the content_block of content_block_start
-    provider: bool = False  # held back, sent whole as a ProviderContent at its stop
+    whole: bool = False  # held back, read whole (as the converter reads it) at its stop
     fragments: list[str] = field(default_factory=list)  # input_json_delta text seen
+    appended: dict[str, str] = field(default_factory=dict)  # held back: other deltas' text, by field
 
 
 class AnthropicStreamParser:
@@ -172,7 +197,7 @@ class AnthropicStreamParser:
     id from ``message_start``, else a UUID4); ``provider`` / ``api`` for the
     provenance (default ``anthropic`` / ``anthropic-messages``; the same wire
     format is served elsewhere); ``model`` when ``message_start`` names none;
-    ``pass_through_unknown`` keeps unknown block types as provider blocks;
+    ``pass_through_unknown`` (default True) keeps unknown block types as provider blocks;
     ``strict`` rejects what is otherwise skipped with a note.
     """
 
@@ -183,7 +208,7 @@ class AnthropicStreamParser:
         provider: str = PROVIDER,
         api: str = API,
         model: str = "",
-        pass_through_unknown: bool = False,
+        pass_through_unknown: bool = True,
         strict: bool = False,
     ) -> None:
         self.message_id = message_id
@@ -194,7 +219,8 @@ class AnthropicStreamParser:
         self.strict = strict
         #: What was skipped or left out, one line each, naming the event.
         self.skipped: list[str] = []
-        #: ``message_delta``'s ``stop_sequence`` (which custom stop sequence fired), when one did.
+        #: ``message_delta``'s ``stop_sequence`` (which custom stop sequence fired), when one did; it is
+        #: also the finished message's ``stop_sequence``.
         self.stop_sequence: str | None = None
         #: ``message_delta``'s ``stop_details`` (e.g. a refusal's category), verbatim.
         self.stop_details: dict[str, Any] | None = None
@@ -251,7 +277,7 @@ class AnthropicStreamParser:
     def _fail(self, message: str, code: str, where: str) -> list[StreamEvent]:
         self._ended = True
         for index, block in sorted(self._open.items()):
-            if block.provider:
+            if block.whole:
                 self.skipped.append(f"{where}: block {index} ({block.kind}) was still open and is left out")
         return [StreamEvent.error(message or "stream error", code=code)]
 
@@ -372,7 +398,7 @@ class _Event:
             # The contract needs a block here; the converter reads such a response the same way.
             out += [StreamEvent.block_start(0, TextContent("")), StreamEvent.block_stop(0)]
         parser._ended = True
-        out.append(StreamEvent.message_stop(reason, raw))
+        out.append(StreamEvent.message_stop(reason, raw, stop_sequence=parser.stop_sequence or ""))
         return out
 
     def failed(self) -> list[StreamEvent]:
@@ -384,22 +410,13 @@ class _Event:
         return out + parser._fail(message, code, f"event {self.number} (error)")
 
     def usage(self, value: Any, path: str) -> Usage | None:
-        """Anthropic usage -> agentmsg Usage (the converter's field list); None when nothing is reported."""
+        """Anthropic usage -> agentmsg Usage, read by the converter; None when nothing is reported."""
         if value is None:
             return None
         if not isinstance(value, Mapping):
             raise self.error(f"{path!r} must be an object, got {json_type(value)}")
-        counts: dict[str, int] = {}
-        for theirs, ours in _USAGE_FIELDS:
-            count = self.get(value, theirs, int, "an integer", required=False)
-            if count is not None:
-                counts[ours] = count
-        details = self.get(value, "output_tokens_details", Mapping, "an object", required=False)
-        if details is not None:
-            thinking = self.get(details, "thinking_tokens", int, "an integer", required=False)
-            if thinking is not None:
-                counts["reasoning_tokens"] = thinking
-        return self.make(Usage, **counts) if counts else None
+        usage: Usage | None = self.make(read_usage, value)
+        return usage
 
     # -- block events
 
@@ -412,9 +429,12 @@ class _Event:
         kind = self.get(block, "type", str, "a string", required=True)
         content: ContentBase
         if kind == "text":
-            content = self.make(TextContent, self.get(block, "text", str, "a string", required=False) or "")
-            if block.get("citations"):
-                self.note(f"block {index}: text citations have no agentmsg field and are left out")
+            citations = self.get(block, "citations", list, "an array", required=False) or []
+            content = self.make(
+                TextContent,
+                self.get(block, "text", str, "a string", required=False) or "",
+                citations=[self.make(read_citation, citation) for citation in citations],
+            )
         elif kind == "thinking":
             thinking = self.get(block, "thinking", str, "a string", required=False) or ""
             signature = self.get(block, "signature", str, "a string", required=False) or ""
@@ -425,16 +445,23 @@ class _Event:
             call_id = self.get(block, "id", str, "a string", required=True)
             name = self.get(block, "name", str, "a string", required=True)
             self.get(block, "input", Mapping, "an object", required=False)
-            content = self.make(ToolCallContent, call_id, name, arguments="", index=parser._tool_calls)
+            content = self.make(
+                ToolCallContent,
+                call_id,
+                name,
+                arguments="",
+                index=parser._tool_calls,
+                provider_extra=self.make(tool_use_extra, block),
+            )
             parser._tool_calls += 1
-        elif parser.pass_through_unknown:
+        elif kind in _READ_WHOLE or parser.pass_through_unknown:
             parser._seen.add(index)
-            parser._open[index] = _Open(kind, block, provider=True)
-            return []  # sent whole at its content_block_stop
+            parser._open[index] = _Open(kind, block, whole=True)
+            return []  # read whole at its content_block_stop
         else:
             raise self.error(
                 f"block {index} of type {kind!r} has no agentmsg kind "
-                "(pass_through_unknown=True keeps it as a provider block)"
+                "(pass_through_unknown=False refuses it; the default keeps it as a provider block)"
             )
         parser._seen.add(index)
         parser._open[index] = _Open(kind, block)
@@ -461,17 +488,18 @@ class _Event:
             "input_json_delta": ("tool_use", "partial_json"),
             "citations_delta": ("text", "citation"),
         }.get(kind)
+        if wants is None and block.whole:
+            return self.appended_delta(index, block, delta, kind)
         if wants is None:
             raise self.error(f"block {index}: unknown delta type {kind!r}")
         block_kind, key = wants
-        if kind == "input_json_delta" and block.provider:
+        if kind == "input_json_delta" and block.whole:
             block_kind = block.kind
         if block.kind != block_kind:
             raise self.error(f"block {index}: a {kind} cannot go to a {block.kind} block")
         if kind == "citations_delta":
-            self.get(delta, key, Mapping, "an object", required=True)
-            self.note(f"block {index}: a citation has no agentmsg field and is left out")
-            return []
+            citation = self.get(delta, key, Mapping, "an object", required=True)
+            return [StreamEvent.citation_delta(index, self.make(read_citation, citation))]
         text: str = self.get(delta, key, str, "a string", required=True)
         if kind == "text_delta":
             return [StreamEvent.text_delta(index, text)]
@@ -480,9 +508,23 @@ class _Event:
         if kind == "signature_delta":
             return [StreamEvent.signature_delta(index, text)]
         block.fragments.append(text)
-        if block.provider or not text:
+        if block.whole or not text:
             return []
         return [StreamEvent.arguments_delta(index, text)]
+
+    def appended_delta(self, index: int, block: _Open, delta: Mapping[str, Any], kind: str) -> list[StreamEvent]:
+        """A delta this version does not know, to a held-back block: its text fields are appended to the block's.
+
+        Every delta type Anthropic has appends text to the field it names (``text_delta`` to ``text``,
+        ``compaction_delta`` to ``content``); a new one to a block read whole is taken the same way.
+        """
+        for key, value in delta.items():
+            if key == "type":
+                continue
+            if not isinstance(value, str):
+                raise self.error(f"block {index}: a {kind} whose {key!r} is not text cannot be appended to the block")
+            block.appended[key] = block.appended.get(key, "") + value
+        return []
 
     def block_stop(self) -> list[StreamEvent]:
         parser = self.parser
@@ -490,7 +532,7 @@ class _Event:
         block = self.open_block(index)
         del parser._open[index]
         out: list[StreamEvent] = []
-        if block.provider:
+        if block.whole:
             whole = dict(block.start)
             text = "".join(block.fragments)
             if text:
@@ -501,12 +543,21 @@ class _Event:
                 if not isinstance(value, dict):
                     raise self.error(f"block {index} ({block.kind}): its input is a JSON {json_type(value)}")
                 whole["input"] = value
-            content = self.make(ProviderContent.from_block, PROVIDER, whole)  # the block is in Anthropic's format
+            for key, text in block.appended.items():
+                start = whole.get(key)
+                if start is not None and not isinstance(start, str):
+                    raise self.error(f"block {index} ({block.kind}): text appended to its {key!r}, which is not text")
+                whole[key] = (start or "") + text
+            # The block as the response holds it, read as the converter reads it (the same typed block and
+            # original); a hosted call keeps its streamed input text verbatim, as tool calls do.
+            content = self.make(read_block, whole, pass_through_unknown=parser.pass_through_unknown)
+            if text and isinstance(content, HostedToolCallContent):
+                content.pb.hosted_tool_call.input = text
             parser._emitted_blocks += 1
             out.append(StreamEvent.block_start(index, content))
         elif block.kind == "tool_use" and not "".join(block.fragments):
             start_input = block.start.get("input")
-            arguments = self.make(dump_arguments, start_input if isinstance(start_input, Mapping) else {}, "input")
+            arguments = self.make(input_json, start_input if isinstance(start_input, Mapping) else {})
             out.append(StreamEvent.arguments_delta(index, arguments))
         out.append(StreamEvent.block_stop(index))
         return out
@@ -519,7 +570,7 @@ def stream_events(
     provider: str = PROVIDER,
     api: str = API,
     model: str = "",
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
     strict: bool = False,
 ) -> Iterator[StreamEvent]:
     """The agentmsg events for decoded Anthropic stream events (options as :class:`AnthropicStreamParser`)."""
@@ -543,12 +594,13 @@ def stream_events_from_sse(
     provider: str = PROVIDER,
     api: str = API,
     model: str = "",
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
     strict: bool = False,
 ) -> Iterator[StreamEvent]:
     """The agentmsg events for raw ``text/event-stream`` lines (options as :class:`AnthropicStreamParser`).
 
-    ``lines`` may also be arbitrary chunks of the stream (``str`` or UTF-8
+    ``lines`` may be lines with or without their ends (``splitlines()``,
+    ``iter_lines()``), or arbitrary chunks of the stream (``str`` or UTF-8
     ``bytes``, as an HTTP client reads them): they are cut into lines first.
     Each SSE event's data is one JSON event. The SSE event name must agree
     with the data's ``type`` (an unnamed event takes its ``type`` from the
@@ -595,15 +647,43 @@ def stream_events_from_sse(
 
 
 _LINE_END: Final = re.compile(r"\r\n|\r|\n")
+_FIELD_START: Final = ("event:", "data:", "id:", "retry:")
 
 
 def _lines(chunks: Iterable[str | bytes]) -> Iterator[str]:
-    """Lines (ends kept) from lines or arbitrary chunks: SSE line ends only, UTF-8 decoded across chunks."""
+    """Lines (ends kept) from lines with or without their ends, or from arbitrary chunks.
+
+    Lines without their ends (``str.splitlines()``, httpx's ``iter_lines()``) hold no line break
+    at all, and a blank line comes as ``""``; chunks hold line breaks. So the input is taken as
+    lines without ends until an item holds a line break. Before that, an item with no line break
+    is a whole line when the next one starts an SSE field or is blank (a chunk cut inside the
+    first line is followed by the rest of that line instead); after it, items are chunks, cut
+    into lines at their line breaks (SSE line ends only, UTF-8 decoded across chunks).
+    """
     decoder = codecs.getincrementaldecoder("utf-8")()
-    pending = ""
+    pending = ""  # text not yet yielded
+    chunked = False  # an item held a line break: the input is chunks (or lines with their ends)
+    bare = False  # items are lines without ends
     try:
         for chunk in chunks:
-            pending += decoder.decode(chunk) if isinstance(chunk, bytes) else chunk
+            text = decoder.decode(chunk) if isinstance(chunk, bytes) else chunk
+            if not chunked and _LINE_END.search(text) is None:
+                if bare:
+                    yield text + "\n"
+                    continue
+                if pending and (text == "" or text.startswith(_FIELD_START)):
+                    bare = True  # the pending item was a whole line, and so is this one
+                    yield pending + "\n"
+                    yield text + "\n"
+                    pending = ""
+                    continue
+                if pending or text:
+                    pending += text
+                    continue
+            if bare:
+                raise StreamProtocolError("the Anthropic event stream mixes lines without ends with chunks")
+            chunked = True
+            pending += text
             start = 0
             for match in _LINE_END.finditer(pending):
                 if match.group() == "\r" and match.end() == len(pending):

@@ -56,6 +56,22 @@ Provenance                       ``response_metadata`` ``model_provider``, ``mod
                                  ("google", "google-generative-ai") is LangChain's ``google_genai``
 stop_reason_raw                  ``response_metadata`` ``stop_reason`` (provider ``anthropic``, as
                                  langchain-anthropic writes it) or ``finish_reason`` (others)
+HostedToolCallContent            ``{"type": "server_tool_call", "id", "name", "args"}`` (input that is
+                                 not a JSON object: ``server_tool_call_chunk`` with ``args`` the text);
+                                 an MCP call is ``name: "remote_mcp"``, ``extras.tool_name``, as
+                                 LangChain's Anthropic translator writes it; signature in
+                                 ``extras.signature``
+HostedToolResultContent          ``{"type": "server_tool_result", "tool_call_id", "status": "success" |
+                                 "error", "output"}``; ``output`` is the typed body (ProtoJSON, as the
+                                 seed-1 dict form writes it) or the text of the content
+TextContent.citations            the text block's ``annotations``: ``{"type": "citation", "url",
+                                 "title", "start_index", "end_index", "cited_text"}`` (a search-result
+                                 citation's source as ``url``)
+TextContent.logprobs             ``response_metadata["logprobs"] = {"content": [{token, logprob, bytes,
+                                 top_logprobs}]}`` (ChatOpenAI's shape) when one text block holds them
+stop_sequence                    ``response_metadata["stop_sequence"]`` (langchain-anthropic's key)
+Usage cache writes by TTL        ``input_token_details`` ``ephemeral_5m_input_tokens`` /
+                                 ``ephemeral_1h_input_tokens`` (langchain-anthropic's keys)
 ProviderContent ("langchain")    a LangChain standard block verbatim; any other block verbatim in
                                  a ``HumanMessage`` and wrapped as ``non_standard`` in v1 AIMessage
                                  content (``content_blocks`` wraps unknown blocks so, and unwraps
@@ -114,15 +130,27 @@ for a call with nothing to add, each entry with the call ``id``: ``kind``,
 ``index`` when not the call's position, ``server_name``, ``metadata``, and
 ``arguments`` when the text is not what ``json.dumps(args,
 ensure_ascii=False, separators=(",", ":"))`` writes) and ``result``
-(``index``, ``terminate``, ``terminate_message`` of a tool result). A stash
+(``index``, ``terminate``, ``terminate_message`` of a tool result), and
+``blocks``: ``[{"at": position in the content list, "block": seed-1 dict}]``
+for each hosted tool call or result and each assistant text block whose
+standard block alone does not give it back (hosted kind, server, status,
+original provider block, typed result bodies; citations of other kinds than
+web, token ids). A stashed block is used only when it writes exactly the
+standard block found at its position (its index and signature aside): an
+edited block wins. Reading a standard block with no stash entry, what its
+typed fields do not hold (extras, an ``output`` of another shape, a
+citation with extras or without URL) is kept whole as the block's or
+citation's ``original`` (provider ``"langchain"``), which the writer writes
+back as it was. A stash
 value that contradicts the message (usage that does not match
 ``usage_metadata``, a ``tool_calls`` entry whose id is not the call's at that
 position, argument text that does not parse to ``args``) is ignored.
 ``include_metadata=False`` writes no stash: timestamps, joins and the values
 above are then not carried (not reported: they are not model input, as for
-every other converter).
+every other converter), but for the v1.1 content: each stashed ``blocks``
+entry and hosted-tool request counts in the usage are reported lost.
 
-Round trip: ``from_langchain(to_langchain(m), pass_through_unknown=True) == m``
+Round trip: ``from_langchain(to_langchain(m)) == m``
 for everything not reported as lost; session-only messages come back as the
 user messages they were projected to.
 
@@ -147,11 +175,11 @@ as LangChain's streaming does. ``RemoveMessage`` (a LangGraph instruction,
 not part of a conversation) is refused (rule ``langchain.remove_message``)
 unless ``remove_messages="skip"``. An ``AIMessage`` with no content at all
 reads as one empty text block when agentmsg would refuse an empty assistant
-message. Left out when reading (agentmsg has no field for them): citations
-and annotations, block ids and indexes, ``extras`` other than the ones above,
+message. Left out when reading (agentmsg has no field for them): block ids
+and indexes, ``extras`` other than the ones above,
 the ``context`` of ``text-plain`` blocks, ``additional_kwargs`` (but for what
 ``content_blocks`` reads and ``function_call``), ``response_metadata`` keys
-other than the ones above (logprobs, raw usage...), usage details other than
+other than the ones above (raw usage...), usage details other than
 the cache and reasoning counts. LangChain does not record the wire API: for a
 message read without a stash the provenance API comes from
 ``api_by_provider[model_provider]`` when the caller gives it, else from the
@@ -179,6 +207,7 @@ refuses.
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
 import operator
@@ -192,23 +221,30 @@ from google.protobuf import timestamp_pb2
 from agentmsg import _media, _validation
 from agentmsg.content import (
     AudioContent,
+    Citation,
     Content,
+    ContentBase,
     DocumentContent,
+    HostedToolCallContent,
+    HostedToolKind,
+    HostedToolResultContent,
     ImageContent,
     ImageDetail,
     ProviderContent,
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
+    TokenLogprob,
     ToolCallContent,
     ToolResultContent,
     UnknownContent,
     content_from_proto,
+    content_to_dict,
     detail_to_pb,
     dump_arguments,
     parse_json_object,
 )
-from agentmsg.errors import MediaError, ValidationError
+from agentmsg.errors import DecodeError, MediaError, ValidationError
 from agentmsg.messages import (
     AgentMessage,
     AssistantMessage,
@@ -537,7 +573,7 @@ class _Writer:
         if not signature:
             return
         if self.replayable(provenance):
-            data["extras"] = {"signature": signature}
+            data["extras"] = {**data.get("extras", {}), "signature": signature}
         else:
             self.reporter.loss(f"{path}.signature", "a signature", self.refusal(provenance))
 
@@ -565,8 +601,21 @@ class _Writer:
         self, block: Content, path: str, provenance: Provenance | None, assistant: bool = False
     ) -> dict[str, Any] | None:
         if isinstance(block, TextContent):
-            data: dict[str, Any] = {"type": "text", "text": block.content}
+            data: dict[str, Any] = _text_to_lc(block)
             self.signature(data, block.signature, path, provenance)
+            extra = block.pb.text.citations or block.pb.text.logprobs
+            if extra and not assistant and (block.pb.text.logprobs or _text_from_lc(data) != block):
+                # Assistant text keeps them in the stash (assistant_fields); other text has none.
+                self.reporter.loss(
+                    path,
+                    "the citations or logprobs of a text block",
+                    "LangChain's annotations cannot hold them all, and only an assistant message keeps a stash",
+                )
+            return data
+        if isinstance(block, (HostedToolCallContent, HostedToolResultContent)):
+            data = _hosted_to_lc(block)
+            if isinstance(block, HostedToolCallContent):
+                self.signature(data, block.signature, path, provenance)
             return data
         if isinstance(block, (ImageContent, AudioContent, DocumentContent)):
             return _media_block(block)
@@ -601,7 +650,16 @@ class _Writer:
         call_signatures: dict[str, str] = {}
         classic = True
         texts = 0
-        for j, block in enumerate(message.contents):
+        kept: list[dict[str, Any]] = []
+        # Token logprobs go where ChatOpenAI keeps them when one text block holds them all.
+        contents = message.contents
+        text_blocks = [block for block in contents if isinstance(block, TextContent)]
+        lc_logprobs: list[dict[str, Any]] = []
+        logprobs: list[TokenLogprob] = []
+        if len(text_blocks) == 1 and text_blocks[0].logprobs:
+            lc_logprobs = [_logprob_to_lc(item) for item in text_blocks[0].logprobs]
+            logprobs = [_logprob_from_lc(item) for item in lc_logprobs]
+        for j, block in enumerate(contents):
             where = f"{path}.contents[{j}]" if path else f"contents[{j}]"
             if isinstance(block, ToolCallContent):
                 data, entry = self.tool_call(block, where, provenance, len(calls))
@@ -623,7 +681,17 @@ class _Writer:
             converted = self.block(block, where, provenance, assistant=True)
             if converted is None:
                 continue
-            if converted["type"] == "text" and "extras" not in converted and not calls and texts == 0:
+            stashed = _stash_form(block, converted)
+            if stashed is not None:
+                if self.include_metadata:
+                    kept.append({"at": len(blocks), "proto": base64.b64encode(stashed.to_bytes()).decode("ascii")})
+                elif not _standard_holds(stashed, converted, logprobs):
+                    self.reporter.loss(
+                        where,
+                        f"what LangChain's {converted['type']} block has no field for",
+                        "it is kept in response_metadata.agentmsg.blocks, which include_metadata=False does not write",
+                    )
+            if set(converted) == {"type", "text"} and converted["type"] == "text" and not calls and texts == 0:
                 classic = classic and converted["text"] != ""
                 texts += 1
             else:
@@ -649,6 +717,12 @@ class _Writer:
         if message.stop_reason_raw:
             key = "stop_reason" if provenance is not None and provenance.provider == "anthropic" else "finish_reason"
             metadata[key] = message.stop_reason_raw
+        if lc_logprobs:
+            metadata["logprobs"] = {"content": lc_logprobs}
+        if message.stop_sequence:
+            metadata["stop_sequence"] = message.stop_sequence  # where langchain-anthropic puts it
+        if kept:
+            stash["blocks"] = kept
         if message.stop_reason != _STOP_FROM_RAW.get(message.stop_reason_raw):
             stash["stop_reason"] = message.stop_reason.value if message.stop_reason is not None else ""
         if message.error:
@@ -658,6 +732,13 @@ class _Writer:
             usage_metadata = _usage_to_lc(message.usage)
             if _usage_from_lc_exact(usage_metadata) != message.usage:
                 stash["usage"] = message.usage.to_json_dict()
+                if not self.include_metadata and message.usage.hosted_tool_requests:
+                    self.reporter.loss(
+                        f"{path}.usage.hosted_tool_requests" if path else "usage.hosted_tool_requests",
+                        "the hosted-tool request counts",
+                        "usage_metadata has no field for them; they are kept in response_metadata.agentmsg.usage, "
+                        "which include_metadata=False does not write",
+                    )
         while call_stash and call_stash[-1] is None:
             call_stash.pop()
         if call_stash:
@@ -700,6 +781,259 @@ class _Writer:
         if block.metadata:
             entry["metadata"] = block.metadata
         return data, entry
+
+
+# --- v1.1 content: LangChain's standard blocks for hosted tools, citations and logprobs
+
+_MCP_NAME: Final = "remote_mcp"
+"""LangChain's ``server_tool_call`` name for an MCP call (the tool's own name goes to ``extras.tool_name``)."""
+
+
+def _citation_to_lc(citation: content_pb2.Citation) -> dict[str, Any]:
+    """A ``citation`` annotation (or, for a citation read from LangChain, the annotation as it was).
+
+    Reads the generated message directly: this runs for every citation of every converted message.
+    """
+    if citation.HasField("original") and citation.original.provider == PROVIDER:
+        return ProviderContent.from_proto(content_pb2.Content(provider=citation.original)).block()
+    data: dict[str, Any] = {"type": "citation"}
+    source = citation.WhichOneof("source")
+    url = citation.web.url if source == "web" else citation.search_result.source if source == "search_result" else ""
+    if url:
+        data["url"] = url
+    title = Citation._wrap(citation).title
+    if title:
+        data["title"] = title
+    if citation.HasField("start_index"):
+        data["start_index"] = citation.start_index
+    if citation.HasField("end_index"):
+        data["end_index"] = citation.end_index
+    if citation.cited_text:
+        data["cited_text"] = citation.cited_text
+    return data
+
+
+def _citation_from_lc(annotation: Mapping[str, Any]) -> Citation:
+    """A citation for a ``citation`` annotation with a URL; any other annotation kept whole as ``original``."""
+    url, title = annotation.get("url"), annotation.get("title", "")
+    start, end = annotation.get("start_index"), annotation.get("end_index")
+    cited = annotation.get("cited_text", "")
+    typed = (
+        annotation.get("type") == "citation"
+        and isinstance(url, str)
+        and url
+        and isinstance(title, str)
+        and isinstance(cited, str)
+        and all(v is None or (isinstance(v, int) and not isinstance(v, bool)) for v in (start, end))
+    )
+    if typed:
+        citation = Citation.web(str(url), title, cited_text=cited, start_index=start, end_index=end)
+        if _citation_to_lc(citation.pb) == dict(annotation):
+            return citation
+    return Citation(original=ProviderContent.from_block(PROVIDER, annotation))
+
+
+def _logprob_to_lc(logprob: TokenLogprob, *, top: bool = True) -> dict[str, Any]:
+    """One token in the OpenAI shape ChatOpenAI keeps in ``response_metadata["logprobs"]["content"]``."""
+    data: dict[str, Any] = {
+        "token": logprob.token,
+        "logprob": logprob.logprob,
+        "bytes": None if logprob.bytes is None else list(logprob.bytes),
+    }
+    if top:
+        data["top_logprobs"] = [_logprob_to_lc(alt, top=False) for alt in logprob.top_logprobs]
+    return data
+
+
+def _logprob_from_lc(data: Any) -> TokenLogprob:
+    if not isinstance(data, Mapping):
+        raise ValidationError.single("", "langchain.type", f"expected a token object, got {json_type(data)}")
+    raw = data.get("bytes")
+    return TokenLogprob(
+        data.get("token"),  # type: ignore[arg-type] # the constructor checks the types
+        data.get("logprob"),  # type: ignore[arg-type]
+        bytes=None if raw is None else bytes(raw),
+        top_logprobs=[_logprob_from_lc(alt) for alt in data.get("top_logprobs") or []],
+    )
+
+
+def _text_to_lc(block: TextContent) -> dict[str, Any]:
+    """A ``text`` block with its citations as ``annotations`` (the signature is the writer's business)."""
+    data: dict[str, Any] = {"type": "text", "text": block.content}
+    citations = block.pb.text.citations
+    if citations:
+        data["annotations"] = [_citation_to_lc(citation) for citation in citations]
+    return data
+
+
+def _hosted_to_lc(block: HostedToolCallContent | HostedToolResultContent) -> dict[str, Any]:
+    """LangChain's ``server_tool_call`` (``server_tool_call_chunk`` for input that is not a JSON object)
+    or ``server_tool_result``; a block read from LangChain goes back as it was."""
+    original = block.original
+    if original is not None and original.provider == PROVIDER:
+        return original.block()
+    if isinstance(block, HostedToolCallContent):
+        args, _ = parse_json_object(block.input)
+        name = _MCP_NAME if block.kind is HostedToolKind.MCP else block.name
+        data: dict[str, Any] = {
+            "type": "server_tool_call" if args is not None else "server_tool_call_chunk",
+            "id": block.id,
+            "name": name,
+            "args": args if args is not None else block.input,
+        }
+        if name == _MCP_NAME:
+            data["extras"] = {"tool_name": block.name}
+        return data
+    data = {
+        "type": "server_tool_result",
+        "tool_call_id": block.call_id,
+        "status": "error" if block.is_error else "success",
+    }
+    body = block.body
+    if body == "search_results":
+        data["output"] = _search_output(block.pb.hosted_tool_result.search_results)
+    elif body is not None:
+        data["output"] = content_to_dict(block)[body]
+    elif block.blocks and all(isinstance(part, TextContent) for part in block.blocks):
+        data["output"] = "".join(part.content for part in block.blocks)  # type: ignore[union-attr]
+    return data
+
+
+def _search_output(search: content_pb2.SearchResults) -> dict[str, Any]:
+    """Search results as ProtoJSON with proto field names writes them (the seed-1 dict form's), built directly:
+    ``json_format`` cost more than the rest of a conversion."""
+    results = []
+    for item in search.results:
+        entry = {key: getattr(item, key) for key in _SEARCH_RESULT_FIELDS if getattr(item, key)}
+        if item.HasField("score"):
+            entry["score"] = item.score
+        results.append(entry)
+    out: dict[str, Any] = {"results": results} if results else {}
+    if search.queries:
+        out["queries"] = list(search.queries)
+    return out
+
+
+_SEARCH_RESULT_FIELDS: Final = ("url", "title", "snippet", "page_age", "encrypted_content", "file_id")
+
+
+def _hosted_from_lc(block: Mapping[str, Any]) -> HostedToolCallContent | HostedToolResultContent:
+    """The hosted block a LangChain server-tool block stands for.
+
+    A call's ``extras.signature`` is its signature. What the typed fields do
+    not give back (other extras, an index, an output of another shape) is kept
+    by keeping the whole block as ``original``.
+    """
+    extras = block.get("extras")
+    signature = extras.get("signature", "") if isinstance(extras, Mapping) else ""
+    plain = _lc_form(block) if signature else dict(block)
+    if block.get("type") == "server_tool_result":
+        output = plain.get("output")
+        common: dict[str, Any] = {
+            "call_id": plain.get("tool_call_id") or "",
+            "content": output if isinstance(output, str) else (),
+            "is_error": plain.get("status") == "error",
+        }
+        result = HostedToolResultContent(**common)
+        if _hosted_to_lc(result) == dict(block):
+            return result
+        return HostedToolResultContent(**common, original=ProviderContent.from_block(PROVIDER, block))
+    extras = plain.get("extras")
+    name = plain.get("name") or ""
+    mcp = name == _MCP_NAME and isinstance(extras, Mapping) and isinstance(extras.get("tool_name"), str)
+    args = plain.get("args")
+    fields: dict[str, Any] = {
+        "id": plain.get("id") or "",
+        "name": extras["tool_name"] if mcp else name,  # type: ignore[index]
+        "input": _compact(args) if isinstance(args, Mapping) else (args or ""),
+        "kind": HostedToolKind.MCP if mcp else None,
+        "signature": signature,
+    }
+    call = HostedToolCallContent(**fields)
+    if _hosted_to_lc(call) == plain:
+        return call
+    return HostedToolCallContent(**fields, original=ProviderContent.from_block(PROVIDER, block))
+
+
+def _text_from_lc(block: Mapping[str, Any], logprobs: Sequence[TokenLogprob] = ()) -> TextContent:
+    """A text block from LangChain's: ``extras.signature``, ``annotations`` as citations."""
+    extras = block.get("extras")
+    signature = extras.get("signature", "") if isinstance(extras, Mapping) else ""
+    annotations = block.get("annotations") or []
+    if not isinstance(annotations, list):
+        raise ValidationError.single("annotations", "langchain.type", f"expected a list, got {json_type(annotations)}")
+    citations = []
+    for k, annotation in enumerate(annotations):
+        if not isinstance(annotation, Mapping):
+            raise ValidationError.single(
+                f"annotations[{k}]", "langchain.type", f"expected an object, got {json_type(annotation)}"
+            )
+        citations.append(_citation_from_lc(annotation))
+    return TextContent(block.get("text"), signature=signature, citations=citations, logprobs=logprobs)  # type: ignore[arg-type]
+
+
+def _lc_form(block: Mapping[str, Any]) -> dict[str, Any]:
+    """A standard block as compared with a stashed one: no ``index`` (streaming), no signature."""
+    out = {key: value for key, value in block.items() if key != "index"}
+    extras = out.get("extras")
+    if isinstance(extras, Mapping) and "signature" in extras:
+        rest = {key: value for key, value in extras.items() if key != "signature"}
+        if rest:
+            out["extras"] = rest
+        else:
+            del out["extras"]
+    return out
+
+
+def _stash_form(block: Content, written: Mapping[str, Any]) -> Content | None:
+    """What ``response_metadata.agentmsg.blocks`` keeps of a block, or None for a block it never keeps.
+
+    Hosted tool calls and results are kept whole (but a signature the writer
+    left out); of a text block only its citations and logprobs, when it has
+    any (the text and signature are the standard block's).
+    """
+    if isinstance(block, TextContent):
+        if not block.pb.text.citations and not block.pb.text.logprobs:
+            return None
+        details = content_pb2.Content()
+        details.CopyFrom(block.pb)
+        details.text.ClearField("text")
+        details.text.ClearField("signature")
+        return content_from_proto(details)
+    if isinstance(block, HostedToolCallContent):
+        extras = written.get("extras") or {}
+        if block.signature and "signature" not in extras:
+            pb = content_pb2.Content()
+            pb.CopyFrom(block.pb)
+            pb.hosted_tool_call.signature = ""
+            return content_from_proto(pb)
+        return block
+    if isinstance(block, HostedToolResultContent):
+        return block
+    return None
+
+
+def _standard_holds(stashed: Content, written: Mapping[str, Any], logprobs: Sequence[TokenLogprob]) -> bool:
+    """Does reading the standard block alone (and the message's logprobs) give back what the stash would hold?"""
+    if isinstance(stashed, TextContent):
+        read = _text_from_lc(written, logprobs if stashed.logprobs else ())
+        return read.citations == stashed.citations and read.logprobs == stashed.logprobs
+    return _hosted_from_lc(_lc_form(written)) == stashed
+
+
+_HOSTED_TYPES: Final = ("server_tool_call", "server_tool_call_chunk", "server_tool_result")
+
+
+def _same_standard(stashed: Content, block: Mapping[str, Any]) -> bool:
+    """Does the stashed block write the standard block read (but its index, signature and, for text, the text)?"""
+    if isinstance(stashed, TextContent):
+        written = _text_to_lc(stashed)
+        written["text"] = block.get("text")
+    elif isinstance(stashed, (HostedToolCallContent, HostedToolResultContent)):
+        written = _hosted_to_lc(stashed)
+    else:
+        return False
+    return _lc_form(written) == _lc_form(block)
 
 
 def _collapse(blocks: list[dict[str, Any]], *, collapse_empty: bool) -> str | list[str | dict[Any, Any]]:
@@ -757,6 +1091,12 @@ def _utf8_text(data: bytes | None) -> str | None:
         return None
 
 
+_CACHE_TTL_KEYS: Final = (
+    ("cache_write_5m_tokens", "ephemeral_5m_input_tokens"),
+    ("cache_write_1h_tokens", "ephemeral_1h_input_tokens"),
+)
+
+
 def _usage_to_lc(usage: Usage) -> dict[str, Any]:
     cache_read, cache_write = usage.known("cache_read_tokens"), usage.known("cache_write_tokens")
     prompt = usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens
@@ -768,6 +1108,11 @@ def _usage_to_lc(usage: Usage) -> dict[str, Any]:
         details["cache_read"] = cache_read
     if cache_write is not None:
         details["cache_creation"] = cache_write
+    # langchain-anthropic's keys for the cache writes by TTL (parts of cache_creation).
+    for ours, theirs in _CACHE_TTL_KEYS:
+        value = usage.known(ours)
+        if value is not None:
+            details[theirs] = value
     if details:
         data["input_token_details"] = details
     if "reasoning_tokens" in usage.reported:
@@ -790,13 +1135,16 @@ def _usage_from_lc_exact(data: Mapping[str, Any]) -> Usage | None:
         cache_write_tokens=cache_write,
         reasoning_tokens=outputs.get("reasoning"),
         total_tokens=data["total_tokens"],
+        cache_write_5m_tokens=inputs.get("ephemeral_5m_input_tokens"),
+        cache_write_1h_tokens=inputs.get("ephemeral_1h_input_tokens"),
     )
 
 
 def _usage_projection(data: Mapping[str, Any]) -> dict[str, Any]:
     """The part of a ``usage_metadata`` that :func:`_usage_to_lc` writes."""
     out = {key: data.get(key) for key in ("input_tokens", "output_tokens", "total_tokens")}
-    inputs = {k: v for k, v in (data.get("input_token_details") or {}).items() if k in ("cache_read", "cache_creation")}
+    kept = ("cache_read", "cache_creation", *(theirs for _, theirs in _CACHE_TTL_KEYS))
+    inputs = {k: v for k, v in (data.get("input_token_details") or {}).items() if k in kept}
     inputs = {k: v for k, v in inputs.items() if v is not None}
     if inputs:
         out["input_token_details"] = inputs
@@ -828,7 +1176,7 @@ def from_langchain(
     messages: Iterable[lc.BaseMessage | Mapping[str, Any]],
     *,
     id_map: Mapping[str, str] | None = None,
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
     remove_messages: Literal["refuse", "skip"] = "refuse",
     artifacts: Literal["metadata", "ignore"] = "metadata",
     merge_chunks: bool = False,
@@ -836,8 +1184,11 @@ def from_langchain(
 ) -> list[AgentMessage]:
     """agentmsg messages for LangChain messages (objects, or their ``messages_to_dict`` dicts).
 
-    ``pass_through_unknown=True`` keeps blocks agentmsg has no kind for as
-    :class:`~agentmsg.ProviderContent` (user and assistant messages only).
+    Blocks agentmsg has no kind for are kept as
+    :class:`~agentmsg.ProviderContent` (user and assistant messages only;
+    they go back to LangChain unchanged and are a loss to other formats);
+    ``pass_through_unknown=False`` refuses them instead (rule
+    ``langchain.unknown_type``).
     ``api_by_provider`` names the wire API of a ``model_provider`` for messages
     read without a stash (e.g. ``{"anthropic": "anthropic-messages"}``).
     Raises :class:`~agentmsg.ValidationError` listing every problem found (see
@@ -1135,7 +1486,7 @@ class _Reader:
         if kind in KNOWN_BLOCK_TYPES and kind != "non_standard":
             self.errors.add(path, "langchain.unsupported", f"an agentmsg {role} message cannot carry {kind!r} blocks")
             return None
-        hint = " (pass pass_through_unknown=True to keep it)" if role in ("user", "assistant") else ""
+        hint = " (pass_through_unknown=True, the default, keeps it)" if role in ("user", "assistant") else ""
         self.errors.add(path, "langchain.unknown_type", f"unknown block type {payload.get('type')!r}{hint}")
         return None
 
@@ -1160,13 +1511,61 @@ class _Reader:
         return value
 
     def text(self, block: Mapping[str, Any], path: str) -> Content | None:
+        before = len(self.errors.found)
         text = self.string(block, "text", path, required=True)
-        signature = self.string(self.extras(block, path), "signature", _at(path, "extras")) or ""
-        if text is None:
+        self.string(self.extras(block, path), "signature", _at(path, "extras"))
+        if text is None or len(self.errors.found) > before:
             return None
         with self.errors.building(path):
-            return TextContent(text, signature=signature)
+            return _text_from_lc(block)
         return None
+
+    def hosted(self, block: Mapping[str, Any], path: str) -> Content | None:
+        """A ``server_tool_call`` / ``server_tool_call_chunk`` / ``server_tool_result`` block."""
+        before = len(self.errors.found)
+        if block["type"] == "server_tool_result":
+            self.string(block, "tool_call_id", path, required=True)
+        else:
+            self.string(block, "id", path)
+            self.string(block, "name", path)
+            args = block.get("args")
+            if args is not None and not isinstance(args, (str, Mapping)):
+                self.errors.add(_at(path, "args"), "langchain.type", f"expected an object, got {json_type(args)}")
+        self.string(self.extras(block, path), "signature", _at(path, "extras"))
+        if len(self.errors.found) > before:
+            return None
+        with self.errors.building(path):
+            return _hosted_from_lc(block)
+        return None
+
+    def kept_blocks(self, stash: _Stash) -> dict[int, Content]:
+        """The stashed blocks (``blocks``: ``[{at, proto}]``, binary ``Content`` in base64) by content position."""
+        entries = stash.get("blocks", list, "a list") or []
+        out: dict[int, Content] = {}
+        for k, entry in enumerate(entries):
+            where = stash.where(f"blocks[{k}]")
+            at = entry.get("at") if isinstance(entry, Mapping) else None
+            encoded = entry.get("proto") if isinstance(entry, Mapping) else None
+            if isinstance(at, bool) or not isinstance(at, int) or not isinstance(encoded, str):
+                self.errors.add(where, "langchain.metadata", "expected {at: integer, proto: base64 string}")
+                continue
+            where = _at(where, "proto")
+            try:
+                block = ContentBase.from_bytes(_media.decode_base64(encoded, "stashed block"), validate=True)
+            except (MediaError, DecodeError) as exc:
+                self.errors.add(where, "langchain.metadata", str(exc))
+                continue
+            except ValidationError as exc:
+                for violation in exc.violations:
+                    self.errors.add(
+                        _at(where, violation.field) if violation.field else where, violation.rule_id, violation.message
+                    )
+                continue
+            if isinstance(block, (TextContent, HostedToolCallContent, HostedToolResultContent)):
+                out[at] = block
+            else:
+                self.errors.add(where, "langchain.metadata", f"a {block.type or 'unknown'} block is never stashed")
+        return out
 
     def media(self, block: Mapping[str, Any], path: str) -> Content | None:
         kind = block["type"]
@@ -1286,14 +1685,21 @@ class _Reader:
                 if isinstance(signature, str):
                     call.signature = signature
         call_stash: list[Any] = stash.get("tool_calls", list, "a list") or []
+        kept = self.kept_blocks(stash)
         blocks: list[Content] = []
         content = self.content_blocks(message, path) if message.content else []
-        for where, block in content:
+        for position, (where, block) in enumerate(content):
             kind = block.get("type")
             value = block.get("value")
             converted: Content | None
-            if kind in ("tool_call", "invalid_tool_call", "tool_call_chunk"):
+            stashed = kept.get(position)
+            if stashed is not None and kind in ("text", *_HOSTED_TYPES) and _same_standard(stashed, block):
+                # The stash holds what the standard block has no field for, and agrees with it.
+                converted = self.with_details(stashed, block, where) if kind == "text" else stashed
+            elif kind in ("tool_call", "invalid_tool_call", "tool_call_chunk"):
                 converted = self.tool_call(self.match(calls, block, where), call_stash, stash, len(_calls_in(blocks)))
+            elif kind in _HOSTED_TYPES:
+                converted = self.hosted(block, where)
             elif kind == "text":
                 converted = self.text(block, where)
             elif kind == "reasoning":
@@ -1319,10 +1725,40 @@ class _Reader:
                 self.legacy_calls[name] = call_id
                 with self.errors.building(where):
                     blocks.append(ToolCallContent(call_id, name, arguments=arguments, index=len(_calls_in(blocks))))
+        self.attach_logprobs(blocks, metadata, path)
         fields = self.envelope(message, path, metadata, (provider, api), stash)
         if not blocks and not fields["error"] and fields["stop_reason"] not in _EMPTY_OK:
             blocks.append(TextContent(""))
         return _Piece(path, "assistant", blocks, assistant=fields, **common)
+
+    def with_details(self, details: Content, block: Mapping[str, Any], path: str) -> Content | None:
+        """The text block read, with the stashed citations and logprobs."""
+        text = self.text(block, path)
+        if not isinstance(text, TextContent) or not isinstance(details, TextContent):
+            return text
+        pb = content_pb2.Content()
+        pb.CopyFrom(text.pb)
+        pb.text.ClearField("citations")
+        pb.text.citations.extend(details.pb.text.citations)
+        pb.text.logprobs.extend(details.pb.text.logprobs)
+        return content_from_proto(pb)
+
+    def attach_logprobs(self, blocks: list[Content], metadata: Mapping[str, Any], path: str) -> None:
+        """``response_metadata["logprobs"]["content"]`` (ChatOpenAI's) on the message's one text block."""
+        raw = metadata.get("logprobs")
+        tokens = raw.get("content") if isinstance(raw, Mapping) else None
+        texts = [k for k, block in enumerate(blocks) if isinstance(block, TextContent)]
+        if not isinstance(tokens, list) or len(texts) != 1:
+            return
+        text = blocks[texts[0]]
+        assert isinstance(text, TextContent)
+        if text.logprobs:
+            return  # the stash gave them
+        with self.errors.building(_at(path, "response_metadata.logprobs.content")):
+            logprobs = [_logprob_from_lc(item) for item in tokens]
+            blocks[texts[0]] = TextContent(
+                text.content, signature=text.signature, citations=text.citations, logprobs=logprobs
+            )
 
     def calls(self, message: lc.BaseMessage, path: str) -> list[_Call]:
         calls: list[_Call] = []
@@ -1459,9 +1895,11 @@ class _Reader:
                 stop = StopReason(stashed)
             else:
                 self.errors.add(stash.where("stop_reason"), "langchain.metadata", f"unknown stop reason {stashed!r}")
+        stop_sequence = metadata.get("stop_sequence")
         fields: dict[str, Any] = {
             "stop_reason": stop,
             "stop_reason_raw": raw,
+            "stop_sequence": stop_sequence if isinstance(stop_sequence, str) else "",
             "error": stash.get("error", str, "a string") or "",
         }
         model = next((metadata[k] for k in ("model_name", "model") if isinstance(metadata.get(k), str)), "")

@@ -11,11 +11,25 @@ Shapes follow the API reference (Responses streaming events, the response
 object) and the SDK's ``ResponseStreamEvent`` union; no SDK is imported.
 
 The folded message is the one :func:`agentmsg.providers.openai_responses.from_openai_responses_response`
-reads from the final response object (with ``pass_through_unknown=True``):
-the same blocks, usage, stop reason and provenance; the stop-reason and usage
-mappings are that module's own functions. Only a failed response differs, as
-a stream error carries a message and a code where the converter writes
-``"<code>: <message>"`` and the status ``failed``.
+reads from the stream's final response object, with the same (default)
+options: the same blocks, item envelopes, hosted tool blocks, citations,
+logprobs, usage, stop reason and provenance; the item readings, the
+stop-reason and usage mappings are that module's own functions. A failed
+response folds as the converter reads it too (error ``"<code>: <message>"``,
+raw stop reason ``failed``).
+
+The final object wins. OpenAI's final object is what the API stores and
+what the next request refers to, and it is not always what the stream's
+``output_item.done`` events said: reasoning and compaction items are
+encrypted anew, a ``program`` item gets its ``fingerprint``, and logprobs
+are rounded (the deltas' ``-1.9e-07`` is ``-0.0`` in the final object). So
+what an item sends whole, it sends at the terminal event, from the final
+object's item (found by id, else by position; the ``output_item.done`` item
+when the final object has none): item envelopes, hosted tool blocks, items
+kept verbatim, a reasoning item's encrypted content (its thinking blocks
+stay open until then) and a text part's logprobs when its deltas carried
+logprobs (the block stays open until then). Text, reasoning summaries and
+function-call arguments stream live, as they come.
 
 Mapping (event -> agentmsg):
 
@@ -25,53 +39,52 @@ Responses event                               agentmsg stream events
 ``response.created`` (or ``.queued`` /        ``message_start``: id = ``message_id`` or
 ``.in_progress``, whichever comes first)      ``response.id``; timestamp = ``created_at``; provenance
                                               ("openai", "openai-responses", ``model``, ``id``)
-``reasoning_summary_part.added``              a thinking block per summary part of a ``reasoning``
-                                              item, its text from ``reasoning_summary_text.delta``
-``output_item.done`` ``reasoning``            ``encrypted_content`` as a signature delta on the
-                                              item's last thinking block, then its blocks stop; an
-                                              item with no summary part but ``encrypted_content`` is
-                                              one complete ``RedactedThinkingContent``; one with
-                                              neither (it names a stored item by its id) is kept
-                                              whole as ``ProviderContent``
-``output_item.added`` ``function_call``       a tool-call block (id = ``call_id``, ``name``,
-                                              ``ToolCallContent.index`` = position among the calls)
+``output_item.added``                         block indexes kept for what the item sends whole at the
+                                              end (its envelope or the item; a hosted result); for a
+                                              ``function_call``, its tool-call block (id =
+                                              ``call_id``, ``name``, ``index`` = position among calls)
+``reasoning_summary_part.added``              a thinking block per summary part, its text from
+                                              ``reasoning_summary_text.delta``
 ``function_call_arguments.delta``             argument fragments, verbatim
-``output_item.done`` ``function_call``        ``block_stop``
 ``content_part.added`` ``output_text``        a text block per content part
 ``output_text.delta``                         text fragments
-``content_part.done``                         ``block_stop`` of that part's block
-``output_item.done`` ``message`` holding a    the whole item as one complete ``ProviderContent``
-``refusal`` part                              ("openai", ``message``): agentmsg has no refusal block;
-                                              the refusal streams no text (OpenAI sends a refusal
-                                              part alone; text parts before it would also stay)
-``output_item.done`` of any other item type   a complete ``ProviderContent`` ("openai", the item's
-(``web_search_call``, ``custom_tool_call``,   ``type``, the item as JSON)
-``mcp_call``, ``image_generation_call``...)
-``response.completed``                        open blocks stopped; ``usage``; ``message_stop``:
-                                              TOOL_CALLS when the output has a ``function_call``,
-                                              else CONTENT_FILTER after a refusal, else STOP; raw
-                                              ``"completed"``
-``response.incomplete``                       the same, with ``incomplete_details.reason`` as the raw
-                                              stop reason: ``max_output_tokens`` -> LENGTH,
-                                              ``content_filter`` -> CONTENT_FILTER, others ->
-                                              unspecified (None)
-``response.failed``                           ``usage`` when reported; ``error`` (``response.error``
-                                              message and code)
-``error``                                     ``error`` (message; code = ``code``, else the nested
+``content_part.done``                         the part's ``annotations`` as citations, then
+                                              ``block_stop`` (at the end instead when the deltas
+                                              carried logprobs)
+``output_item.done``                          ``function_call``: ``block_stop``; reasoning: summary
+                                              parts the events did not stream
+``response.completed`` / ``.incomplete``      every item settled from the final object (see above):
+                                              envelopes, hosted tool calls and results, items kept
+                                              verbatim (refusal messages, ``mcp_list_tools``,
+                                              ``compaction``...), signatures, redacted reasoning,
+                                              logprobs, open blocks stopped; ``usage``;
+                                              ``message_stop``: TOOL_CALLS when the output has a
+                                              ``function_call``, else CONTENT_FILTER after a
+                                              refusal, else STOP; raw ``"completed"`` (incomplete:
+                                              ``incomplete_details.reason``, max_output_tokens ->
+                                              LENGTH, content_filter -> CONTENT_FILTER, others
+                                              unspecified). A response with no output (a queued
+                                              background response) gets one empty text block
+``response.failed``                           items settled; ``usage`` when reported; ``error``
+                                              ``"<code>: <message>"`` with code ``failed``
+``error``                                     held: a ``response.failed`` after it ends the stream;
+                                              without one, the end of input ends it with this
+                                              ``error`` (message; code = ``code``, else the nested
                                               ``error.code`` or ``error.type``)
 end of input before a terminal event          ``error`` saying the stream was cut short
 ============================================  =======================================================
 
-Block indexes. Blocks are numbered from 0 in the order they begin: a text
-block at its ``content_part.added``, a thinking block at its
-``reasoning_summary_part.added``, a tool-call block at its
-``output_item.added``, and a block sent whole (redacted reasoning, a refusal
-message, another item type) at its item's ``output_item.done``. OpenAI
-streams output items one after another in ``output_index`` order, and the
-parts of an item in ``content_index`` / ``summary_index`` order, so the folded
-message's blocks follow ``response.output`` (a message item gives one block
-per text part, a reasoning item one per summary part). The numbering depends
-only on the order of the events, never on timing.
+Block indexes. Every item keeps its indexes from its ``output_item.added``
+(its envelope or whole block first, then a hosted result), and its parts
+are numbered as they are added. OpenAI streams items one after another in
+``output_index`` order, so the folded blocks follow ``response.output`` even
+though what an item sends whole comes at the end (the fold orders blocks by
+index). Items that never got ``output_item.done`` are finished from the
+final object (or, without one, kept as far as they got: their open blocks
+stay open and the fold lists them in its issues) and are listed in
+:attr:`OpenAIResponsesStreamParser.unfinished_items`; items of the final
+object the stream never added come last. The numbering depends only on the
+order of the events, never on timing.
 
 Usage, by the converter's reading: ``input_tokens`` = ``input_tokens`` minus
 ``input_tokens_details.cached_tokens`` and ``cache_write_tokens``;
@@ -83,30 +96,27 @@ leaves the message's usage None (unknown, not zero).
 
 ``*.done`` events (``output_text.done``, ``refusal.done``,
 ``function_call_arguments.done``, ``content_part.done``, the reasoning
-summary ``done`` events, and ``function_call`` and ``reasoning`` items at
-``output_item.done``) carry the whole text: when it extends what the deltas
-gave, the rest is sent as one more delta; when it contradicts them, that is a
+summary ``done`` events, and the items at ``output_item.done`` and in the
+final object) carry the whole text: when it extends what the deltas gave,
+the rest is sent as one more delta; when it contradicts them, that is a
 :class:`~agentmsg.streaming.StreamProtocolError` (a delta was lost).
 
-Skipped as harmless: ``response.in_progress`` and ``response.queued`` after
-the start; ``response.output_text.annotation.added`` (text blocks have no
-annotations, as in the converter); reasoning text of open-weight models
-(``reasoning_text`` content parts, ``response.reasoning_text.delta`` /
-``.done``), which the converter drops too; the progress events of hosted and
-custom tools, whose result arrives whole at ``output_item.done``:
-``response.{web_search_call,file_search_call,code_interpreter_call,
-image_generation_call,mcp_call,mcp_list_tools}.*``,
-``response.code_interpreter_call_code.*``, ``response.mcp_call_arguments.*``,
-``response.custom_tool_call_input.*``, ``response.shell_call_command.*``,
-``response.shell_call_output_content.*``, ``response.compaction.compacting``;
-and a ``response.failed`` right after an ``error`` event. Rejected with
+Skipped: ``response.in_progress`` and ``response.queued`` after the start;
+``response.output_text.annotation.added`` (the part's annotations come whole
+at ``content_part.done``); reasoning text of open-weight models
+(``reasoning_text`` content parts and events: the final reasoning item keeps
+it, in its envelope); the progress events of hosted and custom tools, whose
+item arrives whole; and event types this version does not know (a newer
+tool's progress, such as ``response.apply_patch_call_operation_diff.delta``),
+listed in :attr:`OpenAIResponsesStreamParser.skipped_events`. Rejected with
 :class:`~agentmsg.streaming.StreamProtocolError`, naming the event number
-(from 0) and type: events of the wrong shape or types, unknown event types,
-an event before ``response.created``, deltas for an item or part never added
-or already done, an ``output_index``, ``content_index`` or ``summary_index``
-added twice, a ``sequence_number`` that does not increase, a response id
-that changes, events after the end, and ``response.audio.*`` events
-(agentmsg has no audio output block).
+(from 0) and type: events of the wrong shape or types, an event before
+``response.created``, deltas for an item or part never added or already
+done, an ``output_index``, ``content_index`` or ``summary_index`` added
+twice, a ``sequence_number`` that does not increase, a response id that
+changes, events after the end (after an ``error``, only
+``response.failed``), and ``response.audio.*`` events (agentmsg has no audio
+output block).
 """
 
 from __future__ import annotations
@@ -117,11 +127,28 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final, TypeGuard
 
-from agentmsg.content import ProviderContent, RedactedThinkingContent, TextContent, ThinkingContent, ToolCallContent
+from agentmsg.content import (
+    ContentBase,
+    ProviderContent,
+    RedactedThinkingContent,
+    TextContent,
+    ThinkingContent,
+    ToolCallContent,
+)
 from agentmsg.errors import ValidationError, preview
-from agentmsg.messages import Provenance
+from agentmsg.messages import Provenance, StopReason
 from agentmsg.providers._common import json_type
-from agentmsg.providers.openai_responses import _read_usage, _Reader, _stop_reason
+from agentmsg.providers.openai_responses import (
+    _HOSTED,
+    _TEXT_PARTS,
+    _read_usage,
+    _Reader,
+    _stop_reason,
+    hosted_blocks,
+    item_envelope,
+    read_annotation,
+    read_logprob,
+)
 from agentmsg.streaming import StreamEvent, StreamProtocolError, iter_sse
 from agentmsg.usage import Usage
 
@@ -253,13 +280,15 @@ def _usage(value: Any, where: _Where) -> Usage | None:
 class _Text:
     """One streamed text (a message part, a summary part, a call's arguments) as far as it got."""
 
-    __slots__ = ("block", "fragments", "kind", "open")
+    __slots__ = ("block", "cited", "fragments", "kind", "logprobs", "open")
 
     def __init__(self, block: int | None, kind: str) -> None:
         self.block = block  # None for a refusal part, which streams into no block
         self.kind = kind  # output_text | refusal | summary | arguments
         self.fragments: list[str] = []
         self.open = True
+        self.cited = 0  # annotations sent as citations
+        self.logprobs = False  # the deltas carried logprobs: they come from the final object, at the end
 
     @property
     def value(self) -> str:
@@ -269,15 +298,18 @@ class _Text:
 class _Item:
     """An output item being streamed."""
 
-    __slots__ = ("block", "first", "item_id", "open", "parts", "type")
+    __slots__ = ("block", "done", "first", "item_id", "open", "parts", "settled", "slots", "type")
 
     def __init__(self, item_type: str, item_id: str | None, first: Mapping[str, Any]) -> None:
         self.type = item_type
         self.item_id = item_id
         self.first = first  # the item as added
+        self.done: Mapping[str, Any] | None = None  # the item as output_item.done gave it
         self.block: int | None = None  # a function call's block
         self.parts: dict[tuple[str, int], _Text] = {}  # ("content" | "summary" | "arguments", index) -> text
-        self.open = True
+        self.slots: list[int] = []  # block indexes kept for the blocks sent whole at the end (envelope first)
+        self.open = True  # no output_item.done yet
+        self.settled = False
 
     @property
     def kind(self) -> str:
@@ -300,6 +332,10 @@ class OpenAIResponsesStreamParser:
     stream fails before ``response.created``), ``model`` (used when the
     response does not name one), ``provider`` and ``api`` (the provenance
     constants, for compatible servers).
+
+    After the stream: :attr:`unfinished_items` lists ``(output_index, type,
+    id)`` of the items that never got ``output_item.done``;
+    :attr:`skipped_events` the event types this version does not know.
     """
 
     def __init__(
@@ -317,6 +353,9 @@ class OpenAIResponsesStreamParser:
         self._next_block = 0
         self._calls = 0
         self._items: dict[int, _Item] = {}
+        self.unfinished_items: list[tuple[int, str, str]] = []  # (output_index, type, id) never done
+        self.skipped_events: list[str] = []  # event types this version does not know
+        self._pending_error: StreamEvent | None = None  # an error event, held for the response.failed that follows
 
     @property
     def events_seen(self) -> int:
@@ -338,9 +377,9 @@ class OpenAIResponsesStreamParser:
         where.kind = kind
         self._check_sequence(event, where)
         if self._ended is not None:
-            if self._ended == "error" and kind == "response.failed":
-                return []
             raise where.error(f"an event after the stream ended ({self._ended})")
+        if self._pending_error is not None and kind != "response.failed":
+            raise where.error("an event after the stream's error event (only response.failed may follow it)")
         if kind == "error":
             return self._error(event, where)
         if kind in _LIFECYCLE:
@@ -349,7 +388,9 @@ class OpenAIResponsesStreamParser:
             raise where.error("audio output is not supported (agentmsg has no audio output block)")
         handler = _HANDLERS.get(kind)
         if handler is None and kind not in _SKIPPED:
-            raise where.error(f"unknown event type {kind!r}")
+            # An event type this version does not know (a newer tool's progress, such as
+            # response.apply_patch_call_operation_diff.delta): its item arrives whole at the end.
+            self.skipped_events.append(kind)
         if not self._started:
             raise where.error("the stream must begin with response.created")
         out: list[StreamEvent] = []
@@ -364,6 +405,11 @@ class OpenAIResponsesStreamParser:
         out: list[StreamEvent] = []
         if not self._started:
             out.append(self._start(None))
+        self._settle_items(None, _Where(self._events, "end of input"), out)
+        if self._pending_error is not None:
+            out.append(self._pending_error)
+            self._ended = "error"
+            return out
         self._ended = "close"
         out.append(
             StreamEvent.error(
@@ -421,34 +467,33 @@ class OpenAIResponsesStreamParser:
         message = source.get("message")
         code = source.get("code") or (source.get("type") if source is nested else None)
         out = [] if self._started else [self._start(None)]
-        out.append(
-            StreamEvent.error(
-                message if isinstance(message, str) and message else "the provider reported an error",
-                code=code if isinstance(code, str) else "",
-            )
+        if self._pending_error is not None:
+            raise where.error("a second error event")
+        # Held: the response.failed that follows names the failure as the converter reads it; without one,
+        # close() ends the stream with this error.
+        self._pending_error = StreamEvent.error(
+            message if isinstance(message, str) and message else "the provider reported an error",
+            code=code if isinstance(code, str) else "",
         )
-        self._ended = "error"
         return out
 
     def _terminal(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
         response = self._response(event, where)
         kind = where.kind
         usage = _usage(response.get("usage"), where)
+        final = response.get("output")
+        self._settle_items(final if isinstance(final, list) else None, where, out)
         if kind == "response.failed":
             if usage is not None:
                 out.append(StreamEvent.usage_update(usage))
+            # As the converter reads a failed response: error "<code>: <message>", raw stop reason "failed".
             error = where.mapping(response, "error", "response", required=False) or {}
-            message = error.get("message")
-            code = error.get("code")
-            out.append(
-                StreamEvent.error(
-                    message if isinstance(message, str) and message else "the response failed",
-                    code=code if isinstance(code, str) else "",
-                )
-            )
+            message = error.get("message") if isinstance(error.get("message"), str) else ""
+            code = error.get("code") if isinstance(error.get("code"), str) else ""
+            text = f"{code}: {message}" if code and message else (message or code)
+            out.append(StreamEvent.error(text or "the response failed", code="failed"))
             self._ended = kind
             return
-        self._finish_items(response, where, out)
         if usage is not None:
             out.append(StreamEvent.usage_update(usage))
         status = where.string(response, "status", "response", required=False)
@@ -458,45 +503,185 @@ class OpenAIResponsesStreamParser:
         has_calls = any(item.type == "function_call" for item in self._items.values())
         has_refusal = any(item.refusal for item in self._items.values())
         stop = _stop_reason(status, reason, has_calls, has_refusal)
+        if self._next_block == 0 and stop in (None, StopReason.STOP, StopReason.TOOL_CALLS):
+            # No output (a background response still queued): one empty text block, as the converter reads it.
+            out.append(StreamEvent.block_start(self._new_block(), TextContent()))
+            out.append(StreamEvent.block_stop(self._next_block - 1))
         raw = reason if status == "incomplete" and reason else status
         out.append(StreamEvent.message_stop(stop, raw, response_id=self._response_id or ""))
         self._ended = kind
 
-    def _finish_items(self, response: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
-        """At the end: finish every item still open, as far as it got."""
-        final = response.get("output")
-        for output_index, item in sorted(self._items.items()):
-            if not item.open:
-                continue
-            last = final[output_index] if isinstance(final, list) and output_index < len(final) else None
-            body = last if isinstance(last, Mapping) and last.get("type") == item.type else None
-            self._finish_item(item, body, where, out)
+    def _settle_items(self, final: list[Any] | None, where: _Where, out: list[StreamEvent]) -> None:
+        """At the end: every item as the final response object gives it (else as far as the stream got).
 
-    def _finish_item(self, item: _Item, body: Mapping[str, Any] | None, where: _Where, out: list[StreamEvent]) -> None:
-        """Send what an item still owes (``body`` is the item as done, when known) and stop its blocks."""
+        The final object is the one the API stores and the next request refers
+        to: its items win over those of ``output_item.done`` (reasoning and
+        compaction items are encrypted anew, a ``program`` item gets its
+        ``fingerprint``). Items never done are listed in ``unfinished_items``;
+        items of the final object the stream never added are read last.
+        """
+        finals = final or []
+        by_id = {
+            candidate["id"]: position
+            for position, candidate in enumerate(finals)
+            if isinstance(candidate, Mapping) and isinstance(candidate.get("id"), str)
+        }
+        used: set[int] = set()
+        for output_index, item in sorted(self._items.items()):
+            if item.settled:
+                continue
+            # The final item with the same id (else at the same position, when it has none).
+            position = by_id.get(item.item_id) if item.item_id is not None else output_index
+            candidate = finals[position] if position is not None and position < len(finals) else None
+            body: Mapping[str, Any] | None = None
+            if isinstance(candidate, Mapping) and candidate.get("type") == item.type:
+                body = candidate
+                used.add(position)  # type: ignore[arg-type]
+            if item.done is None:
+                self.unfinished_items.append((output_index, item.type, item.item_id or ""))
+            self._settle_item(item, body or item.done or item.first, where, out, cut=body is None and item.done is None)
+        for position, candidate in enumerate(finals):
+            if position in used or not isinstance(candidate, Mapping):
+                continue
+            item_type = candidate.get("type")
+            if not isinstance(item_type, str):
+                raise where.error(f"response.output[{position}].type must be a string")
+            item_id = candidate.get("id") if isinstance(candidate.get("id"), str) else None
+            output_index = max(self._items, default=-1) + 1
+            item = self._items[output_index] = _Item(item_type, item_id, candidate)
+            self._reserve(item)
+            if item_type == "function_call":
+                self._call_block(item, candidate, where, out)
+            self._settle_item(item, candidate, where, out)
+
+    def _reserve(self, item: _Item) -> None:
+        """Block indexes for what an item sends whole at the end: its envelope (or the item), a hosted result."""
+        item.slots.append(self._new_block())
+        if item.type in _HOSTED or item.type == "reasoning":
+            item.slots.append(self._new_block())
+
+    def _send(self, index: int, block: ContentBase) -> list[StreamEvent]:
+        return [StreamEvent.block_start(index, block), StreamEvent.block_stop(index)]
+
+    def _settle_item(
+        self, item: _Item, body: Mapping[str, Any], where: _Where, out: list[StreamEvent], *, cut: bool = False
+    ) -> None:
+        """Send what an item still owes, from ``body`` (the item as final), and stop its blocks.
+
+        ``cut``: the stream ended (error, cut short) before the item was done:
+        its open blocks stay open, so the fold keeps them as far as they got
+        and lists them in its issues.
+        """
+        item.settled = True
         item.open = False
-        if item.kind == "function_call":
-            arguments = where.string(body, "arguments", "item", required=False) if body is not None else None
-            if arguments is not None:
-                self._settle(item.parts[("arguments", 0)], arguments, where, out)
-        elif item.kind == "reasoning":
-            self._finish_reasoning(item, body, where, out)
-        elif item.kind == "other" or (item.kind == "message" and item.refusal):
-            self._whole(body or item.first, where, out)
-        stops = [text.block for text in item.parts.values() if text.open and text.block is not None]
+        try:
+            if cut and item.type in ("message", "reasoning"):
+                pass  # what the item got to is in its open blocks; its envelope (the item as done) never came
+            elif item.type == "message":
+                self._settle_message(item, body, where, out)
+            elif item.type == "function_call":
+                arguments = where.string(body, "arguments", "item", required=False)
+                text = item.parts[("arguments", 0)]
+                if arguments is not None and text.open and not cut:
+                    self._settle(text, arguments, where, out)
+                envelope = item_envelope(body) if body.get("call_id") else None
+                if envelope is not None:
+                    out.extend(self._send(item.slots[0], envelope))
+            elif item.type == "reasoning":
+                self._settle_reasoning(item, body, where, out)
+            elif item.type in _HOSTED:
+                try:
+                    blocks = hosted_blocks(body)
+                except (ValidationError, ValueError):
+                    blocks = [ProviderContent.from_block(BLOCK_FORMAT, body)]
+                for index, block in zip(item.slots, blocks, strict=False):
+                    out.extend(self._send(index, block))
+            else:
+                out.extend(self._send(item.slots[0], ProviderContent.from_block(BLOCK_FORMAT, body)))
+        except ValidationError as exc:
+            raise where.error(f"output item {item.item_id or item.type!r} cannot be kept: {exc}") from None
+        if cut:
+            return
+        stops = sorted({text.block for text in item.parts.values() if text.open and text.block is not None})
         for text in item.parts.values():
             text.open = False
-        out.extend(StreamEvent.block_stop(block) for block in sorted(set(stops)))
+        out.extend(StreamEvent.block_stop(block) for block in stops)
 
-    def _whole(self, body: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
-        """Send an item whole, as a complete ProviderContent block."""
+    def _settle_message(self, item: _Item, body: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        content = body.get("content")
+        parts = content if isinstance(content, list) else []
+        whole = item.refusal or not all(isinstance(p, Mapping) and p.get("type") in _TEXT_PARTS for p in parts)
+        if whole:
+            out.extend(self._send(item.slots[0], ProviderContent.from_block(BLOCK_FORMAT, body)))
+            return
+        envelope = item_envelope(body)
+        if envelope is not None:
+            out.extend(self._send(item.slots[0], envelope))
+        for k, part in enumerate(parts):
+            text = item.parts.get(("content", k))
+            if text is None:  # a part the events did not stream
+                text = item.parts[("content", k)] = _Text(self._new_block(), "output_text")
+                assert text.block is not None
+                out.append(StreamEvent.block_start(text.block, TextContent()))
+            final = part.get("text")
+            if isinstance(final, str) and text.open:
+                self._settle(text, final, where, out)
+            if text.open:
+                self._cite(text, part, where, out)
+                self._logprobs(text, part, where, out)
+
+    def _cite(self, text: _Text, part: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        """Citations for the annotations of a text part not sent yet."""
+        annotations = part.get("annotations")
+        if not isinstance(annotations, list) or text.block is None:
+            return
+        for annotation in annotations[text.cited :]:
+            if not isinstance(annotation, Mapping):
+                raise where.error(f"an annotation must be an object, got {json_type(annotation, article=True)}")
+            out.append(StreamEvent.citation_delta(text.block, read_annotation(annotation)))
+        text.cited = max(text.cited, len(annotations))
+
+    def _logprobs(self, text: _Text, part: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        entries = part.get("logprobs")
+        if not isinstance(entries, list) or not entries or text.block is None:
+            return
         try:
-            block = ProviderContent.from_block(BLOCK_FORMAT, body)
+            tokens = [read_logprob(entry, f"logprobs[{k}]") for k, entry in enumerate(entries)]
         except ValidationError as exc:
-            raise where.error(f"the output item cannot be kept: {exc}") from None
-        index = self._new_block()
-        out.append(StreamEvent.block_start(index, block))
-        out.append(StreamEvent.block_stop(index))
+            raise where.error(f"the part's logprobs cannot be read: {exc}") from None
+        out.append(StreamEvent.logprobs_delta(text.block, tokens))
+
+    def _settle_reasoning(self, item: _Item, body: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        """A reasoning item at the end: summary parts streamed or not, then its encrypted content."""
+        self._summaries(item, body, where, out)
+        signature = where.string(body, "encrypted_content", "item", required=False) or ""
+        last = max((key for key in item.parts if key[0] == "summary"), default=None)
+        if last is not None and signature:
+            signed = item.parts[last]
+            assert signed.block is not None
+            out.append(StreamEvent.signature_delta(signed.block, signature))
+        elif last is None and signature:
+            out.extend(self._send(item.slots[1], RedactedThinkingContent(signature)))
+        envelope = item_envelope(body, always=last is None and not signature)
+        if envelope is not None:
+            out.extend(self._send(item.slots[0], envelope))
+
+    def _summaries(self, item: _Item, body: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        """Check the summary parts of a reasoning item as given whole; send those the events did not stream."""
+        summary = body.get("summary")
+        if summary is not None and not isinstance(summary, list):
+            raise where.error(f"item.summary must be an array, got {json_type(summary, article=True)}")
+        for k, part in enumerate(summary or ()):
+            if not isinstance(part, Mapping):
+                raise where.error(f"item.summary[{k}] must be an object, got {json_type(part, article=True)}")
+            final = where.text(part, "text", f"item.summary[{k}]")
+            text = item.parts.get(("summary", k))
+            if text is None:  # a part the events did not stream
+                block = self._new_block()
+                text = item.parts[("summary", k)] = _Text(block, "summary")
+                out.append(StreamEvent.block_start(block, ThinkingContent()))
+            if text.open:
+                self._settle(text, final, where, out)
 
     # --- output items -------------------------------------------------------
 
@@ -528,8 +713,12 @@ class OpenAIResponsesStreamParser:
         if output_index in self._items:
             raise where.error(f"output item {output_index} was added twice")
         item = self._items[output_index] = _Item(item_type, item_id, body)
-        if item_type != "function_call":
-            return
+        self._reserve(item)
+        if item_type == "function_call":
+            self._call_block(item, body, where, out)
+
+    def _call_block(self, item: _Item, body: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
+        """A function call's block, begun as the item is added."""
         call_id = where.text(body, "call_id", "item")
         name = where.text(body, "name", "item")
         arguments = where.string(body, "arguments", "item", required=False) or ""
@@ -549,7 +738,31 @@ class OpenAIResponsesStreamParser:
         item_type = where.text(body, "type", "item")
         if item_type != item.type:
             raise where.error(f"output item {output_index} was added as {item.type!r}, done as {item_type!r}")
-        self._finish_item(item, body, where, out)
+        item.open = False
+        item.done = body
+        if item.type == "function_call":
+            text = item.parts[("arguments", 0)]
+            arguments = where.string(body, "arguments", "item", required=False)
+            if arguments is not None:
+                self._settle(text, arguments, where, out)
+            text.open = False
+            assert item.block is not None
+            out.append(StreamEvent.block_stop(item.block))
+        elif item.type == "reasoning":
+            self._summaries(item, body, where, out)  # the blocks stop at the end, with the final encrypted content
+        elif item.type == "message":
+            content = body.get("content")
+            for k, part in enumerate(content if isinstance(content, list) else ()):
+                streamed = item.parts.get(("content", k))
+                if streamed is None or not streamed.open or streamed.block is None or not isinstance(part, Mapping):
+                    continue
+                final = part.get("text")
+                if isinstance(final, str):
+                    self._settle(streamed, final, where, out)
+                self._cite(streamed, part, where, out)
+                if not streamed.logprobs:
+                    streamed.open = False
+                    out.append(StreamEvent.block_stop(streamed.block))
 
     # --- message parts ------------------------------------------------------
 
@@ -587,8 +800,12 @@ class OpenAIResponsesStreamParser:
         if part_type != text.kind:
             raise where.error(f"content part {content_index} was added as {text.kind!r}, done as {part_type!r}")
         self._settle(text, where.text(part, "refusal" if part_type == "refusal" else "text", "part"), where, out)
-        text.open = False
-        if text.block is not None:
+        if text.block is None:
+            text.open = False
+            return
+        self._cite(text, part, where, out)
+        if not text.logprobs:  # logprobs come from the final object (the stream's own differ): the block stops then
+            text.open = False
             out.append(StreamEvent.block_stop(text.block))
 
     def _part(self, item: _Item, key: tuple[str, int], where: _Where) -> _Text:
@@ -606,6 +823,8 @@ class OpenAIResponsesStreamParser:
         expected = "refusal" if where.kind == "response.refusal.delta" else "output_text"
         if text.kind != expected:
             raise where.error(f"a {where.kind} event for a {text.kind!r} part")
+        if event.get("logprobs"):
+            text.logprobs = True
         self._append(text, where.text(event, "delta", "event"), out)
 
     def _text_done(self, event: Mapping[str, Any], where: _Where, out: list[StreamEvent]) -> None:
@@ -614,6 +833,8 @@ class OpenAIResponsesStreamParser:
         expected, field = ("refusal", "refusal") if where.kind == "response.refusal.done" else ("output_text", "text")
         if text.kind != expected:
             raise where.error(f"a {where.kind} event for a {text.kind!r} part")
+        if event.get("logprobs"):
+            text.logprobs = True
         self._settle(text, where.text(event, field, "event"), where, out)
 
     # --- reasoning ----------------------------------------------------------
@@ -643,42 +864,6 @@ class OpenAIResponsesStreamParser:
         else:
             final = where.text(event, "text", "event")
         self._settle(text, final, where, out)
-
-    def _finish_reasoning(
-        self, item: _Item, body: Mapping[str, Any] | None, where: _Where, out: list[StreamEvent]
-    ) -> None:
-        """A reasoning item's end: summary parts streamed or not, then its encrypted content.
-
-        Without the item as done (``body`` None) there is no signature: the
-        ``encrypted_content`` of ``output_item.added`` may be incomplete.
-        """
-        if body is None:
-            return
-        summary = body.get("summary")
-        if summary is not None and not isinstance(summary, list):
-            raise where.error(f"item.summary must be an array, got {json_type(summary, article=True)}")
-        for k, part in enumerate(summary or ()):
-            if not isinstance(part, Mapping):
-                raise where.error(f"item.summary[{k}] must be an object, got {json_type(part, article=True)}")
-            final = where.text(part, "text", f"item.summary[{k}]")
-            text = item.parts.get(("summary", k))
-            if text is None:  # a part the events did not stream
-                block = self._new_block()
-                text = item.parts[("summary", k)] = _Text(block, "summary")
-                out.append(StreamEvent.block_start(block, ThinkingContent()))
-            self._settle(text, final, where, out)
-        signature = where.string(body, "encrypted_content", "item", required=False) or ""
-        last = max((key for key in item.parts if key[0] == "summary"), default=None)
-        if last is not None and signature:
-            signed = item.parts[last].block
-            assert signed is not None
-            out.append(StreamEvent.signature_delta(signed, signature))
-        elif signature:
-            index = self._new_block()
-            out.append(StreamEvent.block_start(index, RedactedThinkingContent(signature)))
-            out.append(StreamEvent.block_stop(index))
-        elif last is None:
-            self._whole(body, where, out)  # it only names a stored reasoning item, by its id
 
     # --- function calls -----------------------------------------------------
 

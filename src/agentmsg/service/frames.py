@@ -19,7 +19,8 @@ from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
 
-from agentmsg._validation import _BLIND, _leads_to_bytes
+from agentmsg._validation import _leads_to_bytes, swappable
+from agentmsg.service.rpc import fit
 
 __all__ = [
     "APPEND_MESSAGE",
@@ -73,18 +74,23 @@ def append_request(session_id: str, message: bytes) -> bytes:
 
 
 class FrameCache:
-    """Encoded batches by ``(session, after, limit)``, shared by the subscribers of a node."""
+    """Encoded replies by ``(session, after, limit)``, shared by the subscribers of a node.
 
-    def __init__(self, max_bytes: int = 64 << 20) -> None:
+    A batch larger than one reply may carry (``budget`` bytes of messages) is framed as several replies, each
+    with at least one message (:func:`agentmsg.service.rpc.fit`).
+    """
+
+    def __init__(self, budget: int, max_bytes: int = 64 << 20) -> None:
+        self.budget = budget
         self.max_bytes = max_bytes
         self._size = 0
-        # (session, after, limit) -> (rows in the batch, offset of its last row, the encoded response)
-        self._batches: OrderedDict[tuple[str, int, int], tuple[int, int, bytes]] = OrderedDict()
+        # (session, after, limit) -> (rows in the batch, offset of its last row, the encoded replies, their size)
+        self._batches: OrderedDict[tuple[str, int, int], tuple[int, int, tuple[bytes, ...], int]] = OrderedDict()
         self.encoded = 0  # batches framed (a miss)
         self.shared = 0  # batches served from the cache (a hit)
 
-    def full(self, session_id: str, after: int, limit: int) -> tuple[bytes, int] | None:
-        """The encoded batch of ``limit`` rows after ``after`` and its last offset, when one was framed."""
+    def full(self, session_id: str, after: int, limit: int) -> tuple[tuple[bytes, ...], int] | None:
+        """The encoded replies of the ``limit`` rows after ``after`` and their last offset, when framed before."""
         key = (session_id, after, limit)
         entry = self._batches.get(key)
         if entry is None or entry[0] != limit:
@@ -93,8 +99,10 @@ class FrameCache:
         self.shared += 1
         return entry[2], entry[1]
 
-    def encode(self, session_id: str, after: int, limit: int, rows: Sequence[tuple[int, bytes | memoryview]]) -> bytes:
-        """``rows`` (the store's answer to ``read(session_id, after, limit)``) as one encoded response."""
+    def encode(
+        self, session_id: str, after: int, limit: int, rows: Sequence[tuple[int, bytes | memoryview]]
+    ) -> tuple[bytes, ...]:
+        """``rows`` (the store's answer to ``read(session_id, after, limit)``) as encoded replies."""
         key = (session_id, after, limit)
         entry = self._batches.get(key)
         if entry is not None and entry[0] == len(rows):
@@ -102,18 +110,25 @@ class FrameCache:
             self._batches.move_to_end(key)
             self.shared += 1
             return entry[2]
-        encoded = encode_logged(rows)
+        replies: list[bytes] = []
+        rest = list(rows)
+        while rest:
+            count = fit([len(body) for _, body in rest], self.budget)
+            replies.append(encode_logged(rest[:count]))
+            rest = rest[count:]
+        encoded = tuple(replies)
         self.encoded += 1
-        if len(encoded) > self.max_bytes // 4:
+        size = sum(len(reply) for reply in encoded)
+        if size > self.max_bytes // 4:
             return encoded  # too big to be worth keeping
         if entry is not None:
-            self._size -= len(entry[2])
-        self._batches[key] = (len(rows), rows[-1][0] if rows else after, encoded)
+            self._size -= entry[3]
+        self._batches[key] = (len(rows), rows[-1][0] if rows else after, encoded, size)
         self._batches.move_to_end(key)
-        self._size += len(encoded)
+        self._size += size
         while self._size > self.max_bytes:
-            _, (_, _, dropped) = self._batches.popitem(last=False)
-            self._size -= len(dropped)
+            _, dropped = self._batches.popitem(last=False)
+            self._size -= dropped[3]
         return encoded
 
     @property
@@ -337,7 +352,7 @@ def _blind(data: memoryview, desc: Any, limit: int) -> tuple[list[bytes | memory
         if length == _NO_VALUE or stop > end:
             raise IndexError
         fd = by_number.get(key >> 3)
-        if fd is not None and fd.type == _F.TYPE_BYTES and fd.name in _BLIND and not fd.is_repeated:
+        if fd is not None and swappable(fd):
             if length > limit:
                 pieces += (data[copied:pos], b"\x01\x00")
                 copied, changed = stop, True

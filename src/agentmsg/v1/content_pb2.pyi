@@ -26,6 +26,134 @@ else:
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
+class _HostedToolKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _HostedToolKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HostedToolKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    HOSTED_TOOL_KIND_UNSPECIFIED: _HostedToolKind.ValueType  # 0
+    """Not stated."""
+    HOSTED_TOOL_KIND_WEB_SEARCH: _HostedToolKind.ValueType  # 1
+    """Searches the web (Anthropic `web_search`, OpenAI `web_search_call`,
+    Gemini `google_search` grounding).
+    """
+    HOSTED_TOOL_KIND_WEB_FETCH: _HostedToolKind.ValueType  # 2
+    """Reads a web page (Anthropic `web_fetch`, Gemini URL context)."""
+    HOSTED_TOOL_KIND_CODE_EXECUTION: _HostedToolKind.ValueType  # 3
+    """Runs code or commands in a sandbox (Anthropic `code_execution`,
+    `bash_code_execution`, `text_editor_code_execution`; OpenAI
+    `code_interpreter_call`; Gemini `executableCode`).
+    """
+    HOSTED_TOOL_KIND_FILE_SEARCH: _HostedToolKind.ValueType  # 4
+    """Searches the application's files (OpenAI `file_search_call`, Gemini
+    file search).
+    """
+    HOSTED_TOOL_KIND_IMAGE_GENERATION: _HostedToolKind.ValueType  # 5
+    """Generates an image (OpenAI `image_generation_call`)."""
+    HOSTED_TOOL_KIND_MCP: _HostedToolKind.ValueType  # 6
+    """Calls a tool of a remote MCP server (Anthropic `mcp_tool_use`, OpenAI
+    `mcp_call`).
+    """
+    HOSTED_TOOL_KIND_COMPUTER_USE: _HostedToolKind.ValueType  # 7
+    """Drives a computer the provider hosts."""
+    HOSTED_TOOL_KIND_TOOL_SEARCH: _HostedToolKind.ValueType  # 8
+    """Searches the request's tool definitions (Anthropic
+    `tool_search_tool_regex`, `tool_search_tool_bm25`).
+    """
+    HOSTED_TOOL_KIND_OTHER: _HostedToolKind.ValueType  # 9
+    """A hosted tool of another kind; its `name` says which."""
+
+class HostedToolKind(_HostedToolKind, metaclass=_HostedToolKindEnumTypeWrapper):
+    """What a hosted tool does. Open for new values: a consumer that meets a
+    value it does not know treats it as `HOSTED_TOOL_KIND_OTHER`.
+    """
+
+HOSTED_TOOL_KIND_UNSPECIFIED: HostedToolKind.ValueType  # 0
+"""Not stated."""
+HOSTED_TOOL_KIND_WEB_SEARCH: HostedToolKind.ValueType  # 1
+"""Searches the web (Anthropic `web_search`, OpenAI `web_search_call`,
+Gemini `google_search` grounding).
+"""
+HOSTED_TOOL_KIND_WEB_FETCH: HostedToolKind.ValueType  # 2
+"""Reads a web page (Anthropic `web_fetch`, Gemini URL context)."""
+HOSTED_TOOL_KIND_CODE_EXECUTION: HostedToolKind.ValueType  # 3
+"""Runs code or commands in a sandbox (Anthropic `code_execution`,
+`bash_code_execution`, `text_editor_code_execution`; OpenAI
+`code_interpreter_call`; Gemini `executableCode`).
+"""
+HOSTED_TOOL_KIND_FILE_SEARCH: HostedToolKind.ValueType  # 4
+"""Searches the application's files (OpenAI `file_search_call`, Gemini
+file search).
+"""
+HOSTED_TOOL_KIND_IMAGE_GENERATION: HostedToolKind.ValueType  # 5
+"""Generates an image (OpenAI `image_generation_call`)."""
+HOSTED_TOOL_KIND_MCP: HostedToolKind.ValueType  # 6
+"""Calls a tool of a remote MCP server (Anthropic `mcp_tool_use`, OpenAI
+`mcp_call`).
+"""
+HOSTED_TOOL_KIND_COMPUTER_USE: HostedToolKind.ValueType  # 7
+"""Drives a computer the provider hosts."""
+HOSTED_TOOL_KIND_TOOL_SEARCH: HostedToolKind.ValueType  # 8
+"""Searches the request's tool definitions (Anthropic
+`tool_search_tool_regex`, `tool_search_tool_bm25`).
+"""
+HOSTED_TOOL_KIND_OTHER: HostedToolKind.ValueType  # 9
+"""A hosted tool of another kind; its `name` says which."""
+Global___HostedToolKind: _TypeAlias = HostedToolKind  # noqa: Y015
+
+class _HostedToolStatus:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _HostedToolStatusEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_HostedToolStatus.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    HOSTED_TOOL_STATUS_UNSPECIFIED: _HostedToolStatus.ValueType  # 0
+    """Not stated (Anthropic blocks carry no status: a block that is present is
+    complete).
+    """
+    HOSTED_TOOL_STATUS_IN_PROGRESS: _HostedToolStatus.ValueType  # 1
+    """Running (OpenAI `in_progress`, `searching`, `interpreting`, `generating`,
+    `calling`).
+    """
+    HOSTED_TOOL_STATUS_COMPLETED: _HostedToolStatus.ValueType  # 2
+    """Finished (OpenAI `completed`, Gemini `OUTCOME_OK`)."""
+    HOSTED_TOOL_STATUS_INCOMPLETE: _HostedToolStatus.ValueType  # 3
+    """Stopped before finishing (OpenAI `incomplete`, Gemini
+    `OUTCOME_DEADLINE_EXCEEDED`).
+    """
+    HOSTED_TOOL_STATUS_FAILED: _HostedToolStatus.ValueType  # 4
+    """Failed (OpenAI `failed`, Gemini `OUTCOME_FAILED`)."""
+    HOSTED_TOOL_STATUS_AWAITING_APPROVAL: _HostedToolStatus.ValueType  # 5
+    """Waiting for the application to approve it (OpenAI
+    `mcp_approval_request`).
+    """
+
+class HostedToolStatus(_HostedToolStatus, metaclass=_HostedToolStatusEnumTypeWrapper):
+    """How far a hosted tool call got, normalised across providers."""
+
+HOSTED_TOOL_STATUS_UNSPECIFIED: HostedToolStatus.ValueType  # 0
+"""Not stated (Anthropic blocks carry no status: a block that is present is
+complete).
+"""
+HOSTED_TOOL_STATUS_IN_PROGRESS: HostedToolStatus.ValueType  # 1
+"""Running (OpenAI `in_progress`, `searching`, `interpreting`, `generating`,
+`calling`).
+"""
+HOSTED_TOOL_STATUS_COMPLETED: HostedToolStatus.ValueType  # 2
+"""Finished (OpenAI `completed`, Gemini `OUTCOME_OK`)."""
+HOSTED_TOOL_STATUS_INCOMPLETE: HostedToolStatus.ValueType  # 3
+"""Stopped before finishing (OpenAI `incomplete`, Gemini
+`OUTCOME_DEADLINE_EXCEEDED`).
+"""
+HOSTED_TOOL_STATUS_FAILED: HostedToolStatus.ValueType  # 4
+"""Failed (OpenAI `failed`, Gemini `OUTCOME_FAILED`)."""
+HOSTED_TOOL_STATUS_AWAITING_APPROVAL: HostedToolStatus.ValueType  # 5
+"""Waiting for the application to approve it (OpenAI
+`mcp_approval_request`).
+"""
+Global___HostedToolStatus: _TypeAlias = HostedToolStatus  # noqa: Y015
+
 class _ImageDetail:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -123,7 +251,7 @@ Global___ToolKind: _TypeAlias = ToolKind  # noqa: Y015
 @_typing.final
 class Content(_message.Message):
     """One content block of a message: text, media, reasoning, a tool call or a
-    tool result. Exactly one arm is set. A consumer that meets an arm it does not
+    tool result, a hosted tool's call or result. Exactly one arm is set. A consumer that meets an arm it does not
     know (a peer on a newer minor version) must keep the block, not drop it.
     """
 
@@ -138,6 +266,8 @@ class Content(_message.Message):
     TOOL_CALL_FIELD_NUMBER: _builtins.int
     TOOL_RESULT_FIELD_NUMBER: _builtins.int
     PROVIDER_FIELD_NUMBER: _builtins.int
+    HOSTED_TOOL_CALL_FIELD_NUMBER: _builtins.int
+    HOSTED_TOOL_RESULT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def text(self) -> Global___TextContent:
         """Plain text."""
@@ -174,6 +304,16 @@ class Content(_message.Message):
     def provider(self) -> Global___ProviderContent:
         """A provider's block of a type agentmsg has no kind for, kept verbatim."""
 
+    @_builtins.property
+    def hosted_tool_call(self) -> Global___HostedToolCallContent:
+        """A tool the provider ran itself (web search, code execution, a remote
+        MCP call...): the call, as the model made it.
+        """
+
+    @_builtins.property
+    def hosted_tool_result(self) -> Global___HostedToolResultContent:
+        """What a tool the provider ran itself returned."""
+
     def __init__(
         self,
         *,
@@ -186,12 +326,14 @@ class Content(_message.Message):
         tool_call: Global___ToolCallContent | None = ...,
         tool_result: Global___ToolResultContent | None = ...,
         provider: Global___ProviderContent | None = ...,
+        hosted_tool_call: Global___HostedToolCallContent | None = ...,
+        hosted_tool_result: Global___HostedToolResultContent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "document", b"document", "image", b"image", "kind", b"kind", "provider", b"provider", "redacted_thinking", b"redacted_thinking", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "document", b"document", "hosted_tool_call", b"hosted_tool_call", "hosted_tool_result", b"hosted_tool_result", "image", b"image", "kind", b"kind", "provider", b"provider", "redacted_thinking", b"redacted_thinking", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "document", b"document", "image", b"image", "kind", b"kind", "provider", b"provider", "redacted_thinking", b"redacted_thinking", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "document", b"document", "hosted_tool_call", b"hosted_tool_call", "hosted_tool_result", b"hosted_tool_result", "image", b"image", "kind", b"kind", "provider", b"provider", "redacted_thinking", b"redacted_thinking", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["text", "image", "audio", "document", "thinking", "redacted_thinking", "tool_call", "tool_result", "provider"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["text", "image", "audio", "document", "thinking", "redacted_thinking", "tool_call", "tool_result", "provider", "hosted_tool_call", "hosted_tool_result"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -205,6 +347,8 @@ class TextContent(_message.Message):
 
     TEXT_FIELD_NUMBER: _builtins.int
     SIGNATURE_FIELD_NUMBER: _builtins.int
+    CITATIONS_FIELD_NUMBER: _builtins.int
+    LOGPROBS_FIELD_NUMBER: _builtins.int
     text: _builtins.str
     """The text. May be empty (providers emit empty text blocks while streaming)."""
     signature: _builtins.str
@@ -212,19 +356,408 @@ class TextContent(_message.Message):
     sent it (Gemini sends `thoughtSignature` on text parts too). Empty when the
     provider sent none. Only the provider that produced it can read it.
     """
+    @_builtins.property
+    def citations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Citation]:
+        """The sources that support this text, in the order the provider gave them
+        (Anthropic `citations`, OpenAI Responses `annotations`, Gemini
+        `groundingMetadata.groundingSupports`). Empty when the text cites nothing.
+        """
+
+    @_builtins.property
+    def logprobs(self) -> _containers.RepeatedCompositeFieldContainer[Global___TokenLogprob]:
+        """The log probability of each generated token of the text, in order, when
+        the caller asked for them (OpenAI `logprobs`, Gemini `logprobsResult`).
+        Empty when not requested; a text block built from several provider
+        blocks keeps all their tokens in order.
+        """
+
     def __init__(
         self,
         *,
         text: _builtins.str = ...,
         signature: _builtins.str = ...,
+        citations: _abc.Iterable[Global___Citation] | None = ...,
+        logprobs: _abc.Iterable[Global___TokenLogprob] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["signature", b"signature", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["citations", b"citations", "logprobs", b"logprobs", "signature", b"signature", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TextContent: _TypeAlias = TextContent  # noqa: Y015
+
+@_typing.final
+class Citation(_message.Message):
+    """One source that supports (a span of) a text block.
+
+    Design note. The three providers cite differently: Anthropic attaches
+    citations to a whole text block and quotes the source (`cited_text`) with
+    a location in a document the request gave (characters, pages or content
+    blocks), in a search result block, or in a web search result; OpenAI
+    Responses annotates spans of the output text with URLs, files and
+    container files; Gemini returns, per candidate, the chunks it grounded on
+    (web pages, retrieved documents, places) and supports that tie byte
+    segments of a part to chunk indices with confidence scores. They agree on a
+    source (a URL with a title, a document of the request with a location, a
+    search result, a provider file), on the quoted text where there is one, and
+    on a span of the block. Those are typed here; what each provider adds
+    (Anthropic's `encrypted_index`, Gemini's segment text) is in `original`, so
+    a writer to the same provider rebuilds the citation exactly.
+
+    Gemini grounding maps onto this model: each `groundingSupports[i]` becomes
+    one citation per entry of its `groundingChunkIndices`, on the text block
+    of the part its `segment.partIndex` names, with the span converted from
+    UTF-8 bytes to code points, `confidence` from the matching
+    `confidenceScores` entry, and the source from the chunk (`web` and `maps`
+    as `web` with `result_index` = the chunk index; `retrievedContext` as
+    `search_result`). The candidate's search queries and chunks themselves are
+    a hosted web search call and result (see `HostedToolCallContent`).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    START_INDEX_FIELD_NUMBER: _builtins.int
+    END_INDEX_FIELD_NUMBER: _builtins.int
+    CITED_TEXT_FIELD_NUMBER: _builtins.int
+    WEB_FIELD_NUMBER: _builtins.int
+    DOCUMENT_FIELD_NUMBER: _builtins.int
+    SEARCH_RESULT_FIELD_NUMBER: _builtins.int
+    FILE_FIELD_NUMBER: _builtins.int
+    CONFIDENCE_FIELD_NUMBER: _builtins.int
+    ORIGINAL_FIELD_NUMBER: _builtins.int
+    start_index: _builtins.int
+    """Where the supported span of the block's text starts, in Unicode code
+    points from the start of the block (OpenAI `start_index`; Gemini's byte
+    offsets converted). Unset with `end_index`: the whole block (Anthropic).
+    """
+    end_index: _builtins.int
+    """Where the supported span ends (exclusive), in code points. Equal to
+    `start_index` for a citation at one point of the text (OpenAI
+    `file_citation` has one `index`).
+    """
+    cited_text: _builtins.str
+    """The source's text that is quoted (Anthropic `cited_text`). Empty when
+    the provider does not quote.
+    """
+    confidence: _builtins.float
+    """How confident the provider is that the source supports the span, from 0
+    to 1 (Gemini `confidenceScores`). Unset when not reported.
+    """
+    @_builtins.property
+    def web(self) -> Global___WebCitationSource:
+        """A web page."""
+
+    @_builtins.property
+    def document(self) -> Global___DocumentCitationSource:
+        """A document the request gave the model, at a location."""
+
+    @_builtins.property
+    def search_result(self) -> Global___SearchResultCitationSource:
+        """A search result the request gave the model (Anthropic `search_result`
+        blocks), or a document a retrieval tool returned (Gemini
+        `retrievedContext`).
+        """
+
+    @_builtins.property
+    def file(self) -> Global___FileCitationSource:
+        """A file in the provider's file store or a code container."""
+
+    @_builtins.property
+    def original(self) -> Global___ProviderContent:
+        """The provider's citation object, verbatim, so a writer to the same
+        provider rebuilds it exactly (encrypted fields included). Unset for a
+        citation built by hand.
+        """
+
+    def __init__(
+        self,
+        *,
+        start_index: _builtins.int | None = ...,
+        end_index: _builtins.int | None = ...,
+        cited_text: _builtins.str = ...,
+        web: Global___WebCitationSource | None = ...,
+        document: Global___DocumentCitationSource | None = ...,
+        search_result: Global___SearchResultCitationSource | None = ...,
+        file: Global___FileCitationSource | None = ...,
+        confidence: _builtins.float | None = ...,
+        original: Global___ProviderContent | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_end_index", b"_end_index", "_start_index", b"_start_index", "confidence", b"confidence", "document", b"document", "end_index", b"end_index", "file", b"file", "original", b"original", "search_result", b"search_result", "source", b"source", "start_index", b"start_index", "web", b"web"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_confidence", b"_confidence", "_end_index", b"_end_index", "_start_index", b"_start_index", "cited_text", b"cited_text", "confidence", b"confidence", "document", b"document", "end_index", b"end_index", "file", b"file", "original", b"original", "search_result", b"search_result", "source", b"source", "start_index", b"start_index", "web", b"web"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__confidence: _TypeAlias = _typing.Literal["confidence"]  # noqa: Y015
+    _WhichOneofArgType__confidence: _TypeAlias = _typing.Literal["_confidence", b"_confidence"]  # noqa: Y015
+    _WhichOneofReturnType__end_index: _TypeAlias = _typing.Literal["end_index"]  # noqa: Y015
+    _WhichOneofArgType__end_index: _TypeAlias = _typing.Literal["_end_index", b"_end_index"]  # noqa: Y015
+    _WhichOneofReturnType__start_index: _TypeAlias = _typing.Literal["start_index"]  # noqa: Y015
+    _WhichOneofArgType__start_index: _TypeAlias = _typing.Literal["_start_index", b"_start_index"]  # noqa: Y015
+    _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["web", "document", "search_result", "file"]  # noqa: Y015
+    _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__confidence) -> _WhichOneofReturnType__confidence | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__end_index) -> _WhichOneofReturnType__end_index | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__start_index) -> _WhichOneofReturnType__start_index | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_source) -> _WhichOneofReturnType_source | None: ...
+
+Global___Citation: _TypeAlias = Citation  # noqa: Y015
+
+@_typing.final
+class WebCitationSource(_message.Message):
+    """A web page that a citation points at."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    URL_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    RESULT_INDEX_FIELD_NUMBER: _builtins.int
+    url: _builtins.str
+    """The page's URL, as the provider gave it (it may be a provider redirect)."""
+    title: _builtins.str
+    """The page's title. Empty when not given."""
+    result_index: _builtins.int
+    """The position of the page among the sources of the response (Gemini's
+    index into `groundingChunks`). Unset when the provider does not number
+    its sources.
+    """
+    def __init__(
+        self,
+        *,
+        url: _builtins.str = ...,
+        title: _builtins.str = ...,
+        result_index: _builtins.int | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_result_index", b"_result_index", "result_index", b"result_index"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_result_index", b"_result_index", "result_index", b"result_index", "title", b"title", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__result_index: _TypeAlias = _typing.Literal["result_index"]  # noqa: Y015
+    _WhichOneofArgType__result_index: _TypeAlias = _typing.Literal["_result_index", b"_result_index"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__result_index) -> _WhichOneofReturnType__result_index | None: ...
+
+Global___WebCitationSource: _TypeAlias = WebCitationSource  # noqa: Y015
+
+@_typing.final
+class DocumentCitationSource(_message.Message):
+    """A document of the request that a citation points at, with the cited part."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DOCUMENT_INDEX_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    FILE_ID_FIELD_NUMBER: _builtins.int
+    CHARS_FIELD_NUMBER: _builtins.int
+    PAGES_FIELD_NUMBER: _builtins.int
+    BLOCKS_FIELD_NUMBER: _builtins.int
+    document_index: _builtins.int
+    """The document's position among the request's documents, from 0
+    (Anthropic `document_index`).
+    """
+    title: _builtins.str
+    """The document's title. Empty when not given."""
+    file_id: _builtins.str
+    """The provider file the document was given as. Empty when not a file."""
+    @_builtins.property
+    def chars(self) -> Global___IndexRange:
+        """Characters of a plain-text document: 0-based, end exclusive
+        (Anthropic `char_location`).
+        """
+
+    @_builtins.property
+    def pages(self) -> Global___IndexRange:
+        """Pages of a PDF: 1-based, end exclusive (Anthropic `page_location`)."""
+
+    @_builtins.property
+    def blocks(self) -> Global___IndexRange:
+        """Content blocks of a custom-content document: 0-based, end exclusive
+        (Anthropic `content_block_location`).
+        """
+
+    def __init__(
+        self,
+        *,
+        document_index: _builtins.int = ...,
+        title: _builtins.str = ...,
+        file_id: _builtins.str = ...,
+        chars: Global___IndexRange | None = ...,
+        pages: Global___IndexRange | None = ...,
+        blocks: Global___IndexRange | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["blocks", b"blocks", "chars", b"chars", "location", b"location", "pages", b"pages"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["blocks", b"blocks", "chars", b"chars", "document_index", b"document_index", "file_id", b"file_id", "location", b"location", "pages", b"pages", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_location: _TypeAlias = _typing.Literal["chars", "pages", "blocks"]  # noqa: Y015
+    _WhichOneofArgType_location: _TypeAlias = _typing.Literal["location", b"location"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_location) -> _WhichOneofReturnType_location | None: ...
+
+Global___DocumentCitationSource: _TypeAlias = DocumentCitationSource  # noqa: Y015
+
+@_typing.final
+class SearchResultCitationSource(_message.Message):
+    """A search result that a citation points at."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SEARCH_RESULT_INDEX_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    BLOCKS_FIELD_NUMBER: _builtins.int
+    search_result_index: _builtins.int
+    """The result's position among the request's search results, from 0
+    (Anthropic `search_result_index`). Unset when not numbered.
+    """
+    source: _builtins.str
+    """Where the result came from: a URL or the application's source name
+    (Anthropic `source`, Gemini `retrievedContext.uri`).
+    """
+    title: _builtins.str
+    """The result's title. Empty when not given."""
+    @_builtins.property
+    def blocks(self) -> Global___IndexRange:
+        """The cited content blocks of the result: 0-based, end exclusive. Unset
+        when the provider does not say.
+        """
+
+    def __init__(
+        self,
+        *,
+        search_result_index: _builtins.int | None = ...,
+        source: _builtins.str = ...,
+        title: _builtins.str = ...,
+        blocks: Global___IndexRange | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_search_result_index", b"_search_result_index", "blocks", b"blocks", "search_result_index", b"search_result_index"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_search_result_index", b"_search_result_index", "blocks", b"blocks", "search_result_index", b"search_result_index", "source", b"source", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__search_result_index: _TypeAlias = _typing.Literal["search_result_index"]  # noqa: Y015
+    _WhichOneofArgType__search_result_index: _TypeAlias = _typing.Literal["_search_result_index", b"_search_result_index"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__search_result_index) -> _WhichOneofReturnType__search_result_index | None: ...
+
+Global___SearchResultCitationSource: _TypeAlias = SearchResultCitationSource  # noqa: Y015
+
+@_typing.final
+class FileCitationSource(_message.Message):
+    """A file that a citation points at."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILE_ID_FIELD_NUMBER: _builtins.int
+    FILENAME_FIELD_NUMBER: _builtins.int
+    CONTAINER_ID_FIELD_NUMBER: _builtins.int
+    file_id: _builtins.str
+    """The provider's file id."""
+    filename: _builtins.str
+    """The file name. Empty when not given."""
+    container_id: _builtins.str
+    """The code container that holds the file (OpenAI `container_file_citation`).
+    Empty for a file of the file store.
+    """
+    def __init__(
+        self,
+        *,
+        file_id: _builtins.str = ...,
+        filename: _builtins.str = ...,
+        container_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["container_id", b"container_id", "file_id", b"file_id", "filename", b"filename"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___FileCitationSource: _TypeAlias = FileCitationSource  # noqa: Y015
+
+@_typing.final
+class IndexRange(_message.Message):
+    """A range of positions [start, end)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    START_FIELD_NUMBER: _builtins.int
+    END_FIELD_NUMBER: _builtins.int
+    start: _builtins.int
+    """The first position."""
+    end: _builtins.int
+    """The position after the last one."""
+    def __init__(
+        self,
+        *,
+        start: _builtins.int = ...,
+        end: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["end", b"end", "start", b"start"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IndexRange: _TypeAlias = IndexRange  # noqa: Y015
+
+@_typing.final
+class TokenLogprob(_message.Message):
+    """The log probability of one generated token, with the most likely
+    alternatives at its position.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    LOGPROB_FIELD_NUMBER: _builtins.int
+    BYTES_FIELD_NUMBER: _builtins.int
+    TOKEN_ID_FIELD_NUMBER: _builtins.int
+    TOP_LOGPROBS_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """The token's text."""
+    logprob: _builtins.float
+    """Its log probability (natural log), as the provider reported it.
+    Providers report a very unlikely token with a large negative number
+    (OpenAI: -9999.0) rather than -infinity, and the value is kept as is.
+    """
+    bytes: _builtins.bytes
+    """The token's UTF-8 bytes, when the provider gave them (a token may be part
+    of a character, so `token` alone cannot always carry it). Unset when not
+    given.
+    """
+    token_id: _builtins.int
+    """The provider's id of the token in its vocabulary (Gemini `tokenId`).
+    Unset when not given.
+    """
+    @_builtins.property
+    def top_logprobs(self) -> _containers.RepeatedCompositeFieldContainer[Global___TokenLogprob]:
+        """The most likely tokens at this position, most likely first (OpenAI
+        `top_logprobs`, Gemini `topCandidates`). The alternatives carry no
+        alternatives of their own.
+        """
+
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        logprob: _builtins.float = ...,
+        bytes: _builtins.bytes | None = ...,
+        token_id: _builtins.int | None = ...,
+        top_logprobs: _abc.Iterable[Global___TokenLogprob] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_bytes", b"_bytes", "_token_id", b"_token_id", "bytes", b"bytes", "token_id", b"token_id"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_bytes", b"_bytes", "_token_id", b"_token_id", "bytes", b"bytes", "logprob", b"logprob", "token", b"token", "token_id", b"token_id", "top_logprobs", b"top_logprobs"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__bytes: _TypeAlias = _typing.Literal["bytes"]  # noqa: Y015
+    _WhichOneofArgType__bytes: _TypeAlias = _typing.Literal["_bytes", b"_bytes"]  # noqa: Y015
+    _WhichOneofReturnType__token_id: _TypeAlias = _typing.Literal["token_id"]  # noqa: Y015
+    _WhichOneofArgType__token_id: _TypeAlias = _typing.Literal["_token_id", b"_token_id"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__bytes) -> _WhichOneofReturnType__bytes | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__token_id) -> _WhichOneofReturnType__token_id | None: ...
+
+Global___TokenLogprob: _TypeAlias = TokenLogprob  # noqa: Y015
 
 @_typing.final
 class ImageContent(_message.Message):
@@ -426,6 +959,7 @@ class DocumentContent(_message.Message):
     MEDIA_TYPE_FIELD_NUMBER: _builtins.int
     FILENAME_FIELD_NUMBER: _builtins.int
     TITLE_FIELD_NUMBER: _builtins.int
+    CONTEXT_FIELD_NUMBER: _builtins.int
     data: _builtins.bytes
     """The document bytes (a text document is its UTF-8 bytes), raw on the wire."""
     url: _builtins.str
@@ -438,6 +972,10 @@ class DocumentContent(_message.Message):
     """The file name, when known (OpenAI `filename`). Empty when unknown."""
     title: _builtins.str
     """A title shown to the model (Anthropic document `title`). Empty when none."""
+    context: _builtins.str
+    """Text about the document given to the model with it, not cited from it
+    (Anthropic document `context`: metadata, a summary). Empty when none.
+    """
     def __init__(
         self,
         *,
@@ -447,10 +985,11 @@ class DocumentContent(_message.Message):
         media_type: _builtins.str = ...,
         filename: _builtins.str = ...,
         title: _builtins.str = ...,
+        context: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "file_id", b"file_id", "source", b"source", "url", b"url"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "file_id", b"file_id", "filename", b"filename", "media_type", b"media_type", "source", b"source", "title", b"title", "url", b"url"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["context", b"context", "data", b"data", "file_id", b"file_id", "filename", b"filename", "media_type", b"media_type", "source", b"source", "title", b"title", "url", b"url"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_source: _TypeAlias = _typing.Literal["data", "url", "file_id"]  # noqa: Y015
     _WhichOneofArgType_source: _TypeAlias = _typing.Literal["source", b"source"]  # noqa: Y015
@@ -526,6 +1065,7 @@ class ToolCallContent(_message.Message):
     SIGNATURE_FIELD_NUMBER: _builtins.int
     SERVER_NAME_FIELD_NUMBER: _builtins.int
     METADATA_FIELD_NUMBER: _builtins.int
+    PROVIDER_EXTRA_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """The call id chosen by the provider; the tool result answers this id."""
     name: _builtins.str
@@ -552,6 +1092,21 @@ class ToolCallContent(_message.Message):
     def metadata(self) -> _struct_pb2.Struct:
         """Application data about the call. Never sent to a model."""
 
+    @_builtins.property
+    def provider_extra(self) -> Global___ProviderContent:
+        """The keys of the provider's block that the fields above do not hold, as
+        a JSON object with the block's `type`, verbatim (Anthropic `caller` on a
+        tool call made by code execution, `{"type": "tool_use", "caller":
+        {...}}`). A writer to the same provider writes the typed fields and adds
+        these keys, so the block goes back exactly; other formats have no place
+        for them. Unset when the block has no other key (almost always).
+
+        Why not the whole block, as hosted tool calls keep it: a tool call is
+        edited and re-addressed (its arguments, its id rewritten for a
+        provider's id pattern), and the typed fields must stay the truth; and
+        the arguments stream, so the whole block is known only at the end.
+        """
+
     def __init__(
         self,
         *,
@@ -563,10 +1118,11 @@ class ToolCallContent(_message.Message):
         signature: _builtins.str = ...,
         server_name: _builtins.str = ...,
         metadata: _struct_pb2.Struct | None = ...,
+        provider_extra: Global___ProviderContent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "provider_extra", b"provider_extra"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments", b"arguments", "id", b"id", "index", b"index", "kind", b"kind", "metadata", b"metadata", "name", b"name", "server_name", b"server_name", "signature", b"signature"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments", b"arguments", "id", b"id", "index", b"index", "kind", b"kind", "metadata", b"metadata", "name", b"name", "provider_extra", b"provider_extra", "server_name", b"server_name", "signature", b"signature"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -600,7 +1156,9 @@ class ToolResultContent(_message.Message):
     """The position of the answered call among the message's tool calls (0-based)."""
     @_builtins.property
     def content(self) -> _containers.RepeatedCompositeFieldContainer[Global___Content]:
-        """What the tool returned, for the model: text, images, audio or documents.
+        """What the tool returned, for the model: text, images, audio or documents,
+        and provider blocks kept verbatim (Anthropic `tool_reference` blocks that
+        a tool search returns, Gemini `fileData` parts of a `functionResponse`).
         May be empty (a tool with no output).
         """
 
@@ -630,10 +1188,13 @@ Global___ToolResultContent: _TypeAlias = ToolResultContent  # noqa: Y015
 
 @_typing.final
 class ProviderContent(_message.Message):
-    """A block of a provider's wire format that agentmsg has no kind for (server
-    tool use and results, citations, search results...), kept verbatim when a
-    converter is asked to pass unknown blocks through. It goes back only to the
-    provider it came from; converters to other formats report it as lost.
+    """A block of a provider's wire format that agentmsg has no kind for, kept
+    verbatim: every reader keeps such a block by default. It goes back only to
+    the provider it came from; converters to other formats report it as lost.
+
+    The same message is the `original` of hosted tool calls and results and of
+    citations: the provider's own object beside the typed fields, for an exact
+    round trip to that provider.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -661,3 +1222,435 @@ class ProviderContent(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ProviderContent: _TypeAlias = ProviderContent  # noqa: Y015
+
+@_typing.final
+class HostedToolCallContent(_message.Message):
+    """A call of a tool the provider runs itself ("server tools", "built-in
+    tools"): Anthropic `server_tool_use` and `mcp_tool_use`; OpenAI Responses
+    `web_search_call`, `file_search_call`, `code_interpreter_call`,
+    `image_generation_call`, `mcp_call`, `mcp_approval_request`; Gemini
+    `executableCode` and the candidate's grounding search.
+
+    Design note. A hosted call is not a `ToolCallContent`: the application
+    must not run it nor answer it with a tool result, and a writer must not
+    send it to a provider as a function call. So it is its own arm, allowed
+    on assistant messages only. Its outcome is a `HostedToolResultContent`
+    that answers `id`. Anthropic and Gemini return call and outcome as two
+    blocks, and they map one to one. OpenAI Responses returns one item that
+    holds both (`code_interpreter_call` with its `outputs`, `mcp_call` with
+    its `output`): it becomes a call whose `original` is the whole item,
+    followed by a result with the typed outcome and no `original`; a writer to
+    OpenAI writes the call's `original` and skips the result that follows it
+    with the same id. An item with no outcome yet (in progress, or an
+    `mcp_approval_request`) is a call alone.
+
+    What is typed: what every provider has (an id, a tool name, a kind, the
+    input, a status, the server for MCP). The input is JSON object text, kept
+    as the provider gave it, like tool-call arguments; a provider whose input
+    is not an object writes one with its fields (Gemini `executableCode` as
+    `{"language": ..., "code": ...}`, OpenAI `code_interpreter_call` as
+    `{"code": ...}`, a grounding search as `{"queries": [...]}`).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    INPUT_FIELD_NUMBER: _builtins.int
+    SERVER_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    STATUS_RAW_FIELD_NUMBER: _builtins.int
+    SIGNATURE_FIELD_NUMBER: _builtins.int
+    ORIGINAL_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """The provider's id of the call; the result answers it. Empty when the
+    provider gave none (Gemini parts without ids: the result is the part
+    that follows the call).
+    """
+    name: _builtins.str
+    """The tool's name as the provider calls it (`web_search`,
+    `code_execution`, `google_search`, the MCP tool's name). Empty when the
+    provider names none.
+    """
+    kind: Global___HostedToolKind.ValueType
+    """What the tool does, normalised across providers."""
+    input: _builtins.str
+    """The call's input: a JSON object in text form, verbatim as the provider
+    gave it (streamed as `ToolCallDelta` fragments). Empty when the call has
+    no input.
+    """
+    server: _builtins.str
+    """The server that ran the tool: the MCP server's name or label (Anthropic
+    `server_name`, OpenAI `server_label`). Empty for the provider's own tools.
+    """
+    status: Global___HostedToolStatus.ValueType
+    """How far the call got, normalised; the provider's own word is kept in
+    `status_raw`.
+    """
+    status_raw: _builtins.str
+    """The provider's status string, verbatim (`completed`, `searching`,
+    `OUTCOME_OK`...). Empty when not reported.
+    """
+    signature: _builtins.str
+    """Opaque provider signature on the block (Gemini `thoughtSignature` on
+    an `executableCode` part), verbatim. Empty when none.
+    """
+    @_builtins.property
+    def original(self) -> Global___ProviderContent:
+        """The provider's block, verbatim, for an exact round trip to it: every
+        key, encrypted ones included, even those typed above. Unset for a call
+        built by hand. The typed fields are what other formats and applications
+        read; a writer to the same provider writes `original`.
+        """
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        kind: Global___HostedToolKind.ValueType = ...,
+        input: _builtins.str = ...,
+        server: _builtins.str = ...,
+        status: Global___HostedToolStatus.ValueType = ...,
+        status_raw: _builtins.str = ...,
+        signature: _builtins.str = ...,
+        original: Global___ProviderContent | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["original", b"original"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id", "input", b"input", "kind", b"kind", "name", b"name", "original", b"original", "server", b"server", "signature", b"signature", "status", b"status", "status_raw", b"status_raw"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HostedToolCallContent: _TypeAlias = HostedToolCallContent  # noqa: Y015
+
+@_typing.final
+class HostedToolResultContent(_message.Message):
+    """The outcome of a tool the provider ran itself: Anthropic
+    `web_search_tool_result`, `web_fetch_tool_result`,
+    `code_execution_tool_result`, `bash_code_execution_tool_result`,
+    `text_editor_code_execution_tool_result`, `tool_search_tool_result`,
+    `mcp_tool_result`; the outcome part of an OpenAI Responses hosted tool
+    item; Gemini `codeExecutionResult`.
+
+    Design note. The body is typed where providers agree: a list of search
+    results (web search, file search, grounding chunks), the output of code
+    that ran (stdout, stderr, return code, files), a fetched page; anything
+    else the tool returned for the model is content blocks (an MCP result's
+    text, a generated image as image content, a fetched document as document
+    content, a text editor's view as text). A failure is `is_error` with the
+    provider's error code and message.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALL_ID_FIELD_NUMBER: _builtins.int
+    NAME_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    IS_ERROR_FIELD_NUMBER: _builtins.int
+    ERROR_FIELD_NUMBER: _builtins.int
+    SEARCH_RESULTS_FIELD_NUMBER: _builtins.int
+    CODE_EXECUTION_FIELD_NUMBER: _builtins.int
+    WEB_FETCH_FIELD_NUMBER: _builtins.int
+    CONTENT_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    STATUS_RAW_FIELD_NUMBER: _builtins.int
+    ORIGINAL_FIELD_NUMBER: _builtins.int
+    call_id: _builtins.str
+    """The id of the hosted call this answers (Anthropic `tool_use_id`). Empty
+    when the provider gave none: the result answers the call before it.
+    """
+    name: _builtins.str
+    """The tool's name, when the provider says it. Empty otherwise."""
+    kind: Global___HostedToolKind.ValueType
+    """What the tool does (from the result's type where the provider names the
+    tool there, as Anthropic does).
+    """
+    is_error: _builtins.bool
+    """True when the tool failed."""
+    status: Global___HostedToolStatus.ValueType
+    """How far the tool got, normalised."""
+    status_raw: _builtins.str
+    """The provider's status or outcome string, verbatim (Gemini `outcome`).
+    Empty when not reported.
+    """
+    @_builtins.property
+    def error(self) -> Global___HostedToolError:
+        """The provider's error, when it reported one as a code and message rather
+        than as content.
+        """
+
+    @_builtins.property
+    def search_results(self) -> Global___SearchResults:
+        """The results of a search: web search, file search, grounding chunks."""
+
+    @_builtins.property
+    def code_execution(self) -> Global___CodeExecutionOutput:
+        """The output of code that ran."""
+
+    @_builtins.property
+    def web_fetch(self) -> Global___WebFetchOutput:
+        """A fetched web page (its content is in `content`)."""
+
+    @_builtins.property
+    def content(self) -> _containers.RepeatedCompositeFieldContainer[Global___Content]:
+        """What the tool returned for the model as content blocks: text, image,
+        audio, document and provider blocks (an MCP result's content, generated
+        images, a fetched document, tool references of a tool search). May be
+        empty.
+        """
+
+    @_builtins.property
+    def original(self) -> Global___ProviderContent:
+        """The provider's block, verbatim, for an exact round trip to it (Anthropic
+        `encrypted_content` of web search results, `encrypted_stdout`, included).
+        Unset for a result built by hand, and for the result half of an item
+        whose call holds the item (OpenAI Responses).
+        """
+
+    def __init__(
+        self,
+        *,
+        call_id: _builtins.str = ...,
+        name: _builtins.str = ...,
+        kind: Global___HostedToolKind.ValueType = ...,
+        is_error: _builtins.bool = ...,
+        error: Global___HostedToolError | None = ...,
+        search_results: Global___SearchResults | None = ...,
+        code_execution: Global___CodeExecutionOutput | None = ...,
+        web_fetch: Global___WebFetchOutput | None = ...,
+        content: _abc.Iterable[Global___Content] | None = ...,
+        status: Global___HostedToolStatus.ValueType = ...,
+        status_raw: _builtins.str = ...,
+        original: Global___ProviderContent | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "code_execution", b"code_execution", "error", b"error", "original", b"original", "search_results", b"search_results", "web_fetch", b"web_fetch"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["body", b"body", "call_id", b"call_id", "code_execution", b"code_execution", "content", b"content", "error", b"error", "is_error", b"is_error", "kind", b"kind", "name", b"name", "original", b"original", "search_results", b"search_results", "status", b"status", "status_raw", b"status_raw", "web_fetch", b"web_fetch"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_body: _TypeAlias = _typing.Literal["search_results", "code_execution", "web_fetch"]  # noqa: Y015
+    _WhichOneofArgType_body: _TypeAlias = _typing.Literal["body", b"body"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_body) -> _WhichOneofReturnType_body | None: ...
+
+Global___HostedToolResultContent: _TypeAlias = HostedToolResultContent  # noqa: Y015
+
+@_typing.final
+class HostedToolError(_message.Message):
+    """An error a hosted tool reported."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    MESSAGE_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """The provider's error code, verbatim (`max_uses_exceeded`, `unavailable`,
+    `too_many_requests`...). Empty when none.
+    """
+    message: _builtins.str
+    """The provider's error message. Empty when none."""
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        message: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "message", b"message"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___HostedToolError: _TypeAlias = HostedToolError  # noqa: Y015
+
+@_typing.final
+class SearchResults(_message.Message):
+    """The results of a hosted search, in the provider's order."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RESULTS_FIELD_NUMBER: _builtins.int
+    QUERIES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def results(self) -> _containers.RepeatedCompositeFieldContainer[Global___SearchResult]:
+        """The results. May be empty (a search that found nothing)."""
+
+    @_builtins.property
+    def queries(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """The queries the provider ran, when it reports them (OpenAI
+        `file_search_call.queries`, Gemini `webSearchQueries`).
+        """
+
+    def __init__(
+        self,
+        *,
+        results: _abc.Iterable[Global___SearchResult] | None = ...,
+        queries: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["queries", b"queries", "results", b"results"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SearchResults: _TypeAlias = SearchResults  # noqa: Y015
+
+@_typing.final
+class SearchResult(_message.Message):
+    """One result of a hosted search."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    URL_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    SNIPPET_FIELD_NUMBER: _builtins.int
+    PAGE_AGE_FIELD_NUMBER: _builtins.int
+    ENCRYPTED_CONTENT_FIELD_NUMBER: _builtins.int
+    FILE_ID_FIELD_NUMBER: _builtins.int
+    SCORE_FIELD_NUMBER: _builtins.int
+    url: _builtins.str
+    """The result's URL (a web page). Empty for a file."""
+    title: _builtins.str
+    """The result's title (a page title, a file name). Empty when not given."""
+    snippet: _builtins.str
+    """The text of the result the provider returned (OpenAI file search `text`,
+    Gemini `retrievedContext.text`). Empty when not given.
+    """
+    page_age: _builtins.str
+    """How old the page is, as the provider wrote it (Anthropic `page_age`,
+    e.g. `April 30, 2025`). Empty when not given.
+    """
+    encrypted_content: _builtins.str
+    """The provider's encrypted copy of the result's content (Anthropic
+    `encrypted_content`), verbatim; it must go back unchanged, and only to
+    that provider. Empty when none.
+    """
+    file_id: _builtins.str
+    """The provider file the result is from (OpenAI file search). Empty for a
+    web page.
+    """
+    score: _builtins.float
+    """The relevance score the provider gave, when it gave one."""
+    def __init__(
+        self,
+        *,
+        url: _builtins.str = ...,
+        title: _builtins.str = ...,
+        snippet: _builtins.str = ...,
+        page_age: _builtins.str = ...,
+        encrypted_content: _builtins.str = ...,
+        file_id: _builtins.str = ...,
+        score: _builtins.float | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_score", b"_score", "score", b"score"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_score", b"_score", "encrypted_content", b"encrypted_content", "file_id", b"file_id", "page_age", b"page_age", "score", b"score", "snippet", b"snippet", "title", b"title", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__score: _TypeAlias = _typing.Literal["score"]  # noqa: Y015
+    _WhichOneofArgType__score: _TypeAlias = _typing.Literal["_score", b"_score"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__score) -> _WhichOneofReturnType__score | None: ...
+
+Global___SearchResult: _TypeAlias = SearchResult  # noqa: Y015
+
+@_typing.final
+class CodeExecutionOutput(_message.Message):
+    """What code run by a hosted tool printed and produced."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    STDOUT_FIELD_NUMBER: _builtins.int
+    STDERR_FIELD_NUMBER: _builtins.int
+    RETURN_CODE_FIELD_NUMBER: _builtins.int
+    FILES_FIELD_NUMBER: _builtins.int
+    ENCRYPTED_STDOUT_FIELD_NUMBER: _builtins.int
+    stdout: _builtins.str
+    """The standard output (OpenAI `logs`; Gemini `output`)."""
+    stderr: _builtins.str
+    """The standard error."""
+    return_code: _builtins.int
+    """The process's return code (Anthropic `return_code`). Unset when the
+    provider does not report one.
+    """
+    encrypted_stdout: _builtins.str
+    """The standard output in the provider's encrypted form (Anthropic
+    `encrypted_stdout`), verbatim; `stdout` is then empty. Empty when the
+    output is in clear.
+    """
+    @_builtins.property
+    def files(self) -> _containers.RepeatedCompositeFieldContainer[Global___CodeExecutionFile]:
+        """The files the code wrote, in order (Anthropic `code_execution_output`)."""
+
+    def __init__(
+        self,
+        *,
+        stdout: _builtins.str = ...,
+        stderr: _builtins.str = ...,
+        return_code: _builtins.int | None = ...,
+        files: _abc.Iterable[Global___CodeExecutionFile] | None = ...,
+        encrypted_stdout: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_return_code", b"_return_code", "return_code", b"return_code"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_return_code", b"_return_code", "encrypted_stdout", b"encrypted_stdout", "files", b"files", "return_code", b"return_code", "stderr", b"stderr", "stdout", b"stdout"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType__return_code: _TypeAlias = _typing.Literal["return_code"]  # noqa: Y015
+    _WhichOneofArgType__return_code: _TypeAlias = _typing.Literal["_return_code", b"_return_code"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__return_code) -> _WhichOneofReturnType__return_code | None: ...
+
+Global___CodeExecutionOutput: _TypeAlias = CodeExecutionOutput  # noqa: Y015
+
+@_typing.final
+class CodeExecutionFile(_message.Message):
+    """A file that hosted code wrote."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    FILE_ID_FIELD_NUMBER: _builtins.int
+    URL_FIELD_NUMBER: _builtins.int
+    file_id: _builtins.str
+    """The provider's id of the file."""
+    url: _builtins.str
+    """A URL for the file, when the provider gives one instead (OpenAI
+    `code_interpreter_call` image outputs). Empty otherwise.
+    """
+    def __init__(
+        self,
+        *,
+        file_id: _builtins.str = ...,
+        url: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["file_id", b"file_id", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CodeExecutionFile: _TypeAlias = CodeExecutionFile  # noqa: Y015
+
+@_typing.final
+class WebFetchOutput(_message.Message):
+    """A web page a hosted fetch tool read."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    URL_FIELD_NUMBER: _builtins.int
+    RETRIEVED_AT_FIELD_NUMBER: _builtins.int
+    url: _builtins.str
+    """The URL that was fetched."""
+    retrieved_at: _builtins.str
+    """When the page was read, as the provider wrote it (ISO 8601). Empty when
+    not given.
+    """
+    def __init__(
+        self,
+        *,
+        url: _builtins.str = ...,
+        retrieved_at: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["retrieved_at", b"retrieved_at", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WebFetchOutput: _TypeAlias = WebFetchOutput  # noqa: Y015

@@ -111,7 +111,12 @@ class Message(_message.Message):
     """
     @_builtins.property
     def timestamp(self) -> _timestamp_pb2.Timestamp:
-        """When the message was created. Required."""
+        """When the message was created. Required, and a valid
+        `google.protobuf.Timestamp`: 0001-01-01T00:00:00Z to
+        9999-12-31T23:59:59.999999999Z with nanos 0 to 999,999,999 (what ProtoJSON
+        can print and every language's timestamp type can hold; a value outside it
+        made a stored session unreadable in JSON).
+        """
 
     @_builtins.property
     def system(self) -> Global___SystemMessage:
@@ -174,14 +179,16 @@ Global___Message: _TypeAlias = Message  # noqa: Y015
 
 @_typing.final
 class SystemMessage(_message.Message):
-    """Instructions for the model. Carries text only."""
+    """Instructions for the model. Carries text, and provider blocks kept
+    verbatim (Anthropic `tool_addition` blocks of a system message).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
     CONTENT_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def content(self) -> _containers.RepeatedCompositeFieldContainer[_content_pb2.Content]:
-        """The instruction text blocks. At least one."""
+        """The instruction blocks. At least one."""
 
     def __init__(
         self,
@@ -225,8 +232,10 @@ Global___UserMessage: _TypeAlias = UserMessage  # noqa: Y015
 
 @_typing.final
 class AssistantMessage(_message.Message):
-    """A model response. Carries text, thinking, redacted thinking and tool calls,
-    and provider blocks passed through verbatim.
+    """A model response. Carries text, thinking, redacted thinking, tool calls,
+    the calls and results of tools the provider ran itself (hosted tools: the
+    provider returns both in its response, so both belong to the assistant),
+    and provider blocks kept verbatim.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -237,6 +246,7 @@ class AssistantMessage(_message.Message):
     STOP_REASON_RAW_FIELD_NUMBER: _builtins.int
     ERROR_FIELD_NUMBER: _builtins.int
     PROVENANCE_FIELD_NUMBER: _builtins.int
+    STOP_SEQUENCE_FIELD_NUMBER: _builtins.int
     stop_reason: Global___StopReason.ValueType
     """Why generation stopped, normalised across providers."""
     stop_reason_raw: _builtins.str
@@ -245,6 +255,12 @@ class AssistantMessage(_message.Message):
     """
     error: _builtins.str
     """A description of the error that ended the response. Empty when none."""
+    stop_sequence: _builtins.str
+    """The caller's stop sequence that ended generation (Anthropic
+    `stop_sequence`), verbatim; `stop_reason` is then `STOP_REASON_STOP`.
+    Empty when generation did not stop at a stop sequence, or the provider
+    does not say which one.
+    """
     @_builtins.property
     def content(self) -> _containers.RepeatedCompositeFieldContainer[_content_pb2.Content]:
         """The response's content blocks, in the order the model produced them."""
@@ -268,10 +284,11 @@ class AssistantMessage(_message.Message):
         stop_reason_raw: _builtins.str = ...,
         error: _builtins.str = ...,
         provenance: Global___Provenance | None = ...,
+        stop_sequence: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["provenance", b"provenance", "usage", b"usage"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "error", b"error", "provenance", b"provenance", "stop_reason", b"stop_reason", "stop_reason_raw", b"stop_reason_raw", "usage", b"usage"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "error", b"error", "provenance", b"provenance", "stop_reason", b"stop_reason", "stop_reason_raw", b"stop_reason_raw", "stop_sequence", b"stop_sequence", "usage", b"usage"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

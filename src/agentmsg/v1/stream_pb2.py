@@ -29,7 +29,7 @@ from buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentmsg/v1/stream.proto\x12\x0b\x61gentmsg.v1\x1a\x19\x61gentmsg/v1/content.proto\x1a\x19\x61gentmsg/v1/message.proto\x1a\x17\x61gentmsg/v1/usage.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x94\x03\n\x0bStreamEvent\x12\x1e\n\x08sequence\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x01\x88\x01\x01\x12\x32\n\rmessage_start\x18\x02 \x01(\x0b\x32\x19.agentmsg.v1.MessageStartH\x00\x12.\n\x0b\x62lock_start\x18\x03 \x01(\x0b\x32\x17.agentmsg.v1.BlockStartH\x00\x12.\n\x0b\x62lock_delta\x18\x04 \x01(\x0b\x32\x17.agentmsg.v1.BlockDeltaH\x00\x12,\n\nblock_stop\x18\x05 \x01(\x0b\x32\x16.agentmsg.v1.BlockStopH\x00\x12)\n\x05usage\x18\x06 \x01(\x0b\x32\x18.agentmsg.v1.UsageUpdateH\x00\x12\x30\n\x0cmessage_stop\x18\x07 \x01(\x0b\x32\x18.agentmsg.v1.MessageStopH\x00\x12)\n\x05\x65rror\x18\x08 \x01(\x0b\x32\x18.agentmsg.v1.StreamErrorH\x00\x42\x0e\n\x05\x65vent\x12\x05\xbaH\x02\x08\x01\x42\x0b\n\t_sequence\"\x87\x01\n\x0cMessageStart\x12\x1b\n\nmessage_id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12-\n\ttimestamp\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12+\n\nprovenance\x18\x03 \x01(\x0b\x32\x17.agentmsg.v1.Provenance\"S\n\nBlockStart\x12\x16\n\x05index\x18\x01 \x01(\x05\x42\x07\xbaH\x04\x1a\x02(\x00\x12-\n\x07\x63ontent\x18\x02 \x01(\x0b\x32\x14.agentmsg.v1.ContentB\x06\xbaH\x03\xc8\x01\x01\"\xef\x01\n\nBlockDelta\x12\x16\n\x05index\x18\x01 \x01(\x05\x42\x07\xbaH\x04\x1a\x02(\x00\x12&\n\x04text\x18\x02 \x01(\x0b\x32\x16.agentmsg.v1.TextDeltaH\x00\x12.\n\x08thinking\x18\x03 \x01(\x0b\x32\x1a.agentmsg.v1.ThinkingDeltaH\x00\x12\x30\n\tsignature\x18\x04 \x01(\x0b\x32\x1b.agentmsg.v1.SignatureDeltaH\x00\x12/\n\ttool_call\x18\x05 \x01(\x0b\x32\x1a.agentmsg.v1.ToolCallDeltaH\x00\x42\x0e\n\x05\x64\x65lta\x12\x05\xbaH\x02\x08\x01\"\x19\n\tTextDelta\x12\x0c\n\x04text\x18\x01 \x01(\t\"\x1d\n\rThinkingDelta\x12\x0c\n\x04text\x18\x01 \x01(\t\"#\n\x0eSignatureDelta\x12\x11\n\tsignature\x18\x01 \x01(\t\"\"\n\rToolCallDelta\x12\x11\n\targuments\x18\x01 \x01(\t\"#\n\tBlockStop\x12\x16\n\x05index\x18\x01 \x01(\x05\x42\x07\xbaH\x04\x1a\x02(\x00\"8\n\x0bUsageUpdate\x12)\n\x05usage\x18\x01 \x01(\x0b\x32\x12.agentmsg.v1.UsageB\x06\xbaH\x03\xc8\x01\x01\"i\n\x0bMessageStop\x12,\n\x0bstop_reason\x18\x01 \x01(\x0e\x32\x17.agentmsg.v1.StopReason\x12\x17\n\x0fstop_reason_raw\x18\x02 \x01(\t\x12\x13\n\x0bresponse_id\x18\x03 \x01(\t\"c\n\x0bStreamError\x12\x18\n\x07message\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12,\n\x0bstop_reason\x18\x02 \x01(\x0e\x32\x17.agentmsg.v1.StopReason\x12\x0c\n\x04\x63ode\x18\x03 \x01(\tb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x18\x61gentmsg/v1/stream.proto\x12\x0b\x61gentmsg.v1\x1a\x19\x61gentmsg/v1/content.proto\x1a\x19\x61gentmsg/v1/message.proto\x1a\x17\x61gentmsg/v1/usage.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x94\x03\n\x0bStreamEvent\x12\x1e\n\x08sequence\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x01\x88\x01\x01\x12\x32\n\rmessage_start\x18\x02 \x01(\x0b\x32\x19.agentmsg.v1.MessageStartH\x00\x12.\n\x0b\x62lock_start\x18\x03 \x01(\x0b\x32\x17.agentmsg.v1.BlockStartH\x00\x12.\n\x0b\x62lock_delta\x18\x04 \x01(\x0b\x32\x17.agentmsg.v1.BlockDeltaH\x00\x12,\n\nblock_stop\x18\x05 \x01(\x0b\x32\x16.agentmsg.v1.BlockStopH\x00\x12)\n\x05usage\x18\x06 \x01(\x0b\x32\x18.agentmsg.v1.UsageUpdateH\x00\x12\x30\n\x0cmessage_stop\x18\x07 \x01(\x0b\x32\x18.agentmsg.v1.MessageStopH\x00\x12)\n\x05\x65rror\x18\x08 \x01(\x0b\x32\x18.agentmsg.v1.StreamErrorH\x00\x42\x0e\n\x05\x65vent\x12\x05\xbaH\x02\x08\x01\x42\x0b\n\t_sequence\"\x87\x01\n\x0cMessageStart\x12\x1b\n\nmessage_id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12-\n\ttimestamp\x18\x02 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12+\n\nprovenance\x18\x03 \x01(\x0b\x32\x17.agentmsg.v1.Provenance\"S\n\nBlockStart\x12\x16\n\x05index\x18\x01 \x01(\x05\x42\x07\xbaH\x04\x1a\x02(\x00\x12-\n\x07\x63ontent\x18\x02 \x01(\x0b\x32\x14.agentmsg.v1.ContentB\x06\xbaH\x03\xc8\x01\x01\"\xcf\x02\n\nBlockDelta\x12\x16\n\x05index\x18\x01 \x01(\x05\x42\x07\xbaH\x04\x1a\x02(\x00\x12&\n\x04text\x18\x02 \x01(\x0b\x32\x16.agentmsg.v1.TextDeltaH\x00\x12.\n\x08thinking\x18\x03 \x01(\x0b\x32\x1a.agentmsg.v1.ThinkingDeltaH\x00\x12\x30\n\tsignature\x18\x04 \x01(\x0b\x32\x1b.agentmsg.v1.SignatureDeltaH\x00\x12/\n\ttool_call\x18\x05 \x01(\x0b\x32\x1a.agentmsg.v1.ToolCallDeltaH\x00\x12.\n\x08\x63itation\x18\x06 \x01(\x0b\x32\x1a.agentmsg.v1.CitationDeltaH\x00\x12.\n\x08logprobs\x18\x07 \x01(\x0b\x32\x1a.agentmsg.v1.LogprobsDeltaH\x00\x42\x0e\n\x05\x64\x65lta\x12\x05\xbaH\x02\x08\x01\"@\n\rCitationDelta\x12/\n\x08\x63itation\x18\x01 \x01(\x0b\x32\x15.agentmsg.v1.CitationB\x06\xbaH\x03\xc8\x01\x01\"<\n\rLogprobsDelta\x12+\n\x08logprobs\x18\x01 \x03(\x0b\x32\x19.agentmsg.v1.TokenLogprob\"\x19\n\tTextDelta\x12\x0c\n\x04text\x18\x01 \x01(\t\"\x1d\n\rThinkingDelta\x12\x0c\n\x04text\x18\x01 \x01(\t\"#\n\x0eSignatureDelta\x12\x11\n\tsignature\x18\x01 \x01(\t\"\"\n\rToolCallDelta\x12\x11\n\targuments\x18\x01 \x01(\t\"#\n\tBlockStop\x12\x16\n\x05index\x18\x01 \x01(\x05\x42\x07\xbaH\x04\x1a\x02(\x00\"8\n\x0bUsageUpdate\x12)\n\x05usage\x18\x01 \x01(\x0b\x32\x12.agentmsg.v1.UsageB\x06\xbaH\x03\xc8\x01\x01\"\x80\x01\n\x0bMessageStop\x12,\n\x0bstop_reason\x18\x01 \x01(\x0e\x32\x17.agentmsg.v1.StopReason\x12\x17\n\x0fstop_reason_raw\x18\x02 \x01(\t\x12\x13\n\x0bresponse_id\x18\x03 \x01(\t\x12\x15\n\rstop_sequence\x18\x04 \x01(\t\"c\n\x0bStreamError\x12\x18\n\x07message\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12,\n\x0bstop_reason\x18\x02 \x01(\x0e\x32\x17.agentmsg.v1.StopReason\x12\x0c\n\x04\x63ode\x18\x03 \x01(\tb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -50,6 +50,8 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_BLOCKDELTA'].oneofs_by_name['delta']._serialized_options = b'\272H\002\010\001'
   _globals['_BLOCKDELTA'].fields_by_name['index']._loaded_options = None
   _globals['_BLOCKDELTA'].fields_by_name['index']._serialized_options = b'\272H\004\032\002(\000'
+  _globals['_CITATIONDELTA'].fields_by_name['citation']._loaded_options = None
+  _globals['_CITATIONDELTA'].fields_by_name['citation']._serialized_options = b'\272H\003\310\001\001'
   _globals['_BLOCKSTOP'].fields_by_name['index']._loaded_options = None
   _globals['_BLOCKSTOP'].fields_by_name['index']._serialized_options = b'\272H\004\032\002(\000'
   _globals['_USAGEUPDATE'].fields_by_name['usage']._loaded_options = None
@@ -63,21 +65,25 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_BLOCKSTART']._serialized_start=727
   _globals['_BLOCKSTART']._serialized_end=810
   _globals['_BLOCKDELTA']._serialized_start=813
-  _globals['_BLOCKDELTA']._serialized_end=1052
-  _globals['_TEXTDELTA']._serialized_start=1054
-  _globals['_TEXTDELTA']._serialized_end=1079
-  _globals['_THINKINGDELTA']._serialized_start=1081
-  _globals['_THINKINGDELTA']._serialized_end=1110
-  _globals['_SIGNATUREDELTA']._serialized_start=1112
-  _globals['_SIGNATUREDELTA']._serialized_end=1147
-  _globals['_TOOLCALLDELTA']._serialized_start=1149
-  _globals['_TOOLCALLDELTA']._serialized_end=1183
-  _globals['_BLOCKSTOP']._serialized_start=1185
-  _globals['_BLOCKSTOP']._serialized_end=1220
-  _globals['_USAGEUPDATE']._serialized_start=1222
-  _globals['_USAGEUPDATE']._serialized_end=1278
-  _globals['_MESSAGESTOP']._serialized_start=1280
-  _globals['_MESSAGESTOP']._serialized_end=1385
-  _globals['_STREAMERROR']._serialized_start=1387
-  _globals['_STREAMERROR']._serialized_end=1486
+  _globals['_BLOCKDELTA']._serialized_end=1148
+  _globals['_CITATIONDELTA']._serialized_start=1150
+  _globals['_CITATIONDELTA']._serialized_end=1214
+  _globals['_LOGPROBSDELTA']._serialized_start=1216
+  _globals['_LOGPROBSDELTA']._serialized_end=1276
+  _globals['_TEXTDELTA']._serialized_start=1278
+  _globals['_TEXTDELTA']._serialized_end=1303
+  _globals['_THINKINGDELTA']._serialized_start=1305
+  _globals['_THINKINGDELTA']._serialized_end=1334
+  _globals['_SIGNATUREDELTA']._serialized_start=1336
+  _globals['_SIGNATUREDELTA']._serialized_end=1371
+  _globals['_TOOLCALLDELTA']._serialized_start=1373
+  _globals['_TOOLCALLDELTA']._serialized_end=1407
+  _globals['_BLOCKSTOP']._serialized_start=1409
+  _globals['_BLOCKSTOP']._serialized_end=1444
+  _globals['_USAGEUPDATE']._serialized_start=1446
+  _globals['_USAGEUPDATE']._serialized_end=1502
+  _globals['_MESSAGESTOP']._serialized_start=1505
+  _globals['_MESSAGESTOP']._serialized_end=1633
+  _globals['_STREAMERROR']._serialized_start=1635
+  _globals['_STREAMERROR']._serialized_end=1734
 # @@protoc_insertion_point(module_scope)

@@ -15,9 +15,11 @@ README, and hold for every language.
 from agentmsg.v1 import content_pb2 as _content_pb2
 from agentmsg.v1 import message_pb2 as _message_pb2
 from agentmsg.v1 import usage_pb2 as _usage_pb2
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
+from google.protobuf.internal import containers as _containers
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -153,8 +155,9 @@ class BlockStart(_message.Message):
     @_builtins.property
     def content(self) -> _content_pb2.Content:
         """The block as far as it is known at its start: an empty text or thinking
-        block; a tool call with its id, name and kind and no arguments yet; a
-        complete redacted-thinking or provider block. Deltas add to it.
+        block; a tool call (or hosted tool call) with its id, name and kind and
+        no arguments (input) yet; a complete redacted-thinking, hosted tool
+        result or provider block. Deltas add to it.
         """
 
     def __init__(
@@ -182,6 +185,8 @@ class BlockDelta(_message.Message):
     THINKING_FIELD_NUMBER: _builtins.int
     SIGNATURE_FIELD_NUMBER: _builtins.int
     TOOL_CALL_FIELD_NUMBER: _builtins.int
+    CITATION_FIELD_NUMBER: _builtins.int
+    LOGPROBS_FIELD_NUMBER: _builtins.int
     index: _builtins.int
     """The block's position in the message."""
     @_builtins.property
@@ -198,7 +203,21 @@ class BlockDelta(_message.Message):
 
     @_builtins.property
     def tool_call(self) -> Global___ToolCallDelta:
-        """A fragment of a tool call's argument text."""
+        """A fragment of a tool call's argument text, or of a hosted tool call's
+        input text.
+        """
+
+    @_builtins.property
+    def citation(self) -> Global___CitationDelta:
+        """A citation added to a text block (Anthropic `citations_delta`, OpenAI
+        `response.output_text.annotation.added`).
+        """
+
+    @_builtins.property
+    def logprobs(self) -> Global___LogprobsDelta:
+        """Token log probabilities appended to a text block (OpenAI
+        `response.output_text.delta` `logprobs`).
+        """
 
     def __init__(
         self,
@@ -208,16 +227,66 @@ class BlockDelta(_message.Message):
         thinking: Global___ThinkingDelta | None = ...,
         signature: Global___SignatureDelta | None = ...,
         tool_call: Global___ToolCallDelta | None = ...,
+        citation: Global___CitationDelta | None = ...,
+        logprobs: Global___LogprobsDelta | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["delta", b"delta", "signature", b"signature", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["citation", b"citation", "delta", b"delta", "logprobs", b"logprobs", "signature", b"signature", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["delta", b"delta", "index", b"index", "signature", b"signature", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["citation", b"citation", "delta", b"delta", "index", b"index", "logprobs", b"logprobs", "signature", b"signature", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_delta: _TypeAlias = _typing.Literal["text", "thinking", "signature", "tool_call"]  # noqa: Y015
+    _WhichOneofReturnType_delta: _TypeAlias = _typing.Literal["text", "thinking", "signature", "tool_call", "citation", "logprobs"]  # noqa: Y015
     _WhichOneofArgType_delta: _TypeAlias = _typing.Literal["delta", b"delta"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_delta) -> _WhichOneofReturnType_delta | None: ...
 
 Global___BlockDelta: _TypeAlias = BlockDelta  # noqa: Y015
+
+@_typing.final
+class CitationDelta(_message.Message):
+    """A citation added to a text block's citations."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CITATION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def citation(self) -> _content_pb2.Citation:
+        """The citation, appended after the block's citations so far."""
+
+    def __init__(
+        self,
+        *,
+        citation: _content_pb2.Citation | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["citation", b"citation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["citation", b"citation"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CitationDelta: _TypeAlias = CitationDelta  # noqa: Y015
+
+@_typing.final
+class LogprobsDelta(_message.Message):
+    """Token log probabilities appended to a text block's."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    LOGPROBS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def logprobs(self) -> _containers.RepeatedCompositeFieldContainer[_content_pb2.TokenLogprob]:
+        """The tokens' log probabilities, in order."""
+
+    def __init__(
+        self,
+        *,
+        logprobs: _abc.Iterable[_content_pb2.TokenLogprob] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["logprobs", b"logprobs"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___LogprobsDelta: _TypeAlias = LogprobsDelta  # noqa: Y015
 
 @_typing.final
 class TextDelta(_message.Message):
@@ -287,7 +356,9 @@ Global___SignatureDelta: _TypeAlias = SignatureDelta  # noqa: Y015
 
 @_typing.final
 class ToolCallDelta(_message.Message):
-    """A fragment of a tool call's argument JSON text."""
+    """A fragment of a tool call's argument JSON text (or of a hosted tool
+    call's input text).
+    """
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -364,22 +435,28 @@ class MessageStop(_message.Message):
     STOP_REASON_FIELD_NUMBER: _builtins.int
     STOP_REASON_RAW_FIELD_NUMBER: _builtins.int
     RESPONSE_ID_FIELD_NUMBER: _builtins.int
+    STOP_SEQUENCE_FIELD_NUMBER: _builtins.int
     stop_reason: _message_pb2.StopReason.ValueType
     """Why generation stopped."""
     stop_reason_raw: _builtins.str
     """The provider's own stop reason string, verbatim."""
     response_id: _builtins.str
     """The provider's response id, when it came only at the end."""
+    stop_sequence: _builtins.str
+    """The caller's stop sequence that ended generation, verbatim
+    (`AssistantMessage.stop_sequence`). Empty when none.
+    """
     def __init__(
         self,
         *,
         stop_reason: _message_pb2.StopReason.ValueType = ...,
         stop_reason_raw: _builtins.str = ...,
         response_id: _builtins.str = ...,
+        stop_sequence: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["response_id", b"response_id", "stop_reason", b"stop_reason", "stop_reason_raw", b"stop_reason_raw"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["response_id", b"response_id", "stop_reason", b"stop_reason", "stop_reason_raw", b"stop_reason_raw", "stop_sequence", b"stop_sequence"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -25,13 +25,15 @@ _sym_db = _symbol_database.Default()
 from buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61gentmsg/v1/usage.proto\x12\x0b\x61gentmsg.v1\x1a\x1b\x62uf/validate/validate.proto\"\x8b\x03\n\x05Usage\x12\"\n\x0cinput_tokens\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x00\x88\x01\x01\x12#\n\routput_tokens\x18\x02 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x01\x88\x01\x01\x12\'\n\x11\x63\x61\x63he_read_tokens\x18\x03 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x02\x88\x01\x01\x12(\n\x12\x63\x61\x63he_write_tokens\x18\x04 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x03\x88\x01\x01\x12&\n\x10reasoning_tokens\x18\x05 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x04\x88\x01\x01\x12\"\n\x0ctotal_tokens\x18\x06 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x05\x88\x01\x01\x12$\n\x04\x63ost\x18\x07 \x01(\x0b\x32\x16.agentmsg.v1.UsageCostB\x0f\n\r_input_tokensB\x10\n\x0e_output_tokensB\x14\n\x12_cache_read_tokensB\x15\n\x13_cache_write_tokensB\x13\n\x11_reasoning_tokensB\x0f\n\r_total_tokens\"\x93\x02\n\tUsageCost\x12$\n\x05input\x18\x01 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01H\x00\x88\x01\x01\x12%\n\x06output\x18\x02 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01H\x01\x88\x01\x01\x12)\n\ncache_read\x18\x03 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01H\x02\x88\x01\x01\x12*\n\x0b\x63\x61\x63he_write\x18\x04 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01H\x03\x88\x01\x01\x12$\n\x05total\x18\x05 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01H\x04\x88\x01\x01\x42\x08\n\x06_inputB\t\n\x07_outputB\r\n\x0b_cache_readB\x0e\n\x0c_cache_writeB\x08\n\x06_totalb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17\x61gentmsg/v1/usage.proto\x12\x0b\x61gentmsg.v1\x1a\x1b\x62uf/validate/validate.proto\"\xc8\x05\n\x05Usage\x12\"\n\x0cinput_tokens\x18\x01 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x00\x88\x01\x01\x12#\n\routput_tokens\x18\x02 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x01\x88\x01\x01\x12\'\n\x11\x63\x61\x63he_read_tokens\x18\x03 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x02\x88\x01\x01\x12(\n\x12\x63\x61\x63he_write_tokens\x18\x04 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x03\x88\x01\x01\x12&\n\x10reasoning_tokens\x18\x05 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x04\x88\x01\x01\x12\"\n\x0ctotal_tokens\x18\x06 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x05\x88\x01\x01\x12$\n\x04\x63ost\x18\x07 \x01(\x0b\x32\x16.agentmsg.v1.UsageCost\x12+\n\x15\x63\x61\x63he_write_5m_tokens\x18\x08 \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x06\x88\x01\x01\x12+\n\x15\x63\x61\x63he_write_1h_tokens\x18\t \x01(\x03\x42\x07\xbaH\x04\"\x02(\x00H\x07\x88\x01\x01\x12r\n\x14hosted_tool_requests\x18\n \x03(\x0b\x32*.agentmsg.v1.Usage.HostedToolRequestsEntryB(\xbaH%\x9a\x01\"\"\x1ar\x18\x32\x16^[a-z][a-z0-9_]{0,63}$*\x04\"\x02(\x00\x1a\x39\n\x17HostedToolRequestsEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\x03:\x02\x38\x01\x42\x0f\n\r_input_tokensB\x10\n\x0e_output_tokensB\x14\n\x12_cache_read_tokensB\x15\n\x13_cache_write_tokensB\x13\n\x11_reasoning_tokensB\x0f\n\r_total_tokensB\x18\n\x16_cache_write_5m_tokensB\x18\n\x16_cache_write_1h_tokens\"\x93\x02\n\tUsageCost\x12$\n\x05input\x18\x01 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01H\x00\x88\x01\x01\x12%\n\x06output\x18\x02 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01H\x01\x88\x01\x01\x12)\n\ncache_read\x18\x03 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01H\x02\x88\x01\x01\x12*\n\x0b\x63\x61\x63he_write\x18\x04 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01H\x03\x88\x01\x01\x12$\n\x05total\x18\x05 \x01(\x01\x42\x10\xbaH\r\x12\x0b)\x00\x00\x00\x00\x00\x00\x00\x00@\x01H\x04\x88\x01\x01\x42\x08\n\x06_inputB\t\n\x07_outputB\r\n\x0b_cache_readB\x0e\n\x0c_cache_writeB\x08\n\x06_totalb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'agentmsg.v1.usage_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
+  _globals['_USAGE_HOSTEDTOOLREQUESTSENTRY']._loaded_options = None
+  _globals['_USAGE_HOSTEDTOOLREQUESTSENTRY']._serialized_options = b'8\001'
   _globals['_USAGE'].fields_by_name['input_tokens']._loaded_options = None
   _globals['_USAGE'].fields_by_name['input_tokens']._serialized_options = b'\272H\004\"\002(\000'
   _globals['_USAGE'].fields_by_name['output_tokens']._loaded_options = None
@@ -44,6 +46,12 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_USAGE'].fields_by_name['reasoning_tokens']._serialized_options = b'\272H\004\"\002(\000'
   _globals['_USAGE'].fields_by_name['total_tokens']._loaded_options = None
   _globals['_USAGE'].fields_by_name['total_tokens']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_USAGE'].fields_by_name['cache_write_5m_tokens']._loaded_options = None
+  _globals['_USAGE'].fields_by_name['cache_write_5m_tokens']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_USAGE'].fields_by_name['cache_write_1h_tokens']._loaded_options = None
+  _globals['_USAGE'].fields_by_name['cache_write_1h_tokens']._serialized_options = b'\272H\004\"\002(\000'
+  _globals['_USAGE'].fields_by_name['hosted_tool_requests']._loaded_options = None
+  _globals['_USAGE'].fields_by_name['hosted_tool_requests']._serialized_options = b'\272H%\232\001\"\"\032r\0302\026^[a-z][a-z0-9_]{0,63}$*\004\"\002(\000'
   _globals['_USAGECOST'].fields_by_name['input']._loaded_options = None
   _globals['_USAGECOST'].fields_by_name['input']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
   _globals['_USAGECOST'].fields_by_name['output']._loaded_options = None
@@ -55,7 +63,9 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_USAGECOST'].fields_by_name['total']._loaded_options = None
   _globals['_USAGECOST'].fields_by_name['total']._serialized_options = b'\272H\r\022\013)\000\000\000\000\000\000\000\000@\001'
   _globals['_USAGE']._serialized_start=70
-  _globals['_USAGE']._serialized_end=465
-  _globals['_USAGECOST']._serialized_start=468
-  _globals['_USAGECOST']._serialized_end=743
+  _globals['_USAGE']._serialized_end=782
+  _globals['_USAGE_HOSTEDTOOLREQUESTSENTRY']._serialized_start=555
+  _globals['_USAGE_HOSTEDTOOLREQUESTSENTRY']._serialized_end=612
+  _globals['_USAGECOST']._serialized_start=785
+  _globals['_USAGECOST']._serialized_end=1060
 # @@protoc_insertion_point(module_scope)

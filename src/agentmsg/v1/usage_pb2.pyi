@@ -3,16 +3,18 @@
 isort:skip_file
 Token usage and cost of one model response."""
 
+from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf.internal import containers as _containers
 import builtins as _builtins
 import sys
 import typing as _typing
 
-if sys.version_info >= (3, 10):
-    from typing import TypeAlias as _TypeAlias
+if sys.version_info >= (3, 11):
+    from typing import TypeAlias as _TypeAlias, Never as _Never
 else:
-    from typing_extensions import TypeAlias as _TypeAlias
+    from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -31,6 +33,26 @@ class Usage(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class HostedToolRequestsEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.int
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     INPUT_TOKENS_FIELD_NUMBER: _builtins.int
     OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
     CACHE_READ_TOKENS_FIELD_NUMBER: _builtins.int
@@ -38,6 +60,9 @@ class Usage(_message.Message):
     REASONING_TOKENS_FIELD_NUMBER: _builtins.int
     TOTAL_TOKENS_FIELD_NUMBER: _builtins.int
     COST_FIELD_NUMBER: _builtins.int
+    CACHE_WRITE_5M_TOKENS_FIELD_NUMBER: _builtins.int
+    CACHE_WRITE_1H_TOKENS_FIELD_NUMBER: _builtins.int
+    HOSTED_TOOL_REQUESTS_FIELD_NUMBER: _builtins.int
     input_tokens: _builtins.int
     """Prompt tokens neither read from nor written to the prompt cache."""
     output_tokens: _builtins.int
@@ -52,9 +77,33 @@ class Usage(_message.Message):
     """The total the provider reported, kept as reported (it need not equal the
     sum of the parts: some providers count tool-use prompts apart).
     """
+    cache_write_5m_tokens: _builtins.int
+    """The part of `cache_write_tokens` written to cache entries that live five
+    minutes (Anthropic `cache_creation.ephemeral_5m_input_tokens`). Unset
+    when the provider does not split cache writes by lifetime.
+    """
+    cache_write_1h_tokens: _builtins.int
+    """The part of `cache_write_tokens` written to cache entries that live one
+    hour (Anthropic `cache_creation.ephemeral_1h_input_tokens`).
+    """
     @_builtins.property
     def cost(self) -> Global___UsageCost:
         """What the tokens cost. Unset when the cost is not known."""
+
+    @_builtins.property
+    def hosted_tool_requests(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
+        """How many times each hosted tool was used, keyed by the tool's kind in
+        lower case (`web_search`, `web_fetch`, `code_execution`: the
+        `HostedToolKind` name without its prefix), or by the provider's own name
+        for a tool no kind covers. Anthropic `server_tool_use.web_search_requests`
+        is `web_search`. A key that is present is a reported count (0 included);
+        an absent key is not reported.
+
+        Why a map rather than a field per tool: providers bill hosted tools per
+        request and add counters as they add tools (Anthropic added
+        `web_fetch_requests` after `web_search_requests`); a map keeps a new
+        counter without a contract change, and still tells unknown from zero.
+        """
 
     def __init__(
         self,
@@ -66,13 +115,20 @@ class Usage(_message.Message):
         reasoning_tokens: _builtins.int | None = ...,
         total_tokens: _builtins.int | None = ...,
         cost: Global___UsageCost | None = ...,
+        cache_write_5m_tokens: _builtins.int | None = ...,
+        cache_write_1h_tokens: _builtins.int | None = ...,
+        hosted_tool_requests: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["_cache_read_tokens", b"_cache_read_tokens", "_cache_write_tokens", b"_cache_write_tokens", "_input_tokens", b"_input_tokens", "_output_tokens", b"_output_tokens", "_reasoning_tokens", b"_reasoning_tokens", "_total_tokens", b"_total_tokens", "cache_read_tokens", b"cache_read_tokens", "cache_write_tokens", b"cache_write_tokens", "cost", b"cost", "input_tokens", b"input_tokens", "output_tokens", b"output_tokens", "reasoning_tokens", b"reasoning_tokens", "total_tokens", b"total_tokens"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_cache_read_tokens", b"_cache_read_tokens", "_cache_write_1h_tokens", b"_cache_write_1h_tokens", "_cache_write_5m_tokens", b"_cache_write_5m_tokens", "_cache_write_tokens", b"_cache_write_tokens", "_input_tokens", b"_input_tokens", "_output_tokens", b"_output_tokens", "_reasoning_tokens", b"_reasoning_tokens", "_total_tokens", b"_total_tokens", "cache_read_tokens", b"cache_read_tokens", "cache_write_1h_tokens", b"cache_write_1h_tokens", "cache_write_5m_tokens", b"cache_write_5m_tokens", "cache_write_tokens", b"cache_write_tokens", "cost", b"cost", "input_tokens", b"input_tokens", "output_tokens", b"output_tokens", "reasoning_tokens", b"reasoning_tokens", "total_tokens", b"total_tokens"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_cache_read_tokens", b"_cache_read_tokens", "_cache_write_tokens", b"_cache_write_tokens", "_input_tokens", b"_input_tokens", "_output_tokens", b"_output_tokens", "_reasoning_tokens", b"_reasoning_tokens", "_total_tokens", b"_total_tokens", "cache_read_tokens", b"cache_read_tokens", "cache_write_tokens", b"cache_write_tokens", "cost", b"cost", "input_tokens", b"input_tokens", "output_tokens", b"output_tokens", "reasoning_tokens", b"reasoning_tokens", "total_tokens", b"total_tokens"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_cache_read_tokens", b"_cache_read_tokens", "_cache_write_1h_tokens", b"_cache_write_1h_tokens", "_cache_write_5m_tokens", b"_cache_write_5m_tokens", "_cache_write_tokens", b"_cache_write_tokens", "_input_tokens", b"_input_tokens", "_output_tokens", b"_output_tokens", "_reasoning_tokens", b"_reasoning_tokens", "_total_tokens", b"_total_tokens", "cache_read_tokens", b"cache_read_tokens", "cache_write_1h_tokens", b"cache_write_1h_tokens", "cache_write_5m_tokens", b"cache_write_5m_tokens", "cache_write_tokens", b"cache_write_tokens", "cost", b"cost", "hosted_tool_requests", b"hosted_tool_requests", "input_tokens", b"input_tokens", "output_tokens", b"output_tokens", "reasoning_tokens", b"reasoning_tokens", "total_tokens", b"total_tokens"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__cache_read_tokens: _TypeAlias = _typing.Literal["cache_read_tokens"]  # noqa: Y015
     _WhichOneofArgType__cache_read_tokens: _TypeAlias = _typing.Literal["_cache_read_tokens", b"_cache_read_tokens"]  # noqa: Y015
+    _WhichOneofReturnType__cache_write_1h_tokens: _TypeAlias = _typing.Literal["cache_write_1h_tokens"]  # noqa: Y015
+    _WhichOneofArgType__cache_write_1h_tokens: _TypeAlias = _typing.Literal["_cache_write_1h_tokens", b"_cache_write_1h_tokens"]  # noqa: Y015
+    _WhichOneofReturnType__cache_write_5m_tokens: _TypeAlias = _typing.Literal["cache_write_5m_tokens"]  # noqa: Y015
+    _WhichOneofArgType__cache_write_5m_tokens: _TypeAlias = _typing.Literal["_cache_write_5m_tokens", b"_cache_write_5m_tokens"]  # noqa: Y015
     _WhichOneofReturnType__cache_write_tokens: _TypeAlias = _typing.Literal["cache_write_tokens"]  # noqa: Y015
     _WhichOneofArgType__cache_write_tokens: _TypeAlias = _typing.Literal["_cache_write_tokens", b"_cache_write_tokens"]  # noqa: Y015
     _WhichOneofReturnType__input_tokens: _TypeAlias = _typing.Literal["input_tokens"]  # noqa: Y015
@@ -85,6 +141,10 @@ class Usage(_message.Message):
     _WhichOneofArgType__total_tokens: _TypeAlias = _typing.Literal["_total_tokens", b"_total_tokens"]  # noqa: Y015
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__cache_read_tokens) -> _WhichOneofReturnType__cache_read_tokens | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__cache_write_1h_tokens) -> _WhichOneofReturnType__cache_write_1h_tokens | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__cache_write_5m_tokens) -> _WhichOneofReturnType__cache_write_5m_tokens | None: ...
     @_typing.overload
     def WhichOneof(self, oneof_group: _WhichOneofArgType__cache_write_tokens) -> _WhichOneofReturnType__cache_write_tokens | None: ...
     @_typing.overload
