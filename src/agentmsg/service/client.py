@@ -24,6 +24,7 @@ from agentmsg.content import ToolCallContent, ToolResultContent
 from agentmsg.errors import ValidationError
 from agentmsg.messages import AgentMessage, AssistantMessage, BaseMessage, ProviderState, message_from_proto
 from agentmsg.service import status
+from agentmsg.service.frames import APPEND_MESSAGE, append_request
 from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
 from agentmsg.streaming import StreamEvent
 from agentmsg.tools import ToolDefinition
@@ -148,8 +149,27 @@ def _message_pb(message: BaseMessage) -> Any:
     return message.pb
 
 
+# A frozen dataclass's __init__ sets each field through object.__setattr__; a subscriber makes one Logged per
+# message, so they are filled through the slots' own descriptors instead (same object, a third of the cost).
+_new = object.__new__
+_set_offset: Any = Logged.__dict__["offset"].__set__
+_set_message: Any = Logged.__dict__["message"].__set__
+
+
+def _message_bytes(message: BaseMessage) -> bytes:
+    if not isinstance(message, BaseMessage):
+        raise ValidationError.single("message", "type", f"expected a message, got {type(message).__name__}")
+    return message.to_bytes()
+
+
 def _items(response: session_service_pb2.SubscribeResponse) -> list[Logged | Live]:
-    items: list[Logged | Live] = [Logged(m.offset, message_from_proto(m.message)) for m in response.messages]
+    items: list[Logged | Live] = []
+    append = items.append
+    for m in response.messages:
+        item = _new(Logged)
+        _set_offset(item, m.offset)
+        _set_message(item, message_from_proto(m.message))
+        append(item)
     if response.HasField("live_event"):
         items.append(Live(response.live_event.stream_id, StreamEvent._wrap(response.live_event.event)))
     return items
@@ -216,6 +236,10 @@ class Client:
         )
         self._sessions = session_service_pb2_grpc.SessionServiceStub(self._channel)
         self._tools = tool_service_pb2_grpc.ToolServiceStub(self._channel)
+        # AppendMessage sends bytes encoded around the message's own encoding (see frames.append_request).
+        self._append: Any = self._channel.unary_unary(
+            APPEND_MESSAGE, response_deserializer=session_service_pb2.AppendMessageResponse.FromString
+        )
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         self.timeout = timeout
 
@@ -237,8 +261,8 @@ class Client:
 
     def append(self, session_id: str, message: BaseMessage) -> int:
         """Append a message; its offset (the same offset again for a retried append)."""
-        request = session_service_pb2.AppendMessageRequest(session_id=session_id, message=_message_pb(message))
-        return int(self._call(self._sessions.AppendMessage, request).offset)
+        request = append_request(session_id, _message_bytes(message))
+        return int(self._call(self._append, request).offset)
 
     def append_many(self, session_id: str, messages: Sequence[BaseMessage]) -> list[int]:
         """Append messages atomically, in order; their offsets."""
@@ -408,6 +432,9 @@ class AsyncClient:
         )
         self._sessions = session_service_pb2_grpc.SessionServiceStub(self._channel)
         self._tools = tool_service_pb2_grpc.ToolServiceStub(self._channel)
+        self._append: Any = self._channel.unary_unary(
+            APPEND_MESSAGE, response_deserializer=session_service_pb2.AppendMessageResponse.FromString
+        )
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         self.timeout = timeout
 
@@ -429,8 +456,8 @@ class AsyncClient:
 
     async def append(self, session_id: str, message: BaseMessage) -> int:
         """Append a message; its offset."""
-        request = session_service_pb2.AppendMessageRequest(session_id=session_id, message=_message_pb(message))
-        return int((await self._call(self._sessions.AppendMessage, request)).offset)
+        request = append_request(session_id, _message_bytes(message))
+        return int((await self._call(self._append, request)).offset)
 
     async def append_many(self, session_id: str, messages: Sequence[BaseMessage]) -> list[int]:
         """Append messages atomically, in order; their offsets."""
