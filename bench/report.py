@@ -94,6 +94,8 @@ def targets_section(runs: dict[str, dict[str, Any] | None]) -> tuple[list[str], 
     if codec:
         for t in codec["targets"]:
             rows.append(("codec", f"{t['payload']}: {t['text']}", t["pass"], t.get("extra", False)))
+        for t in codec.get("hot", {}).get("targets", []):
+            rows.append(("hot path", t["text"], t["pass"], False))
     for name in ("conversion", "service", "cluster", "observability"):
         run = runs.get(name)
         if run:
@@ -156,6 +158,26 @@ def codec_section(codec: dict[str, Any]) -> list[str]:
                 continue
             ratios = [cells[peer, op]["median_ns"] / cells[WRAPPER, op]["median_ns"] for op in OPS]
             lines.append(f"| {payload['name']} | {peer} | " + " | ".join(f"{r:.1f}{TIMES}" for r in ratios) + " |")
+    return lines
+
+
+def hot_section(hot: dict[str, Any]) -> list[str]:
+    """Building a message and decoding one: one operation per contender, ratio against raw protobuf."""
+    lines = [
+        "## Hot paths: building a message, decoding one",
+        "",
+        "One operation per contender: median [min" + DASH + "max], and the ratio against the same generated "
+        "message built or read raw (fresh uuid4 id and current time on both sides when building).",
+    ]
+    for case in hot["cases"]:
+        lines += ["", f"### {case['name']}", "", case["description"], ""]
+        lines += ["| contender | median [min" + DASH + "max] | vs raw protobuf | what it does |", "|---|---|---|---|"]
+        for row in case["results"]:
+            shown = f"**{row['contender']}**" if row["contender"] == WRAPPER else row["contender"]
+            lines.append(
+                f"| {shown} | {fmt_time(row['median_ns'])} [{fmt_time(row['min_ns'])}{DASH}{fmt_time(row['max_ns'])}] "
+                f"| {fmt_ratio(row['ratio_vs_baseline'])} | {row['note']} |"
+            )
     return lines
 
 
@@ -705,6 +727,8 @@ def build(directory: Path, command: str) -> str:
     lines += ["", *targets]
     if runs["codec"]:
         lines += ["", *codec_section(runs["codec"])]
+        if runs["codec"].get("hot"):
+            lines += ["", *hot_section(runs["codec"]["hot"])]
     if runs["conversion"]:
         lines += ["", *conversion_section(runs["conversion"])]
     if runs["streaming"]:

@@ -22,6 +22,7 @@ from agentmsg.errors import DecodeError, ValidationError
 
 P = TypeVar("P", bound=Message)
 _UPB = api_implementation.Type() == "upb"
+_new = object.__new__
 
 
 class ProtoWrapper(Generic[P]):
@@ -31,6 +32,8 @@ class ProtoWrapper(Generic[P]):
 
     _pb: P
     _PB: ClassVar[type[Message]]
+    # True where from_proto picks a subclass from the message (a oneof arm): decoding then goes through it.
+    _DISPATCH: ClassVar[bool] = False
 
     @classmethod
     def _wrap(cls, pb: P) -> Self:
@@ -85,7 +88,14 @@ class ProtoWrapper(Generic[P]):
             pb = cls._PB.FromString(data)
         except _PbDecodeError as exc:
             raise DecodeError(f"not a valid {cls._PB.DESCRIPTOR.full_name} encoding: {exc}") from None
-        return cls.from_proto(pb, validate=validate)  # type: ignore[arg-type]
+        if cls._DISPATCH:
+            return cls.from_proto(pb, validate=validate)  # type: ignore[arg-type]
+        # The message is of this class's type by construction: wrap it without from_proto's checks.
+        if validate:
+            _validation.check(pb)
+        obj = _new(cls)
+        obj._pb = pb  # type: ignore[assignment]
+        return obj
 
     def to_json(self, *, indent: int | None = None) -> str:
         """ProtoJSON, the canonical JSON form (lowerCamelCase names, defaults omitted).

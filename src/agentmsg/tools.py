@@ -78,7 +78,7 @@ class ToolDefinition(ProtoWrapper[tool_pb2.ToolDefinition]):
             if not isinstance(hint, bool):
                 raise ValidationError.single(field, "type", f"expected bool or None, got {type(hint).__name__}")
             setattr(self._pb, field, hint)
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @property
     def name(self) -> str:

@@ -97,6 +97,20 @@ def test_the_counters_equal_the_work_done(server: ServerThread) -> None:
     assert value(samples, "agentmsg_subscribe_deliveries_total", kind="messages") == 1
 
 
+def test_a_large_append_counts_the_bytes_that_arrived(server: ServerThread) -> None:
+    """A large message is parsed with its media cut short (the store keeps the received encoding): the
+    telemetry wrapping the handler reads that form, and counts the bytes that arrived, media included."""
+    image = am.UserMessage([am.ImageContent(b"\x89PNG\r\n\x1a\n" + bytes(300_000), media_type="image/png")])
+    with Client(server.target) as client:
+        client.append("s-large", image)
+        (stored,) = list(client.history("s-large"))
+    samples = scrape(server)
+    assert stored.message.pb.ByteSize() > 300_000
+    assert value(samples, "agentmsg_rpc_requests_total", method="AppendMessage", code="OK") == 1
+    assert value(samples, "agentmsg_appended_messages_total", store="memory") == 1
+    assert value(samples, "agentmsg_appended_bytes_total", store="memory") == stored.message.pb.ByteSize()
+
+
 def test_dropped_live_events_are_counted(server: ServerThread) -> None:
     """A live subscriber that does not read loses the oldest events beyond its queue: each one is counted."""
     hub = server.running.sessions.hub

@@ -255,6 +255,7 @@ def test_one_trace_from_engine_through_server_to_runner(
     assert append.parent_id == client_append.span_id
     assert append.trace_id != engine_span.trace_id
     assert append.attributes["gen_ai.conversation.id"] == "trip-42"
+    assert client_append.attributes["gen_ai.conversation.id"] == "trip-42"  # read from the encoded request
     assert append.attributes["gen_ai.provider.name"] == "anthropic"
     assert append.attributes["gen_ai.response.model"] == "claude-test-1"
 

@@ -24,8 +24,9 @@ from agentmsg.content import ToolCallContent, ToolResultContent
 from agentmsg.errors import ValidationError
 from agentmsg.messages import AgentMessage, AssistantMessage, BaseMessage, ProviderState, message_from_proto
 from agentmsg.service import status
+from agentmsg.service.frames import APPEND_MESSAGE, append_request
 from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
-from agentmsg.service.telemetry import instrument_stub
+from agentmsg.service.telemetry import instrument_call, instrument_stub
 from agentmsg.streaming import StreamEvent
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import (
@@ -149,8 +150,27 @@ def _message_pb(message: BaseMessage) -> Any:
     return message.pb
 
 
+# A frozen dataclass's __init__ sets each field through object.__setattr__; a subscriber makes one Logged per
+# message, so they are filled through the slots' own descriptors instead (same object, a third of the cost).
+_new = object.__new__
+_set_offset: Any = Logged.__dict__["offset"].__set__
+_set_message: Any = Logged.__dict__["message"].__set__
+
+
+def _message_bytes(message: BaseMessage) -> bytes:
+    if not isinstance(message, BaseMessage):
+        raise ValidationError.single("message", "type", f"expected a message, got {type(message).__name__}")
+    return message.to_bytes()
+
+
 def _items(response: session_service_pb2.SubscribeResponse) -> list[Logged | Live]:
-    items: list[Logged | Live] = [Logged(m.offset, message_from_proto(m.message)) for m in response.messages]
+    items: list[Logged | Live] = []
+    append = items.append
+    for m in response.messages:
+        item = _new(Logged)
+        _set_offset(item, m.offset)
+        _set_message(item, message_from_proto(m.message))
+        append(item)
     if response.HasField("live_event"):
         items.append(Live(response.live_event.stream_id, StreamEvent._wrap(response.live_event.event)))
     return items
@@ -215,9 +235,16 @@ class Client:
         self._channel = (
             grpc.secure_channel(target, credentials, opts) if credentials else grpc.insecure_channel(target, opts)
         )
-        # instrument_stub: with the otel extra and tracing configured, calls carry the trace context.
+        # instrument_stub / instrument_call: with the otel extra and tracing configured, calls carry the trace context.
         self._sessions = instrument_stub(session_service_pb2_grpc.SessionServiceStub(self._channel))
         self._tools = instrument_stub(tool_service_pb2_grpc.ToolServiceStub(self._channel))
+        # AppendMessage sends bytes encoded around the message's own encoding (see frames.append_request).
+        self._append: Any = instrument_call(
+            self._channel.unary_unary(
+                APPEND_MESSAGE, response_deserializer=session_service_pb2.AppendMessageResponse.FromString
+            ),
+            APPEND_MESSAGE,
+        )
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         self.timeout = timeout
 
@@ -239,8 +266,8 @@ class Client:
 
     def append(self, session_id: str, message: BaseMessage) -> int:
         """Append a message; its offset (the same offset again for a retried append)."""
-        request = session_service_pb2.AppendMessageRequest(session_id=session_id, message=_message_pb(message))
-        return int(self._call(self._sessions.AppendMessage, request).offset)
+        request = append_request(session_id, _message_bytes(message))
+        return int(self._call(self._append, request).offset)
 
     def append_many(self, session_id: str, messages: Sequence[BaseMessage]) -> list[int]:
         """Append messages atomically, in order; their offsets."""
@@ -408,9 +435,15 @@ class AsyncClient:
             if credentials
             else grpc.aio.insecure_channel(target, opts)
         )
-        # instrument_stub: with the otel extra and tracing configured, calls carry the trace context.
+        # instrument_stub / instrument_call: with the otel extra and tracing configured, calls carry the trace context.
         self._sessions = instrument_stub(session_service_pb2_grpc.SessionServiceStub(self._channel))
         self._tools = instrument_stub(tool_service_pb2_grpc.ToolServiceStub(self._channel))
+        self._append: Any = instrument_call(
+            self._channel.unary_unary(
+                APPEND_MESSAGE, response_deserializer=session_service_pb2.AppendMessageResponse.FromString
+            ),
+            APPEND_MESSAGE,
+        )
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         self.timeout = timeout
 
@@ -432,8 +465,8 @@ class AsyncClient:
 
     async def append(self, session_id: str, message: BaseMessage) -> int:
         """Append a message; its offset."""
-        request = session_service_pb2.AppendMessageRequest(session_id=session_id, message=_message_pb(message))
-        return int((await self._call(self._sessions.AppendMessage, request)).offset)
+        request = append_request(session_id, _message_bytes(message))
+        return int((await self._call(self._append, request)).offset)
 
     async def append_many(self, session_id: str, messages: Sequence[BaseMessage]) -> list[int]:
         """Append messages atomically, in order; their offsets."""

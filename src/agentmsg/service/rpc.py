@@ -144,7 +144,7 @@ class _Undecodable:
 
 def _tolerant(deserialize: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
     # The generated deserializer is the request class's FromString: its class names the expected type.
-    owner = getattr(deserialize, "__self__", None)
+    owner = getattr(deserialize, "__self__", None) or getattr(deserialize, "request_type", None)
     type_name = owner.DESCRIPTOR.full_name if owner is not None else "request"
 
     def decode(data: bytes) -> Any:

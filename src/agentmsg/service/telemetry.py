@@ -48,6 +48,7 @@ from agentmsg.content import ToolCallContent, ToolResultContent
 from agentmsg.errors import ValidationError
 from agentmsg.messages import message_from_proto
 from agentmsg.providers.otel_genai import to_otel_messages, to_otel_parts
+from agentmsg.service.frames import ReceivedAppend, field_span
 from agentmsg.v1 import content_pb2, message_pb2, session_service_pb2, tool_service_pb2
 
 try:  # the one import guard of the optional extra
@@ -71,6 +72,7 @@ __all__ = [
     "configure_tracing",
     "content_capture",
     "inject_context",
+    "instrument_call",
     "instrument_stub",
     "tool_execution",
     "tracing_enabled",
@@ -84,6 +86,7 @@ _CONFIGURED: list[bool] = []  # set once: whether this process traces
 _TRACERS: list[Any] = []
 _CAPTURE: list[bool] = []
 S = TypeVar("S")
+C = TypeVar("C")
 
 
 def content_capture() -> bool:
@@ -420,13 +423,18 @@ class ServerTelemetry:
             fresh = _appended(name, request, response)
             if fresh:
                 metrics.appended.labels(self.store).inc(len(fresh))
-                metrics.appended_bytes.labels(self.store).inc(sum(m.ByteSize() for m in fresh))
+                # A large append is parsed with its media cut short: the bytes that arrived are its size.
+                large = isinstance(request, ReceivedAppend)
+                size = len(request.encoding) if large else sum(m.ByteSize() for m in fresh)
+                metrics.appended_bytes.labels(self.store).inc(size)
 
 
 def _appended(name: str, request: Any, response: Any) -> list[message_pb2.Message]:
     """The messages an RPC appended (a retried append that was a duplicate is not counted again)."""
     if name == "AppendMessage":
-        return [] if response.duplicate else [request.message]
+        if response.duplicate:
+            return []
+        return [request.request.message if isinstance(request, ReceivedAppend) else request.message]
     if name == "AppendMessages":
         return [m for m, dup in zip(request.messages, response.duplicates, strict=False) if not dup]
     if name == "PublishStream":
@@ -437,6 +445,12 @@ def _appended(name: str, request: Any, response: Any) -> list[message_pb2.Messag
 
 
 def _session_of(request: Any) -> str:
+    if isinstance(request, ReceivedAppend):
+        request = request.request
+    elif isinstance(request, bytes):
+        # The client's AppendMessage request, already encoded (frames.append_request): session_id is field 1.
+        span = field_span(request, 1)
+        return request[span[0] : span[1]].decode("utf-8", "replace") if span is not None else ""
     return str(getattr(request, "session_id", "") or "")
 
 
@@ -632,7 +646,10 @@ class _Call:
             span.set_status(trace.Status(trace.StatusCode.ERROR, code))
         span.set_attributes(attributes)  # one call: each set_attribute takes the span's lock
         if response is not None and code == "OK":
-            _message_attributes(span, _appended(self.method.rpartition("/")[2], request, response))
+            messages = _appended(self.method.rpartition("/")[2], request, response)
+            if messages and isinstance(request, ReceivedAppend) and content_capture():
+                messages = [message_pb2.Message.FromString(bytes(request.encoding))]  # whole, media included
+            _message_attributes(span, messages)
 
     def delivered(self, response: Any) -> None:
         """A Subscribe delivery: a span (child of the Subscribe span) and a count."""
@@ -780,19 +797,26 @@ _STREAMING = (
 )
 
 
+def _wrap_callable(value: Any, method: str, tracing: bool, node: ServerTelemetry | None) -> Any:
+    """A multi-callable of ``method`` instrumented, or ``value`` itself when there is nothing to record."""
+    if isinstance(value, _UNARY_AIO):
+        return _AioUnary(value, method, tracing, node)
+    if not tracing:
+        return value
+    if isinstance(value, grpc.UnaryUnaryMultiCallable):
+        return _SyncUnary(value, method)
+    if isinstance(value, _STREAMING):
+        return _Streaming(value)
+    return value
+
+
 def _instrument(stub: S, tracing: bool, node: ServerTelemetry | None = None) -> S:
     # Generated stubs hold one multi-callable per method; the service is named by the stub's module and class.
     service = f"{type(stub).__module__.rpartition('.')[0]}.{type(stub).__name__.removesuffix('Stub')}"
     for name, value in list(vars(stub).items()):
-        method = f"/{service}/{name}"
-        if isinstance(value, _UNARY_AIO):
-            setattr(stub, name, _AioUnary(value, method, tracing, node))
-        elif not tracing:
-            continue
-        elif isinstance(value, grpc.UnaryUnaryMultiCallable):
-            setattr(stub, name, _SyncUnary(value, method))
-        elif isinstance(value, _STREAMING):
-            setattr(stub, name, _Streaming(value))
+        wrapped = _wrap_callable(value, f"/{service}/{name}", tracing, node)
+        if wrapped is not value:
+            setattr(stub, name, wrapped)
     return stub
 
 
@@ -802,6 +826,15 @@ def instrument_stub(stub: S, service_name: str = "agentmsg-client") -> S:
     Returned unchanged when the process does not trace (no extra, or no ``OTEL_*`` configuration).
     """
     return _instrument(stub, True) if configure_tracing(service_name) else stub
+
+
+def instrument_call(call: C, method: str, service_name: str = "agentmsg-client") -> C:
+    """A multi-callable made on the channel itself (``channel.unary_unary(method)``), instrumented as a stub's.
+
+    The client sends AppendMessage as bytes it encodes itself (:func:`agentmsg.service.frames.append_request`),
+    through such a callable rather than the stub. Returned unchanged when the process does not trace.
+    """
+    return cast(C, _wrap_callable(call, method, True, None)) if configure_tracing(service_name) else call
 
 
 # --- the runner -------------------------------------------------------------------------------
