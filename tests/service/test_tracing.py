@@ -103,25 +103,21 @@ def collector() -> Iterator[tuple[Collector, int]]:
 
 RUNNER = textwrap.dedent(
     """
-    import asyncio, sys
+    import signal, sys
     from agentmsg.service import ToolRunner
 
-    runner = ToolRunner(sys.argv[1], name="weather-runner")
+    runner = ToolRunner(sys.argv[1], name="weather-runner", max_backoff=0.5)
 
     @runner.tool
     def weather(city: str) -> str:
         return "sleet-and-wind-92ac in " + city
 
-    async def main():
-        serving = asyncio.ensure_future(runner.serve())
-        await runner.registered.wait()
-        print("registered", flush=True)
-        await serving
-
+    runner.start()  # the reconnecting runner, in its own thread and event loop
+    print("registered", flush=True)
     try:
-        asyncio.run(main())
+        signal.pause()
     except KeyboardInterrupt:
-        pass
+        runner.stop()
     """
 )
 
@@ -161,6 +157,22 @@ ENGINE = textwrap.dedent(
             next(subscription)
             subscription.close()
     print(result.text, flush=True)
+    """
+)
+
+
+CALL_WHEN_SERVED = textwrap.dedent(
+    """
+    import sys, time
+    import agentmsg as am
+    from agentmsg.service import Client
+
+    with Client(sys.argv[1], timeout=10) as client:
+        deadline = time.monotonic() + 15
+        while "weather" not in [t.tool.name for t in client.list_tools()]:
+            assert time.monotonic() < deadline, "the runner did not register again"
+            time.sleep(0.05)
+        print(client.call_tool(am.ToolCallContent("call-10", "weather", {"city": "Oslo"})).text, flush=True)
     """
 )
 
@@ -284,6 +296,58 @@ def test_one_trace_from_engine_through_server_to_runner(
         assert output == [
             {"role": "assistant", "parts": [{"type": "text", "content": SECRET_TEXT}], "finish_reason": "tool_call"}
         ]
+
+
+def test_a_runner_that_reconnected_joins_the_callers_trace(
+    collector: tuple[Collector, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The runner (started with ``start()``) loses its server, reconnects to the one restarted on the same port,
+    and its span for the next call is still the child of that server's span."""
+    receiver, port = collector
+    for key, value in _env(port, "test-server", False).items():
+        monkeypatch.setenv(key, value)
+    server = ServerProcess("--memory")
+    runner = subprocess.Popen(
+        [sys.executable, "-c", RUNNER, server.target],
+        env=_env(port, "test-runner", False),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert runner.stdout is not None
+        assert runner.stdout.readline().strip() == "registered"
+        server.stop()
+        server = ServerProcess("--memory", "--port", str(server.port))
+        engine = subprocess.run(
+            [sys.executable, "-c", CALL_WHEN_SERVED, server.target],
+            env=_env(port, "test-engine", False),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert engine.returncode == 0, engine.stderr
+        assert engine.stdout.strip() == "sleet-and-wind-92ac in Oslo"
+        name = "agentmsg.v1.ToolService/CallTool weather"
+
+        def complete(spans: list[Span]) -> bool:
+            names = {(s.service, s.name) for s in spans}
+            return {("test-engine", name), ("test-server", name), ("test-runner", "execute_tool weather")} <= names
+
+        spans = receiver.wait_for(complete)
+    finally:
+        runner.send_signal(signal.SIGINT)
+        runner.communicate(timeout=20)
+        server.stop()
+
+    (engine_span,) = [s for s in spans if s.service == "test-engine" and s.name == name]
+    (server_span,) = [s for s in spans if s.service == "test-server" and s.name == name]
+    (runner_span,) = [s for s in spans if s.service == "test-runner"]
+    assert server_span.parent_id == engine_span.span_id
+    assert runner_span.parent_id == server_span.span_id
+    assert engine_span.trace_id == server_span.trace_id == runner_span.trace_id
+    assert runner_span.attributes["gen_ai.tool.call.id"] == "call-10"
 
 
 def _metrics_port(server: ServerProcess) -> int:
