@@ -801,7 +801,9 @@ def _fail(case_id: str, problems: list[str]) -> None:
     pytest.fail(f"{case_id}:\n  {shown}{more}", pytrace=False)
 
 
-@pytest.mark.parametrize("case_id", _case_ids())
+# ids given explicitly: pytest 9 replaces an automatic id longer than 100 characters with "case_idN",
+# which hides which case failed (many pydantic-ai case ids are longer).
+@pytest.mark.parametrize("case_id", _case_ids(), ids=_case_ids())
 def test_real_traffic(case_id: str) -> None:
     case = CASES[case_id]
     fmt, kind = case["format"], case["kind"]
