@@ -581,26 +581,45 @@ def _message_view(message: AssistantMessage) -> dict[str, Any]:
     return view
 
 
-def _parsed_provider_json(view: Any) -> Any:
-    """A message view with the JSON text of each provider block (``ProviderContent.json``) parsed.
+def _comparable_with_sdk(fmt: str, view: Any) -> Any:
+    """A message view as it can be compared with the reading of the SDK's accumulation of a stream.
 
-    For the comparison of a fold with the SDK's accumulation only: a fold keeps a
-    block's JSON as the stream sent it, the SDK's accumulation is a typed object that
-    dumps its keys in the SDK's field order (Anthropic's: alphabetical), not the
-    wire's, and sets to ``null`` the fields a delta leaves out (``compaction_delta``
-    without ``encrypted_content``). Values, nesting and list order are still
-    compared; key order, which JSON does not give meaning to, is not, and ``null``
-    equals an absent key (normalisation 1).
+    A fold keeps what the stream sent, the SDK's accumulation is a typed object:
+
+    - the JSON text of each provider block (``ProviderContent.json``) is compared
+      parsed: the SDK dumps a block's keys in its field order (Anthropic's:
+      alphabetical), not the wire's, and sets to ``null`` the fields a delta leaves
+      out (``compaction_delta`` without ``encrypted_content``);
+    - Anthropic tool-call argument text (``toolCall.arguments``,
+      ``hostedToolCall.input``) is compared parsed: the SDK keeps only the object it
+      parsed from the ``input_json_delta`` fragments, so the reader can only
+      re-serialise it, while the fold keeps the model's text (pretty-printed JSON
+      stays so: agentmsg keeps argument text verbatim).
+
+    Values, nesting and list order are still compared; key order, which JSON does
+    not give meaning to, is not, and ``null`` equals an absent key (normalisation 1).
+    Text that is not JSON is compared as text.
     """
     if isinstance(view, dict):
-        out = {k: _parsed_provider_json(v) for k, v in view.items()}
-        if set(view) >= {"provider", "type", "json"} and isinstance(view["json"], str):
-            with contextlib.suppress(ValueError):  # not JSON: compared as text
-                out["json"] = _drop_nulls(json.loads(view["json"]))
+        out = {k: _comparable_with_sdk(fmt, v) for k, v in view.items()}
+        if set(view) >= {"provider", "type", "json"}:
+            out["json"] = _parsed_text(view["json"], drop_nulls=True)
+        if fmt == "anthropic":
+            for arm, field in (("toolCall", "arguments"), ("hostedToolCall", "input")):
+                if isinstance(out.get(arm), dict) and field in out[arm]:
+                    out[arm][field] = _parsed_text(out[arm][field], drop_nulls=False)
         return out
     if isinstance(view, list):
-        return [_parsed_provider_json(v) for v in view]
+        return [_comparable_with_sdk(fmt, v) for v in view]
     return view
+
+
+def _parsed_text(text: Any, *, drop_nulls: bool) -> Any:
+    if isinstance(text, str):
+        with contextlib.suppress(ValueError):  # not JSON: compared as text
+            value = json.loads(text)
+            return _drop_nulls(value) if drop_nulls else value
+    return text
 
 
 def _drop_nulls(value: Any) -> Any:
@@ -893,20 +912,26 @@ def _fold(conv: Format, stream: str | list[Any], keepends: bool) -> AssistantMes
 _RESPONSES_TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
 
 
-def _responses(fmt: str, stream: str | list[Any]) -> list[str | list[Any]]:
-    """The streams of a recording: a Responses event list recorded over several calls is one stream per response.
+_STREAM_TERMINAL = {"openai_responses": _RESPONSES_TERMINAL, "anthropic": frozenset({"message_stop"})}
 
-    One Responses stream carries one response and ends with its terminal event;
+
+def _responses(fmt: str, stream: str | list[Any]) -> list[str | list[Any]]:
+    """The streams of a recording: an event list recorded over several calls is one stream per response.
+
+    One Responses stream carries one response and ends with its terminal event,
+    one Anthropic stream one message, from ``message_start`` to ``message_stop``;
     some Vercel AI fixtures (multi-step runs) hold the events of several calls one
     after another in one list, each from its own ``response.created`` (sequence
-    numbers restart at 0). Each is checked as the stream it was.
+    numbers restart at 0) or ``message_start`` (a new message id). Each is checked
+    as the stream it was.
     """
-    if fmt != "openai_responses" or not isinstance(stream, list):
+    terminal = _STREAM_TERMINAL.get(fmt)
+    if terminal is None or not isinstance(stream, list):
         return [stream]
     segments: list[list[Any]] = [[]]
     for event in stream:
         segments[-1].append(event)
-        if isinstance(event, dict) and event.get("type") in _RESPONSES_TERMINAL:
+        if isinstance(event, dict) and event.get("type") in terminal:
             segments.append([])
     segments = [segment for segment in segments if segment]
     return [stream] if len(segments) == 1 else list(segments)
@@ -943,7 +968,8 @@ def _check_stream(fmt: str, conv: Format, stream: str | list[Any]) -> list[str]:
     except ValueError as exc:
         problems.append(f"refused: the SDK's accumulation is not read: {exc}")
     else:
-        ours, theirs = _parsed_provider_json(_message_view(message)), _parsed_provider_json(_message_view(reference))
+        ours = _comparable_with_sdk(fmt, _message_view(message))
+        theirs = _comparable_with_sdk(fmt, _message_view(reference))
         if ours != theirs:
             problems += [f"fold differs from the SDK accumulation: {d}" for d in differences(theirs, ours)]
     # 2. as JSON: what the fold writes back equals the accumulation, or is a reported Loss
