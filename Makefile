@@ -1,17 +1,19 @@
 # agentmsg: `make help` lists the targets. Everything bootstraps itself:
 # .venv from pyproject.toml, node_modules from package-lock.json, and
-# proto/buf/validate/validate.proto from protovalidate's PyPI sdist.
+# proto/buf/validate/validate.proto from protovalidate's PyPI sdist, and
+# proto/google/rpc/*.proto (the error-detail protos) from googleapis-common-protos' sdist.
 
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 BUF    := node_modules/.bin/buf
 VALIDATE_PROTO := proto/buf/validate/validate.proto
+RPC_PROTOS := proto/google/rpc/status.proto
 # The contract's last release: `make breaking` compares with this tag, or with proto/BASELINE's commit without it.
 RELEASE_TAG := v0.1.0
 
 .DEFAULT_GOAL := help
-.PHONY: help deps run run-cluster serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean
+.PHONY: help deps run run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean ts-build ts-lint ts-test
 
 help: ## List the targets with one line each
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -24,7 +26,8 @@ $(VENV)/.installed: pyproject.toml
 
 # `npm install` (not `npm ci`): the lock pins every package the registry has, but buf's
 # darwin/win32 binaries are missing from it, and `npm ci` refuses a lock without them.
-node_modules/.installed: package.json package-lock.json
+# sdk/typescript is a workspace of the root package: one lock file pins the SDK's packages too.
+node_modules/.installed: package.json package-lock.json sdk/typescript/package.json
 	npm install --no-audit --no-fund
 	touch $@
 
@@ -32,7 +35,11 @@ $(VALIDATE_PROTO): scripts/fetch_validate_proto.py
 	$(PYTHON) scripts/fetch_validate_proto.py
 	touch $@
 
-deps: $(VENV)/.installed node_modules/.installed $(VALIDATE_PROTO) ## Install Python and Node tooling, fetch validate.proto
+$(RPC_PROTOS): scripts/fetch_rpc_protos.py
+	$(PYTHON) scripts/fetch_rpc_protos.py
+	touch $@
+
+deps: $(VENV)/.installed node_modules/.installed $(VALIDATE_PROTO) $(RPC_PROTOS) ## Install Python and Node tooling, fetch validate.proto and the google/rpc protos
 
 run: $(VENV)/.installed ## The main job: a server on embedded SQLite with an engine, a tool runner and a tail observer
 	$(PY) -m agentmsg.service.demo
@@ -40,17 +47,23 @@ run: $(VENV)/.installed ## The main job: a server on embedded SQLite with an eng
 run-cluster: $(VENV)/.installed ## The same demo on 3 server nodes over a throwaway local PostgreSQL (tool calls and live events cross nodes)
 	$(PY) -m agentmsg.service.demo cluster
 
+run-mcp: $(VENV)/.installed node_modules/.installed ## The demo engine calling the MCP reference server's tools (server-everything over stdio) through agentmsg mcp runner
+	$(PY) -m agentmsg.mcp.demo
+
+run-ts: $(VENV)/.installed ts-build ## The demo with the tool runner in TypeScript (@agentmsg/sdk): a Python server and engine, a Node runner and observer
+	AGENTMSG_PYTHON=$(PY) node sdk/typescript/dist/examples/demo.js
+
 serve: $(VENV)/.installed ## Run the server alone (SQLite agentmsg.db, 127.0.0.1:50051)
 	$(PY) -m agentmsg serve
 
 demo: $(VENV)/.installed ## The contract demo: every content kind and role, validated, round-tripped, sized
 	$(PY) -m agentmsg demo
 
-generate: deps ## Regenerate src/agentmsg/v1 (and src/buf) from proto/ with the pinned grpcio-tools
+generate: deps ## Regenerate src/agentmsg/v1 (and src/buf) with the pinned grpcio-tools, and sdk/typescript/src/gen with protoc-gen-es
 	$(PY) scripts/generate.py
 
 check-generated: generate ## Fail when the checked-in generated code differs from a fresh generation
-	@git status --porcelain -- src/agentmsg/v1 src/buf | grep . && { echo "generated code is stale: run make generate and commit"; git diff --stat -- src/agentmsg/v1 src/buf; exit 1; } || echo "generated code is current"
+	@git status --porcelain -- src/agentmsg/v1 src/buf sdk/typescript/src/gen | grep . && { echo "generated code is stale: run make generate and commit"; git diff --stat -- src/agentmsg/v1 src/buf sdk/typescript/src/gen; exit 1; } || echo "generated code is current"
 
 breaking: deps ## buf breaking (FILE rules) against the last release: its tag, else the commit in proto/BASELINE
 	$(PY) scripts/breaking.py --tag $(RELEASE_TAG)
@@ -75,10 +88,19 @@ format: deps ## Apply buf format and ruff format
 typecheck: deps ## mypy --strict on src/ (generated code excluded)
 	$(VENV)/bin/mypy
 
-pytest: deps ## Only the pytest suite
+pytest: deps ts-build ## Only the pytest suite (the cross-language tests run the built TypeScript SDK)
 	$(PY) -m pytest -q
 
-test: deps lint breaking check-generated check-docs typecheck pytest ## Everything CI runs: lint, breaking, generated-code and docs drift, types, tests
+ts-build: deps ## Compile @agentmsg/sdk (sdk/typescript, strict TypeScript) into sdk/typescript/dist
+	npm run --silent build -w @agentmsg/sdk
+
+ts-lint: deps ## Biome (lint + format check) and tsc --noEmit on sdk/typescript
+	npm run --silent lint -w @agentmsg/sdk
+
+ts-test: ts-build ## The SDK's own tests with node --test (golden and fold vectors, helpers, dict form)
+	npm run --silent test -w @agentmsg/sdk
+
+test: deps lint ts-lint breaking check-generated check-docs typecheck ts-test pytest ## Everything CI runs: lint, breaking, generated-code and docs drift, types, TypeScript and Python tests
 
 # The peer libraries the codec benchmark compares with (pydantic-ai, LangChain): benchmark-only.
 $(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
@@ -87,13 +109,15 @@ $(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
 
 BENCH_OUT := bench/.results
 # BENCH_ARGS=--quick for a short smoke run (the results file then says QUICK)
-bench: deps $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydantic-ai, LangChain, bare gRPC, TCP, bare psycopg: writes bench/results.md (never part of test)
+bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydantic-ai, LangChain, bare gRPC, TCP, bare psycopg; the TypeScript SDK vs Python: writes bench/results.md (never part of test)
 	@mkdir -p $(BENCH_OUT)
 	$(PY) bench/run.py --json $(BENCH_OUT)/codec.json $(BENCH_ARGS)
 	$(PY) bench/conversion.py --json $(BENCH_OUT)/conversion.json $(BENCH_ARGS)
 	$(PY) bench/streaming.py --json $(BENCH_OUT)/streaming.json $(BENCH_ARGS)
 	$(PY) bench/service.py --json $(BENCH_OUT)/service.json $(BENCH_ARGS)
 	$(PY) bench/cluster.py --json $(BENCH_OUT)/cluster.json $(BENCH_ARGS)
+	$(PY) bench/mcp_bridge.py --json $(BENCH_OUT)/mcp.json $(BENCH_ARGS)
+	$(PY) bench/typescript.py --json $(BENCH_OUT)/typescript.json $(BENCH_ARGS)
 	$(PY) bench/report.py $(BENCH_OUT) -o bench/results.md --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS=$(BENCH_ARGS))"
 
 .PHONY: fuzz soak
@@ -113,4 +137,4 @@ soak: deps ## The reliability tests' long variants (AGENTMSG_SOAK=1: 10x example
 		tests/service/test_faults.py tests/service/test_load.py
 
 clean: ## Remove the venv, node_modules and caches
-	rm -rf $(VENV) node_modules .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO)
+	rm -rf $(VENV) node_modules .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO) proto/google

@@ -2,10 +2,11 @@
 
 ``python bench/report.py DIR [-o bench/results.md] [--command "make bench"]`` reads
 ``DIR/codec.json`` (``bench/run.py --json``), ``DIR/conversion.json``,
-``DIR/streaming.json`` and ``DIR/service.json`` (each optional) and writes one
-Markdown file: the machine and versions, every target with PASS/MISS, the
-tables, and for every missed target its profile and what bounds it. Nothing
-is measured here: every figure comes from the JSON of the run.
+``DIR/streaming.json``, ``DIR/service.json``, ``DIR/cluster.json``, ``DIR/mcp.json`` and
+``DIR/typescript.json`` (each optional) and writes one Markdown file: the
+machine and versions, every target with PASS/MISS, the tables, and for every
+missed target its profile and what bounds it. Nothing is measured here: every
+figure comes from the JSON of the run.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def header(runs: dict[str, dict[str, Any] | None], command: str) -> list[str]:
         f"- **Date**: {created} (UTC){' — QUICK run (smoke figures, not for quoting)' if quick else ''}",
         f"- **Command**: `{command}`, which ran:",
     ]
-    for name in ("codec", "conversion", "streaming", "service", "cluster"):
+    for name in ("codec", "conversion", "streaming", "service", "cluster", "mcp", "typescript"):
         run = runs.get(name)
         if run:
             start = run.get("load_average") or run.get("machine", {}).get("load_average")
@@ -93,6 +94,8 @@ def targets_section(runs: dict[str, dict[str, Any] | None]) -> tuple[list[str], 
     if codec:
         for t in codec["targets"]:
             rows.append(("codec", f"{t['payload']}: {t['text']}", t["pass"], t.get("extra", False)))
+        for t in codec.get("hot", {}).get("targets", []):
+            rows.append(("hot path", t["text"], t["pass"], False))
     for name in ("conversion", "service", "cluster"):
         run = runs.get(name)
         if run:
@@ -158,6 +161,26 @@ def codec_section(codec: dict[str, Any]) -> list[str]:
     return lines
 
 
+def hot_section(hot: dict[str, Any]) -> list[str]:
+    """Building a message and decoding one: one operation per contender, ratio against raw protobuf."""
+    lines = [
+        "## Hot paths: building a message, decoding one",
+        "",
+        "One operation per contender: median [min" + DASH + "max], and the ratio against the same generated "
+        "message built or read raw (fresh uuid4 id and current time on both sides when building).",
+    ]
+    for case in hot["cases"]:
+        lines += ["", f"### {case['name']}", "", case["description"], ""]
+        lines += ["| contender | median [min" + DASH + "max] | vs raw protobuf | what it does |", "|---|---|---|---|"]
+        for row in case["results"]:
+            shown = f"**{row['contender']}**" if row["contender"] == WRAPPER else row["contender"]
+            lines.append(
+                f"| {shown} | {fmt_time(row['median_ns'])} [{fmt_time(row['min_ns'])}{DASH}{fmt_time(row['max_ns'])}] "
+                f"| {fmt_ratio(row['ratio_vs_baseline'])} | {row['note']} |"
+            )
+    return lines
+
+
 def conversion_section(conversion: dict[str, Any]) -> list[str]:
     lines = [
         "## Conversion",
@@ -207,6 +230,25 @@ def streaming_section(streaming: dict[str, Any]) -> list[str]:
             f"| {case['name']} | {case['events']:,} | {case['median_events_per_s'] / 1e6:.2f} M "
             f"[{case['min_events_per_s'] / 1e6:.2f}{DASH}{case['max_events_per_s'] / 1e6:.2f}] | "
             f"{case['median_ms_per_stream']:.2f} ms |"
+        )
+    return lines
+
+
+def typescript_section(typescript: dict[str, Any]) -> list[str]:
+    lines = [
+        "## TypeScript SDK vs Python",
+        "",
+        f"`@agentmsg/sdk` on Node {typescript.get('node', '?')} and the Python library on the same inputs "
+        "(`bench/typescript.py`): the two streams above folded, and the 100-message mixed conversation decoded "
+        "with validation and encoded. Median time per operation; the ratio is Python's time over Node's.",
+        "",
+        "| operation | Python | Node | Python / Node |",
+        "|---|---|---|---|",
+    ]
+    for case in typescript["cases"]:
+        lines.append(
+            f"| {case['name']} | {case['python_ns'] / 1e6:.3f} ms | {case['node_ns'] / 1e6:.3f} ms | "
+            f"{case['python_over_node']:.2f}{TIMES} |"
         )
     return lines
 
@@ -324,6 +366,52 @@ def cluster_section(cluster: dict[str, Any]) -> list[str]:
 
 
 # --- misses -----------------------------------------------------------------------------------
+
+
+def mcp_section(mcp: dict[str, Any]) -> list[str]:
+    concurrency = mcp["concurrency"]
+    lines = [
+        "## MCP bridge",
+        "",
+        f"`{mcp['command']}`: {mcp['calls']} calls per figure; p50/p99 with one caller, calls/s with "
+        f"{concurrency} concurrent callers. Every server, runner and MCP server in its own process on 127.0.0.1. "
+        "Each ratio is agentmsg's figure over MCP's: a latency ratio above 1 is slower, a throughput ratio above "
+        "1 is faster.",
+        "",
+        f"| path | p50 | p99 | calls/s ({concurrency} callers) |",
+        "|---|---|---|---|",
+    ]
+    names = {
+        "runner": (
+            "`CallTool` via `agentmsg mcp runner` to server-everything `echo`",
+            "the SDK's client straight to the same server over stdio",
+        ),
+        "serve": (
+            "the SDK's client via `agentmsg mcp serve --http` (a `ToolRunner` behind)",
+            "the SDK's client to a plain `MCPServer` (FastMCP) over streamable HTTP",
+        ),
+    }
+    for pair, (ours, theirs) in names.items():
+        rows = [(ours, "agentmsg"), (theirs, "mcp")]
+        if "toolrunner" in mcp[pair]:
+            rows.append(
+                ("`CallTool` to the same `echo` in a Python `ToolRunner` (the agentmsg hops alone)", "toolrunner")
+            )
+        for label, key in rows:
+            row = mcp[pair][key]
+            lines.append(f"| {label} | {row['p50_ms']:.3f} ms | {row['p99_ms']:.3f} ms | {row['per_s']:,.0f} |")
+        lines.append(
+            f"| **{pair}: agentmsg / MCP** | **{mcp[pair]['latency_ratio']:.2f}{TIMES}** | | "
+            f"**{mcp[pair]['throughput_ratio']:.2f}{TIMES}** |"
+        )
+    lines += [
+        "",
+        "The runner path adds two hops to a stdio call (engine to agentmsg server, server to runner, both gRPC) "
+        "and two Python processes; the serve path puts the bridge, the agentmsg server and a runner where the "
+        "plain server runs the tool itself. What the hops buy: routing across a cluster, deadlines and "
+        "cancellation that reach the MCP server, tokens, and durable sessions.",
+    ]
+    return lines
 
 
 def profile_table(title: str, profile: dict[str, Any], unit: str, rows: int = 8) -> list[str]:
@@ -566,7 +654,8 @@ def service_misses(service: dict[str, Any]) -> list[str]:
 
 
 def build(directory: Path, command: str) -> str:
-    runs = {name: load(directory, name) for name in ("codec", "conversion", "streaming", "service", "cluster")}
+    names = ("codec", "conversion", "streaming", "service", "cluster", "mcp", "typescript")
+    runs = {name: load(directory, name) for name in names}
     if not any(runs.values()):
         raise SystemExit(f"no benchmark JSON in {directory}")
     lines = header(runs, command)
@@ -574,6 +663,8 @@ def build(directory: Path, command: str) -> str:
     lines += ["", *targets]
     if runs["codec"]:
         lines += ["", *codec_section(runs["codec"])]
+        if runs["codec"].get("hot"):
+            lines += ["", *hot_section(runs["codec"]["hot"])]
     if runs["conversion"]:
         lines += ["", *conversion_section(runs["conversion"])]
     if runs["streaming"]:
@@ -582,6 +673,10 @@ def build(directory: Path, command: str) -> str:
         lines += ["", *service_section(runs["service"])]
     if runs["cluster"]:
         lines += ["", *cluster_section(runs["cluster"])]
+    if runs["mcp"]:
+        lines += ["", *mcp_section(runs["mcp"])]
+    if runs["typescript"]:
+        lines += ["", *typescript_section(runs["typescript"])]
     if missed:
         lines += [
             "",

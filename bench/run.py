@@ -87,6 +87,7 @@ OPS = ("encode", "decode", "decode+walk")
 BASELINE = "raw protobuf"
 WRAPPER = "wrapper API"
 PYDANTIC_AI = "pydantic-ai"
+PYDANTIC_AI_UNCHECKED = "pydantic-ai (unchecked)"
 LANGCHAIN = "LangChain"
 TARGET_RATIO = 2.0  # wrapper within 2x of raw protobuf
 PEER_SPEEDUP = 10.0  # wrapper at least 10x faster than each peer library on the conversation
@@ -688,6 +689,232 @@ def image_group() -> list[Payload]:
 
 
 # --------------------------------------------------------------------------------------------------------------------
+# Hot paths: one operation each, the wrapper against the same generated message built or read raw (and the peers)
+
+BUILD_TEXT = ("Please look at the failing test in tests/test_parser.py and tell me why it fails. " * 8)[:500]
+BUILD_ARGS = {"path": "tests/test_parser.py", "start_line": 1, "end_line": 120}
+BUILD_RATIO = 3.0  # building: the wrapper within 3x of raw protobuf (fresh id and time on both sides)
+DECODE_ONE_RATIO = 1.5  # decoding one message and reading its role and first block: within 1.5x of raw
+
+
+@dataclass(frozen=True)
+class HotCase:
+    """One operation measured for several contenders; ``targets`` are (contender, against, max_ratio)."""
+
+    name: str
+    description: str
+    contenders: dict[str, Callable[[], object]]
+    notes: dict[str, str]
+    targets: list[tuple[str, str, float]]
+
+
+def _raw_stamp(pb: message_pb2.Message) -> message_pb2.Message:
+    pb.timestamp.FromMicroseconds(time.time_ns() // 1000)
+    return pb
+
+
+def hot_cases() -> list[HotCase]:
+    """Building a user text message and an assistant text + tool-call message; decoding one message."""
+    from agentmsg.v1 import content_pb2
+
+    text_pb, call_pb = content_pb2.TextContent, content_pb2.ToolCallContent
+    content, message = content_pb2.Content, message_pb2.Message
+    user_body, assistant_body = message_pb2.UserMessage, message_pb2.AssistantMessage
+    uuid4 = __import__("uuid").uuid4
+    dumps = json.dumps
+
+    def raw_user() -> object:
+        body = user_body(content=[content(text=text_pb(text=BUILD_TEXT))])
+        return _raw_stamp(message(id=str(uuid4()), user=body))
+
+    def wrapper_user() -> object:
+        return UserMessage.text(BUILD_TEXT)
+
+    def raw_assistant() -> object:
+        arguments = dumps(BUILD_ARGS, ensure_ascii=False, separators=(",", ":"))
+        body = assistant_body(
+            content=[
+                content(text=text_pb(text="Let me read the test.")),
+                content(tool_call=call_pb(id="call_1", name="read_file", arguments=arguments)),
+            ]
+        )
+        return _raw_stamp(message(id=str(uuid4()), assistant=body))
+
+    def wrapper_assistant() -> object:
+        return AssistantMessage(
+            [TextContent("Let me read the test."), ToolCallContent("call_1", "read_file", BUILD_ARGS)]
+        )
+
+    assert wrapper_user().pb.user == raw_user().user  # type: ignore[attr-defined]
+    assert wrapper_assistant().pb.assistant == raw_assistant().assistant  # type: ignore[attr-defined]
+
+    user = {WRAPPER: wrapper_user, BASELINE: raw_user}
+    assistant = {WRAPPER: wrapper_assistant, BASELINE: raw_assistant}
+    user_notes = {
+        WRAPPER: "UserMessage.text(text): type checks, uuid4, now, the contract's rules (compiled checker)",
+        BASELINE: "message_pb2.Message(id=str(uuid4()), user=UserMessage(content=[Content(text=...)])) "
+        "+ timestamp.FromMicroseconds(now)",
+    }
+    assistant_notes = {
+        WRAPPER: "AssistantMessage([TextContent(...), ToolCallContent(id, name, args_dict)])",
+        BASELINE: "message_pb2.Message(id=str(uuid4()), assistant=AssistantMessage(content=[text, tool_call "
+        "with arguments=json.dumps(args)])) + timestamp.FromMicroseconds(now)",
+    }
+    targets_user = [(WRAPPER, BASELINE, BUILD_RATIO)]
+    targets_assistant = [(WRAPPER, BASELINE, BUILD_RATIO)]
+    if not peers.missing():
+        from langchain_core.messages import AIMessage, HumanMessage
+        from pydantic_ai.messages import (
+            ModelMessagesTypeAdapter,
+            ModelRequest,
+            ModelResponse,
+            TextPart,
+            ToolCallPart,
+            UserPromptPart,
+        )
+
+        adapter = ModelMessagesTypeAdapter.validate_python
+        user_dict = {"kind": "request", "parts": [{"part_kind": "user-prompt", "content": BUILD_TEXT}]}
+        assistant_dict = {
+            "kind": "response",
+            "parts": [
+                {"part_kind": "text", "content": "Let me read the test."},
+                {"part_kind": "tool-call", "tool_name": "read_file", "args": BUILD_ARGS, "tool_call_id": "call_1"},
+            ],
+        }
+        user[PYDANTIC_AI] = lambda: adapter([user_dict])
+        user[PYDANTIC_AI_UNCHECKED] = lambda: ModelRequest(parts=[UserPromptPart(content=BUILD_TEXT)])
+        user[LANGCHAIN] = lambda: HumanMessage(content=BUILD_TEXT, id=str(uuid4()))
+        assistant[PYDANTIC_AI] = lambda: adapter([assistant_dict])
+        assistant[PYDANTIC_AI_UNCHECKED] = lambda: ModelResponse(
+            parts=[
+                TextPart(content="Let me read the test."),
+                ToolCallPart(tool_name="read_file", args=BUILD_ARGS, tool_call_id="call_1"),
+            ]
+        )
+        assistant[LANGCHAIN] = lambda: AIMessage(
+            content="Let me read the test.",
+            tool_calls=[{"name": "read_file", "args": BUILD_ARGS, "id": "call_1"}],
+            id=str(uuid4()),
+        )
+        checked = (
+            "ModelMessagesTypeAdapter.validate_python([...]) of the message as a dict: pydantic-ai's checked "
+            "construction, the counterpart of a constructor that refuses wrong messages (no id; it stamps the time)"
+        )
+        unchecked = "the dataclasses called directly: nothing is checked (shown for reference, no target)"
+        user_notes[PYDANTIC_AI] = checked
+        user_notes[PYDANTIC_AI_UNCHECKED] = "ModelRequest(parts=[UserPromptPart(content=text)]): " + unchecked
+        user_notes[LANGCHAIN] = "HumanMessage(content=text, id=str(uuid4())) (pydantic model: fields are checked)"
+        assistant_notes[PYDANTIC_AI] = checked
+        assistant_notes[PYDANTIC_AI_UNCHECKED] = "ModelResponse(parts=[TextPart, ToolCallPart]): " + unchecked
+        assistant_notes[LANGCHAIN] = "AIMessage(content=..., tool_calls=[{name, args, id}], id=str(uuid4()))"
+        targets_user.append((WRAPPER, PYDANTIC_AI, 1.0))
+        targets_assistant.append((WRAPPER, PYDANTIC_AI, 1.0))
+
+    data = wrapper_assistant().to_bytes()  # type: ignore[attr-defined]
+    from_string, from_bytes = message_pb2.Message.FromString, agentmsg.BaseMessage.from_bytes
+
+    def raw_decode_one() -> object:
+        pb = from_string(data)
+        role = pb.WhichOneof("role")
+        block = getattr(pb, role).content[0]
+        text = block.text.text if block.WhichOneof("kind") == "text" else None
+        return role, text
+
+    def wrapper_decode_one() -> object:
+        decoded = from_bytes(data)
+        block = decoded.contents[0]
+        return decoded.role, block.content if isinstance(block, TextContent) else None
+
+    assert raw_decode_one() == ("assistant", "Let me read the test.")
+    assert wrapper_decode_one() == (agentmsg.Role.ASSISTANT, "Let me read the test.")
+    return [
+        HotCase(
+            "build-user",
+            f"build one user message with {len(BUILD_TEXT)} characters of text (fresh uuid4 id and current time)",
+            user,
+            user_notes,
+            targets_user,
+        ),
+        HotCase(
+            "build-assistant",
+            "build one assistant message: a text block and a tool call with 3 arguments (fresh id and time)",
+            assistant,
+            assistant_notes,
+            targets_assistant,
+        ),
+        HotCase(
+            "decode-one",
+            f"decode one assistant message ({len(data)} bytes, 2 blocks), read its role and its first block's text",
+            {WRAPPER: wrapper_decode_one, BASELINE: raw_decode_one},
+            {
+                WRAPPER: "BaseMessage.from_bytes(data); message.role; message.contents[0].content",
+                BASELINE: "Message.FromString(data); WhichOneof('role'); getattr(pb, role).content[0]; "
+                "WhichOneof('kind'); .text.text",
+            },
+            [(WRAPPER, BASELINE, DECODE_ONE_RATIO)],
+        ),
+    ]
+
+
+def run_hot(args: argparse.Namespace) -> dict[str, Any]:
+    """Measure every hot case, each contender as the codec cells are (calibrated loops, median of repeats)."""
+    cases: list[dict[str, Any]] = []
+    targets: list[dict[str, Any]] = []
+    print(f"\n== hot paths: one operation, median [min{DASH}max], ratio vs {BASELINE}")
+    for case in hot_cases():
+        print(f"\n  {case.name}: {case.description}")
+        results: dict[str, dict[str, Any]] = {}
+        for name, fn in case.contenders.items():
+            gc.collect()
+            loops, samples = measure(fn, target_s=args.time, repeats=args.repeats, max_loops=args.max_loops)
+            cell = Cell(case.name, name, "op", loops, samples)
+            results[name] = {
+                "contender": name,
+                "median_ns": cell.median_ns,
+                "min_ns": cell.min_ns,
+                "max_ns": cell.max_ns,
+                "loops": loops,
+                "samples_ns": samples,
+                "note": case.notes.get(name, ""),
+            }
+        base = results[BASELINE]["median_ns"]
+        for row in results.values():
+            row["ratio_vs_baseline"] = row["median_ns"] / base
+            print(
+                f"    {row['contender']:<24} {fmt_time(row['median_ns']):>9} "
+                f"[{fmt_range(row['min_ns'], row['max_ns']):>11}] {fmt_ratio(row['ratio_vs_baseline']):>7}"
+                f"   {row['note']}"
+            )
+        for contender, against, max_ratio in case.targets:
+            ratio = results[contender]["median_ns"] / results[against]["median_ns"]
+            if max_ratio == 1.0:
+                text = f"{contender} {case.name} {1 / ratio:.1f}{TIMES} as fast as {against} (target > 1{TIMES})"
+                passed = ratio < 1.0
+            else:
+                text = f"{contender} {case.name} {fmt_ratio(ratio)} {against} (limit {max_ratio:g}{TIMES})"
+                passed = ratio <= max_ratio
+            targets.append(
+                {
+                    "payload": case.name,
+                    "contender": contender,
+                    "against": against,
+                    "op": case.name,
+                    "ratio": ratio,
+                    "max_ratio": max_ratio,
+                    "pass": passed,
+                    "extra": False,
+                    "text": text,
+                }
+            )
+        cases.append({"name": case.name, "description": case.description, "results": list(results.values())})
+    print()
+    for t in targets:
+        print(f"  {'PASS' if t['pass'] else 'MISS'}  {t['text']}")
+    return {"cases": cases, "targets": targets}
+
+
+# --------------------------------------------------------------------------------------------------------------------
 # Reporting
 
 
@@ -830,6 +1057,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-loops", type=int, default=200_000, help="cap on the calibrated loop count")
     parser.add_argument("--list", action="store_true", help="list the groups and exit")
     parser.add_argument("--no-profile", action="store_true", help="do not profile missed targets")
+    parser.add_argument("--no-hot", action="store_true", help="skip the hot-path cases (building, decoding one)")
+    parser.add_argument("--hot-only", action="store_true", help="run only the hot-path cases")
     args = parser.parse_args(argv)
     args.repeats = args.repeats or (3 if args.quick else 7)
     args.time = args.time or (0.05 if args.quick else 0.2)
@@ -839,7 +1068,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     unknown = [name for name in selected if name not in GROUPS]
     if unknown:
         parser.error(f"unknown group(s) {', '.join(unknown)}; known: {', '.join(GROUPS)}")
-    args.groups = selected or list(GROUPS)
+    args.groups = [] if args.hot_only else selected or list(GROUPS)
     return args
 
 
@@ -952,6 +1181,8 @@ def main(argv: list[str] | None = None) -> int:
     report["targets"] = targets
     report["command"] = " ".join([Path(sys.executable).name, *sys.argv])
     print_targets(targets)
+    if not args.no_hot:
+        report["hot"] = run_hot(args)
     report["overheads"] = wrapper_overheads(built)
     if report["overheads"]:
         print(f"\n== {WRAPPER} minus {BASELINE}, per op (median; a constant is a per-call cost)")

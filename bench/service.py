@@ -17,6 +17,10 @@ worker processes. Measured in one run, side by side:
 
 Targets (printed PASS/MISS): append p50 <= 2x the bare echo; >= 200k
 messages/s delivered to every subscriber; the image append >= 50% of raw TCP.
+Fan-out and large media (issue 18): with 10 subscribers of one session the
+slowest gets >= 0.25x the single subscriber's rate of the same run, and the
+server spends <= 0.5 us of CPU per delivered message; the image append reaches
+>= 70% of the bare gRPC call carrying the same request bytes.
 A missed target is profiled (``--no-profile`` skips it): the server under
 cProfile (``bench/profiled_server.py``), the subscriber client under cProfile,
 the server's per-request steps timed in-process, and CPU accounting.
@@ -67,6 +71,9 @@ ECHO_METHOD = "/bench.Echo/Echo"
 APPEND_MAX_RATIO = 2.0
 SUBSCRIBE_MIN_RATE = 200_000
 IMAGE_MIN_FRACTION = 0.5
+FANOUT_MIN_SHARE = 0.25  # the slowest of 10 subscribers vs the single subscriber of the same run
+FANOUT_MAX_SERVER_US = 0.5  # server CPU per delivered message with 10 subscribers
+IMAGE_MIN_OF_BARE = 0.7  # the 1 MiB image append vs a bare gRPC call of the same request bytes
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 # A diagnostic for the image append: glibc serves every >= 128 KiB malloc with a fresh mmap (and page
 # faults on first touch) until its dynamic threshold adapts; this raises the threshold from the start.
@@ -516,6 +523,31 @@ def run(quick: bool, profile: bool) -> dict[str, Any]:
                 f"{total * subscribers / sub.wall_s:,.0f} msg/s delivered in all",
             )
 
+    single = results["subscribe_1"]["min_rate"]
+    fan = results["subscribe_10"]
+    share = fan["min_rate"] / single
+    verdict = _target(
+        results,
+        "fanout_share",
+        f"10 subscribers: slowest {share:.2f}\u00d7 the single subscriber's rate "
+        f"(target \u2265 {FANOUT_MIN_SHARE:g}\u00d7)",
+        share >= FANOUT_MIN_SHARE,
+        share=share,
+        limit=FANOUT_MIN_SHARE,
+    )
+    _row("10 subscribers: slowest vs 1 subscriber", f"{share:.2f}x", f"{verdict} (target >= {FANOUT_MIN_SHARE:g}x)")
+    server_us = fan["server_cpu_us_per_msg"]
+    verdict = _target(
+        results,
+        "fanout_server_cpu",
+        f"10 subscribers: server CPU {server_us:.2f} \u00b5s per delivered message "
+        f"(target \u2264 {FANOUT_MAX_SERVER_US:g} \u00b5s)",
+        server_us <= FANOUT_MAX_SERVER_US,
+        us=server_us,
+        limit=FANOUT_MAX_SERVER_US,
+    )
+    _row("10 subscribers: server CPU per delivered message", f"{server_us:.2f} µs", f"{verdict} (target <= 0.5 µs)")
+
     print("\n== 1 MiB image message vs raw TCP loopback")
     size = 1 << 20
     images = 20 if quick else 50
@@ -559,6 +591,16 @@ def run(quick: bool, profile: bool) -> dict[str, Any]:
         f"{rate / 2**20:,.0f} MiB/s",
         f"{rate / tcp:.0%} of raw TCP, {rate / bare:.0%} of bare gRPC  {verdict} (target >= 50% of TCP)",
     )
+    verdict = _target(
+        results,
+        "image_vs_bare",
+        f"1 MiB image append {rate / bare:.0%} of a bare gRPC call of the same request bytes "
+        f"(target \u2265 {IMAGE_MIN_OF_BARE:.0%})",
+        rate / bare >= IMAGE_MIN_OF_BARE,
+        fraction=rate / bare,
+        limit=IMAGE_MIN_OF_BARE,
+    )
+    _row("1 MiB image append vs bare gRPC", f"{rate / bare:.0%}", f"{verdict} (target >= 70%)")
     _row(
         "    server per call: CPU (user + sys), page faults",
         f"{usage['cpu_ms']:.2f} ({usage['user_ms']:.2f} + {usage['sys_ms']:.2f}) ms, {usage['minflt']:.0f}",

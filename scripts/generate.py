@@ -5,13 +5,20 @@ mypy-protobuf stubs) and over buf/validate/validate.proto, which the generated
 modules import. Writes into src/ so that proto package = Python package:
 agentmsg.v1 lands in src/agentmsg/v1 and imports cleanly with no patching.
 gRPC stubs are generated only for files that declare a service.
+
+Then the TypeScript code of @agentmsg/sdk (sdk/typescript/src/gen): protoc-gen-es, pinned by
+package-lock.json, through ``buf generate`` over the same protos plus google/rpc's status and
+error-detail protos (proto/google/rpc, fetched by scripts/fetch_rpc_protos.py), in which the
+service's errors travel.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,6 +38,30 @@ def protoc(*args: str) -> None:
     subprocess.run(cmd, check=True, cwd=ROOT)
 
 
+TS_TEMPLATE = ROOT / "sdk" / "typescript" / "buf.gen.yaml"
+BUF = ROOT / "node_modules" / ".bin" / "buf"
+RPC = "google/rpc"
+RPC_PROTOS = ("status.proto", "error_details.proto")
+
+
+def generate_typescript() -> None:
+    """protoc-gen-es over one directory holding every proto the SDK needs (buf supplies the well-known types)."""
+    missing = [f"proto/{RPC}/{name}" for name in RPC_PROTOS if not (PROTO / RPC / name).exists()]
+    if missing:
+        sys.exit(f"{', '.join(missing)} missing: run scripts/fetch_rpc_protos.py (make deps)")
+    if not BUF.exists():
+        sys.exit("node_modules/.bin/buf is missing: run npm install (make deps)")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        shutil.copytree(PROTO / OURS, root / OURS)
+        (root / VALIDATE).parent.mkdir(parents=True)
+        shutil.copy(PROTO / VALIDATE, root / VALIDATE)
+        (root / RPC).mkdir(parents=True)
+        for name in RPC_PROTOS:
+            shutil.copy(PROTO / RPC / name, root / RPC / name)
+        subprocess.run([str(BUF), "generate", str(root), "--template", str(TS_TEMPLATE)], check=True, cwd=ROOT)
+
+
 def main() -> None:
     if not (PROTO / VALIDATE).exists():
         sys.exit(f"proto/{VALIDATE} is missing: run scripts/fetch_validate_proto.py (make deps)")
@@ -45,6 +76,7 @@ def main() -> None:
     protoc(f"--python_out={SRC}", VALIDATE)
     for package in (out, SRC / "buf", SRC / "buf" / "validate"):
         (package / "__init__.py").touch()
+    generate_typescript()
 
 
 if __name__ == "__main__":

@@ -58,6 +58,9 @@ class Vector:
     type: str  # without the package
     json: dict[str, Any]
     violations: list[tuple[str, str]] = field(default_factory=list)  # (field path, rule id)
+    # (seconds, nanos) set on `timestamp` after parsing: a value ProtoJSON cannot print, so the vector is
+    # binary only (its manifest entry has "json": null).
+    timestamp: tuple[int, int] | None = None
 
 
 def message(message_id: str, role: str, body: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -255,6 +258,23 @@ VALID = [
             "kind": "TOOL_KIND_WEB",
         },
     ),
+    Vector(
+        "tool_definition_mcp",
+        "ToolDefinition",
+        {
+            "name": "get_weather",
+            "description": "The weather in a city.",
+            "parameters": '{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}',
+            "kind": "TOOL_KIND_MCP",
+            "title": "Weather",
+            "outputSchema": '{"type":"object","properties":{"celsius":{"type":"number"}}}',
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": True,
+            "strict": False,
+        },
+    ),
     # StreamEvent, one vector per event (and per delta)
     Vector(
         "stream_message_start",
@@ -394,6 +414,20 @@ INVALID = [
         "Message",
         {},
         [("id", "string.min_len"), ("timestamp", "required"), ("role", "required")],
+    ),
+    Vector(
+        "invalid_message_timestamp_before_year_1",
+        "Message",
+        message("m-ts1", "user", {"content": [text("hi")]}),
+        [("timestamp", "timestamp.gte_lte")],
+        timestamp=(-(2**62), 0),
+    ),
+    Vector(
+        "invalid_message_timestamp_year_10000",
+        "Message",
+        message("m-ts2", "user", {"content": [text("hi")]}),
+        [("timestamp", "timestamp.gte_lte")],
+        timestamp=(253_402_300_800, 0),
     ),
     Vector(
         "invalid_message_system_image",
@@ -914,6 +948,8 @@ def message_class(type_name: str) -> Any:
 def build(vector: Vector) -> Any:
     pb = message_class(vector.type)()
     json_format.ParseDict(vector.json, pb)
+    if vector.timestamp is not None:
+        pb.timestamp.seconds, pb.timestamp.nanos = vector.timestamp
     return pb
 
 
@@ -969,20 +1005,21 @@ def main() -> None:
     entries = []
     for vector, pb in built:
         (out / f"{vector.name}.binpb").write_bytes(pb.SerializeToString(deterministic=True))
-        (out / f"{vector.name}.json").write_text(to_json(pb), encoding="utf-8")
+        if vector.timestamp is None:
+            (out / f"{vector.name}.json").write_text(to_json(pb), encoding="utf-8")
         entries.append(
             {
                 "name": vector.name,
                 "type": PACKAGE + vector.type,
                 "binary": f"{vector.name}.binpb",
-                "json": f"{vector.name}.json",
+                "json": f"{vector.name}.json" if vector.timestamp is None else None,
                 "violations": [{"field": f, "rule_id": r} for f, r in vector.violations],
             }
         )
     manifest = {
         "about": "Golden vectors of the agentmsg.v1 contract, written by scripts/make_vectors.py. Each vector is "
-        "<name>.binpb (binary) and <name>.json (ProtoJSON) of message type `type`; `violations` are what "
-        "protovalidate must report for it, [] when it is valid.",
+        "<name>.binpb (binary) and <name>.json (ProtoJSON) of message type `type` (json null: a value ProtoJSON "
+        "cannot print, binary only); `violations` are what protovalidate must report for it, [] when it is valid.",
         "vectors": entries,
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

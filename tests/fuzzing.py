@@ -3,7 +3,8 @@
 A *target* is a decoder of untrusted input: protobuf bytes, ProtoJSON, the
 seed-1 dicts, seed-2 (Adaline) JSON, every provider ``from_x`` /
 ``from_x_response``, and every stream parser's ``stream_events`` /
-``stream_events_from_sse`` (folded, as a consumer would). :func:`run` calls one
+``stream_events_from_sse`` (folded, as a consumer would), MCP ``tools/call``
+results and tool definitions in every format. :func:`run` calls one
 on one input and lets only :class:`agentmsg.AgentMsgError` through: anything
 else a decoder raises (``TypeError``, ``KeyError``, ``RecursionError``...) is a
 bug, and so is a "value" that breaks the contract's rules.
@@ -35,11 +36,14 @@ from agentmsg.providers import (
     anthropic_stream,
     gemini,
     gemini_stream,
+    mcp,
     openai_chat,
     openai_chat_stream,
     openai_responses,
     openai_responses_stream,
 )
+from agentmsg.providers import tools as tool_formats
+from agentmsg.providers._common import ConversionReport
 from agentmsg.sessions import Session
 from agentmsg.streaming import StreamEvent, fold
 
@@ -387,7 +391,33 @@ def targets() -> list[Target]:
             lambda v: _fold(gemini_stream.stream_events_from_sse(v)),
             _sse_seeds("gemini_stream"),
         ),
+        *_tool_targets(),
     ]
+
+
+def _mcp_result(value: Any) -> am.ToolResultContent:
+    """An MCP result read, then written back for MCP (what a runner and then a bridge do with it)."""
+    result = mcp.from_mcp_result(value, "call-1")
+    mcp.to_mcp_result(result, report=ConversionReport())
+    return result
+
+
+def _tool_targets() -> list[Target]:
+    """MCP results and tool definitions in every format: each read, then written back in its format."""
+    recorded = json.loads((GOLDEN / "mcp" / "everything_tools_call.json").read_text())
+    listed = json.loads((GOLDEN / "mcp" / "everything_tools_list.json").read_text())
+    definitions = tool_formats.from_tools("mcp", listed, report=ConversionReport())
+    found = [Target("mcp.from_mcp_result", "json", _mcp_result, tuple(r["result"] for r in recorded))]
+    for fmt in tool_formats.TOOL_FORMATS:
+
+        def call(value: Any, fmt: tool_formats.ToolFormat = fmt) -> list[am.ToolDefinition]:
+            read = tool_formats.from_tools(fmt, value, report=ConversionReport())
+            tool_formats.to_tools(fmt, read, report=ConversionReport())
+            return read
+
+        seeds = (tool_formats.to_tools(fmt, definitions, report=ConversionReport()),)
+        found.append(Target(f"tools.from_tools({fmt})", "json", call, seeds))
+    return found
 
 
 def check_value(value: Any) -> None:
@@ -409,6 +439,10 @@ def check_value(value: Any) -> None:
         return
     if isinstance(value, StreamEvent):
         value.to_bytes()
+    if isinstance(value, am.ToolDefinition):
+        value.to_bytes()
+        found = am.violations(value)
+        assert not found, f"a decoder returned an invalid ToolDefinition: {found}"
 
 
 def run(target: Target, data: Any) -> Any:

@@ -215,7 +215,8 @@ def test_the_bugs_this_fuzzing_found_stay_fixed() -> None:
                         ],
                     }
                 ]
-            }
+            },
+            pass_through_unknown=False,  # by default the part is kept verbatim, unread
         ),
         lambda: dict_form.messages_from_dicts([{"role": nested(100_000)}]),
         # Metadata nested 40 deep (found by atheris): protobuf's own DecodeError from its 100-level limit.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -167,10 +168,40 @@ def test_from_proto_dispatches_by_role_and_checks_the_class() -> None:
 
 
 def test_contents_are_immutable_views() -> None:
-    message = am.UserMessage.text("hi")
-    assert isinstance(message.contents, tuple)
+    message = am.UserMessage([am.TextContent("hi"), am.TextContent("there")])
+    contents = message.contents
+    assert isinstance(contents, Sequence)
+    assert isinstance(contents, am.Blocks)
     with pytest.raises(AttributeError):
-        message.contents.append(am.TextContent("x"))  # type: ignore[attr-defined]
+        contents.append(am.TextContent("x"))  # type: ignore[attr-defined]
+    with pytest.raises(TypeError):
+        contents[0] = am.TextContent("x")  # type: ignore[index]
+    # A tuple in every way a reader sees: equality, slices, concatenation, unpacking, match, repr.
+    assert contents == (am.TextContent("hi"), am.TextContent("there"))
+    assert contents != [am.TextContent("hi"), am.TextContent("there")]
+    assert contents[1:] == (am.TextContent("there"),)
+    assert isinstance(contents[1:], tuple)
+    assert contents[-1] == am.TextContent("there")
+    assert len(contents) == 2
+    bang = (am.TextContent("!"),)
+    assert contents + bang == (am.TextContent("hi"), am.TextContent("there"), am.TextContent("!"))
+    assert bang + contents == (am.TextContent("!"), am.TextContent("hi"), am.TextContent("there"))
+    first, second = contents
+    assert (first.content, second.content) == ("hi", "there")
+    assert contents.index(am.TextContent("there")) == 1
+    assert am.TextContent("hi") in contents
+    match contents:
+        case [am.TextContent("hi"), am.TextContent(rest)]:
+            assert rest == "there"
+        case _:
+            pytest.fail("a sequence pattern matches the blocks")
+    assert repr(contents) == repr(tuple(contents))
+    assert not am.BranchSummaryMessage("s").contents
+    assert am.BranchSummaryMessage("s").contents == ()
+    with pytest.raises(IndexError):
+        contents[2]
+    with pytest.raises(TypeError):
+        hash(contents)
 
 
 def test_match_on_the_closed_unions() -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import agentmsg
 
 PUBLIC = {
-    "AgentMessage", "AgentMsgError", "AssistantMessage", "AudioContent", "BaseMessage", "BranchSummaryMessage",
-    "CompactionSummaryMessage", "Content", "ContentBase", "Conversation", "CustomMessage", "DecodeError",
+    "AgentMessage", "AgentMsgError", "AssistantMessage", "AudioContent", "BaseMessage", "Blocks",
+    "BranchSummaryMessage", "CompactionSummaryMessage", "Content", "ContentBase", "Conversation", "CustomMessage",
+    "DecodeError",
     "DocumentContent", "ImageContent", "ImageDetail", "LLMMessage", "MediaError", "Provenance", "ProtoWrapper",
     "ProviderContent", "ProviderState",
     "RedactedThinkingContent", "Role", "SessionMessage", "StopReason", "SystemMessage", "TextContent",

@@ -69,6 +69,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import inspect
+import itertools
 import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -801,11 +802,16 @@ def _gemini_accumulate(chunks: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     ``thoughtSignature`` (the signature then sits on the merged part). The last
     chunk's ``finishReason``, ``usageMetadata``, ``modelVersion`` and
     ``responseId`` win; candidate metadata (grounding, citations...) of later
-    chunks replaces earlier.
+    chunks replaces earlier. A function call streamed in pieces (Vertex AI
+    ``streamFunctionCallArguments``: a ``functionCall`` with ``name`` and
+    ``willContinue: true``, then ``functionCall`` parts holding ``partialArgs``,
+    until one without ``willContinue``) is one call, its ``args`` built from
+    the pieces (``_gemini_partial_args``): a response holds whole calls only.
     """
     final: dict[str, Any] = {}
     parts: list[dict[str, Any]] = []
     candidate: dict[str, Any] = {}
+    streamed: dict[str, Any] | None = None  # the function call being streamed: its part and args pieces
     for chunk in (_gemini_camel(c) for c in chunks):
         for key in ("usageMetadata", "modelVersion", "responseId", "createTime", "promptFeedback"):
             if key in chunk:
@@ -818,6 +824,19 @@ def _gemini_accumulate(chunks: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
             if "role" in content:
                 candidate["content_role"] = content["role"]
             for part in content.get("parts") or []:
+                call = part.get("functionCall")
+                if isinstance(call, dict) and (streamed is not None or call.get("willContinue")):
+                    if streamed is None:  # the call's first piece: its name (and signature)
+                        streamed = {"part": {**part, "functionCall": {"name": call.get("name")}}, "pieces": []}
+                    streamed["pieces"] += call.get("partialArgs") or []
+                    if not call.get("willContinue"):
+                        done = streamed["part"]
+                        args = _gemini_partial_args(streamed["pieces"])
+                        if args:
+                            done["functionCall"]["args"] = args
+                        parts.append(done)
+                        streamed = None
+                    continue
                 if part == {"text": ""}:
                     continue  # an empty text delta (streams end with one) adds nothing
                 last = parts[-1] if parts else None
@@ -836,10 +855,52 @@ def _gemini_accumulate(chunks: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
                     parts[-1] = merged
                 else:
                     parts.append(dict(part))
+    if streamed is not None:  # the stream ended inside a streamed call: it holds what arrived
+        args = _gemini_partial_args(streamed["pieces"])
+        parts.append(
+            {
+                **streamed["part"],
+                "functionCall": {**streamed["part"]["functionCall"], **({"args": args} if args else {})},
+            }
+        )
     if candidate or parts:
         role = candidate.pop("content_role", "model")
         final["candidates"] = [{**candidate, "content": {"role": role, "parts": parts}}]
     return final
+
+
+def _gemini_partial_args(pieces: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``args`` object of streamed ``partialArgs``: each sets the value at its ``jsonPath``
+    (``$.a.b[0]``); a ``stringValue`` after a piece of the same path with ``willContinue`` is appended."""
+    args: dict[str, Any] = {}
+    continued: set[str] = set()
+    for piece in pieces:
+        path = piece["jsonPath"]
+        steps: list[Any] = [
+            int(index) if index else name for name, index in re.findall(r"\.([^.\[]+)|\[(\d+)\]", path[1:])
+        ]
+        value = next((piece[k] for k in ("stringValue", "numberValue", "boolValue", "nullValue") if k in piece), None)
+        if "nullValue" in piece:
+            value = None
+        target: Any = args
+        for step, following in itertools.pairwise(steps):
+            fresh: Any = [] if isinstance(following, int) else {}
+            if isinstance(step, int):
+                target.extend([None] * (step + 1 - len(target)))
+                if target[step] is None:
+                    target[step] = fresh
+            else:
+                target.setdefault(step, fresh)
+            target = target[step]
+        last = steps[-1]
+        if isinstance(last, int):
+            target.extend([None] * (last + 1 - len(target)))
+        if path in continued and isinstance(value, str):
+            target[last] += value
+        else:
+            target[last] = value
+        (continued.add if piece.get("willContinue") else continued.discard)(path)
+    return args
 
 
 def _merge_gemini_text(body: dict[str, Any]) -> dict[str, Any]:

@@ -220,3 +220,30 @@ def test_gemini_chunks_merge_text_of_one_kind() -> None:
             }
         ],
     }
+
+
+def test_gemini_accumulation_assembles_streamed_function_call_arguments() -> None:
+    def call(body: dict[str, Any], **part: Any) -> dict[str, Any]:
+        return {"candidates": [{"content": {"role": "model", "parts": [{"functionCall": body, **part}]}}]}
+
+    chunks = [
+        call({"name": "cook", "willContinue": True}, thoughtSignature="c2ln"),
+        call(
+            {
+                "partialArgs": [{"jsonPath": "$.steps[0]", "stringValue": "Pre", "willContinue": True}],
+                "willContinue": True,
+            }
+        ),
+        call({"partialArgs": [{"jsonPath": "$.steps[0]", "stringValue": "heat"}], "willContinue": True}),
+        call({"partialArgs": [{"jsonPath": "$.dish.serves", "numberValue": 4}], "willContinue": True}),
+        call({}),
+        call({"name": "serve", "args": {}}),
+    ]
+    parts = _gemini_accumulate(chunks)["candidates"][0]["content"]["parts"]
+    assert parts == [
+        {
+            "functionCall": {"name": "cook", "args": {"steps": ["Preheat"], "dish": {"serves": 4}}},
+            "thoughtSignature": "c2ln",
+        },
+        {"functionCall": {"name": "serve", "args": {}}},
+    ]

@@ -29,14 +29,18 @@ def message_class(type_name: str) -> Any:
 def test_a_vector_round_trips_and_validates_as_committed(entry: dict[str, Any]) -> None:
     cls = message_class(entry["type"])
     data = (VECTORS / entry["binary"]).read_bytes()
-    text = (VECTORS / entry["json"]).read_text(encoding="utf-8")
 
     decoded = cls.FromString(data)
     assert decoded.SerializeToString(deterministic=True) == data
-    assert json_format.MessageToDict(decoded) == json.loads(text)
-    parsed = json_format.Parse(text, cls())
-    assert parsed == decoded
-    assert parsed.SerializeToString(deterministic=True) == data
+    if entry["json"] is None:  # a value ProtoJSON cannot print (an out-of-range timestamp): binary only
+        with pytest.raises(json_format.Error):
+            json_format.MessageToDict(decoded)
+    else:
+        text = (VECTORS / entry["json"]).read_text(encoding="utf-8")
+        assert json_format.MessageToDict(decoded) == json.loads(text)
+        parsed = json_format.Parse(text, cls())
+        assert parsed == decoded
+        assert parsed.SerializeToString(deterministic=True) == data
 
     expected = sorted((v["field"], v["rule_id"]) for v in entry["violations"])
     assert sorted((v.field, v.rule_id) for v in am.violations(decoded)) == expected
@@ -84,7 +88,7 @@ def test_every_kind_of_message_has_a_valid_vector() -> None:
 
 
 def test_the_manifest_lists_every_file() -> None:
-    listed = {name for entry in MANIFEST for name in (entry["binary"], entry["json"])}
+    listed = {name for entry in MANIFEST for name in (entry["binary"], entry["json"]) if name is not None}
     on_disk = {p.name for p in VECTORS.iterdir() if p.suffix in {".binpb", ".json"} and p.name != "manifest.json"}
     assert listed == on_disk
     assert len({entry["name"] for entry in MANIFEST}) == len(MANIFEST)

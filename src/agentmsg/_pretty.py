@@ -16,6 +16,7 @@ from agentmsg.content import (
     ToolCallContent,
     ToolResultContent,
 )
+from agentmsg.errors import ValidationError
 from agentmsg.messages import (
     AgentMessage,
     AssistantMessage,
@@ -66,7 +67,10 @@ def block_line(block: Content) -> str:
 def message_lines(offset: int, message: AgentMessage) -> list[str]:
     """A header line and one line per block."""
     role = message.role.value if message.role else "unknown"
-    when = message.datetime.strftime("%H:%M:%S")
+    try:
+        when = message.datetime.strftime("%H:%M:%S")
+    except ValidationError:  # a timestamp stored before the contract's range rule: shown, not crashed on
+        when = f"(invalid time {message.pb.timestamp.seconds}s {message.pb.timestamp.nanos}ns)"
     header = f"#{offset:<4} {role:<18} {when}"
     if isinstance(message, AssistantMessage):
         if message.provenance is not None and message.provenance.model:

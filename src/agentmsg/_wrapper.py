@@ -18,10 +18,11 @@ from google.protobuf.message import DecodeError as _PbDecodeError
 from google.protobuf.message import Message
 
 from agentmsg import _validation
-from agentmsg.errors import DecodeError
+from agentmsg.errors import DecodeError, ValidationError
 
 P = TypeVar("P", bound=Message)
 _UPB = api_implementation.Type() == "upb"
+_new = object.__new__
 
 
 class ProtoWrapper(Generic[P]):
@@ -31,6 +32,8 @@ class ProtoWrapper(Generic[P]):
 
     _pb: P
     _PB: ClassVar[type[Message]]
+    # True where from_proto picks a subclass from the message (a oneof arm): decoding then goes through it.
+    _DISPATCH: ClassVar[bool] = False
 
     @classmethod
     def _wrap(cls, pb: P) -> Self:
@@ -85,15 +88,32 @@ class ProtoWrapper(Generic[P]):
             pb = cls._PB.FromString(data)
         except _PbDecodeError as exc:
             raise DecodeError(f"not a valid {cls._PB.DESCRIPTOR.full_name} encoding: {exc}") from None
-        return cls.from_proto(pb, validate=validate)  # type: ignore[arg-type]
+        if cls._DISPATCH:
+            return cls.from_proto(pb, validate=validate)  # type: ignore[arg-type]
+        # The message is of this class's type by construction: wrap it without from_proto's checks.
+        if validate:
+            _validation.check(pb)
+        obj = _new(cls)
+        obj._pb = pb  # type: ignore[assignment]
+        return obj
 
     def to_json(self, *, indent: int | None = None) -> str:
-        """ProtoJSON, the canonical JSON form (lowerCamelCase names, defaults omitted)."""
-        return json_format.MessageToJson(self._pb, indent=indent, ensure_ascii=False)
+        """ProtoJSON, the canonical JSON form (lowerCamelCase names, defaults omitted).
+
+        A value ProtoJSON cannot print (a timestamp outside 0001..9999, stored before the contract's range
+        rule) raises :class:`~agentmsg.ValidationError`, never a bare ``ValueError``.
+        """
+        try:
+            return json_format.MessageToJson(self._pb, indent=indent, ensure_ascii=False)
+        except (ValueError, json_format.Error) as exc:
+            raise ValidationError.single("", "json.unprintable", f"no ProtoJSON form: {exc}") from None
 
     def to_json_dict(self) -> dict[str, Any]:
-        """ProtoJSON as a dict (what ``json.loads(to_json())`` gives)."""
-        return json_format.MessageToDict(self._pb)
+        """ProtoJSON as a dict (what ``json.loads(to_json())`` gives); raises as :meth:`to_json` does."""
+        try:
+            return json_format.MessageToDict(self._pb)
+        except (ValueError, json_format.Error) as exc:
+            raise ValidationError.single("", "json.unprintable", f"no ProtoJSON form: {exc}") from None
 
     @classmethod
     def from_json(cls, text: str | bytes | Mapping[str, Any], *, validate: bool = False) -> Self:

@@ -1,6 +1,6 @@
 """The ``agentmsg`` command line.
 
-``serve`` runs the server; ``send``, ``tail``, ``sessions`` and ``tools`` talk
+``serve`` runs the server; ``send``, ``tail``, ``sessions``, ``tools`` and ``mcp`` talk
 to one (``--target``, default ``$AGENTMSG_TARGET`` or 127.0.0.1:50051, with
 ``--token`` / ``$AGENTMSG_TOKEN``); ``demo`` and ``validate`` work offline.
 """
@@ -149,6 +149,8 @@ def _tail(args: argparse.Namespace) -> int:
             from agentmsg.sessions import Session
 
             session = Session([item.message for item in client.history(args.session)], session_id=args.session)
+            if not len(session):
+                raise am.NotFoundError(f"no session {args.session!r} (it has no messages)")
             leaf = session.leaf_id
             on_path = {entry.id for entry in session.path()} if leaf else set()
             for depth, entry in session.tree_lines():
@@ -162,6 +164,9 @@ def _tail(args: argparse.Namespace) -> int:
         if not args.follow:
             for item in client.history(args.session, after=args.after):
                 print("\n".join(message_lines(item.offset, item.message)), flush=True)
+                seen += 1
+            if not seen and not args.after:  # sessions begin with their first message: none, no session
+                raise am.NotFoundError(f"no session {args.session!r} (it has no messages)")
             return 0
         for entry in client.subscribe(args.session, after=args.after, live_events=args.live, timeout=None):
             if isinstance(entry, Live):
@@ -259,6 +264,35 @@ def _write_format(name: str, messages: list[am.AgentMessage], strict: bool, repo
     return messages_to_dict(langchain.to_langchain(messages, **options))
 
 
+# The request body key that holds each format's messages, when the converter writes a bare list.
+_MESSAGES_KEY = {"openai-chat": "messages", "openai-responses": "input"}
+
+
+def _convert_tools(args: argparse.Namespace, request: dict[str, Any], payload: Any, report: Any) -> Any:
+    """Carry a request's ``tools`` over to the target format, or report them when it has no place for them."""
+    from agentmsg.providers import tools as tool_formats
+    from agentmsg.providers._common import ConversionError, Loss
+
+    if args.source not in tool_formats.TOOL_FORMATS or args.target_format not in tool_formats.TOOL_FORMATS:
+        what = args.source if args.source not in tool_formats.TOOL_FORMATS else args.target_format
+        tools = request["tools"]
+        count = len(tools) if isinstance(tools, list) else 1
+        loss = Loss("tools", f"{count} tool definition(s)", f"the {what} format has no tools")
+        if args.strict:
+            raise ConversionError(args.target_format, [loss])
+        report.losses.append(loss)
+        return payload
+    definitions = tool_formats.from_tools(args.source, request, report=report)
+    start = len(report.losses)
+    written = tool_formats.to_tools(args.target_format, definitions, strict=args.strict, report=report)
+    # The writer names each definition by its index; in the request they sit under `tools`.
+    report.losses[start:] = [Loss(f"tools{loss.path}", loss.what, loss.reason) for loss in report.losses[start:]]
+    if isinstance(payload, list):
+        payload = {_MESSAGES_KEY[args.target_format]: payload}
+    payload["tools"] = written
+    return payload
+
+
 def _convert(args: argparse.Namespace) -> int:
     from agentmsg.providers._common import ConversionReport
 
@@ -270,11 +304,53 @@ def _convert(args: argparse.Namespace) -> int:
     messages = _read_format(args.source, data, args.pass_through_unknown)
     report = ConversionReport()
     payload = _write_format(args.target_format, messages, args.strict, report)
+    if isinstance(data, dict) and data.get("tools") is not None:
+        payload = _convert_tools(args, data, payload, report)
     print(json.dumps(payload, ensure_ascii=False, indent=2 if args.pretty else None))
     for loss in report.losses:
         print(f"lost: {loss}", file=sys.stderr)
     for safe, original in report.id_map.items():
         print(f"tool call id {original!r} written as {safe!r}", file=sys.stderr)
+    return 0
+
+
+def _mcp(args: argparse.Namespace) -> int:
+    try:
+        from agentmsg import mcp
+        from agentmsg.service import AsyncClient
+    except ImportError as exc:
+        raise am.AgentMsgError(f"{exc}: agentmsg mcp needs the mcp extra: pip install 'agentmsg[mcp]'") from None
+
+    logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
+    for chatty in ("mcp", "httpx", "uvicorn.access"):  # a line per request: the bridge's own lines say what matters
+        logging.getLogger(chatty).setLevel(logging.WARNING)
+    tls: dict[str, Any] = {
+        "root_certificates": _read(args.ca),
+        "private_key": _read(args.key),
+        "certificate_chain": _read(args.cert),
+    }
+    if args.mcp_command == "runner":
+        command = list(args.server_command)
+        if command[:1] == ["--"]:  # the separator; a later "--" belongs to the server's own arguments
+            command = command[1:]
+        if bool(command) == bool(args.url):
+            raise am.ValidationError.single(
+                "command", "required", "give the MCP server as -- COMMAND [ARGS...] or --url URL"
+            )
+        server: mcp.MCPServerSpec = args.url or mcp.stdio_server(command[0], command[1:])
+        runner = mcp.McpRunner(args.target, server, name=args.name, prefix=args.prefix, token=args.token, **tls)
+        runner.run()
+        return 0
+
+    async def serve() -> None:
+        async with AsyncClient(args.target, token=args.token, **tls) as client:
+            server = mcp.create_mcp_server(client, call_timeout=args.timeout, poll_interval=args.poll)
+            if args.http is not None:
+                await mcp.serve_http(server, args.http, host=args.host)
+            else:
+                await mcp.serve_stdio(server)
+
+    asyncio.run(serve())
     return 0
 
 
@@ -380,7 +456,32 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("--call-id", default="cli-call", help="with call: the call id")
     _connection_options(tools)
     tools.set_defaults(handler=_tools)
+    mcp = commands.add_parser("mcp", help="MCP both ways: an MCP server as a tool runner, the tools as an MCP server")
+    mcp_commands = mcp.add_subparsers(dest="mcp_command", required=True)
+    runner = mcp_commands.add_parser(
+        "runner",
+        help="serve an MCP server's tools through agentmsg",
+        usage="agentmsg mcp runner [options] (-- COMMAND [ARGS...] | --url URL)",
+    )
+    runner.add_argument("--url", help="a streamable HTTP MCP endpoint (instead of a command)")
+    runner.add_argument("--prefix", default="", help="put this in front of every tool name (e.g. 'files.')")
+    runner.add_argument("--name", help="the runner's name (default: mcp:COMMAND)")
+    runner.add_argument("server_command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]: run over stdio")
+    _connection_options(runner)
+    runner.set_defaults(handler=_mcp)
+    mcp_serve = mcp_commands.add_parser("serve", help="the cluster's tools as an MCP server (stdio, or --http PORT)")
+    mcp_serve.add_argument(
+        "--http", type=int, metavar="PORT", help="streamable HTTP on PORT (at /mcp) instead of stdio"
+    )
+    mcp_serve.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on")
+    mcp_serve.add_argument("--poll", type=float, default=1.0, help="seconds between checks for changed tools")
+    _connection_options(mcp_serve)
+    mcp_serve.set_defaults(handler=_mcp)
     return parser
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -394,8 +495,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--store takes a postgresql:// URL, got {args.store!r} (an SQLite file goes in --db)")
     try:
         code: int = args.handler(args)
+    except am.UnavailableError as exc:
+        target = getattr(args, "target", None)
+        hint = f"cannot reach the server at {target}: " if target and args.command != "serve" else ""
+        print(f"agentmsg: {hint}{_one_line(exc)}", file=sys.stderr)
+        return 2
+    except am.DeadlineExceededError as exc:
+        target = getattr(args, "target", None)
+        where = f"the server at {target}" if target else "the server"
+        print(f"agentmsg: no answer from {where} within the deadline ({_one_line(exc)})", file=sys.stderr)
+        return 2
     except (am.AgentMsgError, OSError) as exc:
-        print(f"agentmsg: {exc}", file=sys.stderr)
+        print(f"agentmsg: {_one_line(exc)}", file=sys.stderr)
         return 2
     except ImportError as exc:
         print(f"agentmsg: {exc} (the langchain format needs: pip install 'agentmsg[langchain]')", file=sys.stderr)

@@ -173,6 +173,10 @@ _KIND_FROM_PB = {number: kind for kind, number in _KIND_TO_PB.items()}
 
 
 def _expect(value: Any, types: type | tuple[type, ...], field: str) -> None:
+    if type(value) is types:  # the usual case, decided without the generic checks below
+        if types is str and isinstance(value, str) and not value.isascii():
+            check_utf8(value, field)
+        return
     if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
         names = " or ".join(t.__name__ for t in _as_tuple(types))
         raise ValidationError.single(field, "type", f"expected {names}, got {type(value).__name__}")
@@ -182,6 +186,8 @@ def _expect(value: Any, types: type | tuple[type, ...], field: str) -> None:
 
 def check_utf8(value: str, field: str) -> None:
     """Protobuf strings are UTF-8: a lone surrogate cannot be encoded."""
+    if value.isascii():
+        return
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:
@@ -236,6 +242,7 @@ class ContentBase(ProtoWrapper[content_pb2.Content]):
 
     __slots__ = ()
     _PB = content_pb2.Content
+    _DISPATCH = True
     _ARM: ClassVar[str | None] = None
     _BY_ARM: ClassVar[dict[str | None, type[ContentBase]]] = {}
 
@@ -969,7 +976,7 @@ class ImageContent(_MultiMediaContent):
         )
         self._fill(arm, sources)
         self._pb = content_pb2.Content(image=arm)
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     def _copy_block_fields(self, arm: Any) -> None:
         arm.detail = self._pb.image.detail
@@ -1010,7 +1017,7 @@ class ImageContent(_MultiMediaContent):
         block._pb = content_pb2.Content(
             image=content_pb2.ImageContent(file_id=file_id, media_type=media_type, detail=detail_to_pb(detail))
         )
-        _validation.check(block._pb)
+        _validation.ensure(block._pb)
         return block
 
     @property
@@ -1096,7 +1103,7 @@ class AudioContent(_MultiMediaContent):
             self._collect(clip, audio, media_type, (str, bytes, bytearray, memoryview, AudioContent), _audio_source),
         )
         self._pb = content_pb2.Content(audio=arm)
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @classmethod
     def from_file(cls, path: str | Path, *, media_type: str | None = None) -> AudioContent:
@@ -1116,7 +1123,7 @@ class AudioContent(_MultiMediaContent):
         _expect(media_type, str, "media_type")
         block = cls.__new__(cls)
         block._pb = content_pb2.Content(audio=content_pb2.AudioContent(file_id=file_id, media_type=media_type))
-        _validation.check(block._pb)
+        _validation.ensure(block._pb)
         return block
 
     @classmethod
@@ -1136,7 +1143,7 @@ class AudioContent(_MultiMediaContent):
         block = cls.__new__(cls)
         guessed = media_type if media_type is not None else _media.guess_from_path(url, "audio/")
         block._pb = content_pb2.Content(audio=content_pb2.AudioContent(url=url, media_type=guessed))
-        _validation.check(block._pb)
+        _validation.ensure(block._pb)
         return block
 
     @property
@@ -1186,7 +1193,7 @@ class DocumentContent(_MediaContent):
                 arm.url = value
                 arm.media_type = media_type if media_type is not None else _media.guess_from_path(value, "")
                 self._pb = content_pb2.Content(document=arm)
-                _validation.check(self._pb)
+                _validation.ensure(self._pb)
                 return
             declared, data = value
             media_type = media_type or declared or None
@@ -1200,7 +1207,7 @@ class DocumentContent(_MediaContent):
             raise MediaError("unknown document format (neither PDF nor UTF-8 text); pass media_type")
         arm.media_type = sniffed
         self._pb = content_pb2.Content(document=arm)
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @classmethod
     def from_file(cls, path: str | Path, *, media_type: str | None = None, title: str = "") -> DocumentContent:
@@ -1250,7 +1257,7 @@ class DocumentContent(_MediaContent):
         block._pb = content_pb2.Content(
             document=content_pb2.DocumentContent(file_id=file_id, media_type=media_type, filename=filename, title=title)
         )
-        _validation.check(block._pb)
+        _validation.ensure(block._pb)
         return block
 
     @property
@@ -1326,7 +1333,7 @@ class RedactedThinkingContent(ContentBase):
     def __init__(self, data: str) -> None:
         _expect(data, str, "data")
         self._pb = content_pb2.Content(redacted_thinking=content_pb2.RedactedThinkingContent(data=data))
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @property
     def data(self) -> str:
@@ -1418,7 +1425,7 @@ class ToolCallContent(ContentBase):
         if extra is not None:
             arm.provider_extra.CopyFrom(extra)
         self._pb = content_pb2.Content(tool_call=arm)
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @property
     def id(self) -> str:
@@ -1542,7 +1549,7 @@ class ToolResultContent(ContentBase):
         if metadata is not None:
             _struct.fill_struct(arm.metadata, metadata, "metadata")
         self._pb = content_pb2.Content(tool_result=arm)
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @classmethod
     def error(cls, id: str, message: str, *, name: str = "") -> ToolResultContent:  # noqa: A002
@@ -1622,7 +1629,7 @@ class ProviderContent(ContentBase):
         self._pb = content_pb2.Content(
             provider=content_pb2.ProviderContent(provider=provider, type=block_type, json=json_text)
         )
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @classmethod
     def from_block(cls, provider: str, block: Mapping[str, Any]) -> ProviderContent:
@@ -2512,7 +2519,7 @@ def _audio_from_dict(data: Mapping[str, Any], path: str) -> list[Content]:
 
 def _file_id_block(arm: Any, field: str) -> Content:
     pb = content_pb2.Content(**{field: arm})
-    _validation.check(pb)
+    _validation.ensure(pb)
     return content_from_proto(pb)
 
 

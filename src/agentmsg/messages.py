@@ -10,14 +10,16 @@ cannot be built.
 from __future__ import annotations
 
 import base64
+import operator
+import os
 import time
-import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias, overload
 
 from google.protobuf import timestamp_pb2
+from google.protobuf.message import DecodeError as _PbDecodeError
 
 from agentmsg import _media, _struct, _validation
 from agentmsg._dict_paths import _at, _fail, _get, _require
@@ -39,6 +41,7 @@ from agentmsg.content import (
     ToolResultContent,
     UnknownContent,
     check_utf8,
+    content_from_proto,
     content_to_dict,
     contents_from_dict,
 )
@@ -53,6 +56,7 @@ __all__ = [
     "AgentMessage",
     "AssistantMessage",
     "BaseMessage",
+    "Blocks",
     "BranchSummaryMessage",
     "CompactionSummaryMessage",
     "Conversation",
@@ -132,6 +136,18 @@ def _fill_timestamp(target: timestamp_pb2.Timestamp, value: datetime | float | i
         )
 
 
+def new_id() -> str:
+    """A random UUID4 in its canonical text form, as ``str(uuid.uuid4())`` gives, without the UUID object.
+
+    Building a message spent a fifth of its time in ``uuid.uuid4()`` (the object, then its ``__str__``).
+    """
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40  # version 4
+    raw[8] = (raw[8] & 0x3F) | 0x80  # the RFC 4122 variant
+    x = raw.hex()
+    return f"{x[:8]}-{x[8:12]}-{x[12:16]}-{x[16:20]}-{x[20:]}"
+
+
 def _check_str(value: Any, field: str) -> None:
     if not isinstance(value, str):
         raise ValidationError.single(field, "type", f"expected str, got {type(value).__name__}")
@@ -147,6 +163,73 @@ def _fill_content(target: Any, contents: Iterable[ContentBase], field: str = "co
                 f"{field}[{i}]", "type", f"expected a content block, got {type(block).__name__}"
             )
         target.append(block._pb)
+
+
+_NO_BLOCKS: tuple[Any, ...] = ()
+
+
+class Blocks(Sequence[Content]):
+    """A message's content blocks: an immutable sequence that wraps each block when it is read.
+
+    Reading ``message.contents[0]`` wraps one block, not all of them (the per-message path of a
+    subscriber). It compares equal to a tuple of the same blocks, and slicing gives a tuple.
+    """
+
+    __slots__ = ("_pbs",)
+    _pbs: Any  # the body's repeated `content` field (live), or () for a body without one
+
+    def __len__(self) -> int:
+        return len(self._pbs)
+
+    @overload
+    def __getitem__(self, index: int) -> Content: ...
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Content, ...]: ...
+    def __getitem__(self, index: int | slice) -> Content | tuple[Content, ...]:
+        pb = self._pbs[index]
+        try:
+            kind = pb.WhichOneof("kind")
+        except AttributeError:  # a slice: a list of blocks (checked this way, the usual index pays nothing)
+            return tuple(content_from_proto(item) for item in pb)
+        block = _new(_BY_ARM.get(kind, UnknownContent))
+        block._pb = pb
+        return block  # type: ignore[return-value]
+
+    def __iter__(self) -> Iterator[Content]:
+        by_arm = _BY_ARM
+        for pb in self._pbs:
+            block = object.__new__(by_arm.get(pb.WhichOneof("kind"), UnknownContent))
+            block._pb = pb
+            yield block  # type: ignore[misc]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Blocks):
+            return tuple(self) == tuple(other)
+        if isinstance(other, tuple):
+            return tuple(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __add__(self, other: tuple[Content, ...] | Blocks) -> tuple[Content, ...]:
+        if not isinstance(other, (tuple, Blocks)):
+            return NotImplemented
+        return (*self, *other)
+
+    def __radd__(self, other: tuple[Content, ...]) -> tuple[Content, ...]:
+        if not isinstance(other, tuple):
+            return NotImplemented
+        return (*other, *self)
+
+    def __repr__(self) -> str:
+        return repr(tuple(self))
+
+
+_BY_ARM = ContentBase._BY_ARM
+_new = object.__new__
+
+
+_message_from_string = message_pb2.Message.FromString
 
 
 class Provenance(ProtoWrapper[message_pb2.Provenance]):
@@ -191,7 +274,7 @@ class ProviderState(ProtoWrapper[message_pb2.ProviderState]):
         for field, value in (("provider", provider), ("data", data), ("api", api), ("type", type)):
             _check_str(value, field)
         self._pb = message_pb2.ProviderState(provider=provider, api=api, type=type, data=data)
-        _validation.check(self._pb)
+        _validation.ensure(self._pb)
 
     @property
     def provider(self) -> str:
@@ -275,18 +358,27 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
 
     __slots__ = ()
     _PB = message_pb2.Message
+    _DISPATCH = True
     ROLE: ClassVar[Role | None] = None
     _BY_ROLE: ClassVar[dict[str | None, type[BaseMessage]]] = {}
-    # The body's oneof arm when it has a `content` field (plain str: StrEnum .value is slow on hot paths).
+    # The body's oneof arm, and the same when it has a `content` field (plain str: StrEnum .value is slow).
+    _ARM: ClassVar[str] = ""
     _CONTENT_ARM: ClassVar[str | None] = None
+    # pb -> the body's repeated `content` (an attrgetter, so not bound as a method), () for a body without one.
+    _READ_CONTENT: ClassVar[Any] = staticmethod(lambda pb: _NO_BLOCKS)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        # `role` reads as a plain class attribute on the role classes: no property call per read.
+        setattr(cls, "role", cls.ROLE)  # noqa: B010 - mypy sees the property below; this shadows it
         if cls.ROLE is not None:
             BaseMessage._BY_ROLE[cls.ROLE.value] = cls
+            cls._ARM = cls.ROLE.value
             body = message_pb2.Message.DESCRIPTOR.fields_by_name[cls.ROLE.value].message_type
             assert body is not None
             cls._CONTENT_ARM = cls.ROLE.value if "content" in body.fields_by_name else None
+            if cls._CONTENT_ARM is not None:
+                cls._READ_CONTENT = operator.attrgetter(f"{cls._CONTENT_ARM}.content")
 
     def _init(
         self,
@@ -296,14 +388,33 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
         name: str,
         parent_id: str = "",
     ) -> None:
-        if id is not None:
+        pb = self._start(id, name, parent_id)
+        getattr(pb, self._ARM).MergeFrom(body)
+        self._finish(pb, timestamp)
+
+    def _start(self, id: str | None, name: str, parent_id: str) -> message_pb2.Message:  # noqa: A002
+        """The envelope; the role's body is then filled in place (no copy of the content blocks)."""
+        if id is None:
+            id = new_id()  # noqa: A001
+        else:
             _check_str(id, "id")
-        _check_str(name, "name")
-        _check_str(parent_id, "parent_id")
-        pb = message_pb2.Message(id=str(uuid.uuid4()) if id is None else id, name=name, parent_id=parent_id)
-        getattr(pb, self.ROLE.value).MergeFrom(body)  # type: ignore[union-attr]
-        _set_timestamp(pb.timestamp, timestamp)
-        _validation.check(pb)
+        # The defaults ("") are common enough to skip the checks for.
+        if type(name) is not str or name:
+            _check_str(name, "name")
+        if type(parent_id) is not str or parent_id:
+            _check_str(parent_id, "parent_id")
+        pb = message_pb2.Message(id=id, name=name, parent_id=parent_id)
+        getattr(pb, self._ARM).SetInParent()  # the role arm is set even when its body stays empty
+        return pb
+
+    def _finish(self, pb: message_pb2.Message, timestamp: datetime | float | None) -> None:
+        """Stamp, check the contract (the compiled checker; protovalidate's violations when it fails), hold."""
+        if timestamp is None:
+            # Microseconds, like datetime: the timestamp survives datetime and float forms exactly.
+            pb.timestamp.FromMicroseconds(time.time_ns() // 1000)
+        else:
+            _set_timestamp(pb.timestamp, timestamp)
+        _validation.ensure(pb)
         self._pb = pb
 
     @classmethod
@@ -317,6 +428,26 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
         if validate:
             _validation.check(pb)
         return message
+
+    @classmethod
+    def from_bytes(cls, data: bytes, *, validate: bool = False) -> Self:
+        """Decode a binary ``Message`` into the class of its role (see :meth:`ProtoWrapper.from_bytes`).
+
+        The per-message decoding path of a subscriber: one parse, one type lookup, no further checks.
+        """
+        try:
+            pb = _message_from_string(data)  # upb reads bytes and any other buffer
+        except _PbDecodeError as exc:
+            raise DecodeError(f"not a valid agentmsg.v1.Message encoding: {exc}") from None
+        except TypeError:
+            return super().from_bytes(data, validate=validate)  # not a buffer: its clear error
+        message = _new(_BY_ROLE.get(pb.WhichOneof("role"), UnknownMessage))
+        message._pb = pb
+        if cls is not BaseMessage and not isinstance(message, cls):
+            raise DecodeError(f"expected {cls.__name__}, got {type(message).__name__}")
+        if validate:
+            _validation.check(pb)
+        return message  # type: ignore[return-value]
 
     @property
     def role(self) -> Role | None:
@@ -336,8 +467,18 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
 
     @property
     def datetime(self) -> datetime:
-        """When the message was created, as a timezone-aware (UTC) ``datetime``."""
-        return self._pb.timestamp.ToDatetime(tzinfo=UTC)
+        """When the message was created, as a timezone-aware (UTC) ``datetime``.
+
+        Raises :class:`~agentmsg.ValidationError` for a timestamp outside what ``datetime`` holds (one stored
+        before the contract's range rule); :attr:`timestamp` reads any value.
+        """
+        try:
+            return self._pb.timestamp.ToDatetime(tzinfo=UTC)
+        except (ValueError, OverflowError) as exc:
+            ts = self._pb.timestamp
+            raise ValidationError.single(
+                "timestamp", "timestamp.range", f"not a valid time (seconds={ts.seconds}, nanos={ts.nanos}): {exc}"
+            ) from None
 
     @property
     def name(self) -> str:
@@ -357,19 +498,11 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
         return copy
 
     @property
-    def contents(self) -> tuple[Content, ...]:
-        """The content blocks (empty for summary messages)."""
-        arm = self._CONTENT_ARM
-        if arm is None:
-            return ()
-        # Inlined content_from_proto: this is the decode-and-walk hot path.
-        by_arm = ContentBase._BY_ARM
-        blocks = []
-        for pb in getattr(self._pb, arm).content:
-            block = object.__new__(by_arm.get(pb.WhichOneof("kind"), UnknownContent))
-            block._pb = pb
-            blocks.append(block)
-        return tuple(blocks)  # type: ignore[arg-type]
+    def contents(self) -> Blocks:
+        """The content blocks (empty for summary messages), wrapped as they are read."""
+        blocks = _new(Blocks)
+        blocks._pbs = self._READ_CONTENT(self._pb)
+        return blocks
 
     def text_content(self) -> str:
         """The text blocks joined, as in the seed (summary messages: the summary)."""
@@ -409,9 +542,9 @@ class SystemMessage(BaseMessage):
         name: str = "",
         parent_id: str = "",
     ) -> None:
-        body = message_pb2.SystemMessage()
-        _fill_content(body.content, contents)
-        self._init(body, id, timestamp, name, parent_id)
+        pb = self._start(id, name, parent_id)
+        _fill_content(getattr(pb, self._ARM).content, contents)
+        self._finish(pb, timestamp)
 
     @classmethod
     def text(cls, content: str, **kwargs: Any) -> SystemMessage:
@@ -436,9 +569,9 @@ class UserMessage(BaseMessage):
         name: str = "",
         parent_id: str = "",
     ) -> None:
-        body = message_pb2.UserMessage()
-        _fill_content(body.content, contents)
-        self._init(body, id, timestamp, name, parent_id)
+        pb = self._start(id, name, parent_id)
+        _fill_content(getattr(pb, self._ARM).content, contents)
+        self._finish(pb, timestamp)
 
     @classmethod
     def text(cls, content: str, **kwargs: Any) -> UserMessage:
@@ -510,12 +643,17 @@ class AssistantMessage(BaseMessage):
             raise ValidationError.single(
                 "provider_extra", "type", f"expected ProviderContent, got {type(provider_extra).__name__}"
             )
-        body = message_pb2.AssistantMessage(
-            stop_reason=_stop_to_pb(stop_reason),
-            stop_reason_raw=stop_reason_raw,
-            error=error,
-            stop_sequence=stop_sequence,
-        )
+        stop = _stop_to_pb(stop_reason)
+        pb = self._start(id, name, parent_id)
+        body = pb.assistant
+        if stop:
+            body.stop_reason = stop
+        if stop_reason_raw:
+            body.stop_reason_raw = stop_reason_raw
+        if error:
+            body.error = error
+        if stop_sequence:
+            body.stop_sequence = stop_sequence
         _fill_content(body.content, contents)
         if usage is not None:
             if not isinstance(usage, Usage):
@@ -529,7 +667,7 @@ class AssistantMessage(BaseMessage):
             body.provenance.CopyFrom(provenance._pb)
         if provider_extra is not None:
             body.provider_extra.CopyFrom(provider_extra.pb.provider)
-        self._init(body, id, timestamp, name, parent_id)
+        self._finish(pb, timestamp)
 
     @classmethod
     def text(cls, content: str, **kwargs: Any) -> AssistantMessage:
@@ -613,9 +751,9 @@ class ToolMessage(BaseMessage):
         name: str = "",
         parent_id: str = "",
     ) -> None:
-        body = message_pb2.ToolMessage()
-        _fill_content(body.content, contents)
-        self._init(body, id, timestamp, name, parent_id)
+        pb = self._start(id, name, parent_id)
+        _fill_content(getattr(pb, self._ARM).content, contents)
+        self._finish(pb, timestamp)
 
     @classmethod
     def from_result(cls, result: ToolResultContent, **kwargs: Any) -> ToolMessage:
@@ -784,6 +922,8 @@ class UnknownMessage(BaseMessage):
     __slots__ = ()
 
 
+_BY_ROLE = BaseMessage._BY_ROLE
+
 LLMMessage: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage
 """The messages a model sees."""
 SessionMessage: TypeAlias = CustomMessage | BranchSummaryMessage | CompactionSummaryMessage
@@ -794,7 +934,7 @@ AgentMessage: TypeAlias = LLMMessage | SessionMessage | UnknownMessage
 
 def message_from_proto(pb: message_pb2.Message) -> AgentMessage:
     """Wrap a generated ``Message`` in the class of its role (no copy)."""
-    message = object.__new__(BaseMessage._BY_ROLE.get(pb.WhichOneof("role"), UnknownMessage))
+    message = _new(_BY_ROLE.get(pb.WhichOneof("role"), UnknownMessage))
     message._pb = pb
     return message  # type: ignore[return-value]
 

@@ -15,11 +15,31 @@ from agentmsg.v1 import tool_pb2
 __all__ = ["ToolDefinition"]
 
 
-class ToolDefinition(ProtoWrapper[tool_pb2.ToolDefinition]):
-    """A tool a model may call: name, description, JSON-Schema parameters, kind.
+_HINTS = ("read_only_hint", "destructive_hint", "idempotent_hint", "open_world_hint", "strict")
 
-    ``parameters`` is a JSON Schema object, given as a dict (written as compact
-    JSON) or as text (kept verbatim, for stable prompt caching).
+
+def _schema_text(value: Mapping[str, Any] | str | None, field: str) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        parsed, reason = parse_json_object(value)
+        if parsed is None:
+            raise ValidationError.single(field, "json", f"the JSON Schema must be a JSON object: {reason}")
+        return value
+    if not isinstance(value, Mapping):
+        raise ValidationError.single(
+            field, "type", f"expected a JSON Schema (dict or text), got {type(value).__name__}"
+        )
+    return dump_arguments(value, field)
+
+
+class ToolDefinition(ProtoWrapper[tool_pb2.ToolDefinition]):
+    """A tool a model may call: name, description, JSON-Schema parameters, kind,
+    and what MCP adds (title, output schema, behaviour hints).
+
+    ``parameters`` and ``output_schema`` are JSON Schema objects, given as a
+    dict (written as compact JSON) or as text (kept verbatim, for stable prompt
+    caching). The hints are None when not stated (``agentmsg.v1.ToolDefinition``).
     """
 
     __slots__ = ()
@@ -32,22 +52,33 @@ class ToolDefinition(ProtoWrapper[tool_pb2.ToolDefinition]):
         parameters: Mapping[str, Any] | str | None = None,
         *,
         kind: ToolKind | str | None = None,
+        title: str = "",
+        output_schema: Mapping[str, Any] | str | None = None,
+        read_only_hint: bool | None = None,
+        destructive_hint: bool | None = None,
+        idempotent_hint: bool | None = None,
+        open_world_hint: bool | None = None,
+        strict: bool | None = None,
     ) -> None:
-        if not isinstance(description, str):
-            raise ValidationError.single("description", "type", f"expected str, got {type(description).__name__}")
-        if not isinstance(name, str):
-            raise ValidationError.single("name", "type", f"expected str, got {type(name).__name__}")
-        if parameters is None:
-            text = ""
-        elif isinstance(parameters, str):
-            text = parameters
-            if parse_json_object(text)[0] is None:
-                reason = parse_json_object(text)[1]
-                raise ValidationError.single("parameters", "json", f"the JSON Schema must be a JSON object: {reason}")
-        else:
-            text = dump_arguments(parameters, "parameters")
-        self._pb = tool_pb2.ToolDefinition(name=name, description=description, parameters=text, kind=kind_to_pb(kind))
-        _validation.check(self._pb)
+        for field, value in (("name", name), ("description", description), ("title", title)):
+            if not isinstance(value, str):
+                raise ValidationError.single(field, "type", f"expected str, got {type(value).__name__}")
+        self._pb = tool_pb2.ToolDefinition(
+            name=name,
+            description=description,
+            parameters=_schema_text(parameters, "parameters"),
+            kind=kind_to_pb(kind),
+            title=title,
+            output_schema=_schema_text(output_schema, "output_schema"),
+        )
+        hints = (read_only_hint, destructive_hint, idempotent_hint, open_world_hint, strict)
+        for field, hint in zip(_HINTS, hints, strict=True):
+            if hint is None:
+                continue
+            if not isinstance(hint, bool):
+                raise ValidationError.single(field, "type", f"expected bool or None, got {type(hint).__name__}")
+            setattr(self._pb, field, hint)
+        _validation.ensure(self._pb)
 
     @property
     def name(self) -> str:
@@ -71,6 +102,54 @@ class ToolDefinition(ProtoWrapper[tool_pb2.ToolDefinition]):
     def parameters_json(self) -> str:
         """The JSON Schema text, verbatim."""
         return self._pb.parameters
+
+    @property
+    def title(self) -> str:
+        """A name for people (MCP ``title``); empty when none."""
+        return self._pb.title
+
+    @property
+    def output_schema(self) -> dict[str, Any] | None:
+        """The JSON Schema of the structured result, or None when the tool declares none."""
+        if not self._pb.output_schema:
+            return None
+        value, reason = parse_json_object(self._pb.output_schema)
+        if value is None:
+            raise ValidationError.single("output_schema", "json", f"the JSON Schema is not a JSON object: {reason}")
+        return value
+
+    @property
+    def output_schema_json(self) -> str:
+        """The output JSON Schema text, verbatim (empty when none)."""
+        return self._pb.output_schema
+
+    def _hint(self, field: str) -> bool | None:
+        return getattr(self._pb, field) if self._pb.HasField(field) else None  # type: ignore[arg-type]
+
+    @property
+    def read_only_hint(self) -> bool | None:
+        """The tool does not change its environment (MCP ``readOnlyHint``); None when not stated."""
+        return self._hint("read_only_hint")
+
+    @property
+    def destructive_hint(self) -> bool | None:
+        """The tool may destroy data (MCP ``destructiveHint``); None when not stated."""
+        return self._hint("destructive_hint")
+
+    @property
+    def idempotent_hint(self) -> bool | None:
+        """Repeating a call has no further effect (MCP ``idempotentHint``); None when not stated."""
+        return self._hint("idempotent_hint")
+
+    @property
+    def open_world_hint(self) -> bool | None:
+        """The tool reaches outside entities (MCP ``openWorldHint``); None when not stated."""
+        return self._hint("open_world_hint")
+
+    @property
+    def strict(self) -> bool | None:
+        """Arguments must follow the schema exactly (OpenAI / Anthropic ``strict``); None when not stated."""
+        return self._hint("strict")
 
     @property
     def kind(self) -> ToolKind | None:

@@ -60,7 +60,7 @@ class UsageCost(ProtoWrapper[usage_pb2.UsageCost]):
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValidationError.single(field, "type", f"expected a number, got {type(value).__name__}")
             setattr(pb, field, float(value))
-        _validation.check(pb)
+        _validation.ensure(pb)
         self._pb = pb
 
     @property
@@ -152,7 +152,7 @@ class Usage(ProtoWrapper[usage_pb2.Usage]):
                     )
                 _check_int64(count, f"hosted_tool_requests[{key!r}]")
                 pb.hosted_tool_requests[key] = count
-        _validation.check(pb)
+        _validation.ensure(pb)
         self._pb = pb
 
     @property

@@ -21,7 +21,6 @@ from typing import Any
 import pytest
 from google.protobuf import json_format
 from google.protobuf.message import Message
-from google.rpc import error_details_pb2
 from nodetools import PROTO, require_node, run_node
 from samples import every_content, every_role
 
@@ -30,8 +29,8 @@ from agentmsg.service import Client, ServerConfig, ToolRunner, create_server
 from agentmsg.v1 import content_pb2, message_pb2, session_service_pb2
 
 SESSION = "node-interop"
-# The proto include root of google/rpc/{status,error_details}.proto, shipped by googleapis-common-protos.
-RPC_INCLUDE = Path(error_details_pb2.__file__).resolve().parents[2]
+# google/rpc/{status,error_details}.proto: shipped beside the contract in proto/ (make deps fetches them).
+RPC_INCLUDE = PROTO
 USER_KINDS = {"text", "image", "audio", "document", "tool_result", "provider"}
 ASSISTANT_KINDS = {
     "text", "thinking", "redacted_thinking", "tool_call", "hosted_tool_call", "hosted_tool_result", "provider",

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from samples import PDF, WAV, png_bytes
 
 import agentmsg as am
-from agentmsg.providers import gemini
+from agentmsg.providers import gemini, openai_chat
 from agentmsg.providers._common import COMPACTION_SUMMARY_TEMPLATE, ConversionError, ConversionReport, ConversionWarning
 from agentmsg.providers.gemini import (
     API,
@@ -54,7 +54,13 @@ REQUEST_GOLDENS = [
     "function_response_error_and_media.json",
     "snake_case_curl.json",
 ]
-RESPONSE_GOLDENS = ["response_function_call.json", "response_max_tokens.json", "response_blocked_prompt.json"]
+RESPONSE_GOLDENS = [
+    "response_function_call.json",
+    "response_max_tokens.json",
+    "response_blocked_prompt.json",
+    "response_grounding.json",
+    "response_code_execution.json",
+]
 
 
 def load(name: str) -> dict[str, Any]:
@@ -69,7 +75,17 @@ def load(name: str) -> dict[str, Any]:
 
 # --- the REST schema, written from content.proto / generative_service.proto (v1beta) -----------------
 
-_PART_DATA = {"text", "inlineData", "fileData", "functionCall", "functionResponse"}
+_PART_DATA = {
+    "text",
+    "inlineData",
+    "fileData",
+    "functionCall",
+    "functionResponse",
+    "executableCode",
+    "codeExecutionResult",
+    "toolCall",
+    "toolResponse",
+}
 _PART_META = {"thought", "thoughtSignature", "mediaResolution", "videoMetadata", "partMetadata"}
 _LEVELS = {"MEDIA_RESOLUTION_LOW", "MEDIA_RESOLUTION_MEDIUM", "MEDIA_RESOLUTION_HIGH"}
 
@@ -148,16 +164,30 @@ def check_request(payload: Any) -> None:
 
 def check_response(payload: Any) -> None:
     """What to_gemini_response writes: a GenerateContentResponse body."""
-    _keys(payload, {"candidates", "promptFeedback", "usageMetadata", "modelVersion", "responseId"})
+    _keys(payload, {"candidates", "promptFeedback", "usageMetadata", "modelVersion", "responseId", "createTime"})
+    candidate_keys = {"content", "finishReason", "finishMessage", "index", "safetyRatings", "citationMetadata"}
+    candidate_keys |= {"groundingMetadata", "urlContextMetadata", "logprobsResult", "avgLogprobs"}
     for candidate in payload.get("candidates", []):
-        _keys(candidate, {"content", "finishReason", "finishMessage", "index"}, {"content"})
+        _keys(candidate, candidate_keys)
+        if "groundingMetadata" in candidate:
+            grounding_keys = {"webSearchQueries", "searchEntryPoint", "groundingChunks", "groundingSupports"}
+            _keys(candidate["groundingMetadata"], grounding_keys | {"retrievalMetadata", "groundingChunkIndices"})
+        if "content" not in candidate:  # a filtered answer: no content, a finish reason
+            assert candidate["finishReason"]
+            continue
         content = candidate["content"]
         _keys(content, {"role", "parts"}, {"role", "parts"})
         for part in content["parts"]:
             _check_part(part)
-    usage_keys = {"promptTokenCount", "cachedContentTokenCount", "candidatesTokenCount", "thoughtsTokenCount"}
-    _keys(payload.get("usageMetadata", {}), usage_keys | {"totalTokenCount"})
-    assert all(isinstance(v, int) and v >= 0 for v in payload.get("usageMetadata", {}).values())
+    counts = {"promptTokenCount", "cachedContentTokenCount", "candidatesTokenCount", "thoughtsTokenCount"}
+    counts |= {"totalTokenCount", "toolUsePromptTokenCount"}
+    details = {"promptTokensDetails", "candidatesTokensDetails", "cacheTokensDetails", "toolUsePromptTokensDetails"}
+    usage = payload.get("usageMetadata", {})
+    _keys(usage, counts | details | {"trafficType", "serviceTier"})
+    assert all(isinstance(v, int) and v >= 0 for k, v in usage.items() if k in counts)
+    for key in details & set(usage):
+        for entry in usage[key]:
+            _keys(entry, {"modality", "tokenCount"}, {"modality"})
 
 
 def roundtrip(messages: list[am.AgentMessage], **kwargs: Any) -> tuple[dict[str, Any], list[am.AgentMessage]]:
@@ -335,11 +365,31 @@ def test_response_golden_max_tokens_and_unknown_counts() -> None:
     assert message.usage.known("reasoning_tokens") is None
 
 
-def test_blocked_prompt_reads_as_empty_content_filter() -> None:
-    message = from_gemini_response(load("response_blocked_prompt.json")["payload"])
-    assert message.contents == ()
+def test_blocked_prompt_reads_as_content_filter_with_the_feedback_kept() -> None:
+    payload = load("response_blocked_prompt.json")["payload"]
+    message = from_gemini_response(payload)
+    (feedback,) = message.contents
+    assert isinstance(feedback, am.ProviderContent)
+    assert (feedback.provider, feedback.block_type, feedback.block()) == (
+        PROVIDER,
+        "promptFeedback",
+        payload["promptFeedback"],
+    )
     assert (message.stop_reason, message.stop_reason_raw) == (am.StopReason.CONTENT_FILTER, "SAFETY")
     assert message.usage == am.Usage(input_tokens=8, total_tokens=8)
+
+
+def test_a_filtered_answer_stays_a_candidate_and_a_blocked_prompt_stays_a_prompt_block() -> None:
+    # issue 16 bug 3: "the answer was filtered" must not come back as "your prompt was blocked"
+    filtered = {"candidates": [{"content": {}, "finishReason": "SAFETY"}], "modelVersion": "m", "responseId": "r"}
+    message = from_gemini_response(filtered)
+    assert (message.contents, message.stop_reason) == ((), am.StopReason.CONTENT_FILTER)
+    report = ConversionReport()
+    written = to_gemini_response(message, report=report)
+    assert written == {"candidates": [{"finishReason": "SAFETY", "index": 0}], "modelVersion": "m", "responseId": "r"}
+    assert not report
+    blocked = {"promptFeedback": {"blockReason": "SAFETY"}, "modelVersion": "m", "responseId": "r"}
+    assert to_gemini_response(from_gemini_response(blocked)) == blocked
 
 
 # --- the round-trip law ---------------------------------------------------------------------------
@@ -392,7 +442,54 @@ def sample_conversation() -> list[am.AgentMessage]:
         ),
         am.UserMessage([am.TextContent("And the dog?"), am.ProviderContent(PROVIDER, "fileData", VIDEO_CLIP)]),
         am.AssistantMessage([am.TextContent("A dog.")], provenance=PROV),
+        # hosted code execution (read from Gemini: the parts are their originals), and a result object
+        am.UserMessage.text("Sum 1 to 3 with code, then look it up."),
+        am.AssistantMessage([*CODE_BLOCKS, am.ToolCallContent("c9", "lookup", {"n": 6})], provenance=PROV),
+        am.ToolMessage(
+            [
+                am.ToolResultContent(
+                    "c9",
+                    [am.TextContent('{"found":true}'), am.ProviderContent(PROVIDER, "response", '{"found":true}')],
+                    name="lookup",
+                )
+            ]
+        ),
     ]
+
+
+CODE_BLOCKS = (
+    am.HostedToolCallContent(
+        "x1",
+        "code_execution",
+        '{"language":"PYTHON","code":"print(1+2+3)"}',
+        kind="code_execution",
+        signature=SIG_B,
+        original=am.ProviderContent(
+            PROVIDER,
+            "executableCode",
+            json.dumps(
+                {
+                    "executableCode": {"language": "PYTHON", "code": "print(1+2+3)", "id": "x1"},
+                    "thoughtSignature": SIG_B,
+                },
+                separators=(",", ":"),
+            ),
+        ),
+    ),
+    am.HostedToolResultContent(
+        "x1",
+        name="code_execution",
+        kind="code_execution",
+        code_execution=am.CodeExecutionOutput("6\n"),
+        status="completed",
+        status_raw="OUTCOME_OK",
+        original=am.ProviderContent(
+            PROVIDER,
+            "codeExecutionResult",
+            '{"codeExecutionResult":{"outcome":"OUTCOME_OK","output":"6\\n","id":"x1"}}',
+        ),
+    ),
+)
 
 
 def test_from_gemini_inverts_to_gemini_for_everything_it_holds() -> None:
@@ -727,22 +824,44 @@ def test_session_messages_are_projected_or_refused() -> None:
     assert violations(info) == [("[0]", "session_message")]
 
 
-def test_provider_blocks_pass_through_both_ways() -> None:
-    code = {"executableCode": {"language": "PYTHON", "code": "print(1)"}, "thoughtSignature": SIG_A}
-    result = {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1\n"}}
+def test_code_execution_is_hosted_and_other_parts_pass_through_both_ways() -> None:
+    code = {"executableCode": {"language": "PYTHON", "code": "print(1)", "id": "x1"}, "thoughtSignature": SIG_A}
+    result = {"codeExecutionResult": {"outcome": "OUTCOME_OK", "output": "1\n", "id": "x1"}}
     image = {"inlineData": {"mimeType": "image/png", "data": PNG_B64}}
-    payload = {"contents": [{"role": "model", "parts": [{"text": "Running."}, code, result, image]}]}
-    with pytest.raises(am.ValidationError) as info:
-        from_gemini(payload)
-    assert violations(info) == [
-        ("contents[0].parts[1]", "gemini.unknown_type"),
-        ("contents[0].parts[2]", "gemini.unknown_type"),
-        ("contents[0].parts[3].inlineData", "gemini.unsupported"),
-    ]
-    (message,) = from_gemini(payload, pass_through_unknown=True)
-    kinds = [(b.provider, b.block_type) for b in message.contents if isinstance(b, am.ProviderContent)]
-    assert kinds == [("google", "executableCode"), ("google", "codeExecutionResult"), ("google", "inlineData")]
+    future = {"someNewPart": {"a": 1}}
+    payload = {"contents": [{"role": "model", "parts": [{"text": "Running."}, code, result, image, future]}]}
+    (message,) = from_gemini(payload, provenance=PROV)
+    _, call, outcome, kept_image, kept_future = message.contents
+    assert call == am.HostedToolCallContent(
+        "x1",
+        "code_execution",
+        '{"language":"PYTHON","code":"print(1)"}',
+        kind="code_execution",
+        signature=SIG_A,
+        original=am.ProviderContent(PROVIDER, "executableCode", json.dumps(code, separators=(",", ":"))),
+    )
+    assert isinstance(outcome, am.HostedToolResultContent)
+    assert (outcome.call_id, outcome.status, outcome.status_raw, outcome.is_error) == (
+        "x1",
+        am.HostedToolStatus.COMPLETED,
+        "OUTCOME_OK",
+        False,
+    )
+    assert outcome.code_execution == am.CodeExecutionOutput(stdout="1\n")
+    kinds = [(b.provider, b.block_type) for b in (kept_image, kept_future) if isinstance(b, am.ProviderContent)]
+    assert kinds == [("google", "inlineData"), ("google", "someNewPart")]
     assert to_gemini([message]) == payload
+    with pytest.raises(am.ValidationError) as info:
+        from_gemini(payload, pass_through_unknown=False)
+    assert violations(info) == [
+        ("contents[0].parts[3].inlineData", "gemini.unsupported"),
+        ("contents[0].parts[4]", "gemini.unknown_type"),
+    ]
+    # without the Google provenance the signature stays behind (reported); elsewhere the blocks are lost
+    report = ConversionReport()
+    unsigned = to_gemini([am.AssistantMessage(list(message.contents))], report=report)
+    assert "thoughtSignature" not in unsigned["contents"][0]["parts"][1]
+    assert [loss.path for loss in report.losses] == ["[0].contents[1].signature"]
 
 
 # --- bad input ------------------------------------------------------------------------------------
@@ -777,7 +896,7 @@ def test_bad_request_reports_every_problem_with_its_path() -> None:
         ],
     }
     with pytest.raises(am.ValidationError) as info:
-        from_gemini(payload)
+        from_gemini(payload, pass_through_unknown=False)
     assert violations(info) == [
         ("systemInstruction.parts[0].inlineData", "gemini.unsupported"),
         ("contents[0].role", "gemini.enum"),
@@ -1022,13 +1141,14 @@ def test_more_losses_are_reported() -> None:
         ("[4].contents[1].content[1].detail", "image detail in a tool result"),
         ("[4].contents[2].index", "tool-result index"),
     ]
-    blocked = am.AssistantMessage(stop_reason="content_filter", stop_reason_raw="OTHER", error="why", provenance=PROV)
+    # a content filter without Gemini's promptFeedback is a filtered answer: a candidate
+    filtered = am.AssistantMessage(stop_reason="content_filter", stop_reason_raw="OTHER", error="why", provenance=PROV)
     report = ConversionReport()
-    assert to_gemini_response(blocked, report=report) == {
-        "promptFeedback": {"blockReason": "OTHER"},
+    assert to_gemini_response(filtered, report=report) == {
+        "candidates": [{"finishReason": "SAFETY", "finishMessage": "why", "index": 0}],
         "modelVersion": "gemini-3-flash-preview",
     }
-    assert [loss.path for loss in report.losses] == ["error"]
+    assert [loss.path for loss in report.losses] == ["stop_reason_raw"]  # OTHER would read back as ERROR
     odd_usage = am.AssistantMessage(
         [am.TextContent("x")], usage=am.Usage(output_tokens=1, reasoning_tokens=3), provenance=PROV
     )
@@ -1079,16 +1199,26 @@ def test_more_parts_agentmsg_cannot_hold() -> None:
         ]
     }
     with pytest.raises(am.ValidationError) as info:
-        from_gemini(payload)
+        from_gemini(payload, pass_through_unknown=False)
     assert violations(info) == [
         ("contents[0].parts[0].extraField", "gemini.unsupported"),
         ("contents[1].parts[0].thoughtSignature", "gemini.unsupported"),
         ("contents[2].parts[0].mediaResolution", "gemini.unsupported"),
         ("contents[3].parts[0].mediaResolution", "gemini.unsupported"),
-        ("contents[4].parts[0].functionResponse.parts[0].fileData", "gemini.unsupported"),
         ("contents[5].parts[0].inlineData.data", "gemini.type"),
         ("contents[6].parts[0].partMetadata", "gemini.unsupported"),
     ]
+    # By default only the malformed part is refused: the others are kept verbatim, and the fileData
+    # of a function response is a provider block inside the result.
+    with pytest.raises(am.ValidationError) as default_info:
+        from_gemini(payload)
+    assert violations(default_info) == [("contents[5].parts[0].inlineData.data", "gemini.type")]
+    kept = [c for i, c in enumerate(payload["contents"]) if i not in (5, 7)]
+    written = to_gemini(from_gemini({"contents": kept}))["contents"]
+    # (a result that answers no call of the payload gets a generated id, written back)
+    for part in written[0]["parts"]:
+        part.get("functionResponse", {}).pop("id", None)
+    assert [p for c in written for p in c["parts"]] == [p for c in kept for p in c["parts"]]
     # A call without args reads as "{}"; thought: false is plain text.
     (model,) = from_gemini({"contents": [payload["contents"][-1]]})
     assert model.contents == (
@@ -1107,3 +1237,280 @@ def test_signature_only_part_reads_as_empty_text() -> None:
     assert to_gemini([message]) == {
         "contents": [{"role": "model", "parts": [{"text": "hi"}, {"text": "", "thoughtSignature": SIG_A}]}]
     }
+
+
+# --- real-traffic parts and candidate fields (issue 16) ---------------------------------------------
+
+
+def _grounded_response() -> dict[str, Any]:
+    answer = "Zürich: ☀ 21°C. Rain later."
+    first = "Zürich: ☀ 21°C."
+    start = len(answer.encode()) - len(b" Rain later.")
+    return {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": "thinking...", "thought": True}, {"text": answer}]},
+                "finishReason": "STOP",
+                "groundingMetadata": {
+                    "webSearchQueries": ["weather zürich"],
+                    "groundingChunks": [
+                        {"web": {"uri": "https://vertexaisearch.test/r/1", "title": "meteo.ch"}},
+                        {"retrievedContext": {"uri": "gs://docs/forecast.txt", "title": "forecast", "text": "rain"}},
+                    ],
+                    "groundingSupports": [
+                        {
+                            "segment": {"partIndex": 1, "endIndex": len(first.encode()), "text": first},
+                            "groundingChunkIndices": [0, 1],
+                            "confidenceScores": [0.9, 0.5],
+                        },
+                        {
+                            "segment": {"partIndex": 1, "startIndex": start + 1, "endIndex": len(answer.encode())},
+                            "groundingChunkIndices": [1],
+                        },
+                    ],
+                    "searchEntryPoint": {"renderedContent": "<div>chips</div>"},
+                },
+                "urlContextMetadata": {
+                    "urlMetadata": [
+                        {"retrievedUrl": "https://meteo.test/zh", "urlRetrievalStatus": "URL_RETRIEVAL_STATUS_SUCCESS"},
+                        {"retrievedUrl": "https://down.test/", "urlRetrievalStatus": "URL_RETRIEVAL_STATUS_ERROR"},
+                    ]
+                },
+                "avgLogprobs": -0.25,
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 12,
+            "candidatesTokenCount": 9,
+            "totalTokenCount": 140,
+            "toolUsePromptTokenCount": 119,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 12}],
+        },
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "gRoUnDeD",
+        "createTime": "2026-05-27T16:53:45.443719Z",
+    }
+
+
+def test_grounding_becomes_citations_on_its_part_and_a_hosted_search() -> None:
+    payload = _grounded_response()
+    message = from_gemini_response(payload)
+    thinking, text, call, result, fetch, ok, failed, metadata = message.contents
+    assert isinstance(thinking, am.ThinkingContent)
+    assert isinstance(text, am.TextContent)
+    web, retrieved, later = text.citations
+    # byte offsets of the UTF-8 text converted to code points of the block's text
+    assert (web.start_index, web.end_index) == (0, len("Zürich: ☀ 21°C."))
+    assert text.content[web.start_index : web.end_index] == "Zürich: ☀ 21°C."
+    assert text.content[later.start_index : later.end_index] == "Rain later."
+    assert (web.source_kind, web.url, web.title, web.result_index, web.confidence) == (
+        "web",
+        "https://vertexaisearch.test/r/1",
+        "meteo.ch",
+        0,
+        0.9,
+    )
+    assert (retrieved.source_kind, retrieved.source, retrieved.title, retrieved.confidence) == (
+        "search_result",
+        "gs://docs/forecast.txt",
+        "forecast",
+        0.5,
+    )
+    assert isinstance(call, am.HostedToolCallContent)
+    assert (call.name, call.kind, call.input_value) == (
+        "file_search",
+        am.HostedToolKind.FILE_SEARCH,
+        {"queries": ["weather zürich"]},
+    )
+    assert call.original is not None
+    assert call.original.block() == payload["candidates"][0]["groundingMetadata"]
+    assert isinstance(result, am.HostedToolResultContent)
+    assert [(r.url, r.title, r.snippet) for r in result.search_results] == [
+        ("https://vertexaisearch.test/r/1", "meteo.ch", ""),
+        ("gs://docs/forecast.txt", "forecast", "rain"),
+    ]
+    assert isinstance(fetch, am.HostedToolCallContent)
+    assert fetch.kind is am.HostedToolKind.WEB_FETCH
+    assert isinstance(ok, am.HostedToolResultContent)
+    assert isinstance(failed, am.HostedToolResultContent)
+    assert (ok.web_fetch.url if ok.web_fetch else None, ok.is_error, failed.is_error) == (
+        "https://meteo.test/zh",
+        False,
+        True,
+    )
+    assert isinstance(metadata, am.ProviderContent)
+    assert metadata.block_type == "responseMetadata"
+    assert metadata.block() == {
+        "createTime": "2026-05-27T16:53:45.443719Z",
+        "usageMetadata": {
+            "toolUsePromptTokenCount": 119,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 12}],
+        },
+        "candidate": {"avgLogprobs": -0.25},
+    }
+    report = ConversionReport()
+    written = to_gemini_response(message, report=report)
+    assert not report
+    assert written == payload
+    assert response_shape(from_gemini_response(written)) == response_shape(message)
+
+
+def test_grounding_elsewhere_is_projected_or_reported() -> None:
+    message = from_gemini_response(_grounded_response())
+    # Chat Completions: the web citations become url_citation annotations; the rest is reported
+    report = ConversionReport()
+    chat = openai_chat.to_openai_chat_response(message, report=report)
+    annotations = chat["choices"][0]["message"]["annotations"]
+    assert [a["url_citation"]["url"] for a in annotations] == ["https://vertexaisearch.test/r/1"]
+    assert ("contents[1].citations[1]", "search_result citation") in [(x.path, x.what) for x in report.losses]
+    # a Gemini request holds neither grounding nor citations; the response metadata is not model input
+    report = ConversionReport()
+    to_gemini([message], report=report)
+    assert [(x.path, x.what) for x in report.losses] == [
+        ("[0].contents[1].citations", "citations"),
+        ("[0].contents[2]", "Gemini groundingMetadata"),
+        ("[0].contents[4]", "Gemini urlContextMetadata"),
+    ]
+
+
+def test_logprobs_are_token_logprobs_and_come_back_exactly() -> None:
+    logprobs = {
+        "chosenCandidates": [
+            {"logProbability": -0.01972555, "token": "2", "tokenId": 236778},
+            {"logProbability": -2.3844768e-07, "token": " +", "tokenId": 900},
+        ],
+        "topCandidates": [
+            {"candidates": [{"logProbability": -0.01972555, "token": "2", "tokenId": 236778}]},
+            {"candidates": [{"logProbability": -2.3844768e-07, "token": " +", "tokenId": 900}]},
+        ],
+    }
+    payload = {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": [{"text": "2 +"}]},
+                "finishReason": "STOP",
+                "logprobsResult": logprobs,
+            }
+        ],
+        "modelVersion": "m",
+        "responseId": "r",
+    }
+    message = from_gemini_response(payload)
+    (text,) = message.contents
+    assert isinstance(text, am.TextContent)
+    assert [(t.token, t.logprob, t.token_id) for t in text.logprobs] == [
+        ("2", -0.01972555, 236778),
+        (" +", -2.3844768e-07, 900),
+    ]
+    assert [t.token for t in text.logprobs[0].top_logprobs] == ["2"]
+    assert to_gemini_response(message) == {**payload, "candidates": [{**payload["candidates"][0], "index": 0}]}
+    # logprobs that would not come back exactly (a field agentmsg does not type) are kept whole
+    odd = json.loads(json.dumps(payload))
+    odd["candidates"][0]["logprobsResult"]["logProbabilitySum"] = -0.02
+    message = from_gemini_response(odd)
+    assert isinstance(message.contents[0], am.TextContent)
+    assert not message.contents[0].logprobs
+    assert to_gemini_response(message)["candidates"][0]["logprobsResult"] == odd["candidates"][0]["logprobsResult"]
+
+
+def test_function_response_objects_of_any_shape_come_back_exactly() -> None:
+    responses = [
+        {"return_value": ["Here is the image:", {"marker": "42"}]},
+        {},
+        {"error": {"code": 3, "message": "bad"}},
+        {"output": '{"temperature":22}'},  # a string output that holds JSON stays a string output
+    ]
+    contents: list[dict[str, Any]] = [{"role": "model", "parts": []}, {"role": "user", "parts": []}]
+    for k, response in enumerate(responses):
+        contents[0]["parts"].append({"functionCall": {"id": f"c{k}", "name": "f", "args": {}}})
+        contents[1]["parts"].append({"functionResponse": {"id": f"c{k}", "name": "f", "response": response}})
+    contents[1]["parts"].append(
+        {
+            "functionResponse": {
+                "id": "c0",
+                "name": "f",
+                "response": {"return_value": "see file"},
+                "parts": [{"fileData": {"mimeType": "application/pdf", "fileUri": "gs://b/report.pdf"}}],
+            }
+        }
+    )
+    payload = {"contents": contents}
+    messages = from_gemini(payload, provenance=PROV)
+    results = messages[1].contents
+    first = results[0]
+    assert isinstance(first, am.ToolResultContent)
+    text, kept = first.blocks
+    assert text == am.TextContent('{"return_value":["Here is the image:",{"marker":"42"}]}')
+    assert isinstance(kept, am.ProviderContent)
+    assert kept.block() == responses[0]
+    assert isinstance(results[2], am.ToolResultContent)
+    assert results[2].is_error
+    assert isinstance(results[3], am.ToolResultContent)
+    assert results[3].blocks == (am.TextContent('{"temperature":22}'),)
+    last = results[4]
+    assert isinstance(last, am.ToolResultContent)
+    assert [type(b).__name__ for b in last.blocks] == ["TextContent", "ProviderContent", "ProviderContent"]
+    report = ConversionReport()
+    assert to_gemini(messages, report=report) == payload
+    assert not report
+    # other formats get the text; the Gemini-only pieces are reported
+    report = ConversionReport()
+    chat = openai_chat.to_openai_chat(messages, report=report)
+    assert chat[1] == {
+        "role": "tool",
+        "tool_call_id": "c0",
+        "content": '{"return_value":["Here is the image:",{"marker":"42"}]}',
+    }
+    # (besides the error flag, and the index of the second result for c0, which Chat has no place for)
+    assert {loss.what for loss in report.losses} == {"provider in a tool result", "error flag", "index 4"}
+
+
+def test_built_in_tool_parts_are_hosted_calls_and_results() -> None:
+    call = {
+        "toolCall": {"args": {"queries": ["largest city in Mexico"]}, "id": "0yzlft9k", "toolType": "GOOGLE_SEARCH_WEB"}
+    }
+    outcome = {"toolResponse": {"id": "0yzlft9k", "response": {"search_suggestions": "<div/>"}}}
+    payload = {
+        "candidates": [
+            {"content": {"role": "model", "parts": [call, outcome, {"text": "Mexico City."}]}, "finishReason": "STOP"}
+        ],
+        "responseId": "r",
+    }
+    message = from_gemini_response(payload)
+    hosted_call, hosted_result, _ = message.contents
+    assert isinstance(hosted_call, am.HostedToolCallContent)
+    assert (hosted_call.id, hosted_call.name, hosted_call.kind, hosted_call.input) == (
+        "0yzlft9k",
+        "google_search_web",
+        am.HostedToolKind.WEB_SEARCH,
+        '{"queries":["largest city in Mexico"]}',
+    )
+    assert isinstance(hosted_result, am.HostedToolResultContent)
+    assert hosted_result.call_id == "0yzlft9k"
+    assert to_gemini_response(message)["candidates"][0]["content"]["parts"] == [call, outcome, {"text": "Mexico City."}]
+
+
+def test_grounding_golden_spans_are_the_segments_in_code_points() -> None:
+    payload = load("response_grounding.json")["payload"]
+    message = from_gemini_response(payload)
+    text = message.contents[0]
+    assert isinstance(text, am.TextContent)
+    supports = payload["candidates"][0]["groundingMetadata"]["groundingSupports"]
+    segments = [s["segment"]["text"] for s in supports for _ in s["groundingChunkIndices"]]
+    assert [text.content[c.start_index : c.end_index] for c in text.citations] == segments  # type: ignore[misc]
+    assert [c.title for c in text.citations] == ["uefa.com", "wikipedia.org", "wikipedia.org"]
+
+
+def test_code_execution_golden_is_a_hosted_call_and_result() -> None:
+    message = from_gemini_response(load("response_code_execution.json")["payload"])
+    _, call, result, _ = message.contents
+    assert isinstance(call, am.HostedToolCallContent)
+    assert call.input_value == {
+        "language": "PYTHON",
+        "code": "primes = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29]\nprint(sum(primes))\n",
+    }
+    assert isinstance(result, am.HostedToolResultContent)
+    assert result.code_execution == am.CodeExecutionOutput(stdout="129\n")
+    assert (result.status, result.status_raw) == (am.HostedToolStatus.COMPLETED, "OUTCOME_OK")
+    assert list(message.hosted_tool_calls()) == [call]

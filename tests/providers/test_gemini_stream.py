@@ -18,6 +18,9 @@ import pytest
 
 from agentmsg import (
     AssistantMessage,
+    CodeExecutionOutput,
+    HostedToolCallContent,
+    HostedToolResultContent,
     Provenance,
     ProviderContent,
     StopReason,
@@ -39,6 +42,7 @@ from agentmsg.providers.gemini_stream import (
 from agentmsg.streaming import StreamAccumulator, StreamEvent, StreamProtocolError, fold, iter_sse
 
 GOLDEN = Path(__file__).parent.parent / "golden" / "gemini_stream"
+SIG = "c2lnbmVkIGNhbGw="
 
 # --- the API's shapes --------------------------------------------------------
 # Field names (proto3 JSON: lowerCamelCase) and enum values of
@@ -214,6 +218,11 @@ def expected(
     )
 
 
+def metadata(block_type: str, value: dict[str, Any]) -> ProviderContent:
+    """The trailing provider block holding what a response has no typed place for (``responseMetadata``)."""
+    return ProviderContent("google", block_type, json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+
+
 def chunk(*parts: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
     candidate: dict[str, Any] = {"content": {"parts": list(parts), "role": "model"}, "index": 0}
     if finish is not None:
@@ -274,7 +283,16 @@ def test_plain_text_answer() -> None:
             TextContent(
                 "Sunlight scatters off air molecules, and blue light, with its short wavelength, scatters the most"
                 " — so the sky looks blue.\n"
-            )
+            ),
+            metadata(
+                "responseMetadata",
+                {
+                    "usageMetadata": {
+                        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 7}],
+                        "candidatesTokensDetails": [{"modality": "TEXT", "tokenCount": 23}],
+                    }
+                },
+            ),
         ],
         model="gemini-2.0-flash",
         response_id="Kf3aaPqWJ4aXz7IPkNeM-Ak",
@@ -325,6 +343,15 @@ def test_thinking_with_signatures() -> None:
                 thought_signature,
             ),
             TextContent("There are eight primes below 20: 2, 3, 5, 7, 11, 13, 17 and 19.", signature=text_signature),
+            metadata(
+                "responseMetadata",
+                {
+                    "usageMetadata": {
+                        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 2100}],
+                        "cacheTokensDetails": [{"modality": "TEXT", "tokenCount": 2048}],
+                    }
+                },
+            ),
         ],
         model="gemini-2.5-pro",
         response_id="p8TaaNTcBf6Qz7IP_7KkmQ0",
@@ -404,10 +431,11 @@ def test_a_stream_without_usage_leaves_usage_unknown() -> None:
 
 
 def test_a_blocked_prompt_is_a_content_filter_stop() -> None:
-    message, issues = run(golden("blocked_prompt"))
+    chunks = golden("blocked_prompt")
+    message, issues = run(chunks)
     assert message == expected(
         message,
-        [],
+        [metadata("promptFeedback", chunks[-1]["promptFeedback"])],
         model="gemini-2.0-flash",
         response_id="H9LaaPbHDqCEz7IP0vGd6Q0",
         usage=Usage(input_tokens=12, total_tokens=12),
@@ -418,10 +446,15 @@ def test_a_blocked_prompt_is_a_content_filter_stop() -> None:
 
 
 def test_a_safety_stop_keeps_the_text_so_far() -> None:
-    message, issues = run(golden("safety_finish"))
+    chunks = golden("safety_finish")
+    message, issues = run(chunks)
+    ratings = chunks[-1]["candidates"][0]["safetyRatings"]
     assert message == expected(
         message,
-        [TextContent("Here is how the reaction works. First,")],
+        [
+            TextContent("Here is how the reaction works. First,"),
+            metadata("responseMetadata", {"candidate": {"safetyRatings": ratings}}),
+        ],
         model="gemini-2.0-flash",
         response_id="WtPaaOqKJcyJz7IPi8C36A4",
         usage=Usage(input_tokens=18, output_tokens=9, total_tokens=27),
@@ -460,7 +493,7 @@ def test_an_error_object_in_the_stream_ends_it() -> None:
     assert issues == ["block 0 (text) was cut short by the error and kept as far as it got"]
 
 
-def test_code_execution_parts_are_kept_as_provider_blocks() -> None:
+def test_code_execution_parts_are_hosted_tool_blocks() -> None:
     chunks = golden("code_execution")
     code_part = chunks[1]["candidates"][0]["content"]["parts"][0]
     result_part = chunks[2]["candidates"][0]["content"]["parts"][0]
@@ -470,9 +503,23 @@ def test_code_execution_parts_are_kept_as_provider_blocks() -> None:
         message,
         [
             TextContent("I'll compute the sum of the first 50 primes."),
-            ProviderContent("google", "executableCode", json.dumps(code_part, **compact)),  # type: ignore[arg-type]
-            ProviderContent("google", "codeExecutionResult", json.dumps(result_part, **compact)),  # type: ignore[arg-type]
+            HostedToolCallContent(
+                "",
+                "code_execution",
+                json.dumps(code_part["executableCode"], **compact),  # type: ignore[arg-type]
+                kind="code_execution",
+                original=ProviderContent("google", "executableCode", json.dumps(code_part, **compact)),  # type: ignore[arg-type]
+            ),
+            HostedToolResultContent(
+                name="code_execution",
+                kind="code_execution",
+                code_execution=CodeExecutionOutput(stdout=result_part["codeExecutionResult"]["output"]),
+                status="completed",
+                status_raw="OUTCOME_OK",
+                original=ProviderContent("google", "codeExecutionResult", json.dumps(result_part, **compact)),  # type: ignore[arg-type]
+            ),
             TextContent("The sum of the first 50 primes is 5117."),
+            metadata("responseMetadata", {"usageMetadata": {"toolUsePromptTokenCount": 40}}),
         ],
         model="gemini-2.0-flash",
         response_id="T9baaJ2YE-SKz7IP6cXW0Qg",
@@ -482,7 +529,7 @@ def test_code_execution_parts_are_kept_as_provider_blocks() -> None:
         stop_reason_raw="STOP",
     )
     assert issues == []
-    assert message.contents[1].block() == code_part  # type: ignore[union-attr]
+    assert message.contents[1].original.block() == code_part  # type: ignore[union-attr]
 
 
 ROUND_TRIPS = [name for name in FIXTURES if name not in ("cut_off", "stream_error")]
@@ -849,8 +896,20 @@ def test_an_error_chunk_without_a_message_names_the_status() -> None:
         ([chunk({"functionCall": {"args": {}}})], "parts[0].functionCall.name: a function call needs a name"),
         ([chunk({"functionCall": "f"})], "parts[0].functionCall: expected an object, got string"),
         (
-            [chunk({"functionCall": {"name": "f", "partialArgs": [], "willContinue": True}})],
-            "functionCall.partialArgs: streamed function-call arguments (Vertex AI) are not supported",
+            [chunk({"functionCall": {"name": "f", "partialArgs": [{"jsonPath": "a"}], "willContinue": True}})],
+            "functionCall.partialArgs[0].jsonPath: expected a JSON path such as $.a[0].b, got 'a'",
+        ),
+        (
+            [chunk({"functionCall": {"name": "f", "partialArgs": [{"jsonPath": "$.a"}], "willContinue": True}})],
+            "functionCall.partialArgs[0]: a piece holds one of stringValue, numberValue, boolValue, nullValue",
+        ),
+        (
+            [
+                chunk({"functionCall": {"name": "f", "willContinue": True}}),
+                chunk({"functionCall": {"partialArgs": [{"jsonPath": "$.a", "numberValue": 1}], "willContinue": True}}),
+                chunk({"functionCall": {"partialArgs": [{"jsonPath": "$.a.b", "numberValue": 2}]}}),
+            ],
+            "chunk 2.candidates[0].content.parts[0].functionCall.partialArgs[0].jsonPath: the path goes through",
         ),
         ([{"candidates": [{"index": 1}]}], "candidates[0]: candidate 1: the parser folds one candidate"),
         ([{"candidates": [{}, {}]}], "candidates[1]: candidate 1: the parser folds one candidate"),
@@ -869,7 +928,10 @@ def test_an_error_chunk_without_a_message_names_the_status() -> None:
             [chunk({"functionCall": {"name": "f", "args": {"x": float("nan")}}})],
             "functionCall.args: not JSON-serialisable: Out of range float values are not JSON compliant",
         ),
-        ([chunk({"executableCode": {"code": "\udc80"}})], "parts[0]: not encodable as UTF-8"),
+        (
+            [chunk({"executableCode": {"code": "\udc80"}})],
+            "parts[0]: invalid value: executableCode: not encodable as UTF-8",
+        ),
         ([{"error": {"message": "x"}}, chunk({"text": "a"})], "chunk 1: a chunk after the stream ended"),
     ],
 )
@@ -898,3 +960,92 @@ def test_bad_options_are_refused() -> None:
         GeminiStreamParser(message_id="")
     with pytest.raises(ValidationError):
         GeminiStreamParser(model=3)  # type: ignore[arg-type]
+
+
+# --- grounding and streamed arguments (issue 16) -----------------------------------------------------
+
+
+def test_grounding_in_the_last_chunk_cites_the_text_streamed_before() -> None:
+    grounding = {
+        "webSearchQueries": ["weather zürich"],
+        "groundingChunks": [{"web": {"uri": "https://vertexaisearch.test/r/1", "title": "meteo.ch"}}],
+        "groundingSupports": [{"segment": {"endIndex": len("Zürich: ☀".encode())}, "groundingChunkIndices": [0]}],
+    }
+    chunks = [
+        chunk({"text": "Zürich: "}, responseId="g1", modelVersion="gemini-2.5-flash"),
+        {"candidates": [{**chunk({"text": "☀ warm."})["candidates"][0], "groundingMetadata": {}}]},
+        chunk({"functionCall": {"name": "f", "args": {}}}),
+        {
+            "candidates": [{**chunk(finish="STOP")["candidates"][0], "groundingMetadata": grounding}],
+            "usageMetadata": {"promptTokenCount": 3, "totalTokenCount": 9},
+        },
+    ]
+    message, issues = run(chunks)
+    assert issues == []
+    text, call, search, results = message.contents
+    assert isinstance(text, TextContent)
+    assert isinstance(call, ToolCallContent)
+    (citation,) = text.citations
+    assert text.content[citation.start_index : citation.end_index] == "Zürich: ☀"  # type: ignore[misc]
+    assert isinstance(search, HostedToolCallContent)
+    assert search.original is not None
+    assert search.original.block() == grounding
+    assert isinstance(results, HostedToolResultContent)
+    # the same message as the response the chunks make
+    response = {
+        "candidates": [
+            {
+                "content": {
+                    "role": "model",
+                    "parts": [{"text": "Zürich: ☀ warm."}, {"functionCall": {"name": "f", "args": {}}}],
+                },
+                "finishReason": "STOP",
+                "groundingMetadata": grounding,
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {"promptTokenCount": 3, "totalTokenCount": 9},
+        "modelVersion": "gemini-2.5-flash",
+        "responseId": "g1",
+    }
+    unstreamed = from_gemini_response(response)
+    assert message.contents == unstreamed.contents
+    assert to_gemini_response(message) == response
+
+
+def test_streamed_function_call_arguments_are_assembled() -> None:
+    def piece(*args: dict[str, Any], more: bool = True) -> dict[str, Any]:
+        call: dict[str, Any] = {"partialArgs": list(args)}
+        if more:
+            call["willContinue"] = True
+        return chunk({"functionCall": call})
+
+    chunks = [
+        chunk({"functionCall": {"name": "cook", "willContinue": True}, "thoughtSignature": SIG}, responseId="v1"),
+        piece({"jsonPath": "$.recipe.steps[0]", "stringValue": "Preheat", "willContinue": True}),
+        piece({"jsonPath": "$.recipe.steps[0]", "stringValue": " the oven."}),
+        piece({"jsonPath": "$.recipe.servings", "numberValue": 4}, {"jsonPath": "$.recipe.vegan", "boolValue": False}),
+        piece({"jsonPath": "$.recipe.note", "nullValue": None}),
+        chunk({"functionCall": {}}),
+        chunk({"functionCall": {"name": "serve", "willContinue": True}}),
+        piece({"jsonPath": "$.plates[1]", "stringValue": "b"}, more=False),
+        chunk(finish="STOP"),
+    ]
+    message, issues = run(chunks)
+    assert issues == []
+    cook, serve = message.contents
+    assert isinstance(cook, ToolCallContent)
+    assert isinstance(serve, ToolCallContent)
+    assert (cook.name, cook.signature) == ("cook", SIG)
+    assert cook.args == {"recipe": {"steps": ["Preheat the oven."], "servings": 4, "vegan": False, "note": None}}
+    assert serve.args == {"plates": [None, "b"]}
+    assert cook.id == generated_call_id("v1", 0, "cook")
+
+
+def test_a_cut_short_stream_lists_only_the_block_it_cut() -> None:
+    # the first text was followed by a call, so it was complete; the last text was cut
+    message, issues = run(
+        [chunk({"text": "a"}), chunk({"functionCall": {"name": "f", "args": {}}}), chunk({"text": "b"})]
+    )
+    assert [type(b).__name__ for b in message.contents] == ["TextContent", "ToolCallContent", "TextContent"]
+    assert issues == ["block 2 (text) was cut short by the error and kept as far as it got"]

@@ -33,6 +33,7 @@ from agentmsg import (
     AudioContent,
     BaseMessage,
     BranchSummaryMessage,
+    Citation,
     CompactionSummaryMessage,
     CustomMessage,
     DocumentContent,
@@ -44,6 +45,7 @@ from agentmsg import (
     SystemMessage,
     TextContent,
     ThinkingContent,
+    TokenLogprob,
     ToolCallContent,
     ToolMessage,
     ToolResultContent,
@@ -137,13 +139,13 @@ def drop_documented(response: dict[str, Any]) -> dict[str, Any]:
     if message.get("annotations") == []:
         del message["annotations"]
     usage = out.get("usage")
-    if usage:
-        for key, kept in (("prompt_tokens_details", {"cached_tokens", "cache_write_tokens"}),):
+    if usage:  # details agentmsg has no field for are kept when not 0 (a zero count equals an absent one)
+        for key, typed in (
+            ("prompt_tokens_details", {"cached_tokens", "cache_write_tokens"}),
+            ("completion_tokens_details", {"reasoning_tokens"}),
+        ):
             if key in usage:
-                usage[key] = {k: v for k, v in usage[key].items() if k in kept}
-        if "completion_tokens_details" in usage:
-            details = usage["completion_tokens_details"]
-            usage["completion_tokens_details"] = {k: v for k, v in details.items() if k == "reasoning_tokens"}
+                usage[key] = {k: v for k, v in usage[key].items() if k in typed or v not in (0, None)}
     return out  # type: ignore[no-any-return]
 
 
@@ -311,6 +313,44 @@ def _response_expectations() -> dict[str, AssistantMessage]:
             stop_reason_raw="tool_calls",
             provenance=Provenance(PROVIDER, API, "gpt-4.1-2025-04-14", "chatcmpl-tools-1"),
             timestamp=1750000100,
+        ),
+        "response_web_search.json": AssistantMessage(
+            [
+                TextContent(
+                    "Spain won Euro 2024 [uefa.com].",
+                    citations=[
+                        Citation.web(
+                            "https://www.uefa.com/euro2024/news/final/?utm_source=openai",
+                            "Spain win EURO 2024",
+                            start_index=20,
+                            end_index=30,
+                            original=ProviderContent(
+                                BLOCK_FORMAT,
+                                "url_citation",
+                                '{"type":"url_citation","url_citation":{"end_index":30,"start_index":20,'
+                                '"title":"Spain win EURO 2024","url":"https://www.uefa.com/euro2024/news/final/?utm_source=openai"}}',
+                            ),
+                        )
+                    ],
+                    logprobs=[
+                        TokenLogprob(
+                            "Spain",
+                            -0.0001,
+                            bytes=b"Spain",
+                            top_logprobs=[TokenLogprob("Spain", -0.0001, bytes=b"Spain")],
+                        ),
+                        TokenLogprob(
+                            " won", -0.02, bytes=b" won", top_logprobs=[TokenLogprob(" won", -0.02, bytes=b" won")]
+                        ),
+                    ],
+                ),
+                ProviderContent(BLOCK_FORMAT, "response.usage", '{"prompt_tokens_details":{"text_tokens":14}}'),
+            ],
+            usage=Usage(input_tokens=14, output_tokens=12, cache_read_tokens=0, reasoning_tokens=0, total_tokens=26),
+            stop_reason=StopReason.STOP,
+            stop_reason_raw="stop",
+            provenance=Provenance(PROVIDER, API, "gpt-4o-search-preview-2025-03-11", "chatcmpl-search-1"),
+            timestamp=1750000300,
         ),
         "response_refusal.json": AssistantMessage.text(
             "I'm sorry, I cannot assist with that request.",
@@ -747,7 +787,7 @@ def test_reading_reports_every_problem_with_its_path() -> None:
         {"role": "user", "content": "\ud800"},
     ]
     with pytest.raises(ValidationError) as info:
-        from_openai_chat(payload)
+        from_openai_chat(payload, pass_through_unknown=False)
     assert violations(info) == [
         ("messages[0].content[0].image_url.detail", "openai_chat.enum"),
         ("messages[1].role", "openai_chat.role"),
@@ -1020,23 +1060,112 @@ def test_response_keeps_invalid_arguments_and_refusal_with_content() -> None:
     assert written["choices"][0]["finish_reason"] == "stop"
 
 
-def test_response_annotations_need_pass_through() -> None:
+def test_response_url_citations_are_citations_on_the_text() -> None:
     annotation = {
         "type": "url_citation",
         "url_citation": {"start_index": 0, "end_index": 4, "title": "T", "url": "https://x.test"},
     }
     response = _response({"content": "Text", "annotations": [annotation]})
-    with pytest.raises(ValidationError) as info:
-        from_openai_chat_response(response)
-    assert violations(info) == [("choices[0].message.annotations", "openai_chat.unsupported")]
-    message = from_openai_chat_response(response, pass_through_unknown=True)
-    written = to_openai_chat_response(message, report=ConversionReport())
+    message = from_openai_chat_response(response)
+    (text,) = message.contents
+    assert isinstance(text, TextContent)
+    (citation,) = text.citations
+    assert (citation.source_kind, citation.url, citation.title) == ("web", "https://x.test", "T")
+    assert (citation.start_index, citation.end_index) == (0, 4)
+    report = ConversionReport()
+    written = to_openai_chat_response(message, report=report)
     sdk_response(written)
     assert written["choices"][0]["message"]["annotations"] == [annotation]
+    assert not report
     # A request has no annotations: reported there.
     report = ConversionReport()
     to_openai_chat([message], report=report)
-    assert losses(report) == [("[0].contents[1]", "assistant field 'annotations'")]
+    assert losses(report) == [("[0].contents[0].citations", "citations")]
+    # An annotation of another kind keeps the whole field verbatim (a provider block).
+    other = _response({"content": "Text", "annotations": [annotation, {"type": "file_citation", "file_id": "f"}]})
+    kept = from_openai_chat_response(other)
+    assert [type(b).__name__ for b in kept.contents] == ["TextContent", "ProviderContent"]
+    assert to_openai_chat_response(kept)["choices"][0]["message"]["annotations"] == [
+        annotation,
+        {"type": "file_citation", "file_id": "f"},
+    ]
+
+
+def test_citations_from_other_formats_become_url_citations_shifted_into_the_joined_content() -> None:
+    web = Citation.web("https://a.test", "A", start_index=1, end_index=3)
+    whole = Citation.web("https://b.test")
+    document = Citation.document(0, chars=(0, 2))
+    message = AssistantMessage(
+        [TextContent("Hello "), TextContent("world", citations=[web, whole, document])],
+        stop_reason="stop",
+    )
+    report = ConversionReport()
+    written = to_openai_chat_response(message, report=report)
+    assert written["choices"][0]["message"]["annotations"] == [
+        {
+            "type": "url_citation",
+            "url_citation": {"end_index": 9, "start_index": 7, "title": "A", "url": "https://a.test"},
+        },
+        {
+            "type": "url_citation",
+            "url_citation": {"end_index": 11, "start_index": 6, "title": "", "url": "https://b.test"},
+        },
+    ]
+    assert ("contents[1].citations[2]", "document citation") in losses(report)
+
+
+def test_response_logprobs_are_token_logprobs_on_content_and_refusal() -> None:
+    def token(text: str, logprob: float, top: list[Any] | None = None) -> dict[str, Any]:
+        entry: dict[str, Any] = {"token": text, "logprob": logprob, "bytes": list(text.encode())}
+        if top is not None:
+            entry["top_logprobs"] = top
+        return entry
+
+    content = [token("Hi", -0.1, [token("Hi", -0.1), token("Hey", -2.5)]), token("!", -0.01, [])]
+    response = _response({"content": "Hi!"})
+    response["choices"][0]["logprobs"] = {"content": content, "refusal": None}
+    message = from_openai_chat_response(response)
+    (text,) = message.contents
+    assert isinstance(text, TextContent)
+    assert [(t.token, t.logprob, t.bytes) for t in text.logprobs] == [("Hi", -0.1, b"Hi"), ("!", -0.01, b"!")]
+    assert [t.token for t in text.logprobs[0].top_logprobs] == ["Hi", "Hey"]
+    report = ConversionReport()
+    written = to_openai_chat_response(message, report=report)
+    sdk_response(written)
+    assert written["choices"][0]["logprobs"] == {"content": content, "refusal": None}
+    assert not report
+    refused = _response({"content": None, "refusal": "No."})
+    refused["choices"][0]["logprobs"] = {"content": None, "refusal": [token("No", -0.2, []), token(".", 0.0, [])]}
+    message = from_openai_chat_response(refused)
+    assert to_openai_chat_response(message)["choices"][0]["logprobs"] == {
+        "content": None,
+        "refusal": refused["choices"][0]["logprobs"]["refusal"],
+    }
+    report = ConversionReport()
+    to_openai_chat([message], report=report)
+    assert losses(report) == [("[0].contents[0].logprobs", "token logprobs")]
+
+
+def test_usage_details_without_a_field_are_kept_for_the_response() -> None:
+    response = _response({"content": "ok"})
+    response["usage"] = {
+        "prompt_tokens": 64,
+        "completion_tokens": 9,
+        "total_tokens": 73,
+        "prompt_tokens_details": {"audio_tokens": 44, "cached_tokens": 0, "text_tokens": 20},
+        "completion_tokens_details": {"reasoning_tokens": 0, "text_tokens": 9, "audio_tokens": 0},
+    }
+    message = from_openai_chat_response(response)
+    assert message.usage == Usage(
+        input_tokens=64, output_tokens=9, cache_read_tokens=0, reasoning_tokens=0, total_tokens=73
+    )
+    written = to_openai_chat_response(message)
+    assert written["usage"]["prompt_tokens_details"] == {"cached_tokens": 0, "audio_tokens": 44, "text_tokens": 20}
+    assert written["usage"]["completion_tokens_details"] == {"reasoning_tokens": 0, "text_tokens": 9}
+    # not model input: a request leaves the block out without a report
+    report = ConversionReport()
+    assert to_openai_chat([message], report=report) == [{"role": "assistant", "content": "ok"}]
+    assert not report
 
 
 def test_response_bad_input() -> None:

@@ -23,6 +23,7 @@ from openai.types.chat import ChatCompletionChunk
 from agentmsg import (
     AssistantMessage,
     Provenance,
+    ProviderContent,
     StopReason,
     TextContent,
     ToolCallContent,
@@ -356,6 +357,58 @@ def _chunk(delta: dict[str, Any] | None = None, finish: str | None = None, **fie
     return validated([chunk])[0]
 
 
+def _token(text: str, logprob: float) -> dict[str, Any]:
+    return {"token": text, "logprob": logprob, "bytes": list(text.encode()), "top_logprobs": []}
+
+
+def _scored(delta: dict[str, Any], logprobs: dict[str, Any]) -> dict[str, Any]:
+    chunk = copy.deepcopy(_chunk(delta))
+    chunk["choices"][0]["logprobs"] = logprobs
+    return validated([chunk])[0]
+
+
+def test_logprobs_citations_audio_and_usage_details_fold_as_the_completion_reads() -> None:
+    citation = {
+        "type": "url_citation",
+        "url_citation": {"start_index": 0, "end_index": 5, "title": "Ex", "url": "https://example.test/"},
+    }
+    chunks = [
+        _scored({"role": "assistant", "content": "Hello"}, {"content": [_token("Hello", -0.5)]}),
+        _scored({"content": " you", "annotations": [citation]}, {"content": [_token(" you", -1.25)]}),
+        _chunk({"audio": {"id": "audio_1", "data": "AAA", "transcript": "Hel"}}),
+        _chunk({"audio": {"data": "BBB", "transcript": "lo", "expires_at": 1700003600}}),
+        _chunk(finish="stop"),
+        {
+            **_chunk(),
+            "choices": [],
+            "usage": {
+                "prompt_tokens": 10,
+                "completion_tokens": 4,
+                "total_tokens": 14,
+                "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 3},
+                "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 2, "text_tokens": 2},
+            },
+        },
+    ]
+    unstreamed = _unstreamed(chunks)
+    message, issues = folded(stream_events(chunks, message_id=unstreamed.id))
+    assert message == unstreamed
+    assert issues == []
+    text, audio, details = message.contents
+    assert isinstance(text, TextContent)
+    assert [(t.token, t.logprob) for t in text.logprobs] == [("Hello", -0.5), (" you", -1.25)]
+    assert [c.url for c in text.citations] == ["https://example.test/"]
+    assert isinstance(audio, ProviderContent)
+    assert audio.block() == {
+        "audio": {"id": "audio_1", "data": "AAABBB", "transcript": "Hello", "expires_at": 1700003600}
+    }
+    assert isinstance(details, ProviderContent)
+    assert details.block() == {
+        "prompt_tokens_details": {"audio_tokens": 3},
+        "completion_tokens_details": {"audio_tokens": 2, "text_tokens": 2},
+    }
+
+
 def test_feed_and_close_match_stream_events() -> None:
     chunks = load("parallel_tool_calls.json")
     parser = OpenAIChatStreamParser(message_id="m-1")
@@ -509,7 +562,16 @@ MALFORMED: list[tuple[str, list[Any], str]] = [
     ),
     ("negative tool index", [_chunk({"tool_calls": [{"index": -1, "id": "c"}]})], r"index must not be negative"),
     ("content after finish", [_chunk(finish="stop"), _chunk({"content": "more"})], r"event 1: .*after the choice"),
-    ("audio", [_with(["choices", 0, "delta", "audio"], {"id": "audio_1"})], r"audio output is not supported"),
+    (
+        "logprobs without content",
+        [
+            _with(
+                ["choices", 0, "logprobs"],
+                {"refusal": [{"token": "x", "logprob": 0.0, "bytes": None, "top_logprobs": []}]},
+            )
+        ],
+        r"logprobs.refusal: token logprobs for refusal that never came",
+    ),
     (
         "function_call",
         [_with(["choices", 0, "delta", "function_call"], {"name": "f"})],

@@ -22,14 +22,18 @@ from typing import Any
 import grpc
 import pytest
 from conftest import RunnerThread, ServerThread
+from fuzzing import nested_message_bytes, varint
+from google.rpc import error_details_pb2
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_status import rpc_status
 from serverproc import ServerProcess
 
 import agentmsg as am
 from agentmsg.errors import StoreFullError
-from agentmsg.service import AsyncClient, Client, Logged, ToolRunner
+from agentmsg.service import AsyncClient, Client, Logged, ToolRunner, status
 from agentmsg.service.stores import SQLiteStore
 from agentmsg.streaming import StreamEvent
+from agentmsg.v1 import tool_pb2, tool_service_pb2
 
 SOAK = os.environ.get("AGENTMSG_SOAK", "") not in ("", "0")
 BATCH = 5
@@ -372,18 +376,66 @@ def test_a_full_store_refuses_writes_with_resource_exhausted_and_keeps_serving_r
 
 
 def test_a_request_protobuf_cannot_decode_is_refused_and_the_server_stays_up(server: ServerThread) -> None:
-    """A message nested past protobuf's 100-level limit (hand-made bytes: no library builds one) fails in
-    gRPC's request decoding, before any handler: an error status for that call, nothing else."""
-    from fuzzing import nested_message_bytes, varint
-
+    """A message nested past protobuf's 100-level limit (hand-made bytes: no library builds one) fails to
+    decode: INVALID_ARGUMENT with a google.rpc.BadRequest for that call (never UNKNOWN naming a Python class),
+    nothing else."""
     body = nested_message_bytes(300)
     request = b"\x0a\x01s" + b"\x12" + varint(len(body)) + body  # AppendMessageRequest(session_id="s", message)
     with grpc.insecure_channel(server.target) as channel:
         append = channel.unary_unary("/agentmsg.v1.SessionService/AppendMessage")
         with pytest.raises(grpc.RpcError) as info:
             append(request, timeout=5)
-    assert info.value.code() == grpc.StatusCode.UNKNOWN  # type: ignore[attr-defined]  # gRPC's deserialization failure
-    assert "Exceeded upb_DecodeOptions_MaxDepth" in info.value.details()  # type: ignore[attr-defined]
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    error = status.from_rpc_error(info.value)  # type: ignore[arg-type]
+    assert isinstance(error, am.ValidationError)
+    assert error.violations[0].rule_id == "decode"
+    assert "agentmsg.v1.AppendMessageRequest" in error.violations[0].message
     with Client(server.target) as client:
         assert client.append("s", am.UserMessage.text("fine")) == 1
         assert [m.offset for m in client.history("s")] == [1]
+
+
+GARBAGE = b"\xff\xff\xff\xff"  # a field tag whose varint never ends: no protobuf decodes it
+
+
+@pytest.mark.parametrize(
+    ("method", "kind"),
+    [
+        ("/agentmsg.v1.SessionService/ListMessages", "unary_unary"),
+        ("/agentmsg.v1.SessionService/Subscribe", "unary_stream"),
+        ("/agentmsg.v1.SessionService/PublishStream", "stream_unary"),
+        ("/agentmsg.v1.ToolService/ServeTools", "stream_stream"),
+        ("/agentmsg.v1.ToolService/CallTool", "unary_unary"),
+    ],
+)
+def test_undecodable_bytes_are_invalid_argument_with_a_bad_request(
+    server: ServerThread, method: str, kind: str
+) -> None:
+    def call(channel: grpc.Channel) -> None:
+        request = GARBAGE if kind.startswith("unary") else iter([GARBAGE])
+        reply = getattr(channel, kind)(method)(request, timeout=5)
+        if kind.endswith("stream"):
+            list(reply)
+
+    with grpc.insecure_channel(server.target) as channel, pytest.raises(grpc.RpcError) as info:
+        call(channel)
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    rich = rpc_status.from_call(info.value)  # type: ignore[arg-type]
+    assert rich is not None
+    assert any(detail.Is(error_details_pb2.BadRequest.DESCRIPTOR) for detail in rich.details)
+    message = info.value.details()  # type: ignore[attr-defined]
+    assert "ValueError" not in message
+    assert "DecodeError" not in message
+
+
+def test_a_runner_outcome_that_does_not_decode_ends_its_stream_invalid_argument(server: ServerThread) -> None:
+    register = tool_service_pb2.ServeToolsRequest(
+        register=tool_service_pb2.RegisterTools(runner_name="r", tools=[tool_pb2.ToolDefinition(name="t")])
+    ).SerializeToString()
+    with grpc.insecure_channel(server.target) as channel:
+        serve = channel.stream_stream("/agentmsg.v1.ToolService/ServeTools")
+        with pytest.raises(grpc.RpcError) as info:
+            list(serve(iter([register, GARBAGE]), timeout=5))
+    assert info.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # type: ignore[attr-defined]
+    with Client(server.target) as client:
+        assert client.list_tools() == []  # the runner was let go

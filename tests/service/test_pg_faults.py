@@ -7,6 +7,8 @@ says so (health NOT_SERVING, calls UNAVAILABLE) and comes back by itself.
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 
@@ -118,8 +120,36 @@ def stop_and_restart(database: LocalPostgres, nodes: list[ServerProcess]) -> Non
         acked = [client.append("s", message) for message in sent]
     assert acked == list(range(1, 21))
     assert health(first.target) == health(second.target) == SERVING
-
+    # Live subscribers on both nodes, caught up and waiting (one also for live events): `agentmsg tail
+    # --follow` processes, so no gRPC call is in flight in this process when pg_ctl forks.
+    followers = [
+        subprocess.Popen(
+            [sys.executable, "-m", "agentmsg", "tail", "s", "--follow", "--target", node.target]
+            + (["--live"] if node is first else []),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for node in nodes
+    ]
+    for follower in followers:
+        assert follower.stdout is not None
+        while not follower.stdout.readline().startswith("#20 "):
+            assert follower.poll() is None, follower.stderr.read() if follower.stderr else ""
     database.stop(mode="fast")
+    # Each node ends its subscribers' streams UNAVAILABLE as soon as it loses the database (within 5 s).
+    try:
+        for follower in followers:
+            follower.wait(5)
+    finally:
+        for follower in followers:
+            if follower.poll() is None:
+                follower.kill()
+                follower.wait()
+    for follower in followers:
+        _, err = follower.communicate()
+        assert follower.returncode == 2, err
+        assert "this node lost its store" in err
     for node in nodes:
         assert wait_until(lambda node=node: health(node.target) == NOT_SERVING, 15), node.errors[-5:]
     # UNAVAILABLE on the wire, with the store's error class in the status details.

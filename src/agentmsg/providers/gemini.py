@@ -5,8 +5,9 @@ The format is the REST form of ``google.ai.generativelanguage.v1beta``
 the Gemini API reference at ai.google.dev/api/generate-content): a request is
 ``{"systemInstruction": Content, "contents": [Content]}``, a ``Content`` is
 ``{"role": "user" | "model", "parts": [Part]}``, and a ``Part`` holds one of
-``text``, ``inlineData``, ``fileData``, ``functionCall``, ``functionResponse``
-(and kinds agentmsg has none for, such as ``executableCode``), plus the flags
+``text``, ``inlineData``, ``fileData``, ``functionCall``, ``functionResponse``,
+``executableCode``, ``codeExecutionResult``, ``toolCall``, ``toolResponse``
+(and kinds agentmsg has no type for, kept verbatim), plus the flags
 ``thought`` and ``thoughtSignature``. Field names are lowerCamelCase as the REST
 reference writes them; reading also takes the snake_case names the API accepts
 (``inline_data``, ``mime_type``...).
@@ -33,10 +34,55 @@ ToolResultContent(id, name, content,  ``{"functionResponse": {id?, name, respons
 is_error)                             text in ``response`` (``{"output": ...}``, or
                                       ``{"error": ...}`` when ``is_error``), media bytes in
                                       ``parts[*].inlineData``
-ProviderContent (provider "google")   the part, verbatim
+HostedToolCallContent /               ``executableCode`` / ``codeExecutionResult`` parts (code
+HostedToolResultContent               execution: input ``{"language", "code"}``, stdout = the
+                                      ``output``, status from ``outcome``) and ``toolCall`` /
+                                      ``toolResponse`` parts (built-in tools; kind from
+                                      ``toolType``), each with the whole part as ``original``
+TextContent.citations + a hosted      (responses) ``groundingMetadata``: see "Grounding"
+search call and result
+HostedToolCallContent (web_fetch) +   (responses) ``urlContextMetadata``: a call
+one result per URL                    ``url_context`` (``{"urls": [...]}``) and one result a
+                                      URL (status ``urlRetrievalStatus``)
+TextContent.logprobs                  (responses) ``logprobsResult`` (``chosenCandidates`` and
+                                      ``topCandidates``: token, ``logProbability``,
+                                      ``tokenId``) on the first answer text block
+ProviderContent (provider "google")   the part, verbatim (any part kind or field agentmsg has
+                                      no type for); type ``promptFeedback``: the response's
+                                      ``promptFeedback``; type ``responseMetadata``: what a
+                                      response carries with no typed place (below)
 AssistantMessage usage / stop /       (responses) ``usageMetadata``, ``finishReason``,
 error / provenance                    ``finishMessage``, ``modelVersion`` and ``responseId``
 ====================================  =========================================================
+
+Grounding (responses). A candidate's ``groundingMetadata`` is a hosted search
+call (name ``google_search``, kind web search, or ``file_search`` when its
+chunks are ``retrievedContext``; input ``{"queries": webSearchQueries}``; its
+``original`` is the whole ``groundingMetadata``) followed by a result listing
+the chunks as search results (``web`` / ``maps``: URL and title;
+``retrievedContext``: URI, title and text). Each ``groundingSupports`` entry
+gives one :class:`~agentmsg.Citation` per chunk index on the text block of
+its ``segment.partIndex`` (0 when absent): ``web`` / ``maps`` chunks as web
+citations (``result_index`` = the chunk index), ``retrievedContext`` as
+search-result citations, the span converted from UTF-8 byte offsets to code
+points, ``confidence`` from ``confidenceScores``, the support object as the
+citation's ``original``. These blocks, then URL context, then the
+``promptFeedback`` and ``responseMetadata`` blocks follow the parts. Writing a
+response, the call's ``original`` goes back as ``groundingMetadata`` (so the
+citations read from it need nothing more); citations of any other origin are
+reported (Gemini grounds through its own metadata only), and so are all
+citations in a request.
+
+Response metadata. A ``ProviderContent`` of type ``responseMetadata`` holds,
+verbatim, what a response carries that agentmsg has no field for: the
+``usageMetadata`` keys other than the five typed counts (per-modality
+``*TokensDetails``, ``toolUsePromptTokenCount``, Vertex AI's
+``trafficType``...), candidate fields (``avgLogprobs``, ``safetyRatings``,
+``citationMetadata``, a ``logprobsResult`` that does not come back exactly
+from tokens, a ``content`` with no parts) under ``"candidate"``, and response
+fields such as Vertex AI's ``createTime``. :func:`to_gemini_response` writes
+it back in place; it is not model input, so :func:`to_gemini` leaves it (and
+``promptFeedback``) out without a report, and other formats report it.
 
 Choices where the two models differ:
 
@@ -66,12 +112,17 @@ Choices where the two models differ:
   no text gives ``""``; several text blocks give a list of their texts.
   Reading, ``{"output": str}`` and ``{"error": str}`` give one text block
   (none for ``""``), a list of strings gives one block per string, and any
-  other object (other keys, or a non-string value) gives one text block
-  holding the object as compact JSON, ``is_error`` being true when it has an
-  ``"error"`` key. Media bytes of a result go to ``functionResponse.parts``
-  (``inlineData`` only: the Gemini API does not take ``fileData`` there, so
-  media by URL or file id in a tool result is reported lost); the text comes
-  back before the media, so a text block after a media block is reported.
+  other object (other keys, a non-string value, ``{}``) gives one text block
+  holding the object as compact JSON (what other formats send) followed by a
+  ``ProviderContent("google", "response")`` holding the object verbatim,
+  ``is_error`` being true when it has an ``"error"`` key; writing such a
+  result sends that object as ``response`` again, exactly (a text that is not
+  the object's JSON is then reported). Media bytes of a result go to
+  ``functionResponse.parts`` as ``inlineData``; any other part there
+  (``fileData``, media with more fields) is read as a ``ProviderContent``
+  inside the result and written back verbatim. A media block by URL or file
+  id in a tool result is reported lost; the text comes back before the
+  media, so a text block after a media block is reported.
 - A tool result needs a ``name`` in the format; a result without one takes the
   name of the earlier tool call with its id (it reads back with that name); a
   result whose call is not in the input raises :class:`~agentmsg.ValidationError`
@@ -113,8 +164,12 @@ Choices where the two models differ:
   ``IMAGE_OTHER`` and ``NO_IMAGE`` are ERROR; anything else (and
   ``FINISH_REASON_UNSPECIFIED``) is unspecified. The string is always kept in
   ``stop_reason_raw``. A response with no candidate and a
-  ``promptFeedback.blockReason`` (a blocked prompt) reads as an empty
-  CONTENT_FILTER message whose raw reason is the block reason.
+  ``promptFeedback.blockReason`` (a blocked prompt) reads as a CONTENT_FILTER
+  message whose raw reason is the block reason and whose block is the
+  ``promptFeedback`` kept verbatim; written back, that block gives a response
+  without a candidate. A candidate stopped by a filter (``finishReason``
+  ``SAFETY`` with no content: the answer was filtered) stays a candidate: only
+  the ``promptFeedback`` block makes a blocked prompt.
 - ``usageMetadata`` (responses): ``input_tokens`` is ``promptTokenCount``
   minus ``cachedContentTokenCount`` (the prompt count includes the cached
   part), ``cache_read_tokens`` is ``cachedContentTokenCount``,
@@ -122,7 +177,8 @@ Choices where the two models differ:
   output includes reasoning), ``reasoning_tokens`` is ``thoughtsTokenCount``,
   ``total_tokens`` is ``totalTokenCount``. A count the response leaves out is
   None (proto3 JSON leaves zeros out, so a missing count may be zero);
-  ``toolUsePromptTokenCount`` and the per-modality details are not read.
+  ``toolUsePromptTokenCount`` and the per-modality details go to the
+  ``responseMetadata`` block.
   ``finishMessage`` is the message's ``error``; provenance is
   ``Provenance("google", "google-generative-ai", modelVersion, responseId)``.
 
@@ -144,21 +200,24 @@ image detail ``auto`` (Gemini has no such level); document ``filename`` and
 arguments that are not a JSON object; media by URL or file id in tool results;
 image detail in tool results; the order of text after media in a tool result;
 a tool result's single empty text block (it reads back as no block);
-provider blocks of other providers; content and messages of a kind this
-version does not know.
+provider blocks of other providers; hosted tool calls and results that did
+not come from Gemini; citations (in a request; in a response unless read
+from Gemini's grounding) and token logprobs in a request; token bytes;
+content and messages of a kind this version does not know. A signed hosted
+part whose signature may not be replayed goes without it (reported).
 
-What agentmsg cannot hold (reading raises, rule ``gemini.unsupported``, or,
-with ``pass_through_unknown=True``, keeps the whole part as a ProviderContent
-of provider ``"google"`` whose type is the part's kind, e.g.
-``executableCode``): parts of kinds agentmsg has none for (``executableCode``,
-``codeExecutionResult``, ``toolCall``, ``toolResponse``: rule
-``gemini.unknown_type`` when not passed through); media or function
-responses in a model content, function calls in a user content; ``thought``
-on anything but model text; ``thoughtSignature`` on media and function
-responses; ``videoMetadata``, ``partMetadata``; ``mediaResolution`` other than
-low/medium/high on an image; unknown keys beside a known part kind. Unknown
-keys inside a known object (``displayName``, ``willContinue``,
-``scheduling``...) and request configuration (``tools``,
+What agentmsg has no type for is kept by default (``pass_through_unknown``,
+default True), the whole part as a ProviderContent of provider ``"google"``
+whose type is the part's kind (``videoMetadata`` parts as their data kind,
+e.g. ``fileData``), written back verbatim: parts of kinds this version does
+not know (rule ``gemini.unknown_type`` with ``pass_through_unknown=False``);
+media or function responses in a model content, function calls in a user
+content; ``thought`` on anything but model text; ``thoughtSignature`` on media
+and function responses; ``videoMetadata``, ``partMetadata``;
+``mediaResolution`` other than low/medium/high on an image; unknown keys
+beside a known part kind (rule ``gemini.unsupported`` with
+``pass_through_unknown=False``). Unknown keys inside a known object
+(``displayName``, ``scheduling``...) and request configuration (``tools``,
 ``generationConfig``...) are ignored.
 
 Reading checks the payload and reports every problem at once in one
@@ -189,6 +248,8 @@ from agentmsg.content import (
     AudioContent,
     Content,
     DocumentContent,
+    HostedToolCallContent,
+    HostedToolResultContent,
     ImageContent,
     ImageDetail,
     ProviderContent,
@@ -214,6 +275,7 @@ from agentmsg.messages import (
     ToolMessage,
     UserMessage,
 )
+from agentmsg.providers import _gemini_extras as extras
 from agentmsg.providers._common import (
     ConversionReport,
     PayloadErrors,
@@ -225,6 +287,7 @@ from agentmsg.providers._common import (
     restore_id,
     split_media,
 )
+from agentmsg.providers._gemini_extras import HOSTED_PARTS
 from agentmsg.usage import Usage
 from agentmsg.v1 import content_pb2
 
@@ -243,6 +306,9 @@ PROVIDER: Final = "google"
 API: Final = "google-generative-ai"
 TARGET: Final = "gemini"
 
+RESPONSE_BLOCK: Final = "response"
+"""The type of the provider block that keeps a ``functionResponse.response`` object of another shape verbatim."""
+
 PLACEHOLDER_SIGNATURES: Final = ("skip_thought_signature_validator", "context_engineering_is_the_way_to_go")
 """Signature values Google documents for function calls no Gemini model signed; never read as signatures."""
 
@@ -251,10 +317,10 @@ FILES_API_PREFIX: Final = "https://generativelanguage.googleapis.com/"
 T = TypeVar("T")
 MediaBlock = ImageContent | AudioContent | DocumentContent
 
-_KINDS: Final = ("text", "inlineData", "fileData", "functionCall", "functionResponse")
+_KINDS: Final = ("text", "inlineData", "fileData", "functionCall", "functionResponse", *HOSTED_PARTS)
 _META: Final = ("thought", "thoughtSignature", "mediaResolution", "videoMetadata", "partMetadata")
 _ROLE_KINDS: Final[Mapping[str, frozenset[str]]] = {
-    "model": frozenset({"text", "functionCall"}),
+    "model": frozenset({"text", "functionCall", *HOSTED_PARTS}),
     "user": frozenset({"text", "inlineData", "fileData", "functionResponse"}),
 }
 _ROLES: Final[Mapping[str, str]] = {"user": "user", "model": "model", "function": "user", "tool": "user"}
@@ -394,14 +460,124 @@ def _arguments(block: ToolCallContent, path: str, reporter: Reporter) -> dict[st
     return args
 
 
-def _model_part(
-    block: Content, path: str, reporter: Reporter, *, replay: bool, seed: str, part_index: int, call_position: int
+def _derived_results(blocks: Iterable[Content]) -> set[int]:
+    """Positions of the hosted results read from a grounding or URL-context call's metadata (written by the call)."""
+    skipped: set[int] = set()
+    after_metadata = False
+    for j, block in enumerate(blocks):
+        if isinstance(block, HostedToolCallContent):
+            original = block.original
+            after_metadata = (
+                original is not None
+                and original.provider == PROVIDER
+                and original.block_type in (extras.GROUNDING, extras.URL_CONTEXT)
+            )
+        elif isinstance(block, HostedToolResultContent) and block.original is None and after_metadata:
+            skipped.add(j)
+        else:
+            after_metadata = False
+    return skipped
+
+
+def _grounded(message: AssistantMessage) -> bool:
+    """Does the message hold a Gemini ``groundingMetadata`` (which holds its citations)?"""
+    return any(
+        isinstance(block, HostedToolCallContent)
+        and block.original is not None
+        and block.original.provider == PROVIDER
+        and block.original.block_type == extras.GROUNDING
+        for block in message.contents
+    )
+
+
+def _text_extras(
+    block: TextContent, path: str, reporter: Reporter, sink: dict[str, Any] | None, grounded: bool
+) -> None:
+    """Citations and logprobs of a text block: kept for the response (``sink``), or reported."""
+    arm = block.pb.text  # the repeated fields themselves: no wrappers built for the (usual) empty case
+    if not arm.citations and not arm.logprobs:
+        return
+    if block.citations:
+        ours = all(
+            c.original is not None and c.original.provider == PROVIDER and c.original.block_type == "groundingSupport"
+            for c in block.citations
+        )
+        if sink is None:
+            reporter.loss(path + ".citations", "citations", "a Gemini request has no place for citations")
+        elif not (ours and grounded):
+            reporter.loss(
+                path + ".citations",
+                "citations",
+                "Gemini cites through its own groundingMetadata only; these did not come from one",
+            )
+    if block.logprobs:
+        if sink is None:
+            reporter.loss(path + ".logprobs", "token logprobs", "a Gemini request has no place for logprobs")
+            return
+        sink.setdefault(extras.LOGPROBS, []).extend(block.logprobs)
+        if any(token.bytes is not None for token in block.logprobs):
+            reporter.loss(path + ".logprobs", "token bytes", "Gemini logprobs have no token bytes")
+
+
+def _hosted_part(
+    block: HostedToolCallContent | HostedToolResultContent,
+    path: str,
+    reporter: Reporter,
+    *,
+    replay: bool,
+    sink: dict[str, Any] | None,
 ) -> dict[str, Any] | None:
-    """The part for one assistant block, or None when it is lost (and reported)."""
+    """The part of a hosted call or result read from Gemini; the response-level objects go to ``sink``."""
+    original = block.original
+    what = "hosted tool call" if isinstance(block, HostedToolCallContent) else "hosted tool result"
+    if original is None or original.provider != PROVIDER:
+        source = f"{original.provider} " if original is not None else ""
+        reporter.loss(path, f"{source}{what}", "Gemini holds only the hosted tools it ran itself")
+        return None
+    value = original.block()
+    if original.block_type in (extras.GROUNDING, extras.URL_CONTEXT):
+        if sink is None:
+            reporter.loss(path, f"Gemini {original.block_type}", "a Gemini request has no place for it")
+        else:
+            sink[original.block_type] = value
+        return None
+    part, signed = extras.strip_signature(value)
+    if signed and replay:
+        return value
+    if signed:
+        reporter.loss(
+            path + ".signature",
+            "signature",
+            "it may go back only to the Google model that produced it (provenance does not match)",
+        )
+    return part
+
+
+def _model_part(
+    block: Content,
+    path: str,
+    reporter: Reporter,
+    *,
+    replay: bool,
+    seed: str,
+    part_index: int,
+    call_position: int,
+    sink: dict[str, Any] | None = None,
+    grounded: bool = False,
+) -> dict[str, Any] | None:
+    """The part for one assistant block, or None when it is lost (and reported) or response-level.
+
+    ``sink`` collects what a response writes outside the parts (grounding,
+    URL context, logprobs, prompt feedback, response metadata); it is None
+    when writing a request.
+    """
     if isinstance(block, TextContent):
         part: dict[str, Any] = {"text": block.content}
         _signature(part, block.signature, replay, path, reporter)
+        _text_extras(block, path, reporter, sink, grounded)
         return part
+    if isinstance(block, (HostedToolCallContent, HostedToolResultContent)):
+        return _hosted_part(block, path, reporter, replay=replay, sink=sink)
     if isinstance(block, ThinkingContent):
         part = {"text": block.content, "thought": True}
         _signature(part, block.signature, replay, path, reporter)
@@ -427,6 +603,10 @@ def _model_part(
             )
         return part
     if isinstance(block, ProviderContent):
+        if block.provider == PROVIDER and block.block_type in (extras.PROMPT_FEEDBACK, extras.RESPONSE_METADATA):
+            if sink is not None:  # a request carries no response metadata (not model input)
+                sink[block.block_type] = block.block()
+            return None
         return _provider_part(block, path, reporter)
     reporter.loss(path, f"{block.type or 'unknown'} content", "an assistant turn in Gemini cannot hold it")
     return None
@@ -508,7 +688,10 @@ class _Writer:
         ci, parts, new = self._target("model")
         start = len(parts)
         calls = sum(1 for part in parts if "functionCall" in part)
+        derived = _derived_results(message.contents)
         for j, block in enumerate(message.contents):
+            if j in derived:
+                continue
             part = _model_part(
                 block,
                 f"{path}.contents[{j}]",
@@ -587,6 +770,7 @@ class _Writer:
     def result_body(self, block: ToolResultContent, path: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         texts: list[str] = []
         media: list[dict[str, Any]] = []
+        verbatim: dict[str, Any] | None = None
         text_after_media = False
         pieces = [
             piece
@@ -615,14 +799,31 @@ class _Writer:
                     )
                 if isinstance(inner, DocumentContent):
                     _document_names(inner, ipath, self.reporter)
+            elif isinstance(inner, ProviderContent) and inner.provider == PROVIDER:
+                if inner.block_type == RESPONSE_BLOCK and verbatim is None:
+                    verbatim = inner.block()
+                else:  # a function response part kept verbatim (fileData...)
+                    media.append(inner.block())
+            elif isinstance(inner, ProviderContent):
+                self.reporter.loss(
+                    ipath, f"{inner.provider} {inner.block_type} block", "it goes back only to its own provider"
+                )
             else:
                 self.reporter.loss(ipath, f"{inner.type or 'unknown'} content", "a tool result cannot hold it")
         if text_after_media:
             self.reporter.loss(
                 path, "order of text after media", "text goes in response and media in parts: text reads back first"
             )
-        if len(texts) == 1 and texts[0] == "":
+        if verbatim is None and len(texts) == 1 and texts[0] == "":
             self.reporter.loss(path + ".content", "empty text block", "an empty output reads back as no content")
+        if verbatim is not None:
+            if texts != [json.dumps(verbatim, ensure_ascii=False, separators=(",", ":"))]:
+                self.reporter.loss(
+                    path + ".content",
+                    "tool-result text",
+                    "the result holds a Gemini response object, which is written in its place",
+                )
+            return verbatim, media
         value: str | list[str] = texts[0] if len(texts) == 1 else (texts or "")
         return ({"error": value} if block.is_error else {"output": value}), media
 
@@ -703,9 +904,11 @@ def to_gemini_response(
 
     Signatures are written when the message's provenance is Google's (the
     replay rule); stop reason, usage, error and provenance map as
-    :func:`from_gemini_response` reads them. A content-filtered message with
-    no content whose raw reason is a prompt ``blockReason`` is written as a
-    blocked prompt (``promptFeedback``, no candidate).
+    :func:`from_gemini_response` reads them, and the grounding, URL context,
+    logprobs, ``promptFeedback`` and response metadata read from Gemini go
+    back to their places. A content-filtered message with no parts and a
+    ``promptFeedback`` block with a ``blockReason`` is written as a blocked
+    prompt (no candidate); any other content filter is a candidate.
     """
     if not isinstance(message, AssistantMessage):
         raise ValidationError.single("", "type", f"expected an AssistantMessage, got {type(message).__name__}")
@@ -719,7 +922,12 @@ def to_gemini_response(
         reporter.loss("provenance", "provenance provider and API", "a Gemini response reads back as Google's")
     parts: list[dict[str, Any]] = []
     calls = 0
+    sink: dict[str, Any] = {}
+    derived = _derived_results(message.contents)
+    grounded = _grounded(message)
     for j, block in enumerate(message.contents):
+        if j in derived:
+            continue
         part = _model_part(
             block,
             f"contents[{j}]",
@@ -728,27 +936,45 @@ def to_gemini_response(
             seed=seed,
             part_index=len(parts),
             call_position=calls,
+            sink=sink,
+            grounded=grounded,
         )
         if part is not None:
             calls += "functionCall" in part
             parts.append(part)
     response: dict[str, Any] = {}
-    raw = message.stop_reason_raw
-    if not message.contents and message.stop_reason is StopReason.CONTENT_FILTER and raw in _BLOCK_REASONS:
-        response["promptFeedback"] = {"blockReason": raw}
-        if message.error:
-            reporter.loss("error", "error text", "a blocked prompt has no finish message")
-    else:
-        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}}
+    metadata: dict[str, Any] = dict(sink.get(extras.RESPONSE_METADATA) or {})
+    extra_usage: dict[str, Any] = metadata.pop("usageMetadata", None) or {}
+    extra_candidate: dict[str, Any] = metadata.pop("candidate", None) or {}
+    feedback = sink.get(extras.PROMPT_FEEDBACK)
+    blocked = isinstance(feedback, Mapping) and bool(feedback.get("blockReason"))
+    if feedback:
+        response["promptFeedback"] = feedback
+    # A blocked prompt (read from a response without candidates) has no candidate; an answer that was
+    # filtered (finishReason SAFETY...) keeps its candidate.
+    if not (blocked and not parts and message.stop_reason is StopReason.CONTENT_FILTER):
+        candidate: dict[str, Any] = {}
+        if parts:
+            candidate["content"] = {"role": "model", "parts": parts}
         finish = _finish_reason(message, calls > 0, reporter)
         if finish is not None:
             candidate["finishReason"] = finish
         if message.error:
             candidate["finishMessage"] = message.error
+        for key in (extras.GROUNDING, extras.URL_CONTEXT):
+            if key in sink:
+                candidate[key] = sink[key]
+        if extras.LOGPROBS in sink:
+            candidate[extras.LOGPROBS] = extras.logprobs_result(sink[extras.LOGPROBS])
+        candidate.update(extra_candidate)
         candidate["index"] = 0
         response["candidates"] = [candidate]
-    if message.usage is not None:
-        response["usageMetadata"] = _usage_metadata(message.usage, reporter)
+    elif message.error:
+        reporter.loss("error", "error text", "a blocked prompt has no finish message")
+    if message.usage is not None or extra_usage:
+        usage_metadata = _usage_metadata(message.usage, reporter) if message.usage is not None else {}
+        response["usageMetadata"] = {**usage_metadata, **extra_usage}
+    response.update(metadata)
     if provenance is not None and provenance.model:
         response["modelVersion"] = provenance.model
     if provenance is not None and provenance.response_id:
@@ -929,6 +1155,8 @@ class _Reader:
             return self.function_call(part.get(kind), where, signature, seed, index)
         if kind == "functionResponse":
             return self.function_response(part.get(kind), where, seed, index, result_position)
+        if kind in HOSTED_PARTS:
+            return self.build(where, lambda: extras.hosted_part(kind, part.raw, signature))
         return self.media(part, path, kind)
 
     def unsupported(
@@ -1031,10 +1259,12 @@ class _Reader:
             part = self.fields(raw, ppath, "a function response part")
             if part is None:
                 continue
-            if list(part) != ["inlineData"]:
-                bad = next((key for key in part if key != "inlineData"), None)
-                where = part.at(ppath, bad) if bad else ppath
-                self.add(where, "unsupported", "agentmsg reads function response parts of inlineData only")
+            if list(part) != ["inlineData"] or not _plain_inline(part.get("inlineData")):
+                # fileData, or media with fields agentmsg has no place for: the part, verbatim
+                kind = next(iter(part), "part")
+                kept = self.build(ppath, lambda: ProviderContent(PROVIDER, kind, dump_arguments(raw, "")))  # noqa: B023
+                if kept is not None:
+                    blocks.append(kept)
                 continue
             media = self.media(part, ppath, "inlineData")
             if media is not None:
@@ -1199,6 +1429,11 @@ def _reference_block(arm: str, source: str, value: str, media_type: str, detail:
     return block
 
 
+def _plain_inline(value: Any) -> bool:
+    """Is an ``inlineData`` object just ``mimeType`` and ``data`` (what a media block writes back)?"""
+    return isinstance(value, Mapping) and {_camel(key) for key in value} <= {"mimeType", "data"}
+
+
 def _response_blocks(body: Mapping[str, Any]) -> tuple[list[Content], bool]:
     """The text blocks and error flag a ``functionResponse.response`` object stands for."""
     if set(body) in ({"output"}, {"error"}):
@@ -1209,17 +1444,18 @@ def _response_blocks(body: Mapping[str, Any]) -> tuple[list[Content], bool]:
         if isinstance(value, list) and all(isinstance(item, str) for item in value):
             return [TextContent(item) for item in value], is_error
     try:
-        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
     except (ValueError, TypeError, RecursionError) as exc:
         raise ValidationError.single("response", "json", f"the response cannot be JSON text: {exc}") from None
-    return [TextContent(text)], "error" in body
+    # The text is what other formats send; the object itself goes back to Gemini as it was.
+    return [TextContent(text), ProviderContent(PROVIDER, RESPONSE_BLOCK, text)], "error" in body
 
 
 def from_gemini(
     payload: Mapping[str, Any],
     *,
     id_map: Mapping[str, str] | None = None,
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
     provenance: Provenance | None = None,
 ) -> list[AgentMessage]:
     """Messages from a ``generateContent`` request body (``systemInstruction`` and ``contents``).
@@ -1250,14 +1486,15 @@ def from_gemini_response(
     response: Mapping[str, Any],
     *,
     id_map: Mapping[str, str] | None = None,
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
 ) -> AssistantMessage:
     """The assistant message of a ``GenerateContentResponse`` (its first candidate).
 
     Usage, stop reason (normalised, and the raw ``finishReason``), the finish
     message (as ``error``) and provenance are read as the module docstring
-    says. Other candidates, safety ratings, citations and grounding metadata
-    are not read.
+    says, and so are hosted tool parts, grounding (citations and a hosted
+    search), URL context, logprobs and the response metadata. Other
+    candidates are not read.
     """
     errors = PayloadErrors("Gemini response")
     reader = _Reader(errors, id_map, pass_through_unknown)
@@ -1272,6 +1509,83 @@ def from_gemini_response(
     return message
 
 
+def _metadata_blocks(
+    reader: _Reader, top: _Fields, candidate: tuple[_Fields, str] | None, blocks: list[Content]
+) -> list[Content] | None:
+    """The blocks with the candidate's grounding, URL context, logprobs and the response metadata added.
+
+    Citations and logprobs go on the text blocks (one block per part here);
+    the hosted calls and results of grounding and URL context, then the
+    ``promptFeedback`` and ``responseMetadata`` provider blocks, follow the
+    parts. None when a field is malformed (recorded).
+    """
+    before = reader.count()
+    blocks = list(blocks)
+    tail: list[Content] = []
+    logprobs_placed = False
+    if candidate is not None:
+        fields, path = candidate
+        grounding = reader.typed(fields, extras.GROUNDING, path, Mapping)
+        url_context = reader.typed(fields, extras.URL_CONTEXT, path, Mapping)
+        logprobs = reader.typed(fields, extras.LOGPROBS, path, Mapping)
+        if reader.count() > before:
+            return None
+        if grounding:
+            where = fields.at(path, extras.GROUNDING)
+
+            def part_text(i: int) -> str | None:
+                block = blocks[i] if 0 <= i < len(blocks) else None
+                return block.content if isinstance(block, TextContent) else None
+
+            cited = reader.build(where, lambda: extras.grounding_citations(grounding, part_text))
+            made = reader.build(where, lambda: extras.grounding_blocks(grounding))
+            if cited is None or made is None:
+                return None
+            for i, citations in cited.items():
+                blocks[i] = _with(blocks[i], citations=citations)  # type: ignore[arg-type]
+            tail.extend(made)
+        if url_context:
+            made = reader.build(fields.at(path, extras.URL_CONTEXT), lambda: extras.url_context_blocks(url_context))
+            if made is None:
+                return None
+            tail.extend(made)
+        if logprobs:
+            tokens = extras.logprobs_from_result(logprobs)
+            first = next(
+                (i for i, block in enumerate(blocks) if isinstance(block, TextContent) and not block.logprobs), None
+            )
+            if tokens is not None and first is not None:
+                blocks[first] = _with(blocks[first], logprobs=tokens)  # type: ignore[arg-type]
+                logprobs_placed = True
+    feedback = top.get("promptFeedback")
+    if isinstance(feedback, Mapping) and feedback:
+        kept = reader.build(
+            top.at("", "promptFeedback"), lambda: extras.provider_block(extras.PROMPT_FEEDBACK, feedback)
+        )
+        if kept is None:
+            return None
+        tail.append(kept)
+    metadata = extras.response_metadata(
+        top.raw, candidate[0].raw if candidate is not None else None, logprobs_placed=logprobs_placed
+    )
+    if metadata:
+        kept = reader.build("", lambda: extras.provider_block(extras.RESPONSE_METADATA, metadata))
+        if kept is None:
+            return None
+        tail.append(kept)
+    return blocks + tail
+
+
+def _with(block: TextContent, *, citations: Iterable[Any] = (), logprobs: Iterable[Any] = ()) -> TextContent:
+    """The text block with citations or logprobs added."""
+    return TextContent(
+        block.content,
+        signature=block.signature,
+        citations=[*block.citations, *citations],
+        logprobs=[*block.logprobs, *logprobs],
+    )
+
+
 def _response_message(reader: _Reader, top: _Fields) -> AssistantMessage | None:
     before = reader.count()
     model_version = reader.typed(top, "modelVersion", "", str) or ""
@@ -1280,14 +1594,24 @@ def _response_message(reader: _Reader, top: _Fields) -> AssistantMessage | None:
     usage_value = top.get("usageMetadata")
     usage = reader.usage(usage_value, top.at("", "usageMetadata")) if usage_value is not None else None
     provenance = Provenance(PROVIDER, API, model_version, response_id)
+    feedback_path = top.at("", "promptFeedback")
+    feedback = reader.fields(top.get("promptFeedback") or {}, feedback_path, "promptFeedback")
     if not candidates:
-        feedback_path = top.at("", "promptFeedback")
-        feedback = reader.fields(top.get("promptFeedback") or {}, feedback_path, "promptFeedback")
         reason = reader.typed(feedback, "blockReason", feedback_path, str) if feedback is not None else None
         if not reason or reader.count() > before:
             return None
+        tail = _metadata_blocks(reader, top, None, [])
+        if tail is None:
+            return None
         return reader.build(
-            "", lambda: AssistantMessage(usage=usage, stop_reason=_CF, stop_reason_raw=reason, provenance=provenance)
+            "",
+            lambda: AssistantMessage(
+                tail,  # type: ignore[arg-type]
+                usage=usage,
+                stop_reason=_CF,
+                stop_reason_raw=reason,
+                provenance=provenance,
+            ),
         )
     path = f"{top.at('', 'candidates')}[0]"
     candidate = reader.fields(candidates[0], path, "a candidate")
@@ -1309,6 +1633,9 @@ def _response_message(reader: _Reader, top: _Fields) -> AssistantMessage | None:
     if reader.count() > before or blocks is None:
         return None
     has_calls = any(isinstance(block, ToolCallContent) for block in blocks)
+    blocks = _metadata_blocks(reader, top, (candidate, path), blocks)
+    if blocks is None:
+        return None
     stop = _finish_stop(raw, has_calls) if raw else None
     return reader.build(
         path,

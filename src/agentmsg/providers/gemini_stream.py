@@ -31,8 +31,20 @@ first chunk                            ``message_start``: id from ``message_id=`
                                        name, ``index`` = position among the message's calls),
                                        one ``arguments`` delta holding ``args`` as compact
                                        JSON, ``block_stop``
+``functionCall`` in pieces (Vertex     one tool-call block when the call is complete: the
+AI ``partialArgs``, ``willContinue``)  ``args`` built from the pieces (below)
+``executableCode``,                    a whole hosted call or result block, as
+``codeExecutionResult``, ``toolCall``, ``from_gemini_response`` reads the part (the part
+``toolResponse`` part                  verbatim as its ``original``)
 any other part                         a ``ProviderContent`` block holding the whole part
                                        verbatim (see below)
+``groundingMetadata``,                 at the end (:meth:`close`), from their last value:
+``urlContextMetadata``,                citations and logprobs on the answer text blocks, then
+``logprobsResult``                     the hosted search / URL-context blocks, as
+                                       ``from_gemini_response`` reads them
+``promptFeedback``, fields with no     at the end: the ``promptFeedback`` and
+typed place (``avgLogprobs``,          ``responseMetadata`` provider blocks (the converter's
+``*TokensDetails``, ``createTime``...) rules, from the last value of each field)
 ``finishReason``, ``finishMessage``    remembered; they end the message at :meth:`close`
 ``promptFeedback.blockReason``         the prompt was blocked: ``message_stop`` with
                                        ``CONTENT_FILTER`` and the block reason, at :meth:`close`
@@ -54,15 +66,28 @@ its kind. The converter's placeholder signatures
 (:data:`~agentmsg.providers.gemini.PLACEHOLDER_SIGNATURES`) are not read as
 signatures. Blocks are numbered 0, 1, 2... in the order they start.
 
-**Provider blocks.** A part agentmsg cannot hold as text or a call is kept
-whole, signature and flags included, as ``ProviderContent("google", <type>,
-<compact JSON of the part>)``: the type is the part's data field
-(``executableCode``, ``codeExecutionResult``, ``inlineData``, ``fileData``,
-``functionResponse``, or a field this version does not know). So is a text or
-``functionCall`` part that carries what agentmsg has no place for:
-``videoMetadata``, ``partMetadata``, ``mediaResolution``, a field this version
-does not know, or ``thought: true`` on a call (the type is then ``text`` or
-``functionCall``).
+**Provider blocks.** A part agentmsg cannot hold as text, a call or a hosted
+tool block is kept whole, signature and flags included, as
+``ProviderContent("google", <type>, <compact JSON of the part>)``: the type is
+the part's data field (``inlineData``, ``fileData``, ``functionResponse``, or a
+field this version does not know). So is a part that carries what agentmsg has
+no place for: ``videoMetadata``, ``partMetadata``, ``mediaResolution``, a field
+this version does not know, or ``thought: true`` on anything but text.
+
+**Answer text stays open.** Gemini sends grounding supports and logprobs for
+the answer text in the last chunks, and the fold takes citation and logprob
+deltas only on open blocks, so an answer text block (not thinking) is stopped
+at the end of the stream, after them, rather than when the next part starts.
+
+**Streamed function-call arguments** (Vertex AI
+``streamFunctionCallArguments``). A ``functionCall`` with a ``name`` and
+``willContinue: true`` starts a call; the ``functionCall`` parts after it hold
+``partialArgs`` pieces (``jsonPath`` such as ``$.a.b[0]``, and one of
+``stringValue``, ``numberValue``, ``boolValue``, ``nullValue``), until one
+without ``willContinue`` (often ``{}``) ends it. Each piece sets the value at
+its path; a ``stringValue`` after a piece of the same path that had
+``willContinue`` is appended. The call is sent whole when it ends (or when
+another part or the end of the stream comes first).
 
 **Tool-call ids.** A ``functionCall`` has an ``id`` only sometimes; when it is
 missing the call gets the converter's generated id,
@@ -108,22 +133,18 @@ reports are set (an omitted count is not known, not zero), and a chunk without
 sends no ``usage`` event, so a stream that never reports usage gives a message
 whose usage is None. ``toolUsePromptTokenCount`` (tool-use prompts such as
 search results) is counted apart by Gemini and is not added to any count
-(``totalTokenCount`` is kept as reported). The ``*TokensDetails`` lists are not
-kept.
+(``totalTokenCount`` is kept as reported); it and the ``*TokensDetails`` lists
+of the last ``usageMetadata`` go to the ``responseMetadata`` block.
 
-**Skipped** as harmless: ``safetyRatings``, ``citationMetadata``,
-``groundingMetadata``, ``urlContextMetadata``, ``logprobsResult``,
-``avgLogprobs``, ``tokenCount``, ``promptFeedback.safetyRatings``,
-``content.role``, Vertex AI's ``createTime``, and any other chunk or candidate
-field this version does not know.
+**Skipped**: ``content.role`` and the candidate ``index``.
 
 **Rejected** with :class:`~agentmsg.streaming.StreamProtocolError` naming the
 chunk number (from 0) and the field: a chunk that is not an object; a field of
 the wrong JSON type (enums must be strings, counts non-negative integers); a
 string that is not valid UTF-8 (a lone surrogate) or a number JSON cannot
 hold; a part holding two data fields; a ``functionCall`` without a ``name``;
-Vertex AI's streamed function-call arguments (``partialArgs`` /
-``willContinue``), which this parser does not assemble; a candidate other than
+a streamed-argument piece whose ``jsonPath`` is not a path or does not fit the
+arguments so far, or that holds no value or two; a candidate other than
 candidate 0 (the parser folds one candidate: request ``candidateCount`` 1);
 ``cachedContentTokenCount`` above ``promptTokenCount``; SSE data that is not
 JSON; and any chunk after the stream ended (after an ``error`` chunk, or after
@@ -140,13 +161,16 @@ are errors or kept verbatim here, and empty text parts give no block here.
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from agentmsg.content import ProviderContent, TextContent, ThinkingContent, ToolCallContent
+from agentmsg.content import Content, ProviderContent, TextContent, ThinkingContent, ToolCallContent
 from agentmsg.errors import ValidationError
 from agentmsg.messages import Provenance, StopReason
+from agentmsg.providers import _gemini_extras as extras
 from agentmsg.providers._common import json_type
 from agentmsg.providers.gemini import API, PLACEHOLDER_SIGNATURES, PROVIDER, _finish_stop, generated_call_id
 from agentmsg.streaming import StreamEvent, StreamProtocolError, iter_sse
@@ -249,6 +273,70 @@ def _usage(metadata: Mapping[str, Any], where: str) -> Usage | None:
         raise _fail(where, str(exc)) from None
 
 
+_JSON_PATH = re.compile(r"\.([^.\[]+)|\[(\d+)\]")
+_PIECE_VALUES = ("stringValue", "numberValue", "boolValue", "nullValue")
+
+
+class _StreamedCall:
+    """A function call whose ``args`` arrive as ``partialArgs`` pieces (Vertex AI ``streamFunctionCallArguments``).
+
+    Each piece sets the value at its ``jsonPath`` (``$.a.b[0]``); a
+    ``stringValue`` after a piece of the same path that said ``willContinue``
+    is appended to it.
+    """
+
+    def __init__(self, name: str, call_id: str | None, signature: str) -> None:
+        self.name, self.call_id, self.signature = name, call_id, signature
+        self.args: dict[str, Any] = {}
+        self._continued: set[str] = set()
+
+    def add(self, piece: Any, where: str) -> None:
+        if not isinstance(piece, Mapping):
+            raise _fail(where, f"expected an object, got {json_type(piece)}")
+        path = _get(piece, "jsonPath", str, where, "a string")
+        steps: list[str | int] = []
+        if path and path.startswith("$"):
+            found = list(_JSON_PATH.finditer(path, 1))
+            if "".join(m.group(0) for m in found) == path[1:]:
+                steps = [int(m.group(2)) if m.group(2) else m.group(1) for m in found]
+        if not steps:
+            raise _fail(f"{where}.jsonPath", f"expected a JSON path such as $.a[0].b, got {path!r}")
+        given = [key for key in _PIECE_VALUES if key in piece]
+        if len(given) != 1:
+            raise _fail(where, f"a piece holds one of {', '.join(_PIECE_VALUES)}")
+        value = None if given[0] == "nullValue" else piece[given[0]]
+        target: Any = self.args
+        for step, following in itertools.pairwise(steps):
+            target = self._child(target, step, [] if isinstance(following, int) else {}, where)
+        last = steps[-1]
+        if isinstance(last, int) != isinstance(target, list):
+            raise _fail(f"{where}.jsonPath", f"{path!r} does not fit the arguments so far")
+        if isinstance(last, int):
+            target.extend([None] * (last + 1 - len(target)))
+        if path in self._continued and isinstance(value, str) and isinstance(target[last], str):
+            target[last] += value
+        else:
+            target[last] = value
+        if _get(piece, "willContinue", bool, where, "a boolean"):
+            self._continued.add(path)
+        else:
+            self._continued.discard(path)
+
+    @staticmethod
+    def _child(target: Any, step: str | int, fresh: Any, where: str) -> Any:
+        if isinstance(step, int) and isinstance(target, list):
+            target.extend([None] * (step + 1 - len(target)))
+            if target[step] is None:
+                target[step] = fresh
+        elif isinstance(step, str) and isinstance(target, dict):
+            target.setdefault(step, fresh)
+        else:
+            raise _fail(f"{where}.jsonPath", "the path does not fit the arguments so far")
+        if not isinstance(target[step], (dict, list)):
+            raise _fail(f"{where}.jsonPath", "the path goes through a value that is not an object or array")
+        return target[step]
+
+
 class GeminiStreamParser:
     """Turns Gemini ``GenerateContentResponse`` chunks into stream events (rules in the module docstring).
 
@@ -279,6 +367,14 @@ class GeminiStreamParser:
         self._finish_message = ""
         self._blocked: str | None = None
         self._usage: Usage | None = None
+        self._streaming: _StreamedCall | None = None  # a function call whose arguments arrive in pieces
+        # The text of each answer-text block (citations and logprobs go there at the end), and the
+        # text blocks left open for them.
+        self._texts: dict[int, str] = {}
+        self._deferred: list[int] = []
+        # The last value of every response and candidate field (as a response holds them).
+        self._response_fields: dict[str, Any] = {}
+        self._candidate_fields: dict[str, Any] = {}
 
     @property
     def ended(self) -> bool:
@@ -305,6 +401,9 @@ class GeminiStreamParser:
             out.extend(self._error(event["error"], f"{where}.error"))
             return out
         candidates = _get(event, "candidates", list, where, "an array")
+        for key, value in event.items():
+            if key != "candidates" and value is not None:
+                self._response_fields[key] = value
         for i, candidate in enumerate(candidates or ()):
             out.extend(self._candidate(candidate, i, f"{where}.candidates[{i}]"))
         feedback = _get(event, "promptFeedback", Mapping, where, "an object")
@@ -329,11 +428,14 @@ class GeminiStreamParser:
             out.append(self._start("", ""))
         self._ended = True
         response_id = "" if self._response_id_sent else self._response_id
+        out.extend(self._finish_streamed())
         if self._blocked is not None:
             out.extend(self._stop_open())
+            out.extend(self._tail())
             out.append(StreamEvent.message_stop(StopReason.CONTENT_FILTER, self._blocked, response_id))
         elif self._finish is not None:
             out.extend(self._stop_open())
+            out.extend(self._tail())
             reason = _finish_stop(self._finish, self._tool_calls > 0)
             if reason is StopReason.ERROR and self._finish_message:
                 out.append(StreamEvent.error(self._finish_message, code=self._finish))
@@ -345,7 +447,53 @@ class GeminiStreamParser:
                 out.append(StreamEvent.message_stop(reason, self._finish, response_id))
         else:
             what = "no chunk arrived" if self._chunks == 0 else "no chunk had a finishReason"
+            out.extend(self._stop_deferred())  # text blocks another part followed were complete
             out.append(StreamEvent.error(f"the Gemini stream was cut short: {what}"))
+        return out
+
+    def _stop_deferred(self) -> list[StreamEvent]:
+        out = [StreamEvent.block_stop(index) for index in self._deferred]
+        self._deferred = []
+        return out
+
+    # --- the end: candidate metadata ---------------------------------------------
+
+    def _tail(self) -> list[StreamEvent]:
+        """Citations and logprobs on the text blocks, then the metadata blocks (as ``from_gemini_response``)."""
+        out: list[StreamEvent] = []
+        candidate = self._candidate_fields
+        tail: list[Content] = []
+        try:
+            grounding = candidate.get(extras.GROUNDING)
+            if isinstance(grounding, Mapping) and grounding:
+                cited = extras.grounding_citations(grounding, self._texts.get)
+                for index in sorted(cited):
+                    out.extend(StreamEvent.citation_delta(index, c) for c in cited[index])
+                tail.extend(extras.grounding_blocks(grounding))
+            url_context = candidate.get(extras.URL_CONTEXT)
+            if isinstance(url_context, Mapping) and url_context:
+                tail.extend(extras.url_context_blocks(url_context))
+            logprobs = candidate.get(extras.LOGPROBS)
+            placed = False
+            if isinstance(logprobs, Mapping) and logprobs:
+                tokens = extras.logprobs_from_result(logprobs)
+                if tokens is not None and self._texts:
+                    out.append(StreamEvent.logprobs_delta(min(self._texts), tokens))
+                    placed = True
+            feedback = self._response_fields.get(extras.PROMPT_FEEDBACK)
+            if isinstance(feedback, Mapping) and feedback:
+                tail.append(extras.provider_block(extras.PROMPT_FEEDBACK, feedback))
+            candidate_seen = candidate if self._candidate_fields or self._next_index else None
+            metadata = extras.response_metadata(self._response_fields, candidate_seen, logprobs_placed=placed)
+            if metadata:
+                tail.append(extras.provider_block(extras.RESPONSE_METADATA, metadata))
+        except ValidationError as exc:
+            raise _fail("candidate metadata", str(exc)) from None
+        out.extend(self._stop_deferred())
+        for block in tail:
+            index = self._new_block()
+            out.append(StreamEvent.block_start(index, block))
+            out.append(StreamEvent.block_stop(index))
         return out
 
     # --- chunk parts ------------------------------------------------------------
@@ -366,7 +514,7 @@ class GeminiStreamParser:
         self._ended = True
         label = status or (str(code) if code is not None else "")
         text = message or f"the Gemini API reported an error{f' ({label})' if label else ''}"
-        return [StreamEvent.error(text, code=label)]
+        return [*self._stop_deferred(), StreamEvent.error(text, code=label)]
 
     def _candidate(self, candidate: Any, position: int, where: str) -> list[StreamEvent]:
         if not isinstance(candidate, Mapping):
@@ -377,6 +525,9 @@ class GeminiStreamParser:
         if index != 0:
             raise _fail(where, f"candidate {index}: the parser folds one candidate (request candidateCount 1)")
         out: list[StreamEvent] = []
+        for key, value in candidate.items():
+            if key != "content" and value is not None:
+                self._candidate_fields[key] = value
         content = _get(candidate, "content", Mapping, where, "an object")
         if content is not None:
             parts = _get(content, "parts", list, f"{where}.content", "an array")
@@ -394,6 +545,14 @@ class GeminiStreamParser:
         signature = _get(part, "thoughtSignature", str, where, "a string") or ""
         if signature in PLACEHOLDER_SIGNATURES:
             signature = ""
+        if set(part) <= {"functionCall", "thoughtSignature"}:
+            streamed = self._streamed_call(part.get("functionCall"), signature, f"{where}.functionCall")
+            if streamed is not None:
+                return streamed
+        out = self._finish_streamed()  # another part ends a streamed call that never said it was done
+        return out + self._whole_part(part, signature, where)
+
+    def _whole_part(self, part: Mapping[str, Any], signature: str, where: str) -> list[StreamEvent]:
         thought = bool(_get(part, "thought", bool, where, "a boolean"))
         present = [key for key, value in part.items() if value is not None]
         data = [key for key in present if key not in _PART_METADATA]
@@ -402,6 +561,8 @@ class GeminiStreamParser:
             raise _fail(where, f"a part holds one data field, got {' and '.join(known)}")
         kind = (known or data or ["text"])[0]  # a part with no data field is empty text
         unplaced = len(data) > 1 or any(key in _PART_METADATA - {"thought", "thoughtSignature"} for key in present)
+        if kind in extras.HOSTED_PARTS and not unplaced and not thought:
+            return self._hosted(kind, part, signature, where)
         if kind not in ("text", "functionCall") or unplaced or (thought and kind != "text"):
             return self._provider(part, kind, where)
         if kind == "functionCall":
@@ -418,6 +579,9 @@ class GeminiStreamParser:
         if self._open is None:
             return []
         index, self._open = self._open, None
+        if index in self._texts:  # answer text stays open for the citations and logprobs of the last chunks
+            self._deferred.append(index)
+            return []
         return [StreamEvent.block_stop(index)]
 
     def _text(self, text: str, thinking: bool, signature: str) -> list[StreamEvent]:
@@ -430,6 +594,10 @@ class GeminiStreamParser:
             index = self._new_block()
             out.append(StreamEvent.block_start(index, ThinkingContent() if thinking else TextContent()))
             self._open, self._open_thinking, self._open_signed = index, thinking, False
+            if not thinking:
+                self._texts[index] = ""
+        if text and not thinking:
+            self._texts[index] += text
         if text:
             out.append(StreamEvent.thinking_delta(index, text) if thinking else StreamEvent.text_delta(index, text))
         if signature:
@@ -444,12 +612,44 @@ class GeminiStreamParser:
         if not name:
             raise _fail(f"{where}.name", "a function call needs a name")
         call_id = _get(call, "id", str, where, "a string")
-        for key in ("partialArgs", "willContinue"):
-            if call.get(key) is not None:
-                raise _fail(f"{where}.{key}", "streamed function-call arguments (Vertex AI) are not supported")
         args = call.get("args")
         # args that is not the object the API promises is kept as its JSON text, which the fold reports.
         arguments = "{}" if args is None else _compact(args, f"{where}.args")
+        return self._emit_call(name, call_id, arguments, signature)
+
+    def _streamed_call(self, call: Any, signature: str, where: str) -> list[StreamEvent] | None:
+        """A piece of a function call streamed in parts (Vertex AI), or None when ``call`` is a whole call.
+
+        The first piece has the ``name`` and ``willContinue: true``; the
+        pieces after it hold ``partialArgs`` until one without
+        ``willContinue``, which ends the call: it is then sent whole.
+        """
+        if not isinstance(call, Mapping):
+            return None
+        more = _get(call, "willContinue", bool, where, "a boolean")
+        if self._streaming is None:
+            if not more:
+                return None
+            name = _get(call, "name", str, where, "a string")
+            if not name:
+                raise _fail(f"{where}.name", "a function call needs a name")
+            self._streaming = _StreamedCall(name, _get(call, "id", str, where, "a string"), signature)
+        elif signature:
+            self._streaming.signature += signature
+        pieces = _get(call, "partialArgs", list, where, "an array")
+        for k, piece in enumerate(pieces or ()):
+            self._streaming.add(piece, f"{where}.partialArgs[{k}]")
+        if more:
+            return []
+        return self._finish_streamed()
+
+    def _finish_streamed(self) -> list[StreamEvent]:
+        if self._streaming is None:
+            return []
+        done, self._streaming = self._streaming, None
+        return self._emit_call(done.name, done.call_id, _compact(done.args, "partialArgs"), done.signature)
+
+    def _emit_call(self, name: str, call_id: str | None, arguments: str, signature: str) -> list[StreamEvent]:
         out = self._stop_open()
         index = self._new_block()
         call_id = call_id or generated_call_id(self._response_id, index, name)
@@ -459,6 +659,17 @@ class GeminiStreamParser:
         out.append(StreamEvent.arguments_delta(index, arguments))
         if signature:
             out.append(StreamEvent.signature_delta(index, signature))
+        out.append(StreamEvent.block_stop(index))
+        return out
+
+    def _hosted(self, kind: str, part: Mapping[str, Any], signature: str, where: str) -> list[StreamEvent]:
+        try:
+            block = extras.hosted_part(kind, part, signature)
+        except ValidationError as exc:
+            raise _fail(where, str(exc)) from None
+        out = self._stop_open()
+        index = self._new_block()
+        out.append(StreamEvent.block_start(index, block))
         out.append(StreamEvent.block_stop(index))
         return out
 

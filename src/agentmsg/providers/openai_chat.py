@@ -30,10 +30,21 @@ ToolCallContent                    ``tool_calls[]`` {id, type: function, functio
                                    arguments}}; arguments verbatim, ids verbatim (the API takes
                                    any string)
 ToolResultContent (text)           ``tool`` {tool_call_id, content: string or text parts}
+TextContent.citations              (responses) ``message.annotations`` of type ``url_citation``
+                                   on the content text block (web citations: URL, title,
+                                   ``start_index`` / ``end_index``; the annotation verbatim as
+                                   the citation's ``original``)
+TextContent.logprobs               (responses) ``choices[0].logprobs``: ``content`` tokens on
+                                   the content text block, ``refusal`` tokens on the refusal
+                                   block (token, logprob, ``bytes``, ``top_logprobs``)
 ProviderContent (``openai``)       the block verbatim: a content part (type = the part's type),
                                    a ``tool_calls`` entry (type ``tool_calls.<type>``, e.g. a
-                                   custom tool call) or a message field (type ``message.audio``,
-                                   ``message.annotations``: the block is ``{"<field>": value}``)
+                                   custom tool call), a message field (type ``message.audio``,
+                                   ``message.annotations`` when one is not a URL citation: the
+                                   block is ``{"<field>": value}``) or response data (type
+                                   ``response.usage``: the usage details agentmsg has no field
+                                   for, such as ``audio_tokens`` and ``text_tokens``;
+                                   ``response.logprobs``: logprobs that do not fit the text)
 AssistantMessage usage / stop      ``ChatCompletion`` (responses only): ``usage``,
 reason / provenance / timestamp    ``choices[0].finish_reason``, ``model`` and ``id``,
                                    ``created``
@@ -77,8 +88,20 @@ Choices where the two models differ:
 - Responses: ``prompt_tokens`` includes cached tokens and cache writes;
   ``input_tokens`` is ``prompt_tokens - cached_tokens - cache_write_tokens``
   (an unreported detail counts 0 there and stays unknown itself);
-  ``completion_tokens`` already includes ``reasoning_tokens``. ``created``
+  ``completion_tokens`` already includes ``reasoning_tokens``. The other
+  details (``audio_tokens``, ``text_tokens``, ``image_tokens``, prediction
+  tokens...) go to a ``response.usage`` block when not 0 (a count of 0 is the
+  same as an absent one); the response writer merges them back. ``created``
   becomes the message timestamp (whole seconds when written back).
+- Citations. Writing a response, the content is the text blocks joined, so a
+  citation's span moves by the text before its block; a citation read from
+  Chat goes back as its annotation; a web citation of another format becomes
+  a ``url_citation`` (the whole block when it has no span); other kinds
+  (documents, files, search results) and citations of a refusal are reported.
+  Token ids (Gemini) have no place in Chat logprobs and are reported.
+- Response data (``response.*`` blocks, logprobs, citations) is not model
+  input: :func:`to_openai_chat` leaves the ``response.*`` blocks out without a
+  report and reports citations and logprobs (a request has no slot for them).
 
 Reported as lost by :func:`to_openai_chat` (a :class:`ConversionReport` entry,
 a :class:`ConversionWarning`, or :class:`ConversionError` with ``strict=True``):
@@ -94,7 +117,8 @@ images held as a ``data:`` URL (they come back as bytes); documents by URL,
 document titles, a file-id document's media type; media-type parameters; the
 block order where the format has another (text or provider parts after a
 tool call or a kept message field, parts after the refusal text); assistant
-fields a request has no slot for (``annotations``); the ``name`` of a tool
+fields a request has no slot for (``annotations``), citations and token
+logprobs; hosted tool calls and results; the ``name`` of a tool
 message, and of a user message holding only tool results; provider blocks of
 other providers and blocks of a kind this version does not know; messages of
 an unknown role. Session-only messages are projected to user text
@@ -122,18 +146,20 @@ with ``openai_chat.``: ``type``, ``required``, ``role``, ``enum``,
 not know), ``unsupported`` (something agentmsg cannot hold: the detail
 ``original``, custom tool calls, assistant audio, annotations, non-text parts
 in system and tool messages), ``usage``, ``media``, and ``openai_chat.<rule>``
-for a rule of the agentmsg contract (``openai_chat.string.uri``). With
-``pass_through_unknown=True`` an ``unknown_type`` or ``unsupported`` item of a
-user or assistant message is kept as :class:`~agentmsg.ProviderContent`
-instead (non-text parts of system and tool messages stay refused: those
-agentmsg roles cannot hold provider blocks). Dropped on reading, as agentmsg has no field for them:
-``prompt_cache_breakpoint`` on parts, the usage details other than cached,
-cache-write and reasoning tokens, ``logprobs``, ``system_fingerprint``,
-``service_tier``, ``moderation`` and choices other than the one read.
+for a rule of the agentmsg contract (``openai_chat.string.uri``). By default
+(``pass_through_unknown=True``) an ``unknown_type`` or ``unsupported`` item of
+a user or assistant message is kept as :class:`~agentmsg.ProviderContent`
+instead; ``pass_through_unknown=False`` refuses it (non-text parts of system
+and tool messages are refused either way: those agentmsg roles cannot hold
+provider blocks). Not read, as request settings or response metadata rather
+than message data: ``prompt_cache_breakpoint`` on parts, usage details that
+are 0, ``system_fingerprint``, ``service_tier``, ``moderation`` and choices
+other than the one read.
 """
 
 from __future__ import annotations
 
+import json
 import mimetypes
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -143,6 +169,7 @@ from typing import Any, Final, Literal
 from agentmsg import _media
 from agentmsg.content import (
     AudioContent,
+    Citation,
     ContentBase,
     DocumentContent,
     ImageContent,
@@ -151,6 +178,7 @@ from agentmsg.content import (
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
+    TokenLogprob,
     ToolCallContent,
     ToolResultContent,
     dump_arguments,
@@ -200,6 +228,14 @@ TOOL_CALL_PREFIX: Final = "tool_calls."
 FIELD_PREFIX: Final = "message."
 """ProviderContent type prefix of an assistant message field kept verbatim (``message.audio``)."""
 
+RESPONSE_PREFIX: Final = "response."
+"""ProviderContent type prefix of response data kept verbatim (``response.usage``: usage details agentmsg has no
+field for; ``response.logprobs``: a choice's ``logprobs`` that do not fit the text blocks). Not model input:
+request writers leave them out without a report; the response writer puts them back."""
+USAGE_BLOCK: Final = RESPONSE_PREFIX + "usage"
+LOGPROBS_BLOCK: Final = RESPONSE_PREFIX + "logprobs"
+CITATION_TYPE: Final = "url_citation"
+
 FINISH_REASONS: Final = ("stop", "length", "tool_calls", "content_filter", "function_call")
 _FINISH_TO_STOP: Final[Mapping[str, StopReason]] = {
     "stop": StopReason.STOP,
@@ -242,6 +278,137 @@ _MAX_SECONDS: Final = 253_402_300_799
 _MIME: Final = mimetypes.MimeTypes()
 
 
+# --- logprobs, annotations and usage details (responses) ------------------------------
+
+_TYPED_DETAILS: Final[Mapping[str, tuple[str, ...]]] = {
+    "prompt_tokens_details": ("cached_tokens", "cache_write_tokens"),
+    "completion_tokens_details": ("reasoning_tokens",),
+}
+_USAGE_COUNTS: Final = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def _nothing(value: Any) -> bool:
+    """A value that equals absence: null, a zero count, an empty list or object."""
+    return value is None or (type(value) is int and value == 0) or value in ([], {})
+
+
+def _usage_extras(usage: Mapping[str, Any]) -> dict[str, Any]:
+    """The parts of a ``usage`` object agentmsg has no field for (``audio_tokens``, ``text_tokens``...).
+
+    Zero counts are left out: a count of 0 is the same as an absent one.
+    """
+    out: dict[str, Any] = {}
+    for key, value in usage.items():
+        if key in _USAGE_COUNTS:
+            continue
+        if key in _TYPED_DETAILS and isinstance(value, Mapping):
+            rest = {k: v for k, v in value.items() if k not in _TYPED_DETAILS[key] and not _nothing(v)}
+            if rest:
+                out[key] = rest
+        elif not _nothing(value):
+            out[key] = value
+    return out
+
+
+def _token_in(entry: Mapping[str, Any], top: bool) -> TokenLogprob:
+    raw = entry.get("bytes")
+    tops = entry.get("top_logprobs") if top else None
+    return TokenLogprob(
+        entry["token"],
+        entry["logprob"],
+        bytes=bytes(raw) if isinstance(raw, list) else None,
+        top_logprobs=[_token_in(t, False) for t in tops or ()],
+    )
+
+
+def _token_out(token: TokenLogprob, top: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "token": token.token,
+        "logprob": token.logprob,
+        "bytes": list(token.bytes) if token.bytes is not None else None,
+    }
+    if top:
+        out["top_logprobs"] = [_token_out(t, False) for t in token.top_logprobs]
+    return out
+
+
+def _pruned(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        items = {k: _pruned(v) for k, v in value.items()}
+        return {k: v for k, v in items.items() if v is not None and v not in ([], {})}
+    if isinstance(value, list):
+        return [_pruned(v) for v in value]
+    return value
+
+
+def _tokens_in(entries: Any) -> list[TokenLogprob] | None:
+    """``logprobs.content`` (or ``.refusal``) as tokens; None when they would not be written back exactly."""
+    if not isinstance(entries, list):
+        return None
+    try:
+        tokens = [_token_in(entry, True) for entry in entries]
+        if _pruned([_token_out(t, True) for t in tokens]) != _pruned(entries):
+            return None
+    except (KeyError, TypeError, ValueError, AttributeError, RecursionError):
+        return None
+    return tokens
+
+
+def _citations_in(annotations: Any) -> list[Citation] | None:
+    """``url_citation`` annotations as citations; None when one is of another kind or would not come back."""
+    if not isinstance(annotations, list):
+        return None
+    citations: list[Citation] = []
+    for annotation in annotations:
+        if not isinstance(annotation, Mapping) or annotation.get("type") != CITATION_TYPE:
+            return None
+        body = annotation.get(CITATION_TYPE)
+        if not isinstance(body, Mapping) or not isinstance(body.get("url"), str):
+            return None
+        start, end, title = body.get("start_index"), body.get("end_index"), body.get("title")
+        try:
+            citations.append(
+                Citation.web(
+                    body["url"],
+                    title if isinstance(title, str) else "",
+                    start_index=start if type(start) is int else None,
+                    end_index=end if type(end) is int else None,
+                    original=ProviderContent(BLOCK_FORMAT, CITATION_TYPE, _sorted_json(annotation)),
+                )
+            )
+        except ValidationError:
+            return None
+    return citations
+
+
+def _sorted_json(value: Mapping[str, Any]) -> str:
+    """Compact JSON with sorted keys: kept response objects read the same whether the API or the SDK's
+    stream accumulation (which orders keys its own way) wrote them."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise ValidationError.single("", "json", f"not JSON-serialisable: {exc}") from None
+
+
+def _annotation_out(citation: Citation, shift: int, length: int) -> dict[str, Any] | None:
+    """A citation as a ``url_citation`` annotation of the joined content (``shift``: where its block starts)."""
+    original = citation.original
+    if original is not None and original.provider == BLOCK_FORMAT and original.block_type == CITATION_TYPE:
+        annotation = original.block()
+        body = annotation.get(CITATION_TYPE)
+        if shift and isinstance(body, dict):
+            for key in ("start_index", "end_index"):
+                if type(body.get(key)) is int:
+                    body[key] += shift
+        return annotation
+    if citation.source_kind != "web":
+        return None
+    start = citation.start_index if citation.start_index is not None else 0
+    end = citation.end_index if citation.end_index is not None else length
+    body = {"end_index": end + shift, "start_index": start + shift, "title": citation.title, "url": citation.url}
+    return {"type": CITATION_TYPE, CITATION_TYPE: body}
+
+
 def _at(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 
@@ -281,13 +448,15 @@ class _Assistant:
     calls: list[dict[str, Any]] = field(default_factory=list)
     fields: list[tuple[str, ProviderContent]] = field(default_factory=list)
     refusal: str | None = None
+    response: list[ProviderContent] = field(default_factory=list)  # response data kept verbatim
 
 
 class _Writer:
     """One conversion's state: the losses, and the calls seen so far (for tool-result names and indexes)."""
 
-    def __init__(self, reporter: Reporter) -> None:
+    def __init__(self, reporter: Reporter, *, for_response: bool = False) -> None:
         self.reporter = reporter
+        self.for_response = for_response
         self.calls: dict[str, tuple[str, int]] = {}
 
     def loss(self, path: str, what: str, reason: str) -> None:
@@ -406,6 +575,10 @@ class _Writer:
                 ):
                     rank = 2
                     cut.calls.append(block.block())
+                case ProviderContent() if block.provider == BLOCK_FORMAT and block.block_type.startswith(
+                    RESPONSE_PREFIX
+                ):
+                    cut.response.append(block)  # not model input: a request leaves it out
                 case ProviderContent() if block.provider == BLOCK_FORMAT and block.block_type.startswith(FIELD_PREFIX):
                     self.order(block_path, rank, 1)
                     rank = max(rank, 1)
@@ -453,9 +626,15 @@ class _Writer:
     # -- blocks
 
     def text(self, path: str, block: TextContent) -> dict[str, Any]:
-        if block.signature:
+        arm = block.pb.text  # read the fields once: this is the hot path of every conversion
+        if arm.signature:
             self.loss(path, "text signature", "Chat Completions has no place for signatures")
-        return {"type": "text", "text": block.content}
+        if not self.for_response:
+            if arm.citations:
+                self.loss(path + ".citations", "citations", "a request's messages have no annotations")
+            if arm.logprobs:
+                self.loss(path + ".logprobs", "token logprobs", "a request's messages have no logprobs")
+        return {"type": "text", "text": arm.text}
 
     def unknown(self, path: str, block: ContentBase) -> None:
         if isinstance(block, ProviderContent):
@@ -654,6 +833,49 @@ def _finish_out(message: AssistantMessage, reporter: Reporter) -> str:
     return "stop"
 
 
+def _text_extras(message: AssistantMessage, reporter: Reporter) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The ``annotations`` and ``logprobs`` of a response from its text blocks' citations and tokens.
+
+    The content is the text blocks joined (the refusal, the last text block
+    of a refusal, apart), so a citation's span moves by the text before its
+    block; citations of a kind ``url_citation`` cannot hold are reported.
+    """
+    texts = [(k, block) for k, block in enumerate(message.contents) if isinstance(block, TextContent)]
+    refusal = texts.pop() if _is_refusal(message) and texts else None
+    annotations: list[dict[str, Any]] = []
+    content_tokens: list[dict[str, Any]] = []
+    shift = 0
+    for k, block in texts:
+        for j, citation in enumerate(block.citations):
+            annotation = _annotation_out(citation, shift, len(block.content))
+            if annotation is None:
+                reporter.loss(
+                    f"contents[{k}].citations[{j}]",
+                    f"{citation.source_kind or 'provider'} citation",
+                    "only URL citations",
+                )
+            else:
+                annotations.append(annotation)
+        content_tokens += [_token_out(token, True) for token in block.logprobs]
+        _token_ids(block, f"contents[{k}]", reporter)
+        shift += len(block.content)
+    # ChoiceLogprobs has both fields (null when none)
+    logprobs: dict[str, Any] = {"content": content_tokens or None, "refusal": None}
+    if refusal is not None:
+        k, block = refusal
+        if block.citations:
+            reporter.loss(f"contents[{k}].citations", "citations of a refusal", "a refusal has no annotations")
+        if block.logprobs:
+            logprobs["refusal"] = [_token_out(token, True) for token in block.logprobs]
+            _token_ids(block, f"contents[{k}]", reporter)
+    return annotations, (logprobs if any(logprobs.values()) else None)
+
+
+def _token_ids(block: TextContent, path: str, reporter: Reporter) -> None:
+    if any(t.token_id is not None or any(u.token_id is not None for u in t.top_logprobs) for t in block.logprobs):
+        reporter.loss(path + ".logprobs", "token ids", "Chat Completions logprobs have no token ids")
+
+
 def to_openai_chat_response(
     message: AssistantMessage,
     *,
@@ -673,7 +895,7 @@ def to_openai_chat_response(
     if not isinstance(message, AssistantMessage):
         raise ValidationError.single("", "type", f"expected an AssistantMessage, got {type(message).__name__}")
     reporter = Reporter(f"{TARGET} response", report, strict=strict)
-    writer = _Writer(reporter)
+    writer = _Writer(reporter, for_response=True)
     cut = writer.cut_assistant("", message)
     texts: list[str] = []
     for part_path, part in cut.parts:
@@ -697,6 +919,12 @@ def to_openai_chat_response(
             body[name] = value
         else:
             reporter.loss(field_path, f"assistant field {name!r}", "a ChatCompletionMessage has no such field")
+    annotations, logprobs = _text_extras(message, reporter)
+    if annotations:
+        body["annotations"] = [*(body.get("annotations") or []), *annotations]
+    kept = {block.block_type: block.block() for block in cut.response}
+    if logprobs is None and LOGPROBS_BLOCK in kept:
+        logprobs = kept[LOGPROBS_BLOCK].get("logprobs")
     if message.name:
         reporter.loss("name", "name", "a ChatCompletionMessage has no name")
     if message.error:
@@ -713,11 +941,18 @@ def to_openai_chat_response(
         "object": "chat.completion",
         "created": message.pb.timestamp.seconds,
         "model": (provenance.model if provenance is not None else "") or model or "",
-        "choices": [{"index": 0, "message": body, "finish_reason": _finish_out(message, reporter), "logprobs": None}],
+        "choices": [
+            {"index": 0, "message": body, "finish_reason": _finish_out(message, reporter), "logprobs": logprobs}
+        ],
     }
     usage = message.usage
     if usage is not None:
         out["usage"] = _usage_out(usage, reporter)
+        for key, value in (kept.get(USAGE_BLOCK) or {}).items():
+            if isinstance(value, Mapping) and isinstance(out["usage"].get(key), dict):
+                out["usage"][key].update(value)
+            else:
+                out["usage"][key] = value
     reporter.finish()
     return out
 
@@ -796,10 +1031,13 @@ class _Reader:
             return None
         return self.string(part, "type", path)
 
-    def keep(self, path: str, provider_type: str, value: Mapping[str, Any]) -> ContentBase | None:
-        """A verbatim ProviderContent for something agentmsg has no kind for."""
+    def keep(
+        self, path: str, provider_type: str, value: Mapping[str, Any], *, sort: bool = False
+    ) -> ContentBase | None:
+        """A verbatim ProviderContent for something agentmsg has no kind for (``sort``: keys sorted)."""
         with self.building(path):
-            return ProviderContent(BLOCK_FORMAT, provider_type, dump_arguments(value, "block"))
+            text = dump_arguments(value, "block")  # checks the value
+            return ProviderContent(BLOCK_FORMAT, provider_type, _sorted_json(value) if sort else text)
         return None
 
     def refuse(self, path: str, rule: str, message: str) -> None:
@@ -947,15 +1185,23 @@ class _Reader:
 
     # -- assistant
 
-    def assistant_blocks(self, message: Mapping[str, Any], path: str, legacy_id: str) -> tuple[list[ContentBase], bool]:
-        """The blocks of an assistant message (request or response) and whether it holds a refusal."""
+    def assistant_blocks(
+        self, message: Mapping[str, Any], path: str, legacy_id: str, logprobs: Any = None
+    ) -> tuple[list[ContentBase], bool]:
+        """The blocks of an assistant message (request or response) and whether it holds a refusal.
+
+        ``logprobs`` (a response choice's) go on the content and refusal text blocks.
+        """
         blocks: list[ContentBase] = []
         refusals: list[str] = []
         content = message.get("content")
         content_path = _at(path, "content")
+        content_at: int | None = None  # the text block the content string became
+        refusal_at: int | None = None
         if isinstance(content, str):
             block = self.text(content, content_path)
             if block is not None:
+                content_at = len(blocks)
                 blocks.append(block)
         elif isinstance(content, list):
             for j, part in enumerate(content):
@@ -988,13 +1234,20 @@ class _Reader:
         if refusals:
             refusal_block = self.text("".join(refusals), _at(path, "refusal"))
             if refusal_block is not None:
+                refusal_at = len(blocks)
                 blocks.append(refusal_block)
         for name in ("audio", "annotations"):
             value = message.get(name)
             if value is None or value == []:
                 continue
+            citations = _citations_in(value) if name == "annotations" and content_at is not None else None
+            if citations is not None and content_at is not None:
+                text = blocks[content_at]
+                assert isinstance(text, TextContent)
+                blocks[content_at] = TextContent(text.content, citations=citations)
+                continue
             if self.pass_through:
-                kept = self.keep(_at(path, name), FIELD_PREFIX + name, {name: value})
+                kept = self.keep(_at(path, name), FIELD_PREFIX + name, {name: value}, sort=True)
                 if kept is not None:
                     blocks.append(kept)
             else:
@@ -1011,7 +1264,32 @@ class _Reader:
             call_block = self.tool_call(item, call_path, position)
             if call_block is not None:
                 blocks.append(call_block)
+        if isinstance(logprobs, Mapping) and not all(_nothing(v) for v in logprobs.values()):
+            self.logprobs(logprobs, blocks, {"content": content_at, "refusal": refusal_at}, path)
         return blocks, bool(refusals)
+
+    def logprobs(
+        self, logprobs: Mapping[str, Any], blocks: list[ContentBase], places: Mapping[str, int | None], path: str
+    ) -> None:
+        """A choice's ``logprobs`` as the tokens of its text blocks, or kept whole when they do not fit them."""
+        placed: dict[int, list[TokenLogprob]] = {}
+        for key, value in logprobs.items():
+            if _nothing(value):
+                continue
+            where = places.get(key)
+            tokens = _tokens_in(value) if where is not None else None
+            if tokens is None or where is None:
+                break
+            placed[where] = tokens
+        else:
+            for where, tokens in placed.items():
+                text = blocks[where]
+                assert isinstance(text, TextContent)
+                blocks[where] = TextContent(text.content, citations=text.citations, logprobs=tokens)
+            return
+        kept = self.keep(_at(path, "logprobs"), LOGPROBS_BLOCK, {"logprobs": logprobs}, sort=True)
+        if kept is not None:
+            blocks.append(kept)
 
     def tool_call(self, item: Any, path: str, position: int) -> ContentBase | None:
         if not isinstance(item, Mapping):
@@ -1177,11 +1455,14 @@ class _Reader:
         *,
         name: str = "",
         finish: str | None = None,
+        logprobs: Any = None,
+        tail: Sequence[ContentBase] = (),
         **extra: Any,
     ) -> AssistantMessage | None:
         """An assistant message; ``finish`` (a response's finish_reason) and ``extra`` only for responses."""
         start = self.count()
-        blocks, refused = self.assistant_blocks(message, path, legacy_id)
+        blocks, refused = self.assistant_blocks(message, path, legacy_id, logprobs)
+        blocks += tail
         if self.count() > start:
             return None
         if refused:
@@ -1215,7 +1496,7 @@ def from_openai_chat(
     payload: Iterable[Mapping[str, Any]] | Mapping[str, Any],
     *,
     id_map: Mapping[str, str] | None = None,
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
     merge_tool_messages: bool = True,
     allow_invalid_arguments: bool = False,
 ) -> list[AgentMessage]:
@@ -1313,7 +1594,7 @@ def from_openai_chat_response(
     response: Mapping[str, Any],
     *,
     choice: int = 0,
-    pass_through_unknown: bool = False,
+    pass_through_unknown: bool = True,
 ) -> AssistantMessage:
     """A ``ChatCompletion`` (one of its choices, the first by default) as an AssistantMessage.
 
@@ -1323,8 +1604,10 @@ def from_openai_chat_response(
     ``function_call`` TOOL_CALLS, ``content_filter`` CONTENT_FILTER, anything
     else unspecified) and is kept verbatim as ``stop_reason_raw``; ``usage`` is
     normalised per usage.proto; ``model`` and ``id`` go to the provenance,
-    ``created`` to the timestamp. Assistant ``audio`` and ``annotations`` are
-    refused unless ``pass_through_unknown=True`` keeps them.
+    ``created`` to the timestamp. URL-citation ``annotations`` and the
+    choice's ``logprobs`` go on the text blocks; assistant ``audio``, other
+    annotations and usage details agentmsg has no field for are kept as
+    provider blocks (``pass_through_unknown=False`` refuses the first two).
     """
     reader = _Reader("OpenAI ChatCompletion", id_map=None, pass_through=pass_through_unknown, loose_args=True)
     if not isinstance(response, Mapping):
@@ -1343,8 +1626,13 @@ def from_openai_chat_response(
     elif created is not None:
         extra["timestamp"] = created
     usage = reader.obj(response, "usage", "", required=False)
+    tail: list[ContentBase] = []
     if usage is not None:
         extra["usage"] = _usage_in(usage, "usage", reader)
+        details = _usage_extras(usage)
+        kept = reader.keep("usage", USAGE_BLOCK, details, sort=True) if details else None
+        if kept is not None:
+            tail.append(kept)
     result: AssistantMessage | None = None
     if choices is not None:
         path = f"choices[{choice}]"
@@ -1367,7 +1655,15 @@ def from_openai_chat_response(
                     for violation in exc.violations:
                         reader.add(violation.field, violation.rule_id, violation.message)
                 if reader.count() == 0:
-                    result = reader.assistant(message, message_path, "function_call_0", finish=finish or "", **extra)
+                    result = reader.assistant(
+                        message,
+                        message_path,
+                        "function_call_0",
+                        finish=finish or "",
+                        logprobs=picked.get("logprobs"),
+                        tail=tail,
+                        **extra,
+                    )
     reader.errors.raise_if_any()
     assert result is not None
     return result

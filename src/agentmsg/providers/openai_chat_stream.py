@@ -38,7 +38,17 @@ first chunk                            ``message_start``: id = ``message_id`` or
                                        function_call -> TOOL_CALLS, content_filter -> CONTENT_FILTER,
                                        anything else -> unspecified (None); the string is kept in
                                        ``stop_reason_raw``
-``usage`` (not null, any chunk)        ``usage`` (see below)
+``choices[i].logprobs``                ``logprobs_delta`` on the text block (``content``) or the
+                                       refusal block (``refusal``)
+``delta.annotations``                  URL citations: ``citation_delta`` on the text block; other
+                                       annotations: a ``message.annotations`` provider block at
+                                       the finish (as the converter keeps them)
+``delta.audio``                        merged (``data`` and ``transcript`` appended, other fields
+                                       replaced, as the SDK merges them): a ``message.audio``
+                                       provider block at the finish
+``usage`` (not null, any chunk)        ``usage`` (see below); the details agentmsg has no field
+                                       for, from the last usage, as a ``response.usage`` provider
+                                       block at the end
 ``{"error": {...}}`` payload           ``error`` (message; code = ``error.code`` or ``error.type``)
 end of input (:meth:`close`)           ``message_stop`` after a ``finish_reason``; otherwise an
                                        ``error`` saying the stream was cut short
@@ -70,14 +80,14 @@ in its ``issues``).
 
 Only one choice is folded: ``choice`` (default 0); chunks' entries for other
 choices (``n`` > 1) are ignored. Skipped as harmless: ``delta.role``,
-``logprobs``, ``obfuscation``, ``system_fingerprint``, ``service_tier`` and
+``obfuscation``, ``system_fingerprint``, ``service_tier`` and
 ``moderation`` (and unknown keys). Rejected with
 :class:`~agentmsg.streaming.StreamProtocolError`, naming the event number
 (from 0): chunks of the wrong shape or types, an ``object`` other than
 ``chat.completion.chunk``, a chunk ``id`` that changes mid-stream, a tool
 call's first delta without ``id`` or ``function.name``, content after the
-choice's ``finish_reason``, chunks after an error, ``delta.audio`` (audio
-output has no agentmsg block kind) and the deprecated ``delta.function_call``
+choice's ``finish_reason``, chunks after an error, token logprobs for a
+content or refusal that never came, and the deprecated ``delta.function_call``
 (it has no call id). Chat Completions has no signed reasoning, so no thinking
 blocks are produced.
 """
@@ -90,11 +100,22 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from agentmsg.content import TextContent, ToolCallContent
+from agentmsg.content import ContentBase, ProviderContent, TextContent, ToolCallContent
 from agentmsg.errors import ValidationError
 from agentmsg.messages import Provenance, StopReason
 from agentmsg.providers._common import json_type
-from agentmsg.providers.openai_chat import _FINISH_TO_STOP, _Reader, _usage_in
+from agentmsg.providers.openai_chat import (
+    _FINISH_TO_STOP,
+    BLOCK_FORMAT,
+    FIELD_PREFIX,
+    USAGE_BLOCK,
+    _citations_in,
+    _Reader,
+    _sorted_json,
+    _tokens_in,
+    _usage_extras,
+    _usage_in,
+)
 from agentmsg.streaming import StreamEvent, StreamProtocolError, iter_sse
 from agentmsg.usage import Usage
 
@@ -199,6 +220,9 @@ class OpenAIChatStreamParser:
         self._tool_ids: dict[int, tuple[str, str]] = {}  # tool_calls index -> (id, name)
         self._open: list[int] = []  # open block indexes, in opening order
         self._finish_reason: str | None = None
+        self._usage_details: dict[str, Any] = {}  # the last usage's details agentmsg has no field for
+        self._audio: dict[str, Any] | None = None  # delta.audio pieces merged (strings appended)
+        self._annotations: list[Any] = []  # annotations that are not URL citations: kept whole
 
     @property
     def events_seen(self) -> int:
@@ -243,6 +267,7 @@ class OpenAIChatStreamParser:
             normalised = _usage(usage, where)
             if normalised is not None:
                 out.append(StreamEvent.usage_update(normalised))
+            self._usage_details = _usage_extras(usage)
         return out
 
     def close(self) -> list[StreamEvent]:
@@ -260,10 +285,19 @@ class OpenAIChatStreamParser:
                 )
             )
             return out
+        if self._usage_details:
+            self._whole_block(self._kept(USAGE_BLOCK, self._usage_details), out)
         refused = self._refusal_block is not None
         reason = StopReason.CONTENT_FILTER if refused else _FINISH_TO_STOP.get(self._finish_reason)
         out.append(StreamEvent.message_stop(reason, self._finish_reason))
         return out
+
+    def _whole_block(self, block: ContentBase, out: list[StreamEvent]) -> None:
+        """A block that arrives whole (a kept field or response data): started and stopped at once."""
+        index = self._next_block
+        self._next_block += 1
+        out.append(StreamEvent.block_start(index, block))
+        out.append(StreamEvent.block_stop(index))
 
     # --- pieces -------------------------------------------------------------
 
@@ -301,12 +335,13 @@ class OpenAIChatStreamParser:
         refusal = where.get(delta, "refusal", str, path, required=False)
         tool_calls = where.get(delta, "tool_calls", list, path, required=False)
         where.get(delta, "role", str, path, required=False)
-        if delta.get("audio") is not None:
-            raise where.error(f"{path}.audio: audio output is not supported (agentmsg has no audio output block)")
+        audio = where.get(delta, "audio", Mapping, path, required=False)
+        annotations = where.get(delta, "annotations", list, path, required=False)
+        logprobs = where.get(choice, "logprobs", Mapping, path[: -len(".delta")], required=False)
         if delta.get("function_call") is not None:
             raise where.error(f"{path}.function_call: the deprecated function_call delta is not supported (use tools)")
         if self._finish_reason is not None:
-            if content or refusal or tool_calls or finish_reason is not None:
+            if content or refusal or tool_calls or audio or annotations or finish_reason is not None:
                 raise where.error(f"{path}: content after the choice finished ({self._finish_reason!r})")
             return  # an empty delta after the finish adds nothing
         if content is not None:
@@ -319,12 +354,64 @@ class OpenAIChatStreamParser:
                 self._refusal_block = self._open_block(TextContent(), out)
             if refusal:
                 out.append(StreamEvent.text_delta(self._refusal_block, refusal))
+        if annotations:
+            self._annotations_delta(annotations, f"{path}.annotations", where, out)
+        if logprobs is not None:
+            self._logprobs(logprobs, f"{path[: -len('.delta')]}.logprobs", where, out)
+        if audio is not None:
+            self._audio_delta(audio, f"{path}.audio", where)
         for i, call in enumerate(tool_calls or ()):
             self._tool_call(call, f"{path}.tool_calls[{i}]", where, out)
         if finish_reason is not None:
             self._finish_reason = finish_reason
             out.extend(StreamEvent.block_stop(index) for index in sorted(self._open))
             self._open.clear()
+            self._finish_fields(out)
+
+    def _annotations_delta(self, annotations: list[Any], path: str, where: _Where, out: list[StreamEvent]) -> None:
+        """URL citations go on the text block (as the converter reads them); other annotations are kept whole."""
+        citations = _citations_in(annotations) if not self._annotations else None
+        if citations is None:
+            self._annotations.extend(annotations)
+            return
+        if self._text_block is None:
+            self._text_block = self._open_block(TextContent(), out)
+        out.extend(StreamEvent.citation_delta(self._text_block, citation) for citation in citations)
+
+    def _logprobs(self, logprobs: Mapping[str, Any], path: str, where: _Where, out: list[StreamEvent]) -> None:
+        for key, block in (("content", self._text_block), ("refusal", self._refusal_block)):
+            entries = where.get(logprobs, key, list, path, required=False)
+            if not entries:
+                continue
+            tokens = _tokens_in(entries)
+            if tokens is None:
+                raise where.error(f"{path}.{key}: expected token logprobs ({{token, logprob, bytes, top_logprobs}})")
+            if block is None:
+                raise where.error(f"{path}.{key}: token logprobs for {key} that never came")
+            out.append(StreamEvent.logprobs_delta(block, tokens))
+
+    def _audio_delta(self, audio: Mapping[str, Any], path: str, where: _Where) -> None:
+        """Audio output pieces: ``data`` and ``transcript`` appended, other fields replaced (as the SDK merges them)."""
+        merged = self._audio if self._audio is not None else {}
+        for key, value in audio.items():
+            if key in ("data", "transcript") and isinstance(value, str) and isinstance(merged.get(key), str):
+                merged[key] += value
+            elif value is not None:
+                merged[key] = value
+        self._audio = merged
+
+    def _finish_fields(self, out: list[StreamEvent]) -> None:
+        """The assistant fields the converter keeps whole (``audio``, annotations that are not URL citations)."""
+        for name, value in (("audio", self._audio), ("annotations", self._annotations)):
+            if value:
+                self._whole_block(self._kept(FIELD_PREFIX + name, {name: value}), out)
+
+    @staticmethod
+    def _kept(block_type: str, value: Mapping[str, Any]) -> ProviderContent:
+        try:
+            return ProviderContent(BLOCK_FORMAT, block_type, _sorted_json(value))
+        except ValidationError as exc:
+            raise StreamProtocolError(f"{block_type}: {exc}") from None
 
     def _tool_call(self, call: Any, path: str, where: _Where, out: list[StreamEvent]) -> None:
         if not isinstance(call, Mapping):

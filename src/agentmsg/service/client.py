@@ -9,6 +9,10 @@ class for the status gRPC itself produced (``DeadlineExceededError``,
 
 from __future__ import annotations
 
+import asyncio
+import json
+import random
+import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,10 +24,12 @@ from agentmsg.content import ToolCallContent, ToolResultContent
 from agentmsg.errors import ValidationError
 from agentmsg.messages import AgentMessage, AssistantMessage, BaseMessage, ProviderState, message_from_proto
 from agentmsg.service import status
+from agentmsg.service.frames import APPEND_MESSAGE, append_request
 from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
 from agentmsg.streaming import StreamEvent
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import (
+    content_pb2,
     session_service_pb2,
     session_service_pb2_grpc,
     tool_service_pb2,
@@ -68,12 +74,65 @@ class RegisteredTool:
     runner_id: str
 
 
+# Calls gRPC retries by itself when the server is UNAVAILABLE (restarting, a connection refused): the
+# idempotent ones. Appends are idempotent by message id (a retried append lands on the same offset), reads
+# change nothing. CallTool, PublishStream, BranchSession and CompactSession are not retried (a second
+# attempt could act twice); Subscribe resumes itself from its last offset (``subscribe(..., resume=True)``).
+RETRIED_METHODS = {
+    "agentmsg.v1.SessionService": ("AppendMessage", "AppendMessages", "ListMessages", "ListSessions", "BuildContext"),
+    "agentmsg.v1.ToolService": ("ListTools",),
+}
+# At most four attempts, 0.7 s of backoff in all (gRPC waits a random part of 0.1, 0.2, 0.4 s): a blip is
+# ridden out, and an unreachable server is still reported within a couple of seconds.
+RETRY_POLICY = {
+    "maxAttempts": 4,
+    "initialBackoff": "0.1s",
+    "maxBackoff": "1s",
+    "backoffMultiplier": 2,
+    "retryableStatusCodes": ["UNAVAILABLE"],
+}
+SERVICE_CONFIG = json.dumps(
+    {
+        "methodConfig": [
+            {
+                "name": [
+                    {"service": service, "method": method}
+                    for service, methods in RETRIED_METHODS.items()
+                    for method in methods
+                ],
+                "retryPolicy": RETRY_POLICY,
+            }
+        ]
+    }
+)
+RECONNECT_BACKOFF_MS = (100, 5000)  # a channel's first and longest wait between connection attempts
+# A resumed subscription waits this long before its first new attempt, doubling up to the cap.
+RESUME_BACKOFF = 0.1
+RESUME_BACKOFF_MAX = 5.0
+
+
 def _options(max_message_bytes: int) -> list[tuple[str, Any]]:
     return [
         ("grpc.max_receive_message_length", max_message_bytes),
         ("grpc.max_send_message_length", max_message_bytes),
         ("grpc.http2.max_frame_size", HTTP2_MAX_FRAME),
+        ("grpc.enable_retries", 1),
+        ("grpc.service_config", SERVICE_CONFIG),
+        # Reconnect soon after a server comes back: gRPC's defaults wait 1 s at first and up to 120 s,
+        # during which every call (retries and resumed subscriptions included) fails at once.
+        ("grpc.initial_reconnect_backoff_ms", RECONNECT_BACKOFF_MS[0]),
+        ("grpc.max_reconnect_backoff_ms", RECONNECT_BACKOFF_MS[1]),
     ]
+
+
+def _resumable(exc: grpc.RpcError) -> bool:
+    """A subscription that ended like this may be resumed: the server went away or lost its store."""
+    return exc.code() == grpc.StatusCode.UNAVAILABLE
+
+
+def _backoff(delay: float) -> tuple[float, float]:
+    """This wait (with jitter, so many clients do not return at once) and the next delay."""
+    return delay * (0.5 + random.random() / 2), min(delay * 2, RESUME_BACKOFF_MAX)  # noqa: S311 - jitter
 
 
 def _credentials(
@@ -90,8 +149,27 @@ def _message_pb(message: BaseMessage) -> Any:
     return message.pb
 
 
+# A frozen dataclass's __init__ sets each field through object.__setattr__; a subscriber makes one Logged per
+# message, so they are filled through the slots' own descriptors instead (same object, a third of the cost).
+_new = object.__new__
+_set_offset: Any = Logged.__dict__["offset"].__set__
+_set_message: Any = Logged.__dict__["message"].__set__
+
+
+def _message_bytes(message: BaseMessage) -> bytes:
+    if not isinstance(message, BaseMessage):
+        raise ValidationError.single("message", "type", f"expected a message, got {type(message).__name__}")
+    return message.to_bytes()
+
+
 def _items(response: session_service_pb2.SubscribeResponse) -> list[Logged | Live]:
-    items: list[Logged | Live] = [Logged(m.offset, message_from_proto(m.message)) for m in response.messages]
+    items: list[Logged | Live] = []
+    append = items.append
+    for m in response.messages:
+        item = _new(Logged)
+        _set_offset(item, m.offset)
+        _set_message(item, message_from_proto(m.message))
+        append(item)
     if response.HasField("live_event"):
         items.append(Live(response.live_event.stream_id, StreamEvent._wrap(response.live_event.event)))
     return items
@@ -152,12 +230,16 @@ class Client:
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         credentials = _credentials(root_certificates, private_key, certificate_chain)
-        opts = [*_options(max_message_bytes), *options]
+        opts = list({**dict(_options(max_message_bytes)), **dict(options)}.items())  # yours win
         self._channel = (
             grpc.secure_channel(target, credentials, opts) if credentials else grpc.insecure_channel(target, opts)
         )
         self._sessions = session_service_pb2_grpc.SessionServiceStub(self._channel)
         self._tools = tool_service_pb2_grpc.ToolServiceStub(self._channel)
+        # AppendMessage sends bytes encoded around the message's own encoding (see frames.append_request).
+        self._append: Any = self._channel.unary_unary(
+            APPEND_MESSAGE, response_deserializer=session_service_pb2.AppendMessageResponse.FromString
+        )
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         self.timeout = timeout
 
@@ -179,8 +261,8 @@ class Client:
 
     def append(self, session_id: str, message: BaseMessage) -> int:
         """Append a message; its offset (the same offset again for a retried append)."""
-        request = session_service_pb2.AppendMessageRequest(session_id=session_id, message=_message_pb(message))
-        return int(self._call(self._sessions.AppendMessage, request).offset)
+        request = append_request(session_id, _message_bytes(message))
+        return int(self._call(self._append, request).offset)
 
     def append_many(self, session_id: str, messages: Sequence[BaseMessage]) -> list[int]:
         """Append messages atomically, in order; their offsets."""
@@ -210,25 +292,41 @@ class Client:
         live_events: bool = False,
         max_batch: int = 0,
         timeout: float | None = None,
+        resume: bool = False,
     ) -> Iterator[Logged | Live]:
         """The log after ``after``, then live. Resume with ``after=`` the last offset you got.
 
         It runs until the caller stops iterating (close the generator to
-        cancel the call) or ``timeout`` seconds pass.
+        cancel the call) or ``timeout`` seconds pass. With ``resume=True`` a
+        subscription that ends UNAVAILABLE (the server restarting, a cluster
+        node losing its database) subscribes again by itself from the last
+        offset it delivered, after a capped exponential backoff: no logged
+        message is lost or repeated (live events sent meanwhile are missed).
         """
-        request = session_service_pb2.SubscribeRequest(
-            session_id=session_id, after_offset=after, live_events=live_events, max_batch=max_batch
-        )
-        call = self._sessions.Subscribe(request, timeout=timeout, metadata=self._metadata)
-        try:
-            for response in call:
-                yield from _items(response)
-        except grpc.RpcError as exc:
-            if exc.code() == grpc.StatusCode.CANCELLED and call.cancelled():  # type: ignore[attr-defined]
+        cursor, delay = after, RESUME_BACKOFF
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            request = session_service_pb2.SubscribeRequest(
+                session_id=session_id, after_offset=cursor, live_events=live_events, max_batch=max_batch
+            )
+            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            call = self._sessions.Subscribe(request, timeout=remaining, metadata=self._metadata)
+            try:
+                for response in call:
+                    for item in _items(response):
+                        if isinstance(item, Logged):
+                            cursor, delay = item.offset, RESUME_BACKOFF
+                        yield item
                 return
-            raise status.from_rpc_error(exc) from None
-        finally:
-            call.cancel()
+            except grpc.RpcError as exc:
+                if exc.code() == grpc.StatusCode.CANCELLED and call.cancelled():  # type: ignore[attr-defined]
+                    return
+                if not (resume and _resumable(exc)):
+                    raise status.from_rpc_error(exc) from None
+            finally:
+                call.cancel()
+            wait, delay = _backoff(delay)
+            time.sleep(wait)
 
     def publish_stream(self, session_id: str, events: Iterable[StreamEvent]) -> tuple[int, AssistantMessage]:
         """Relay a message's stream events live; the finished message's offset and the message."""
@@ -264,10 +362,21 @@ class Client:
         return Logged(response.offset, message_from_proto(response.entry))
 
     def build_context(self, session_id: str, *, leaf: str = "") -> list[AgentMessage]:
-        """The messages a model sees for the path to ``leaf`` (default: the last entry)."""
-        request = session_service_pb2.BuildContextRequest(session_id=session_id, leaf_entry_id=leaf)
-        response = self._call(self._sessions.BuildContext, request)
-        return [message_from_proto(m) for m in response.messages]
+        """The messages a model sees for the path to ``leaf`` (default: the last entry).
+
+        A context too large for one reply comes in parts; they are read here, all for the same leaf.
+        """
+        found: list[AgentMessage] = []
+        token = ""
+        while True:
+            request = session_service_pb2.BuildContextRequest(
+                session_id=session_id, leaf_entry_id=leaf, page_token=token
+            )
+            response = self._call(self._sessions.BuildContext, request)
+            found.extend(message_from_proto(m) for m in response.messages)
+            token = response.next_page_token
+            if not token:
+                return found
 
     def sessions(self, *, page_size: int = 100) -> list[SessionInfo]:
         """Every session, ordered by id."""
@@ -296,8 +405,6 @@ class Client:
 
 
 def _wrap_result(result: Any) -> Any:
-    from agentmsg.v1 import content_pb2
-
     return content_pb2.Content(tool_result=result)
 
 
@@ -317,7 +424,7 @@ class AsyncClient:
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         credentials = _credentials(root_certificates, private_key, certificate_chain)
-        opts = [*_options(max_message_bytes), *options]
+        opts = list({**dict(_options(max_message_bytes)), **dict(options)}.items())  # yours win
         self._channel = (
             grpc.aio.secure_channel(target, credentials, opts)
             if credentials
@@ -325,6 +432,9 @@ class AsyncClient:
         )
         self._sessions = session_service_pb2_grpc.SessionServiceStub(self._channel)
         self._tools = tool_service_pb2_grpc.ToolServiceStub(self._channel)
+        self._append: Any = self._channel.unary_unary(
+            APPEND_MESSAGE, response_deserializer=session_service_pb2.AppendMessageResponse.FromString
+        )
         self._metadata = (("authorization", f"Bearer {token}"),) if token else ()
         self.timeout = timeout
 
@@ -346,8 +456,8 @@ class AsyncClient:
 
     async def append(self, session_id: str, message: BaseMessage) -> int:
         """Append a message; its offset."""
-        request = session_service_pb2.AppendMessageRequest(session_id=session_id, message=_message_pb(message))
-        return int((await self._call(self._sessions.AppendMessage, request)).offset)
+        request = append_request(session_id, _message_bytes(message))
+        return int((await self._call(self._append, request)).offset)
 
     async def append_many(self, session_id: str, messages: Sequence[BaseMessage]) -> list[int]:
         """Append messages atomically, in order; their offsets."""
@@ -377,22 +487,36 @@ class AsyncClient:
         live_events: bool = False,
         max_batch: int = 0,
         timeout: float | None = None,
+        resume: bool = False,
     ) -> AsyncIterator[Logged | Live]:
-        """The log after ``after``, then live (``async for item in client.subscribe(...)``)."""
-        request = session_service_pb2.SubscribeRequest(
-            session_id=session_id, after_offset=after, live_events=live_events, max_batch=max_batch
-        )
-        call = self._sessions.Subscribe(request, timeout=timeout, metadata=self._metadata)
-        try:
-            async for response in call:
-                for item in _items(response):
-                    yield item
-        except grpc.RpcError as exc:
-            if exc.code() == grpc.StatusCode.CANCELLED and call.cancelled():
+        """The log after ``after``, then live (``async for item in client.subscribe(...)``).
+
+        ``resume=True``: resumes by itself after UNAVAILABLE, as :meth:`Client.subscribe` does.
+        """
+        cursor, delay = after, RESUME_BACKOFF
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            request = session_service_pb2.SubscribeRequest(
+                session_id=session_id, after_offset=cursor, live_events=live_events, max_batch=max_batch
+            )
+            remaining = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            call = self._sessions.Subscribe(request, timeout=remaining, metadata=self._metadata)
+            try:
+                async for response in call:
+                    for item in _items(response):
+                        if isinstance(item, Logged):
+                            cursor, delay = item.offset, RESUME_BACKOFF
+                        yield item
                 return
-            raise status.from_rpc_error(exc) from None
-        finally:
-            call.cancel()
+            except grpc.RpcError as exc:
+                if exc.code() == grpc.StatusCode.CANCELLED and call.cancelled():
+                    return
+                if not (resume and _resumable(exc)):
+                    raise status.from_rpc_error(exc) from None
+            finally:
+                call.cancel()
+            wait, delay = _backoff(delay)
+            await asyncio.sleep(wait)
 
     async def publish_stream(
         self, session_id: str, events: Iterable[StreamEvent] | AsyncIterable[StreamEvent]
@@ -447,10 +571,21 @@ class AsyncClient:
         return Logged(response.offset, message_from_proto(response.entry))
 
     async def build_context(self, session_id: str, *, leaf: str = "") -> list[AgentMessage]:
-        """The messages a model sees for the path to ``leaf`` (default: the last entry)."""
-        request = session_service_pb2.BuildContextRequest(session_id=session_id, leaf_entry_id=leaf)
-        response = await self._call(self._sessions.BuildContext, request)
-        return [message_from_proto(m) for m in response.messages]
+        """The messages a model sees for the path to ``leaf`` (default: the last entry).
+
+        A context too large for one reply comes in parts; they are read here, all for the same leaf.
+        """
+        found: list[AgentMessage] = []
+        token = ""
+        while True:
+            request = session_service_pb2.BuildContextRequest(
+                session_id=session_id, leaf_entry_id=leaf, page_token=token
+            )
+            response = await self._call(self._sessions.BuildContext, request)
+            found.extend(message_from_proto(m) for m in response.messages)
+            token = response.next_page_token
+            if not token:
+                return found
 
     async def sessions(self, *, page_size: int = 100) -> list[SessionInfo]:
         """Every session, ordered by id."""

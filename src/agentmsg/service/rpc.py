@@ -11,21 +11,52 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 import grpc
 
 from agentmsg import _validation
-from agentmsg.errors import AgentMsgError, ValidationError
+from agentmsg.errors import AgentMsgError, ValidationError, Violation
 from agentmsg.service import status
 
-__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "HTTP2_MAX_FRAME"]
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "ENTRY_OVERHEAD",
+    "HTTP2_MAX_FRAME",
+    "REPLY_ROOM",
+    "capture",
+    "fit",
+    "register",
+    "reply_budget",
+]
 
 log = logging.getLogger("agentmsg.service")
 
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
 HTTP2_MAX_FRAME = 16 * 1024 * 1024 - 1  # the largest frame HTTP/2 allows
+# Bytes every reply keeps free below the maximum message size: for the fields around the messages (offsets,
+# tokens, tags and lengths) with a wide margin. Replies are filled with messages up to the rest.
+REPLY_ROOM = 64 * 1024
+# The most one message adds to a reply besides its own bytes: the LoggedMessage and repeated-field tags and
+# lengths and a 10-byte offset varint.
+ENTRY_OVERHEAD = 32
+
+
+def reply_budget(max_message_bytes: int) -> int:
+    """The bytes of messages one reply may carry under ``max_message_bytes``; also the most one entry may be."""
+    return max(max_message_bytes - REPLY_ROOM, max_message_bytes // 2)
+
+
+def fit(sizes: Sequence[int], budget: int) -> int:
+    """How many of the leading items (of these encoded sizes) one reply carries: at least one, and no more
+    than keep the reply within ``budget`` bytes."""
+    total = 0
+    for count, size in enumerate(sizes):
+        total += size + ENTRY_OVERHEAD
+        if total > budget and count:
+            return count
+    return len(sizes)
 
 
 # --- validation and errors ------------------------------------------------------------------
@@ -78,3 +109,107 @@ def _guard_stream(
 
     wrapper.__name__ = method.__name__
     return wrapper
+
+
+# --- registration: generated handlers, made tolerant of undecodable requests -------------------------------
+
+
+class _Captured:
+    """Stands in for a server to take the generated handlers (so they can be adjusted before registering)."""
+
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        pass
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        self.handlers = handlers
+
+
+def capture(add_to_server: Callable[[Any, Any], None], servicer: Any) -> dict[str, grpc.RpcMethodHandler[Any, Any]]:
+    """The method handlers a generated ``add_*Servicer_to_server`` would register for ``servicer``."""
+    captured = _Captured()
+    add_to_server(servicer, captured)
+    return dict(captured.handlers)
+
+
+class _Undecodable:
+    """Request bytes that are not an encoding of the method's request type: the call ends INVALID_ARGUMENT."""
+
+    def __init__(self, type_name: str, exc: Exception) -> None:
+        self.error = ValidationError(
+            [Violation("", "decode", f"the request bytes are not a valid {type_name} encoding: {exc}")], type_name
+        )
+
+
+def _tolerant(deserialize: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    # The generated deserializer is the request class's FromString: its class names the expected type.
+    owner = getattr(deserialize, "__self__", None) or getattr(deserialize, "request_type", None)
+    type_name = owner.DESCRIPTOR.full_name if owner is not None else "request"
+
+    def decode(data: bytes) -> Any:
+        try:
+            return deserialize(data)
+        except Exception as exc:  # a DecodeError, or anything a malformed peer provokes: never raised into gRPC
+            return _Undecodable(type_name, exc)
+
+    return decode
+
+
+async def _decoded_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for request in requests:
+        if isinstance(request, _Undecodable):
+            raise request.error
+        yield request
+
+
+def _decoding(handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:
+    """``handler`` with undecodable request bytes answered INVALID_ARGUMENT with a ``google.rpc.BadRequest``
+    (gRPC would answer UNKNOWN, naming a Python exception class). In a request stream the bad message raises
+    the ValidationError where the handler reads it, and the handler ends the call with it."""
+    assert handler.request_deserializer is not None
+    kwargs: dict[str, Any] = {
+        "request_deserializer": _tolerant(handler.request_deserializer),
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.unary_unary is not None:
+        unary_unary: Any = handler.unary_unary
+
+        async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+            if isinstance(request, _Undecodable):
+                await status.abort(context, request.error)
+            return await unary_unary(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(unary, **kwargs)
+    if handler.unary_stream is not None:
+        unary_stream: Any = handler.unary_stream
+
+        async def server_streaming(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:  # type: ignore[type-arg]
+            if isinstance(request, _Undecodable):
+                await status.abort(context, request.error)
+            async for item in unary_stream(request, context):
+                yield item
+
+        return grpc.unary_stream_rpc_method_handler(server_streaming, **kwargs)
+    if handler.stream_unary is not None:
+        stream_unary: Any = handler.stream_unary
+
+        async def client_streaming(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+            return await stream_unary(_decoded_stream(requests), context)
+
+        return grpc.stream_unary_rpc_method_handler(client_streaming, **kwargs)
+    assert handler.stream_stream is not None
+    stream_stream: Any = handler.stream_stream
+
+    async def bidi(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:  # type: ignore[type-arg]
+        async for item in stream_stream(_decoded_stream(requests), context):
+            yield item
+
+    return grpc.stream_stream_rpc_method_handler(bidi, **kwargs)
+
+
+def register(server: grpc.aio.Server, service: str, handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]) -> None:
+    """Register a service's handlers, each tolerant of undecodable requests."""
+    tolerant = {name: _decoding(handler) for name, handler in handlers.items()}
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, tolerant),))
+    server.add_registered_method_handlers(service, tolerant)

@@ -19,6 +19,10 @@ returns a str, a content block, a list of blocks, a
 An exception becomes an ``is_error`` result with its message. A cancel from
 the service (the caller cancelled or its deadline passed) cancels an async
 tool; a sync tool cannot be interrupted, and its late result is discarded.
+
+A runner outlives its server: when the connection is lost (a restart, a
+network gap) it reconnects with capped exponential backoff and registers its
+tools again, with no step from its owner.
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ import contextlib
 import inspect
 import json
 import logging
+import random
+import threading
+import time
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -37,7 +44,7 @@ from typing import Any
 import grpc
 
 from agentmsg.content import ContentBase, ToolCallContent, ToolKind, ToolResultContent
-from agentmsg.errors import AgentMsgError, ToolArgumentsError, ValidationError
+from agentmsg.errors import AgentMsgError, ConflictError, ToolArgumentsError, UnavailableError, ValidationError
 from agentmsg.service import status
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
@@ -45,6 +52,9 @@ from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
 __all__ = ["ToolRunner", "schema_for"]
 
 log = logging.getLogger("agentmsg.runner")
+
+INITIAL_BACKOFF = 0.1  # seconds before the first reconnection attempt; doubled each failure up to max_backoff
+MAX_BACKOFF = 10.0
 
 F = typing.TypeVar("F", bound=Callable[..., Any])
 _JSON_TYPES: dict[Any, str] = {
@@ -135,14 +145,22 @@ class ToolRunner:
         root_certificates: bytes | None = None,
         private_key: bytes | None = None,
         certificate_chain: bytes | None = None,
+        reconnect: bool = True,
+        max_backoff: float = MAX_BACKOFF,
     ) -> None:
         self.target = target
         self.name = name
+        self.reconnect = reconnect
+        self.max_backoff = max_backoff
         self._token = token
         self._tls = (root_certificates, private_key, certificate_chain)
         self._tools: dict[str, _Tool] = {}
         self.runner_id: str | None = None
         self.registered = asyncio.Event()
+        # start() / stop(): the background thread, its loop and the serving task.
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[None] | None = None
 
     @typing.overload
     def tool(self, function: F) -> F: ...
@@ -211,9 +229,41 @@ class ToolRunner:
             return ToolResultContent.error(call.id, f"the tool's return value cannot be sent: {exc}", name=call.name)
 
     async def serve(self) -> None:
-        """Connect, register, and answer calls until the connection ends (raises on a refused registration)."""
+        """Connect, register, and answer calls, until cancelled.
+
+        A lost connection (the server restarting or unreachable) is retried with capped exponential
+        backoff (``max_backoff`` seconds at most between attempts), and the tools are registered again.
+        A refused registration raises (a tool name another runner serves, a token without ``tools:serve``);
+        so does a refusal after a reconnection, unless it is a tool name still held by this runner's
+        previous registration (a cluster keeps it until the old node's lease ends), which is retried.
+        With ``reconnect=False`` it returns when the first connection ends.
+        """
         if not self._tools:
             raise ValidationError.single("tools", "required", "register at least one tool before serving")
+        delay, registered_before = INITIAL_BACKOFF, False
+        while True:
+            try:
+                await self._serve_once()
+            except (UnavailableError, grpc.RpcError) as exc:
+                if not self.reconnect:
+                    raise
+                log.warning("runner %s lost the server at %s: %s", self.name, self.target, exc)
+            except ConflictError:
+                if not (self.reconnect and registered_before):
+                    raise
+                log.warning("runner %s: its tools are still held by its previous registration; retrying", self.name)
+            else:
+                if not self.reconnect:
+                    return
+                log.warning("runner %s: the server at %s closed the connection", self.name, self.target)
+            if self.registered.is_set():
+                registered_before, delay = True, INITIAL_BACKOFF
+            self.registered.clear()
+            await asyncio.sleep(delay * (0.5 + random.random() / 2))  # noqa: S311 - jitter, not secrecy
+            delay = min(delay * 2, self.max_backoff)
+
+    async def _serve_once(self) -> None:
+        """One connection: register, answer calls until it ends (its failure raised as an agentmsg error)."""
         root, key, chain = self._tls
         if root is not None or chain is not None:
             channel = grpc.aio.secure_channel(self.target, grpc.ssl_channel_credentials(root, key, chain))
@@ -230,9 +280,9 @@ class ToolRunner:
             async with writing:
                 await stream.write(request)
 
-        async def run(call: ToolCallContent) -> None:
+        async def run(call: ToolCallContent, handle: str) -> None:
             result = await self.call(call)
-            outcome = tool_service_pb2.ToolCallOutcome(call_id=call.id, result=result.pb.tool_result)
+            outcome = tool_service_pb2.ToolCallOutcome(call_id=call.id, result=result.pb.tool_result, handle=handle)
             with contextlib.suppress(grpc.RpcError, asyncio.InvalidStateError):
                 await send(tool_service_pb2.ServeToolsRequest(outcome=outcome))
 
@@ -252,13 +302,16 @@ class ToolRunner:
                     self.registered.set()
                 elif kind == "run":
                     call = ToolCallContent._wrap(content_pb2.Content(tool_call=response.run.call))
-                    task = asyncio.ensure_future(run(call))
-                    running[call.id] = task
-                    task.add_done_callback(_forget(running, call.id))
+                    # The service's handle names the call (a server older than handles: its call id does).
+                    slot = response.run.handle or call.id
+                    task = asyncio.ensure_future(run(call, response.run.handle))
+                    running[slot] = task
+                    task.add_done_callback(_forget(running, slot))
                 elif kind == "cancel":
-                    found = running.get(response.cancel.call_id)
+                    cancel = response.cancel
+                    found = running.get(cancel.handle or cancel.call_id)
                     if found is not None:
-                        log.info("call %s cancelled (%s)", response.cancel.call_id, response.cancel.reason)
+                        log.info("call %s cancelled (%s)", cancel.call_id, cancel.reason)
                         found.cancel()
         except grpc.RpcError as exc:
             raise status.from_rpc_error(exc) from None
@@ -272,3 +325,48 @@ class ToolRunner:
         """Serve until interrupted (blocking)."""
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(self.serve())
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Serve in a background thread (with its own event loop) and return once the tools are registered.
+
+        For a runner beside other code in one program (a script, a notebook, a test); :meth:`stop` ends it.
+        Raises what :meth:`serve` raised if it ended first (a refused registration), or
+        :class:`~agentmsg.UnavailableError` if the tools were not registered within ``timeout`` seconds.
+        """
+        if self._thread is not None and self._thread.is_alive():
+            raise ValidationError.single("runner", "state", f"runner {self.name!r} is already started")
+        loop = asyncio.new_event_loop()
+        ended: list[BaseException] = []
+
+        def main() -> None:
+            asyncio.set_event_loop(loop)
+            self._task = loop.create_task(self.serve())
+            try:
+                loop.run_until_complete(self._task)
+            except BaseException as exc:
+                ended.append(exc)
+            finally:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.close()
+
+        self._loop = loop
+        self._thread = threading.Thread(target=main, name=f"agentmsg-runner-{self.name}", daemon=True)
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.registered.is_set():
+            if not self._thread.is_alive():
+                if ended and not isinstance(ended[0], asyncio.CancelledError):
+                    raise ended[0]
+                raise UnavailableError(f"runner {self.name!r} stopped before registering its tools")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise UnavailableError(f"runner {self.name!r} could not register at {self.target} in {timeout:g} s")
+            time.sleep(0.01)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """End a runner started with :meth:`start` (its calls in flight are cancelled)."""
+        thread, loop, task = self._thread, self._loop, self._task
+        if thread is None or loop is None or task is None or not thread.is_alive():
+            return
+        loop.call_soon_threadsafe(task.cancel)
+        thread.join(timeout)

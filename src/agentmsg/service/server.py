@@ -15,20 +15,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import signal
+import socket
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from agentmsg.errors import UnavailableError
+from agentmsg.service import reflection
 from agentmsg.service.access import Access, BearerTokenInterceptor, Scope
 from agentmsg.service.cluster import Cluster, peer_credentials
 from agentmsg.service.live import LiveHub
-from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
+from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME, capture, register
 from agentmsg.service.session_service import SESSION_SERVICE, SessionServicer, _add_session_service
 from agentmsg.service.stores import PostgresStore, Store, open_store
 from agentmsg.service.tool_service import TOOL_SERVICE, ToolServicer
@@ -115,6 +117,24 @@ class Running:
         await asyncio.gather(*self.tasks, return_exceptions=True)
 
 
+def _bind_problem(host: str, port: int) -> str | None:
+    """Why ``host:port`` cannot be bound (checked before gRPC tries, whose failure is a log line and a
+    RuntimeError), or None. Port 0 is always free; a name that does not resolve is left to gRPC."""
+    if port == 0:
+        return None
+    try:
+        family, kind, proto, _, sockaddr = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM)[0]
+    except OSError:
+        return None
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gRPC binds: a TIME_WAIT port is free
+        try:
+            probe.bind(sockaddr)
+        except OSError as exc:
+            return "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
+    return None
+
+
 async def create_server(config: ServerConfig) -> Running:
     """Build, bind and start a server; ``running.port`` is the bound port (useful with port 0)."""
     if config.store is not None:
@@ -137,28 +157,40 @@ async def create_server(config: ServerConfig) -> Running:
         interceptors=interceptors, options=options, maximum_concurrent_rpcs=config.max_concurrent_rpcs
     )
     hub = LiveHub()
-    sessions = SessionServicer(store, hub, access)
+    sessions = SessionServicer(store, hub, access, max_message_bytes=config.max_message_bytes)
     tools = ToolServicer(access)
     _add_session_service(sessions, server)
-    tool_service_pb2_grpc.add_ToolServiceServicer_to_server(tools, server)
+    register(server, TOOL_SERVICE, capture(tool_service_pb2_grpc.add_ToolServiceServicer_to_server, tools))
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
-    names = [SESSION_SERVICE, TOOL_SERVICE, health.SERVICE_NAME]
     if config.reflection:
-        names.append(reflection.SERVICE_NAME)
-        reflection.enable_server_reflection(names, server)
+        reflection.enable(server, [SESSION_SERVICE, TOOL_SERVICE, health.SERVICE_NAME])
     address = f"{config.host}:{config.port}"
+    busy = _bind_problem(config.host, config.port)
+    if busy is not None:
+        if config.store is None:
+            await store.close()
+        raise UnavailableError(f"cannot listen on {address}: {busy}")
     if config.tls_cert is not None and config.tls_key is not None:
         credentials = grpc.ssl_server_credentials(
             [(config.tls_key, config.tls_cert)],
             root_certificates=config.tls_client_ca,
             require_client_auth=config.tls_client_ca is not None,
         )
-        port = server.add_secure_port(address, credentials)
     else:
-        port = server.add_insecure_port(address)
+        credentials = None
+    try:
+        port = (
+            server.add_secure_port(address, credentials)
+            if credentials is not None
+            else server.add_insecure_port(address)
+        )
+    except RuntimeError:  # gRPC's "Failed to bind": a port in use, or one this user may not bind
+        port = 0
     if port == 0:
-        raise UnavailableError(f"cannot bind {address}")
+        if config.store is None:  # a store this call opened: a store passed in stays its owner's
+            await store.close()
+        raise UnavailableError(f"cannot listen on {address}: the port is in use (or not one this user may bind)")
     cluster = None
     if isinstance(store, PostgresStore):
         peers = peer_credentials(config)

@@ -8,15 +8,18 @@ and fans live events out through a :class:`~agentmsg.service.live.LiveHub`;
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
+import json
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from typing import Any
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from agentmsg import _validation
-from agentmsg.errors import AgentMsgError, NotFoundError, ValidationError, Violation
+from agentmsg.errors import AgentMsgError, NotFoundError, UnavailableError, ValidationError, Violation
 from agentmsg.messages import (
     AgentMessage,
     BranchSummaryMessage,
@@ -26,9 +29,19 @@ from agentmsg.messages import (
 )
 from agentmsg.service import status
 from agentmsg.service.access import Access, Scope
+from agentmsg.service.frames import FrameCache, blind_encoding, field_span, is_canonical
 from agentmsg.service.live import LiveHub
-from agentmsg.service.rpc import _check, _guard, _guard_stream
-from agentmsg.service.stores import SessionRecord, Store
+from agentmsg.service.rpc import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    _check,
+    _guard,
+    _guard_stream,
+    capture,
+    fit,
+    register,
+    reply_budget,
+)
+from agentmsg.service.stores import Body, SessionRecord, Store
 from agentmsg.sessions import build_context
 from agentmsg.streaming import IncompleteStreamError, StreamAccumulator, StreamProtocolError
 from agentmsg.v1 import message_pb2, session_service_pb2, session_service_pb2_grpc, stream_pb2
@@ -38,72 +51,128 @@ __all__ = ["SESSION_SERVICE", "SessionServicer"]
 SESSION_SERVICE = "agentmsg.v1.SessionService"
 
 
-def _varint(value: int) -> bytes:
-    if value < 0x80:
-        return _SMALL[value]
-    out = bytearray()
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
+def _context_token(leaf_id: str, start: int) -> str:
+    """A ``BuildContext`` page token: the pinned leaf and the index of the next message (opaque to callers)."""
+    raw = json.dumps({"leaf": leaf_id, "start": start}, separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii")
 
 
-_SMALL = [bytes([i]) for i in range(0x80)]
+def _context_page(token: str, leaf: str) -> tuple[str, int]:
+    """The leaf and start index a page token holds; INVALID_ARGUMENT naming ``page_token`` when it is not one."""
+    try:
+        data = json.loads(base64.urlsafe_b64decode(token.encode("ascii")))
+        pinned, start = data["leaf"], data["start"]
+        if not isinstance(pinned, str) or not pinned or not isinstance(start, int) or start < 0:
+            raise TypeError("bad fields")
+    except (ValueError, TypeError, KeyError, UnicodeError):
+        raise ValidationError.single(
+            "page_token", "page_token", "not a page token this server gave (pass next_page_token unchanged)"
+        ) from None
+    if leaf and leaf != pinned:
+        raise ValidationError.single(
+            "leaf_entry_id", "page_token", f"the page token is for leaf {pinned!r}, not {leaf!r}"
+        )
+    return pinned, start
 
 
-def _encode_logged(rows: list[tuple[int, bytes]]) -> bytes:
-    """A ``SubscribeResponse`` holding ``rows`` as ``LoggedMessage``s, encoded directly from the stored bytes.
+# Below this size re-encoding a message costs less than checking its received encoding is the canonical one.
+KEEP_RECEIVED_MIN = 64 * 1024
 
-    ``LoggedMessage`` is field 1 ``offset`` (varint, tag 0x08) and field 2
-    ``message`` (bytes, tag 0x12); each is field 1 of the response (tag 0x0a).
+
+class ReceivedAppend:
+    """An ``AppendMessageRequest`` with the encoding its message arrived in, when that is the canonical one."""
+
+    __slots__ = ("encoding", "request")
+
+    def __init__(self, request: session_service_pb2.AppendMessageRequest, encoding: memoryview) -> None:
+        self.request = request
+        self.encoding = encoding
+
+
+def _receive_append(data: bytes) -> session_service_pb2.AppendMessageRequest | ReceivedAppend:
+    """AppendMessage's deserializer: parse, and for a large message keep the bytes it came in.
+
+    The store then holds a view of the request instead of a second encoding of a megabyte it already has
+    (a copy and its page faults); only when the bytes are what the deterministic encoder would write.
     """
-    parts: list[bytes] = []
-    for offset, body in rows:
-        logged = b"\x08" + _varint(offset) + b"\x12" + _varint(len(body))
-        parts += (b"\x0a", _varint(len(logged) + len(body)), logged, body)
-    return b"".join(parts)
+    parse = session_service_pb2.AppendMessageRequest.FromString
+    span = field_span(data, _MESSAGE_FIELD) if len(data) >= KEEP_RECEIVED_MIN else None
+    if span is None:
+        return parse(data)
+    encoding = memoryview(data)[span[0] : span[1]]
+    if not is_canonical(encoding, message_pb2.Message.DESCRIPTOR):
+        return parse(data)
+    # Parsed with its media payloads cut short (validation reads only their presence, the store keeps
+    # `encoding`); anything the cut form does not parse is parsed whole, for the parser's own error.
+    blind = blind_encoding(data, session_service_pb2.AppendMessageRequest.DESCRIPTOR)
+    try:
+        request = parse(data if blind is None else blind)
+    except DecodeError:
+        request = parse(data)
+    return ReceivedAppend(request, encoding)
+
+
+_MESSAGE_FIELD = session_service_pb2.AppendMessageRequest.DESCRIPTOR.fields_by_name["message"].number
+_receive_append.request_type = session_service_pb2.AppendMessageRequest  # type: ignore[attr-defined] # errors name it
+
+
+def _parse(body: Body) -> message_pb2.Message:
+    """A stored message (bytes, or a view of the request it arrived in: upb parses any buffer)."""
+    return message_pb2.Message.FromString(body)  # type: ignore[arg-type]
 
 
 def _serialize_response(response: Any) -> bytes:
-    """Subscribe responses are messages, or bytes already encoded by :func:`_encode_logged`."""
+    """Subscribe responses are messages, or bytes already encoded by :mod:`~agentmsg.service.frames`."""
     return response if isinstance(response, bytes) else bytes(response.SerializeToString())
 
 
-class _Captured:
-    """Stands in for a server to take the generated handlers (so one can be adjusted before registering)."""
-
-    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]
-
-    def add_generic_rpc_handlers(self, handlers: Any) -> None:
-        pass
-
-    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
-        self.handlers = handlers
-
-
 def _add_session_service(servicer: SessionServicer, server: grpc.aio.Server) -> None:
-    captured = _Captured()
-    session_service_pb2_grpc.add_SessionServiceServicer_to_server(servicer, captured)  # type: ignore[arg-type]
-    handlers = dict(captured.handlers)
+    handlers = capture(session_service_pb2_grpc.add_SessionServiceServicer_to_server, servicer)
+    handlers["AppendMessage"] = grpc.unary_unary_rpc_method_handler(
+        servicer.AppendMessage,
+        request_deserializer=_receive_append,
+        response_serializer=session_service_pb2.AppendMessageResponse.SerializeToString,
+    )
     handlers["Subscribe"] = grpc.unary_stream_rpc_method_handler(
         servicer.Subscribe,
         request_deserializer=session_service_pb2.SubscribeRequest.FromString,
         response_serializer=_serialize_response,
     )
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SESSION_SERVICE, handlers),))
-    server.add_registered_method_handlers(SESSION_SERVICE, handlers)
+    register(server, SESSION_SERVICE, handlers)
 
 
 class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     """``agentmsg.v1.SessionService`` over a :class:`~agentmsg.service.stores.Store`."""
 
-    def __init__(self, store: Store, hub: LiveHub, access: Access | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        hub: LiveHub,
+        access: Access | None = None,
+        *,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
         self.store = store
         self.hub = hub
         self.access = access if access is not None else Access()
+        # Every reply carries messages up to this many bytes, and no entry may be larger: whatever was
+        # appended can be read back, by every reading RPC, under the configured maximum message size.
+        self.budget = reply_budget(max_message_bytes)
+        # Subscribers of a session read the same batches: each is framed once and shared.
+        self.frames = FrameCache(self.budget)
         # Subscribers per session on this node: the store's change event is dropped when the last one leaves.
         self._watchers: dict[str, int] = {}
+        # Set while the store is unavailable: every waiting subscription ends UNAVAILABLE.
+        self._outage = asyncio.Event()
+        if not store.healthy:
+            self._outage.set()
+        store.on_health(self._on_store_health)
+
+    def _on_store_health(self, healthy: bool) -> None:
+        if healthy:
+            self._outage = asyncio.Event()
+        else:
+            self._outage.set()
 
     def _allow(self, context: grpc.aio.ServicerContext, session_id: str) -> None:  # type: ignore[type-arg]
         """The caller's token must include the session (checked before anything is read: nothing leaks)."""
@@ -114,7 +183,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         """The session's last entry (its offset and message), or None for an empty session."""
         last = await self.store.last_offset(session_id)
         rows = await self.store.read(session_id, last - 1, 1) if last else []
-        return (rows[0][0], message_pb2.Message.FromString(rows[0][1])) if rows else None
+        return (rows[0][0], _parse(rows[0][1])) if rows else None
 
     async def _walk_back(
         self, session_id: str, start: tuple[int, message_pb2.Message]
@@ -140,16 +209,13 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                     raise NotFoundError(
                         f"entry {message.id!r} follows {message.parent_id!r}, which is not in the session"
                     )
-                offset, message = found[0], message_pb2.Message.FromString(found[1])
+                offset, message = found[0], _parse(found[1])
                 continue
             if offset <= 1:
                 return
             offset -= 1
             if offset not in by_offset:
-                by_offset = {
-                    o: message_pb2.Message.FromString(b)
-                    for o, b in await self.store.before(session_id, offset + 1, 256)
-                }
+                by_offset = {o: _parse(b) for o, b in await self.store.before(session_id, offset + 1, 256)}
             message = by_offset[offset]
 
     async def _on_path(self, session_id: str, start: tuple[int, message_pb2.Message], entry_id: str) -> bool:
@@ -166,7 +232,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             found = await self.store.entry(session_id, leaf_id)
             if found is None:
                 raise NotFoundError(f"session {session_id!r} has no entry {leaf_id!r}")
-            start: tuple[int, message_pb2.Message] | None = (found[0], message_pb2.Message.FromString(found[1]))
+            start: tuple[int, message_pb2.Message] | None = (found[0], _parse(found[1]))
         else:
             start = await self._last(session_id)
         if start is None:
@@ -178,12 +244,19 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     @_guard
     async def AppendMessage(  # noqa: N802 - the RPC's name
         self,
-        request: session_service_pb2.AppendMessageRequest,
+        request: session_service_pb2.AppendMessageRequest | ReceivedAppend,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> session_service_pb2.AppendMessageResponse:
+        received: list[Body | None] = []
+        sizes: list[int] | None = None
+        if isinstance(request, ReceivedAppend):
+            received, sizes = [request.encoding], [len(request.encoding)]
+            request = request.request
         self._allow(context, request.session_id)
         _check(request)
-        (appended,) = await self.store.append(request.session_id, [request.message])
+        # A received canonical encoding's length is what ByteSize would say (of the message, not the cut form).
+        self._check_sizes([request.message], "message", sizes)
+        (appended,) = await self.store.append(request.session_id, [request.message], received)
         return session_service_pb2.AppendMessageResponse(offset=appended.offset, duplicate=appended.duplicate)
 
     @_guard
@@ -194,6 +267,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     ) -> session_service_pb2.AppendMessagesResponse:
         self._allow(context, request.session_id)
         _check(request)
+        self._check_sizes(request.messages, "messages")
         appended = await self.store.append(request.session_id, list(request.messages))
         return session_service_pb2.AppendMessagesResponse(
             offsets=[a.offset for a in appended], duplicates=[a.duplicate for a in appended]
@@ -209,10 +283,12 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         _check(request)
         size = request.page_size or 100
         rows = await self.store.read(request.session_id, request.after_offset, size + 1)
+        # The page ends at page_size messages or at the byte budget, whichever comes first.
+        size = min(size, fit([len(body) for _, body in rows], self.budget))
         response = session_service_pb2.ListMessagesResponse()
         for offset, body in rows[:size]:
             logged = response.messages.add(offset=offset)
-            logged.message.ParseFromString(body)
+            logged.message.ParseFromString(body)  # type: ignore[arg-type]
         if len(rows) > size:
             response.next_after_offset = rows[size - 1][0]
         return response
@@ -250,6 +326,14 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                     # deliver them first, so a message's events never trail the message itself.
                     while not live.empty():
                         yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
+                else:
+                    # A full batch another subscriber read is sent again as it was framed, store unread.
+                    framed = self.frames.full(session_id, cursor, batch)
+                    if framed is not None:
+                        replies, cursor = framed
+                        for reply in replies:
+                            yield reply
+                        continue
                 rows = await self.store.read(session_id, cursor, batch)
                 if rows and request.live_events:
                     # With other nodes, the events relayed ahead of these messages may still be on the way.
@@ -257,22 +341,34 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                     while not live.empty():
                         yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
                 if rows:
+                    # The stored bytes go out as they are (no parse and re-encode), framed once per range.
+                    encoded = self.frames.encode(session_id, cursor, batch, rows)
                     cursor = rows[-1][0]
-                    # The stored bytes go out as they are: no parse and re-encode per message.
-                    yield _encode_logged(rows)
+                    for reply in encoded:
+                        yield reply
                     continue
-                if not request.live_events:
-                    await changed.wait()
-                    continue
-                waits = [asyncio.ensure_future(changed.wait()), asyncio.ensure_future(live.get())]
+                # Waiting for news also watches the store: a node that loses it ends its subscriptions
+                # UNAVAILABLE at once (the client resumes on a node that has it), rather than going silent.
+                outage = self._outage
+                waits: list[asyncio.Future[Any]] = [
+                    asyncio.ensure_future(changed.wait()),
+                    asyncio.ensure_future(outage.wait()),
+                ]
+                if request.live_events:
+                    waits.append(asyncio.ensure_future(live.get()))
                 try:
                     done, _ = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
                 finally:
                     for waiter in waits:
                         waiter.cancel()
                     await asyncio.gather(*waits, return_exceptions=True)
-                got = waits[1]
-                if got in done and not got.cancelled() and got.exception() is None:
+                if outage.is_set():
+                    raise UnavailableError(
+                        f"this node lost its store; resume the subscription after offset {cursor} "
+                        "(on this node when it is back, or on another)"
+                    )
+                got = waits[-1] if request.live_events else None
+                if got in done and got is not None and not got.cancelled() and got.exception() is None:
                     yield session_service_pb2.SubscribeResponse(live_event=got.result())
 
     async def PublishStream(  # noqa: N802
@@ -303,6 +399,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                 raise ValidationError([Violation("event", "required", "the stream sent no events")])
             message = accumulator.finish()
             _validation.check(message.pb)
+            self._check_sizes([message.pb], "message")
             # Other nodes get the stream's events before the message: both go through one feed, in order.
             await self.hub.flushed()
             (appended,) = await self.store.append(session_id, [message.pb])
@@ -391,8 +488,39 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     ) -> session_service_pb2.BuildContextResponse:
         self._allow(context, request.session_id)
         _check(request)
-        messages = build_context(await self._path(request.session_id, request.leaf_entry_id))
-        return session_service_pb2.BuildContextResponse(messages=[m.pb for m in messages])
+        leaf, start = request.leaf_entry_id, 0
+        if request.page_token:
+            leaf, start = _context_page(request.page_token, leaf)
+        path = await self._path(request.session_id, leaf)
+        messages = [m.pb for m in build_context(path)]
+        if start > len(messages):
+            raise ValidationError.single("page_token", "page_token", "the token points past the end of the context")
+        # The context goes out in parts when it outgrows one reply; the token pins the leaf for the next part.
+        count = fit([m.ByteSize() for m in messages[start:]], self.budget)
+        response = session_service_pb2.BuildContextResponse(messages=messages[start : start + count])
+        if start + count < len(messages):
+            response.next_page_token = _context_token(path[-1].id, start + count)
+        return response
+
+    def _check_sizes(
+        self, messages: Iterable[message_pb2.Message], field: str, sizes: Sequence[int] | None = None
+    ) -> None:
+        """Refuse an entry larger than one reply can carry: it could be appended but never read back.
+
+        ``sizes``: the messages' encoded sizes when known (a received canonical encoding), else ByteSize.
+        """
+        found = [
+            Violation(
+                f"{field}[{i}]" if field == "messages" else field,
+                "message.max_bytes",
+                f"the message is {size} bytes; a session entry may be at most {self.budget} "
+                "(the server's maximum message size less room for framing)",
+            )
+            for i, message in enumerate(messages)
+            if (size := sizes[i] if sizes is not None else message.ByteSize()) > self.budget
+        ]
+        if found:
+            raise ValidationError(found, "message size")
 
     @_guard
     async def ListSessions(  # noqa: N802

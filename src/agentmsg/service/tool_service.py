@@ -18,7 +18,14 @@ from typing import Any
 import grpc
 
 from agentmsg import _validation
-from agentmsg.errors import AgentMsgError, ConflictError, NotFoundError, ValidationError, Violation
+from agentmsg.errors import (
+    AgentMsgError,
+    ConflictError,
+    DeadlineExceededError,
+    NotFoundError,
+    ValidationError,
+    Violation,
+)
 from agentmsg.service import status
 from agentmsg.service.access import Access
 from agentmsg.service.cluster import FORWARDED_HEADER, Cluster
@@ -38,13 +45,35 @@ def _error_result(call: content_pb2.ToolCallContent, text: str) -> content_pb2.T
     return result
 
 
+# A cancellation that comes this close to the call's deadline is the deadline: gRPC may cancel the handler a
+# moment before its own clock says the deadline has passed.
+DEADLINE_SLACK = 0.1
+
+
+@dataclass
+class _Call:
+    """A call waiting for its runner: the call as the caller sent it, and where its result goes."""
+
+    call: content_pb2.ToolCallContent
+    future: asyncio.Future[content_pb2.ToolResultContent]
+
+
 @dataclass
 class _Runner:
     runner_id: str
     name: str
     tools: list[Any]
     outbox: asyncio.Queue[tool_service_pb2.ServeToolsResponse]
-    pending: dict[str, asyncio.Future[content_pb2.ToolResultContent]] = field(default_factory=dict)
+    # By the handle the service gave each call: call ids are the model's, and two callers may share one.
+    pending: dict[str, _Call] = field(default_factory=dict)
+
+    def find(self, outcome: tool_service_pb2.ToolCallOutcome) -> _Call | None:
+        """The call an outcome answers: by its handle, or, from a runner older than handles, by a call id
+        that only one of its waiting calls has."""
+        if outcome.handle:
+            return self.pending.get(outcome.handle)
+        waiting = [p for p in self.pending.values() if p.call.id == outcome.call_id and not p.future.done()]
+        return waiting[0] if len(waiting) == 1 else None
 
 
 class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
@@ -68,10 +97,10 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
     ) -> AsyncIterator[tool_service_pb2.ServeToolsResponse]:
         requests = request_iterator.__aiter__()
         try:
-            first = await requests.__anext__()
-        except StopAsyncIteration:
-            return
-        try:
+            try:
+                first = await requests.__anext__()
+            except StopAsyncIteration:
+                return
             self._allow(context, serve=True)
             _check(first)
             if first.WhichOneof("kind") != "register":
@@ -95,6 +124,9 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
                 getter = asyncio.ensure_future(runner.outbox.get())
                 done, _ = await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
                 if getter not in done:
+                    failure = reader.exception()
+                    if isinstance(failure, AgentMsgError):  # e.g. an outcome whose bytes do not decode
+                        await status.abort(context, failure)
                     break  # the runner closed its side
                 response, getter = getter.result(), None
                 yield response
@@ -126,10 +158,11 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         for tool in runner.tools:
             if self.by_tool.get(tool.name) is runner:
                 del self.by_tool[tool.name]
-        for call_id, future in runner.pending.items():
-            if not future.done():
-                call = content_pb2.ToolCallContent(id=call_id)
-                future.set_result(_error_result(call, f"tool runner {runner.name!r} disconnected before answering"))
+        for pending in runner.pending.values():
+            if not pending.future.done():
+                pending.future.set_result(
+                    _error_result(pending.call, f"tool runner {runner.name!r} disconnected before answering")
+                )
         log.info("runner %s (%s) left", runner.name, runner.runner_id)
 
     async def _read_outcomes(
@@ -140,19 +173,15 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
                 log.warning("runner %s sent %s after registering; ignored", runner.name, request.WhichOneof("kind"))
                 continue
             outcome = request.outcome
-            future = runner.pending.get(outcome.call_id)
-            if future is None or future.done():
+            pending = runner.find(outcome)
+            if pending is None or pending.future.done():
                 continue  # answered after a cancel or a deadline: nobody waits for it
             found = _validation.violations_of(outcome)
-            if found or outcome.result.id != outcome.call_id:
+            if found or outcome.result.id != pending.call.id or outcome.call_id != pending.call.id:
                 problem = "; ".join(str(v) for v in found) or "its id does not match the call"
-                future.set_result(
-                    _error_result(
-                        content_pb2.ToolCallContent(id=outcome.call_id), f"the runner's result was invalid: {problem}"
-                    )
-                )
+                pending.future.set_result(_error_result(pending.call, f"the runner's result was invalid: {problem}"))
             else:
-                future.set_result(outcome.result)
+                pending.future.set_result(outcome.result)
 
     @_guard
     async def ListTools(  # noqa: N802
@@ -192,26 +221,31 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
                 raise NotFoundError(f"no runner serves the tool {call.name!r}")
             # The runner is on another node: call it there as the caller, within the caller's deadline.
             return await self.cluster.forward(address, request, metadata, context.time_remaining())
-        if call.id in runner.pending:
-            raise ConflictError(f"tool call {call.id!r} is already running")
-        future: asyncio.Future[content_pb2.ToolResultContent] = asyncio.get_running_loop().create_future()
-        runner.pending[call.id] = future
-        run = tool_service_pb2.RunToolCall(call=call)
+        loop = asyncio.get_running_loop()
+        # The runner knows the call by this handle; the call id goes to it unchanged (the model's, not unique).
+        handle = uuid.uuid4().hex
+        pending = _Call(call, loop.create_future())
+        runner.pending[handle] = pending
+        run = tool_service_pb2.RunToolCall(call=call, handle=handle)
         remaining = context.time_remaining()
+        deadline = None if remaining is None else loop.time() + remaining
         if remaining is not None:
             run.timeout.FromNanoseconds(int(remaining * 1e9))
         runner.outbox.put_nowait(tool_service_pb2.ServeToolsResponse(run=run))
+
+        def stop(reason: str) -> None:
+            cancel = tool_service_pb2.CancelToolCall(call_id=call.id, reason=reason, handle=handle)
+            runner.outbox.put_nowait(tool_service_pb2.ServeToolsResponse(cancel=cancel))
+
         try:
-            result = await future
+            result = await asyncio.wait_for(asyncio.shield(pending.future), remaining)
+        except TimeoutError:
+            stop("deadline_exceeded")
+            raise DeadlineExceededError(f"the tool call {call.id!r} ({call.name}) overran its deadline") from None
         except asyncio.CancelledError:
-            remaining = context.time_remaining()
-            reason = "deadline_exceeded" if remaining is not None and remaining <= 0 else "cancelled"
-            runner.outbox.put_nowait(
-                tool_service_pb2.ServeToolsResponse(
-                    cancel=tool_service_pb2.CancelToolCall(call_id=call.id, reason=reason)
-                )
-            )
+            late = deadline is not None and loop.time() >= deadline - DEADLINE_SLACK
+            stop("deadline_exceeded" if late else "cancelled")
             raise
         finally:
-            runner.pending.pop(call.id, None)
+            runner.pending.pop(handle, None)
         return tool_service_pb2.CallToolResponse(result=result)

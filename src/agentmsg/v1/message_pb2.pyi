@@ -111,7 +111,12 @@ class Message(_message.Message):
     """
     @_builtins.property
     def timestamp(self) -> _timestamp_pb2.Timestamp:
-        """When the message was created. Required."""
+        """When the message was created. Required, and a valid
+        `google.protobuf.Timestamp`: 0001-01-01T00:00:00Z to
+        9999-12-31T23:59:59.999999999Z with nanos 0 to 999,999,999 (what ProtoJSON
+        can print and every language's timestamp type can hold; a value outside it
+        made a stored session unreadable in JSON).
+        """
 
     @_builtins.property
     def system(self) -> Global___SystemMessage:

@@ -155,7 +155,10 @@ class ListMessagesRequest(_message.Message):
     after_offset: _builtins.int
     """Messages after this offset (0: from the start)."""
     page_size: _builtins.int
-    """At most this many messages (default 100, at most 1000)."""
+    """At most this many messages (default 100, at most 1000). A page also
+    stops before the reply would outgrow the server's maximum message size, so
+    it may hold fewer; it always holds at least one message when one follows.
+    """
     def __init__(
         self,
         *,
@@ -244,7 +247,11 @@ class SubscribeRequest(_message.Message):
     last offset received.
     """
     max_batch: _builtins.int
-    """At most this many messages per response (default 256)."""
+    """At most this many messages per response (default 256). A response also
+    stops before it would outgrow the server's maximum message size; a batch
+    that would is split over several responses, each with at least one
+    message, so a subscriber always makes progress.
+    """
     live_events: _builtins.bool
     """Also deliver the stream events of messages being generated."""
     def __init__(
@@ -618,19 +625,27 @@ class BuildContextRequest(_message.Message):
 
     SESSION_ID_FIELD_NUMBER: _builtins.int
     LEAF_ENTRY_ID_FIELD_NUMBER: _builtins.int
+    PAGE_TOKEN_FIELD_NUMBER: _builtins.int
     session_id: _builtins.str
     """The session."""
     leaf_entry_id: _builtins.str
     """The leaf to build for; empty: the session's last entry."""
+    page_token: _builtins.str
+    """The `next_page_token` of the previous response, to read the next part of
+    a context too large for one reply; empty for the first part. The token
+    pins the leaf, so the parts belong to one context even if the session
+    grows meanwhile.
+    """
     def __init__(
         self,
         *,
         session_id: _builtins.str = ...,
         leaf_entry_id: _builtins.str = ...,
+        page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["leaf_entry_id", b"leaf_entry_id", "session_id", b"session_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["leaf_entry_id", b"leaf_entry_id", "page_token", b"page_token", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -643,18 +658,27 @@ class BuildContextResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     MESSAGES_FIELD_NUMBER: _builtins.int
+    NEXT_PAGE_TOKEN_FIELD_NUMBER: _builtins.int
+    next_page_token: _builtins.str
+    """Set when more of the context follows: pass it as `page_token`. Empty on
+    the last (or only) part.
+    """
     @_builtins.property
     def messages(self) -> _containers.RepeatedCompositeFieldContainer[_message_pb2.Message]:
-        """The messages for the model, in order."""
+        """The messages for the model, in order: the whole context, or, when it does
+        not fit in one reply under the server's maximum message size, its next
+        part (at least one message).
+        """
 
     def __init__(
         self,
         *,
         messages: _abc.Iterable[_message_pb2.Message] | None = ...,
+        next_page_token: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages", "next_page_token", b"next_page_token"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -10,10 +10,10 @@ import builtins as _builtins
 import sys
 import typing as _typing
 
-if sys.version_info >= (3, 11):
-    from typing import TypeAlias as _TypeAlias, Never as _Never
+if sys.version_info >= (3, 10):
+    from typing import TypeAlias as _TypeAlias
 else:
-    from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
+    from typing_extensions import TypeAlias as _TypeAlias
 
 DESCRIPTOR: _descriptor.FileDescriptor
 
@@ -21,6 +21,11 @@ DESCRIPTOR: _descriptor.FileDescriptor
 class ToolDefinition(_message.Message):
     """A tool a model may call: what engines offer to models and what tool runners
     register with the service.
+
+    The `*_hint` fields are the MCP tool annotations, for policy (approval,
+    retries) rather than for the model: hints from the tool's author, not
+    guarantees. Unset means not stated, which differs from false (MCP reads an
+    unstated `destructiveHint` or `openWorldHint` as true).
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -29,6 +34,13 @@ class ToolDefinition(_message.Message):
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     PARAMETERS_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    OUTPUT_SCHEMA_FIELD_NUMBER: _builtins.int
+    READ_ONLY_HINT_FIELD_NUMBER: _builtins.int
+    DESTRUCTIVE_HINT_FIELD_NUMBER: _builtins.int
+    IDEMPOTENT_HINT_FIELD_NUMBER: _builtins.int
+    OPEN_WORLD_HINT_FIELD_NUMBER: _builtins.int
+    STRICT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The name the model calls the tool by. Unique among the tools offered."""
     description: _builtins.str
@@ -40,6 +52,31 @@ class ToolDefinition(_message.Message):
     """
     kind: _content_pb2.ToolKind.ValueType
     """What the tool does, for policy and display."""
+    title: _builtins.str
+    """A name for people, shown in place of `name` (MCP `title`). Empty when none."""
+    output_schema: _builtins.str
+    """The JSON Schema of the tool's structured result (MCP `outputSchema`, Gemini
+    `responseJsonSchema`): a JSON object in text form, kept verbatim like
+    `parameters`. Empty when the tool declares no structured result.
+    """
+    read_only_hint: _builtins.bool
+    """The tool does not change its environment (MCP `readOnlyHint`)."""
+    destructive_hint: _builtins.bool
+    """The tool may destroy or overwrite data rather than only add (MCP
+    `destructiveHint`; meaningful when not read-only).
+    """
+    idempotent_hint: _builtins.bool
+    """Calling the tool again with the same arguments has no further effect (MCP
+    `idempotentHint`).
+    """
+    open_world_hint: _builtins.bool
+    """The tool reaches an open world of outside entities, such as the web (MCP
+    `openWorldHint`), rather than a closed domain.
+    """
+    strict: _builtins.bool
+    """The provider must hold the model's arguments to `parameters` exactly
+    (OpenAI and Anthropic `strict`). Unset when not stated.
+    """
     def __init__(
         self,
         *,
@@ -47,11 +84,37 @@ class ToolDefinition(_message.Message):
         description: _builtins.str = ...,
         parameters: _builtins.str = ...,
         kind: _content_pb2.ToolKind.ValueType = ...,
+        title: _builtins.str = ...,
+        output_schema: _builtins.str = ...,
+        read_only_hint: _builtins.bool | None = ...,
+        destructive_hint: _builtins.bool | None = ...,
+        idempotent_hint: _builtins.bool | None = ...,
+        open_world_hint: _builtins.bool | None = ...,
+        strict: _builtins.bool | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["_destructive_hint", b"_destructive_hint", "_idempotent_hint", b"_idempotent_hint", "_open_world_hint", b"_open_world_hint", "_read_only_hint", b"_read_only_hint", "_strict", b"_strict", "destructive_hint", b"destructive_hint", "idempotent_hint", b"idempotent_hint", "open_world_hint", b"open_world_hint", "read_only_hint", b"read_only_hint", "strict", b"strict"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "kind", b"kind", "name", b"name", "parameters", b"parameters"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_destructive_hint", b"_destructive_hint", "_idempotent_hint", b"_idempotent_hint", "_open_world_hint", b"_open_world_hint", "_read_only_hint", b"_read_only_hint", "_strict", b"_strict", "description", b"description", "destructive_hint", b"destructive_hint", "idempotent_hint", b"idempotent_hint", "kind", b"kind", "name", b"name", "open_world_hint", b"open_world_hint", "output_schema", b"output_schema", "parameters", b"parameters", "read_only_hint", b"read_only_hint", "strict", b"strict", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    def WhichOneof(self, oneof_group: _Never) -> None: ...
+    _WhichOneofReturnType__destructive_hint: _TypeAlias = _typing.Literal["destructive_hint"]  # noqa: Y015
+    _WhichOneofArgType__destructive_hint: _TypeAlias = _typing.Literal["_destructive_hint", b"_destructive_hint"]  # noqa: Y015
+    _WhichOneofReturnType__idempotent_hint: _TypeAlias = _typing.Literal["idempotent_hint"]  # noqa: Y015
+    _WhichOneofArgType__idempotent_hint: _TypeAlias = _typing.Literal["_idempotent_hint", b"_idempotent_hint"]  # noqa: Y015
+    _WhichOneofReturnType__open_world_hint: _TypeAlias = _typing.Literal["open_world_hint"]  # noqa: Y015
+    _WhichOneofArgType__open_world_hint: _TypeAlias = _typing.Literal["_open_world_hint", b"_open_world_hint"]  # noqa: Y015
+    _WhichOneofReturnType__read_only_hint: _TypeAlias = _typing.Literal["read_only_hint"]  # noqa: Y015
+    _WhichOneofArgType__read_only_hint: _TypeAlias = _typing.Literal["_read_only_hint", b"_read_only_hint"]  # noqa: Y015
+    _WhichOneofReturnType__strict: _TypeAlias = _typing.Literal["strict"]  # noqa: Y015
+    _WhichOneofArgType__strict: _TypeAlias = _typing.Literal["_strict", b"_strict"]  # noqa: Y015
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__destructive_hint) -> _WhichOneofReturnType__destructive_hint | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__idempotent_hint) -> _WhichOneofReturnType__idempotent_hint | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__open_world_hint) -> _WhichOneofReturnType__open_world_hint | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__read_only_hint) -> _WhichOneofReturnType__read_only_hint | None: ...
+    @_typing.overload
+    def WhichOneof(self, oneof_group: _WhichOneofArgType__strict) -> _WhichOneofReturnType__strict | None: ...
 
 Global___ToolDefinition: _TypeAlias = ToolDefinition  # noqa: Y015

@@ -91,8 +91,15 @@ class ToolCallOutcome(_message.Message):
 
     CALL_ID_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
+    HANDLE_FIELD_NUMBER: _builtins.int
     call_id: _builtins.str
     """The call's id (the `ToolCallContent.id` the service sent)."""
+    handle: _builtins.str
+    """The `RunToolCall.handle` of the call this answers. Call ids are the
+    model's and two callers may use the same one at once: the handle says
+    which call this is. Empty from runners older than handles, which are then
+    matched by `call_id` alone.
+    """
     @_builtins.property
     def result(self) -> _content_pb2.ToolResultContent:
         """The result. Its `id` must equal `call_id`."""
@@ -102,10 +109,11 @@ class ToolCallOutcome(_message.Message):
         *,
         call_id: _builtins.str = ...,
         result: _content_pb2.ToolResultContent | None = ...,
+        handle: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_id", b"call_id", "result", b"result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_id", b"call_id", "handle", b"handle", "result", b"result"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -179,6 +187,12 @@ class RunToolCall(_message.Message):
 
     CALL_FIELD_NUMBER: _builtins.int
     TIMEOUT_FIELD_NUMBER: _builtins.int
+    HANDLE_FIELD_NUMBER: _builtins.int
+    handle: _builtins.str
+    """The service's own id for this call, unique among the runner's calls:
+    answer with it in `ToolCallOutcome.handle`. The call's `id` is the
+    model's, passed on unchanged, and need not be unique across callers.
+    """
     @_builtins.property
     def call(self) -> _content_pb2.ToolCallContent:
         """The call (id, name, arguments verbatim)."""
@@ -192,10 +206,11 @@ class RunToolCall(_message.Message):
         *,
         call: _content_pb2.ToolCallContent | None = ...,
         timeout: _duration_pb2.Duration | None = ...,
+        handle: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "timeout", b"timeout"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "timeout", b"timeout"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "handle", b"handle", "timeout", b"timeout"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -209,19 +224,23 @@ class CancelToolCall(_message.Message):
 
     CALL_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    HANDLE_FIELD_NUMBER: _builtins.int
     call_id: _builtins.str
     """The call's id."""
     reason: _builtins.str
     """Why: `cancelled` or `deadline_exceeded`."""
+    handle: _builtins.str
+    """The `RunToolCall.handle` of the call to stop."""
     def __init__(
         self,
         *,
         call_id: _builtins.str = ...,
         reason: _builtins.str = ...,
+        handle: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_id", b"call_id", "reason", b"reason"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_id", b"call_id", "handle", b"handle", "reason", b"reason"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

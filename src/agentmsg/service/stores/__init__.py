@@ -15,12 +15,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from agentmsg.service.stores.base import Appended, SessionRecord, Store
+from agentmsg.service.stores.base import Appended, Body, SessionRecord, Store
 from agentmsg.service.stores.memory import MemoryStore
 from agentmsg.service.stores.postgres import PostgresStore
 from agentmsg.service.stores.sqlite import SQLiteStore
 
-__all__ = ["Appended", "MemoryStore", "PostgresStore", "SQLiteStore", "SessionRecord", "Store", "open_store"]
+__all__ = ["Appended", "Body", "MemoryStore", "PostgresStore", "SQLiteStore", "SessionRecord", "Store", "open_store"]
 
 
 def open_store(db: str | None, **options: Any) -> Store:

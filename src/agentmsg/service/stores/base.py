@@ -16,12 +16,15 @@ import contextlib
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 from agentmsg.errors import ConflictError, ValidationError, Violation
 from agentmsg.v1 import message_pb2
 
-__all__ = ["Appended", "SessionRecord", "Store"]
+__all__ = ["Appended", "Body", "SessionRecord", "Store"]
+
+Body: TypeAlias = bytes | memoryview
+"""A message's encoding as a store holds it: bytes, or a view of the request it arrived in (no copy)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,13 @@ def _encode(message: message_pb2.Message) -> bytes:
     return message.SerializeToString(deterministic=True)
 
 
+def _encoded(messages: Sequence[message_pb2.Message], received: Sequence[Body | None]) -> list[tuple[str, Body]]:
+    """Each message's id and encoding: the received one when given, else the deterministic encoding."""
+    if not received:
+        return [(m.id, _encode(m)) for m in messages]
+    return [(m.id, _encode(m) if given is None else given) for m, given in zip(messages, received, strict=True)]
+
+
 class Store(abc.ABC):
     """What the session service stores messages in."""
 
@@ -60,7 +70,12 @@ class Store(abc.ABC):
     async def start(self) -> None:  # noqa: B027 - an optional hook
         """Connect (for stores with a server); called once before the first use."""
 
-    async def append(self, session_id: str, messages: Sequence[message_pb2.Message]) -> list[Appended]:
+    async def append(
+        self,
+        session_id: str,
+        messages: Sequence[message_pb2.Message],
+        received: Sequence[Body | None] = (),
+    ) -> list[Appended]:
         """Append in order, atomically; a message whose id the session holds is a duplicate.
 
         The same id with different content raises :class:`~agentmsg.ConflictError`
@@ -71,9 +86,12 @@ class Store(abc.ABC):
         written. Parents are looked up through the store's id index, never by
         reading the session (entries are never removed, so a parent found
         stays found).
+
+        ``received[i]``, when given, is the encoding message ``i`` arrived in, already checked to be the one
+        :func:`_encode` would give (see :func:`agentmsg.service.frames.is_canonical`): it is kept as it is.
         """
         await self._check_parents(session_id, messages)
-        encoded = [(m.id, _encode(m)) for m in messages]
+        encoded = _encoded(messages, received)
         result = await self._append(session_id, encoded, time.time_ns() // 1000)
         if any(not a.duplicate for a in result):
             self._notify(session_id)
@@ -93,17 +111,17 @@ class Store(abc.ABC):
             raise ValidationError(found, "append")
 
     @abc.abstractmethod
-    async def _append(self, session_id: str, encoded: list[tuple[str, bytes]], now_us: int) -> list[Appended]: ...
+    async def _append(self, session_id: str, encoded: list[tuple[str, Body]], now_us: int) -> list[Appended]: ...
 
     @abc.abstractmethod
     async def known_ids(self, session_id: str, message_ids: set[str]) -> set[str]:
         """Which of ``message_ids`` the session holds (an index lookup)."""
 
     @abc.abstractmethod
-    async def entry(self, session_id: str, message_id: str) -> tuple[int, bytes] | None:
+    async def entry(self, session_id: str, message_id: str) -> tuple[int, Body] | None:
         """The (offset, encoded message) of the session's entry with this id, or None (an index lookup)."""
 
-    async def before(self, session_id: str, offset: int, limit: int) -> list[tuple[int, bytes]]:
+    async def before(self, session_id: str, offset: int, limit: int) -> list[tuple[int, Body]]:
         """Up to ``limit`` entries just before ``offset``, in log order (for walking a path back)."""
         start = max(0, offset - 1 - limit)
         return await self.read(session_id, start, offset - 1 - start)
@@ -146,7 +164,7 @@ class Store(abc.ABC):
             event.set()
 
     @abc.abstractmethod
-    async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, bytes]]:
+    async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, Body]]:
         """Up to ``limit`` (offset, encoded message) pairs after ``after``, in order."""
 
     @abc.abstractmethod
@@ -194,11 +212,11 @@ class Store(abc.ABC):
 
 
 def _plan(
-    body_at: object, ids: dict[str, int], encoded: list[tuple[str, bytes]], last: int
-) -> tuple[list[Appended], list[bytes], dict[str, int]]:
+    body_at: object, ids: dict[str, int], encoded: list[tuple[str, Body]], last: int
+) -> tuple[list[Appended], list[Body], dict[str, int]]:
     """Decide each message's fate: new offset, duplicate, or a conflict that rejects the batch."""
     result: list[Appended] = []
-    staged: list[bytes] = []
+    staged: list[Body] = []
     staged_ids: dict[str, int] = {}
     for message_id, body in encoded:
         offset = ids.get(message_id) or staged_ids.get(message_id)

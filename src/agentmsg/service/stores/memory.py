@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agentmsg.service.stores.base import Appended, SessionRecord, Store, _plan
+from agentmsg.service.stores.base import Appended, Body, SessionRecord, Store, _plan
 
 __all__ = ["MemoryStore"]
 
@@ -12,11 +12,11 @@ class MemoryStore(Store):
 
     def __init__(self) -> None:
         super().__init__()
-        self._logs: dict[str, list[bytes]] = {}
+        self._logs: dict[str, list[Body]] = {}
         self._ids: dict[str, dict[str, int]] = {}
         self._times: dict[str, tuple[int, int]] = {}
 
-    async def _append(self, session_id: str, encoded: list[tuple[str, bytes]], now_us: int) -> list[Appended]:
+    async def _append(self, session_id: str, encoded: list[tuple[str, Body]], now_us: int) -> list[Appended]:
         log = self._logs.get(session_id, [])
         ids = self._ids.get(session_id, {})
         result, staged, staged_ids = _plan(log.__getitem__, ids, encoded, len(log))
@@ -27,7 +27,7 @@ class MemoryStore(Store):
             self._times[session_id] = (created, now_us)
         return result
 
-    async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, bytes]]:
+    async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, Body]]:
         log = self._logs.get(session_id, [])
         return [(after + 1 + i, body) for i, body in enumerate(log[after : after + limit])]
 
@@ -38,7 +38,7 @@ class MemoryStore(Store):
         ids = self._ids.get(session_id, {})
         return {message_id for message_id in message_ids if message_id in ids}
 
-    async def entry(self, session_id: str, message_id: str) -> tuple[int, bytes] | None:
+    async def entry(self, session_id: str, message_id: str) -> tuple[int, Body] | None:
         offset = self._ids.get(session_id, {}).get(message_id)
         return None if offset is None else (offset, self._logs[session_id][offset - 1])
 

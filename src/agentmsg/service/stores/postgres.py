@@ -49,7 +49,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from agentmsg.errors import ConflictError, StoreError, StoreFullError, ValidationError, Violation
-from agentmsg.service.stores.base import Appended, SessionRecord, Store, _encode
+from agentmsg.service.stores.base import Appended, Body, SessionRecord, Store, _encoded
 from agentmsg.v1 import message_pb2
 
 if TYPE_CHECKING:
@@ -342,26 +342,31 @@ class PostgresStore(Store):
 
     # -- the log
 
-    async def append(self, session_id: str, messages: Sequence[message_pb2.Message]) -> list[Appended]:
+    async def append(
+        self,
+        session_id: str,
+        messages: Sequence[message_pb2.Message],
+        received: Sequence[Body | None] = (),
+    ) -> list[Appended]:
         """As :meth:`Store.append`; the parent check runs inside the append's one statement."""
-        encoded = [(m.id, _encode(m)) for m in messages]
+        encoded = _encoded(messages, received)
         result = await self._call_append(session_id, encoded, [m.parent_id for m in messages], time.time_ns() // 1000)
         if any(not a.duplicate for a in result):
             self._notify(session_id)
         return result
 
-    async def _append(self, session_id: str, encoded: list[tuple[str, bytes]], now_us: int) -> list[Appended]:
+    async def _append(self, session_id: str, encoded: list[tuple[str, Body]], now_us: int) -> list[Appended]:
         return await self._call_append(session_id, encoded, [""] * len(encoded), now_us)
 
     async def _call_append(
-        self, session_id: str, encoded: list[tuple[str, bytes]], parents: list[str], now_us: int
+        self, session_id: str, encoded: list[tuple[str, Body]], parents: list[str], now_us: int
     ) -> list[Appended]:
         psycopg, _ = _require_driver()
         async with self._conn("append") as conn:
             try:
                 cur = await conn.execute(
                     "SELECT out_seq, out_duplicate FROM agentmsg_append(%s, %s, %s, %s, %s)",
-                    (session_id, [i for i, _ in encoded], parents, [b for _, b in encoded], now_us),
+                    (session_id, [i for i, _ in encoded], parents, [bytes(b) for _, b in encoded], now_us),
                 )
                 rows = await cur.fetchall()
             except psycopg.Error as exc:
@@ -372,7 +377,7 @@ class PostgresStore(Store):
                 raise
             return [Appended(int(seq), bool(duplicate)) for seq, duplicate in rows]
 
-    async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, bytes]]:
+    async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, Body]]:
         async with self._conn("read") as conn:
             cur = await conn.execute(
                 "SELECT seq, body FROM agentmsg_messages WHERE session_id = %s AND seq > %s ORDER BY seq LIMIT %s",
@@ -394,7 +399,7 @@ class PostgresStore(Store):
             )
             return {str(row[0]) for row in await cur.fetchall()}
 
-    async def entry(self, session_id: str, message_id: str) -> tuple[int, bytes] | None:
+    async def entry(self, session_id: str, message_id: str) -> tuple[int, Body] | None:
         async with self._conn("read") as conn:
             cur = await conn.execute(
                 "SELECT seq, body FROM agentmsg_messages WHERE session_id = %s AND message_id = %s",

@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 
 from agentmsg.errors import StoreError, StoreFullError
-from agentmsg.service.stores.base import Appended, SessionRecord, Store, _plan
+from agentmsg.service.stores.base import Appended, Body, SessionRecord, Store, _plan
 
 __all__ = ["SQLiteStore"]
 
@@ -61,10 +61,10 @@ class SQLiteStore(Store):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the store {self.path!r}: {exc}") from None
 
-    async def _append(self, session_id: str, encoded: list[tuple[str, bytes]], now_us: int) -> list[Appended]:
+    async def _append(self, session_id: str, encoded: list[tuple[str, Body]], now_us: int) -> list[Appended]:
         return await asyncio.to_thread(self._append_sync, session_id, encoded, now_us)
 
-    def _append_sync(self, session_id: str, encoded: list[tuple[str, bytes]], now_us: int) -> list[Appended]:
+    def _append_sync(self, session_id: str, encoded: list[tuple[str, Body]], now_us: int) -> list[Appended]:
         with self._lock:
             db = self._db
             try:
@@ -83,7 +83,7 @@ class SQLiteStore(Store):
                         ).fetchall()
                     )
 
-                def body_at(index: int) -> bytes:
+                def body_at(index: int) -> Body:
                     found = db.execute(
                         "SELECT body FROM messages WHERE session_id = ? AND offset = ?", (session_id, index + 1)
                     ).fetchone()
@@ -112,10 +112,10 @@ class SQLiteStore(Store):
                     raise _store_error(exc, f"the store could not write to {self.path!r}") from None
                 raise
 
-    async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, bytes]]:
+    async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, Body]]:
         return await asyncio.to_thread(self._read_sync, session_id, after, limit)
 
-    def _read_sync(self, session_id: str, after: int, limit: int) -> list[tuple[int, bytes]]:
+    def _read_sync(self, session_id: str, after: int, limit: int) -> list[tuple[int, Body]]:
         with self._lock:
             try:
                 rows = self._db.execute(
@@ -158,10 +158,10 @@ class SQLiteStore(Store):
                 raise _store_error(exc, f"the store could not read {self.path!r}") from None
         return found
 
-    async def entry(self, session_id: str, message_id: str) -> tuple[int, bytes] | None:
+    async def entry(self, session_id: str, message_id: str) -> tuple[int, Body] | None:
         return await asyncio.to_thread(self._entry_sync, session_id, message_id)
 
-    def _entry_sync(self, session_id: str, message_id: str) -> tuple[int, bytes] | None:
+    def _entry_sync(self, session_id: str, message_id: str) -> tuple[int, Body] | None:
         with self._lock:
             try:
                 row = self._db.execute(

@@ -1,0 +1,292 @@
+"""MCP bridge benchmark: agentmsg's MCP runner and MCP server against MCP straight, side by side in one run.
+
+- **runner**: the reference MCP server (``@modelcontextprotocol/server-everything``, its ``echo`` tool) behind
+  ``agentmsg mcp runner``, called with ``CallTool`` through an agentmsg server, against the same call straight
+  to the same server over stdio with the SDK's client; and, for what the agentmsg hops cost alone, ``CallTool``
+  to an ``echo`` served by a Python ``ToolRunner``;
+- **serve**: ``agentmsg mcp serve --http`` (tools from an agentmsg ``ToolRunner`` serving ``echo``), called by
+  the SDK's client over streamable HTTP, against a plain ``MCPServer`` (the SDK's FastMCP) serving the same
+  ``echo`` over streamable HTTP to the same client.
+
+Each pair: p50 latency with one caller and calls per second with 16 concurrent callers; the ratio is agentmsg's
+path over MCP's. Every server, runner and MCP server runs in its own process on 127.0.0.1; the callers run here.
+The bridge adds hops (runner: agentmsg server + runner; serve: the bridge + agentmsg server + runner), so a
+ratio above 1 is the price of those hops, what agentmsg's routing, deadlines, cancellation and durable
+sessions cost an MCP tool.
+
+(Named mcp_bridge.py, not mcp.py: a script in bench/ named mcp would shadow the SDK.)
+
+Run: ``make bench`` or ``.venv/bin/python bench/mcp_bridge.py [--quick] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from mcp import Client, StdioServerParameters
+
+import agentmsg as am
+from agentmsg.service import AsyncClient
+
+ROOT = Path(__file__).resolve().parent.parent
+EVERYTHING = ROOT / "node_modules" / ".bin" / "mcp-server-everything"
+CONCURRENCY = 16
+
+
+# --- the processes ------------------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def spawn(*args: str, ready: str | None = None, quiet: bool = True) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """A Python subprocess; with ``ready``, waits for a line containing it and gives that line."""
+    process = subprocess.Popen(
+        [sys.executable, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if ready else subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert process.stdout is not None
+    line = ""
+    if ready:
+        for _ in range(200):
+            line = process.stdout.readline()
+            if ready in line or not line:
+                break
+        if ready not in line:
+            process.kill()
+            raise RuntimeError(f"{' '.join(args[:4])} did not start (waiting for {ready!r})")
+    try:
+        yield process, line
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+async def wait_tool(target: str, name: str) -> None:
+    async with AsyncClient(target) as client:
+        for _ in range(600):
+            if any(t.tool.name == name for t in await client.list_tools()):
+                return
+            await asyncio.sleep(0.05)
+    raise RuntimeError(f"no runner registered {name!r}")
+
+
+async def wait_http(port: int) -> None:
+    for _ in range(600):
+        try:
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            await asyncio.sleep(0.05)
+        else:
+            writer.close()
+            await writer.wait_closed()
+            return
+    raise RuntimeError(f"nothing listens on port {port}")
+
+
+# --- the measurements ----------------------------------------------------------------------------------------
+
+
+async def measure(call: Callable[[int], Awaitable[None]], calls: int, warmup: int = 20) -> dict[str, float]:
+    """p50/p99 latency of sequential calls, then calls/s with CONCURRENCY callers."""
+    for i in range(warmup):
+        await call(-1 - i)
+    times = []
+    for i in range(calls):
+        began = time.perf_counter()
+        await call(i)
+        times.append(time.perf_counter() - began)
+    times.sort()
+
+    async def caller(worker: int) -> None:
+        for i in range(calls // CONCURRENCY):
+            await call(10_000 * (worker + 1) + i)
+
+    began = time.perf_counter()
+    await asyncio.gather(*(caller(w) for w in range(CONCURRENCY)))
+    elapsed = time.perf_counter() - began
+    return {
+        "p50_ms": statistics.median(times) * 1e3,
+        "p99_ms": times[min(len(times) - 1, int(len(times) * 0.99))] * 1e3,
+        "per_s": (calls // CONCURRENCY) * CONCURRENCY / elapsed,
+    }
+
+
+def checked(result: Any, expected: str) -> None:
+    text = result.content[0].text if hasattr(result, "content") and not isinstance(result.content, str) else result.text
+    if expected not in text:
+        raise RuntimeError(f"unexpected tool result {text!r}")
+
+
+async def runner_pair(target: str, calls: int) -> dict[str, Any]:
+    """CallTool through `agentmsg mcp runner` vs the SDK client straight to the same server over stdio."""
+    async with AsyncClient(target, timeout=30) as client:
+
+        async def through(i: int) -> None:
+            result = await client.call_tool(am.ToolCallContent(f"call-{i}", "echo", {"message": f"m{i}"}))
+            checked(result, f"m{i}")
+
+        via = await measure(through, calls)
+
+        async def python_tool(i: int) -> None:
+            result = await client.call_tool(am.ToolCallContent(f"py-{i}", "py_echo", {"message": f"m{i}"}))
+            checked(result, f"m{i}")
+
+        hop = await measure(python_tool, calls)
+    async with Client(StdioServerParameters(command=str(EVERYTHING), args=["stdio"]), mode="legacy") as direct:
+
+        async def straight(i: int) -> None:
+            checked(await direct.call_tool("echo", {"message": f"m{i}"}), f"m{i}")
+
+        plain = await measure(straight, calls)
+    return {"agentmsg": via, "mcp": plain, "toolrunner": hop}
+
+
+async def serve_pair(bridge_port: int, plain_port: int, calls: int) -> dict[str, Any]:
+    """The SDK client to `agentmsg mcp serve --http` vs to a plain MCPServer, both over streamable HTTP."""
+    out: dict[str, Any] = {}
+    for label, port in (("agentmsg", bridge_port), ("mcp", plain_port)):
+        async with Client(f"http://127.0.0.1:{port}/mcp") as mcp:
+
+            async def call(i: int, mcp: Client = mcp) -> None:
+                checked(await mcp.call_tool("echo", {"message": f"m{i}"}), f"m{i}")
+
+            out[label] = await measure(call, calls)
+    return out
+
+
+# --- the peer processes (this script, run with --role) -------------------------------------------------------
+
+
+def role_toolrunner(target: str, name: str) -> None:
+    from agentmsg.service import ToolRunner
+
+    runner = ToolRunner(target, name="bench-echo")
+
+    @runner.tool(name=name)
+    def echo(message: str) -> str:
+        """Echo the message back."""
+        return f"Echo: {message}"
+
+    runner.run()
+
+
+def role_plain(port: int) -> None:
+    from mcp.server.mcpserver import MCPServer
+
+    app = MCPServer("plain")
+
+    @app.tool()
+    def echo(message: str) -> str:
+        """Echo the message back."""
+        return f"Echo: {message}"
+
+    app.run("streamable-http", host="127.0.0.1", port=port)
+
+
+# --- main ----------------------------------------------------------------------------------------------------
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a short smoke run (fewer calls)")
+    parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--role", choices=["toolrunner", "plain"], help=argparse.SUPPRESS)
+    parser.add_argument("--target", help=argparse.SUPPRESS)
+    parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--tool", default="echo", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.role == "toolrunner":
+        role_toolrunner(args.target, args.tool)
+        return 0
+    if args.role == "plain":
+        role_plain(args.port)
+        return 0
+    if not EVERYTHING.exists():
+        raise SystemExit(f"{EVERYTHING} is missing: run make deps")
+    calls = 480 if args.quick else 3200
+    started = time.perf_counter()
+    results: dict[str, Any] = {
+        "quick": args.quick,
+        "command": "bench/mcp_bridge.py" + (" --quick" if args.quick else ""),
+        "created": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
+        "load_average": list(os.getloadavg()),
+        "calls": calls,
+        "concurrency": CONCURRENCY,
+    }
+    me = str(Path(__file__).resolve())
+    with spawn("-m", "agentmsg", "serve", "--port", "0", "--db", ":memory:", ready="serving on") as (_, line):
+        target = line.split("serving on ", 1)[1].split()[0]
+        runner_cmd = ["-m", "agentmsg", "mcp", "runner", "--target", target, "--", str(EVERYTHING), "stdio"]
+        with spawn(*runner_cmd), spawn(me, "--role", "toolrunner", "--target", target, "--tool", "py_echo"):
+            asyncio.run(wait_tool(target, "echo"))
+            asyncio.run(wait_tool(target, "py_echo"))
+            results["runner"] = asyncio.run(runner_pair(target, calls))
+    with spawn("-m", "agentmsg", "serve", "--port", "0", "--db", ":memory:", ready="serving on") as (_, line):
+        target = line.split("serving on ", 1)[1].split()[0]
+        bridge_port, plain_port = free_port(), free_port()
+        bridge = ["-m", "agentmsg", "mcp", "serve", "--target", target, "--http", str(bridge_port)]
+        with (
+            spawn(me, "--role", "toolrunner", "--target", target),
+            spawn(*bridge),
+            spawn(me, "--role", "plain", "--port", str(plain_port)),
+        ):
+            asyncio.run(wait_tool(target, "echo"))
+            asyncio.run(wait_http(bridge_port))
+            asyncio.run(wait_http(plain_port))
+            results["serve"] = asyncio.run(serve_pair(bridge_port, plain_port, calls))
+    results["total_s"] = time.perf_counter() - started
+    results["load_average_end"] = list(os.getloadavg())
+    for pair in ("runner", "serve"):
+        via, plain = results[pair]["agentmsg"], results[pair]["mcp"]
+        results[pair]["latency_ratio"] = via["p50_ms"] / plain["p50_ms"]
+        results[pair]["throughput_ratio"] = via["per_s"] / plain["per_s"]
+    print(report(results))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+def report(results: dict[str, Any]) -> str:
+    lines = [
+        f"MCP bridge, {results['calls']} calls per figure ({'QUICK' if results['quick'] else 'full'} run)",
+        f"{'path':<50} {'p50 ms':>8} {'p99 ms':>8} {'calls/s x' + str(CONCURRENCY):>12}",
+    ]
+    names = {
+        "runner": ("CallTool via agentmsg mcp runner", "SDK client straight to the server (stdio)"),
+        "serve": ("SDK client via agentmsg mcp serve (HTTP)", "SDK client to a plain MCPServer (HTTP)"),
+    }
+    for pair, (ours, theirs) in names.items():
+        rows = [(ours, "agentmsg"), (theirs, "mcp")]
+        if pair == "runner":
+            rows.append(("CallTool to a Python ToolRunner (the hops alone)", "toolrunner"))
+        for label, key in rows:
+            row = results[pair][key]
+            lines.append(f"{label:<50} {row['p50_ms']:>8.3f} {row['p99_ms']:>8.3f} {row['per_s']:>12,.0f}")
+        ratios = results[pair]
+        lines.append(f"  {pair}: latency {ratios['latency_ratio']:.2f}x, throughput {ratios['throughput_ratio']:.2f}x")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

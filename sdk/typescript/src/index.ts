@@ -1,0 +1,26 @@
+// @agentmsg/sdk: agentmsg for TypeScript. The contract's generated types live under `@agentmsg/sdk` too (every
+// schema and enum of agentmsg.v1), so one import gives the model, its rules, the fold, the client and the runner.
+
+export type { JsonObject, JsonValue } from "@bufbuild/protobuf";
+export * from "./client.js";
+export * from "./codec.js";
+export * from "./content.js";
+export * from "./dictForm.js";
+export * from "./errors.js";
+// The generated contract: every schema, type and enum of agentmsg.v1.
+export * from "./gen/agentmsg/v1/content_pb.js";
+export * from "./gen/agentmsg/v1/message_pb.js";
+// The services' request and response messages, by module (their SessionInfo / RegisteredTool differ from the client's).
+export * as sessionServicePb from "./gen/agentmsg/v1/session_service_pb.js";
+export { SessionService } from "./gen/agentmsg/v1/session_service_pb.js";
+export * from "./gen/agentmsg/v1/stream_pb.js";
+export * from "./gen/agentmsg/v1/tool_pb.js";
+export * as toolServicePb from "./gen/agentmsg/v1/tool_service_pb.js";
+export { ToolService } from "./gen/agentmsg/v1/tool_service_pb.js";
+export * from "./gen/agentmsg/v1/usage_pb.js";
+export * from "./messages.js";
+export * from "./runner.js";
+export * from "./status.js";
+export * from "./streaming.js";
+export * from "./transport.js";
+export * from "./validation.js";

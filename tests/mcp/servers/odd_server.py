@@ -1,0 +1,61 @@
+"""A hand-written MCP server over stdio (no SDK) that says wrong things on purpose, for the bad-input tests.
+
+Tools: ``good`` (a text result, listed twice), ``bad-schema`` (its inputSchema is a string that is not JSON),
+``malformed`` (a result whose image has no data), ``exit`` (the process exits mid-call).
+With ``--exit-at-start`` it exits before the handshake.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+TOOLS = [
+    {"name": "good", "description": "Says ok.", "inputSchema": {"type": "object"}},
+    {"name": "bad-schema", "description": "A schema that is not JSON.", "inputSchema": "{type: object"},
+    {"name": "malformed", "description": "A result with an image without data.", "inputSchema": {"type": "object"}},
+    {"name": "exit", "description": "Exits mid-call.", "inputSchema": {"type": "object"}},
+    {"name": "good", "description": "The same name again.", "inputSchema": {"type": "object"}},
+]
+
+
+def answer(request: dict) -> dict | None:
+    method = request.get("method")
+    if method == "initialize":
+        version = request["params"]["protocolVersion"]
+        capabilities = {"tools": {"listChanged": False}}
+        return {"protocolVersion": version, "capabilities": capabilities, "serverInfo": {"name": "odd", "version": "1"}}
+    if method == "tools/list":
+        return {"tools": TOOLS}
+    if method == "tools/call":
+        name = request["params"]["name"]
+        if name == "good":
+            return {"content": [{"type": "text", "text": "ok"}], "isError": False}
+        if name == "malformed":
+            return {"content": [{"type": "image", "mimeType": "image/png"}], "isError": False}
+        if name == "exit":
+            sys.exit(3)
+    if method == "ping":
+        return {}
+    return None
+
+
+def main() -> None:
+    if "--exit-at-start" in sys.argv:
+        print("odd_server: refusing to start", file=sys.stderr)
+        sys.exit(1)
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "id" not in request:
+            continue  # a notification
+        result = answer(request)
+        if result is None:
+            reply = {"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "no such method"}}
+        else:
+            reply = {"jsonrpc": "2.0", "id": request["id"], "result": result}
+        sys.stdout.write(json.dumps(reply) + "\n")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,226 @@
+"""The constructors' compiled checker and the media-blind full pass give protovalidate's verdicts.
+
+The checker (``agentmsg._validation.ensure``) may only say "valid" when protovalidate finds nothing; when it
+says "not valid", protovalidate runs and its violations are raised, so a refused message carries exactly
+protovalidate's fields, rule ids and messages. The full pass swaps large media bytes for a placeholder; the
+verdicts must be the ones protovalidate gives on the message itself.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import protovalidate
+import pytest
+from google.protobuf import descriptor_pool, message_factory
+from google.protobuf.descriptor import FieldDescriptor
+from google.protobuf.message import Message
+
+import agentmsg as am
+from agentmsg import _validation
+from agentmsg.v1 import content_pb2, message_pb2
+
+VECTORS = Path(__file__).parent / "vectors"
+MANIFEST: list[dict[str, Any]] = json.loads((VECTORS / "manifest.json").read_text(encoding="utf-8"))["vectors"]
+PLAIN = protovalidate.Validator()  # protovalidate itself, nothing swapped
+
+
+def decoded(entry: dict[str, Any]) -> Message:
+    cls = message_factory.GetMessageClass(descriptor_pool.Default().FindMessageTypeByName(entry["type"]))
+    message: Message = cls.FromString((VECTORS / entry["binary"]).read_bytes())
+    return message
+
+
+def plain_violations(pb: Message) -> list[tuple[str, str, str]]:
+    """protovalidate on the message itself, nothing swapped, plus the Timestamp nanos rule agentmsg adds."""
+    found = _as_agentmsg(PLAIN.collect_violations(pb))
+    _validation._bad_nanos(pb, "", found)
+    return [(v.field, v.rule_id, v.message) for v in found]
+
+
+def _as_agentmsg(found: list[protovalidate.Violation]) -> list[am.Violation]:
+    return [am.Violation(_validation._field_path(v), v.proto.rule_id, v.proto.message) for v in found]
+
+
+def ensure_outcome(pb: Message) -> list[tuple[str, str, str]]:
+    try:
+        _validation.ensure(pb)
+    except am.ValidationError as exc:
+        return [(v.field, v.rule_id, v.message) for v in exc.violations]
+    return []
+
+
+def mutations(pb: Message) -> Iterator[Message]:
+    """Copies of ``pb`` each with one field emptied, negated or cleared, anywhere in the tree."""
+    for path, fd in _fields(pb):
+        for change in ("clear", "empty", "negative"):
+            copy = type(pb)()
+            copy.CopyFrom(pb)
+            holder: Any = copy
+            for step in path:
+                holder = holder[step] if isinstance(step, int) else getattr(holder, step)
+            if change == "clear":
+                holder.ClearField(fd.name)
+            elif fd.is_repeated:
+                continue
+            elif change == "empty" and fd.type == FieldDescriptor.TYPE_STRING:
+                setattr(holder, fd.name, "")
+            elif change == "negative" and fd.type in (FieldDescriptor.TYPE_INT32, FieldDescriptor.TYPE_INT64):
+                setattr(holder, fd.name, -1)
+            elif change == "negative" and fd.type == FieldDescriptor.TYPE_DOUBLE:
+                setattr(holder, fd.name, float("nan"))
+            elif change == "empty" and fd.type == FieldDescriptor.TYPE_ENUM:
+                setattr(holder, fd.name, 99)
+            else:
+                continue
+            yield copy
+
+
+def _fields(pb: Message, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    for fd, value in pb.ListFields():
+        yield path, fd
+        if fd.type == FieldDescriptor.TYPE_MESSAGE:
+            if fd.message_type.GetOptions().map_entry:
+                continue
+            if fd.is_repeated:
+                for i, item in enumerate(value):
+                    yield from _fields(item, (*path, fd.name, i))
+            else:
+                yield from _fields(value, (*path, fd.name))
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=[entry["name"] for entry in MANIFEST])
+def test_a_vector_gets_protovalidates_verdict_from_the_constructors_check(entry: dict[str, Any]) -> None:
+    pb = decoded(entry)
+    expected = sorted((v["field"], v["rule_id"]) for v in entry["violations"])
+    assert sorted((f, r) for f, r, _ in plain_violations(pb)) == expected
+    assert ensure_outcome(pb) == plain_violations(pb)
+    assert _validation.is_valid(pb) == (not expected)
+
+
+def swapped_by_hand(pb: Message) -> Message:
+    """``pb`` copied whole, then every inline ``data`` set to the placeholder: what the blind copy must equal."""
+    copy = type(pb)()
+    copy.CopyFrom(pb)
+
+    def visit(message: Any) -> None:
+        for fd, value in message.ListFields():
+            if fd.name == "data" and fd.type == FieldDescriptor.TYPE_BYTES and fd.containing_oneof is not None:
+                message.data = b"\x00"
+            elif fd.type == FieldDescriptor.TYPE_MESSAGE and not fd.message_type.GetOptions().map_entry:
+                for item in value if fd.is_repeated else [value]:
+                    visit(item)
+
+    visit(copy)
+    return copy
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=[entry["name"] for entry in MANIFEST])
+def test_the_blind_copy_is_the_message_with_only_its_media_bytes_swapped(entry: dict[str, Any]) -> None:
+    for pb in [decoded(entry), *mutations(decoded(entry))]:
+        blind = _validation._media_blind(pb)
+        expected = swapped_by_hand(pb)
+        if blind is None:
+            assert expected == pb
+        else:
+            assert blind == expected
+            assert blind != pb
+
+
+@pytest.mark.parametrize("entry", MANIFEST, ids=[entry["name"] for entry in MANIFEST])
+def test_every_one_field_mutation_of_a_vector_gets_protovalidates_verdict(entry: dict[str, Any]) -> None:
+    checked = 0
+    for mutant in mutations(decoded(entry)):
+        expected = plain_violations(mutant)
+        assert ensure_outcome(mutant) == expected, mutant
+        assert _validation.violations_of(mutant) == [am.Violation(*v) for v in expected]
+        checked += 1
+    assert checked or not decoded(entry).ListFields()
+
+
+def test_the_checker_is_compiled_for_the_hot_types_and_defers_for_media() -> None:
+    """The types a text or tool-call message is made of never reach protovalidate when they are valid."""
+    for pb_type in (message_pb2.Message, message_pb2.UserMessage, message_pb2.AssistantMessage, content_pb2.Content):
+        assert _validation._checker(pb_type.DESCRIPTOR) is not _validation._by_protovalidate
+    assert _validation._checker(content_pb2.ToolCallContent.DESCRIPTOR) is not _validation._by_protovalidate
+    # URI and pattern rules are protovalidate's own: media go to it (with their bytes swapped out).
+    assert _validation._checker(content_pb2.ImageContent.DESCRIPTOR) is _validation._by_protovalidate
+
+
+def big_image_message(*, media_type: str, more: int = 0, size: int = 64 * 1024) -> message_pb2.Message:
+    image = content_pb2.ImageContent(data=b"\x89PNG" + bytes(size), media_type=media_type)
+    for i in range(more):
+        image.more_images.add(data=bytes(size + i), media_type=media_type)
+    pb = message_pb2.Message(
+        id="m1",
+        user=message_pb2.UserMessage(
+            content=[content_pb2.Content(text=content_pb2.TextContent(text="look")), content_pb2.Content(image=image)]
+        ),
+    )
+    pb.timestamp.seconds = 1
+    return pb
+
+
+@pytest.mark.parametrize("media_type", ["image/png", "", "text/plain"])
+@pytest.mark.parametrize("more", [0, 2])
+def test_large_media_get_the_verdicts_protovalidate_gives_with_the_bytes_in(media_type: str, more: int) -> None:
+    pb = big_image_message(media_type=media_type, more=more)
+    before = pb.SerializeToString()
+    expected = [am.Violation(*v) for v in plain_violations(pb)]
+    assert _validation.violations_of(pb) == expected
+    assert ensure_outcome(pb) == [(v.field, v.rule_id, v.message) for v in expected]
+    assert (media_type == "image/png") == (not expected)
+    assert pb.SerializeToString() == before  # the caller's message is never touched
+    conversation = message_pb2.Conversation(messages=[pb, pb])
+    assert _validation.violations_of(conversation) == [am.Violation(*v) for v in plain_violations(conversation)]
+
+
+def test_the_full_pass_swaps_the_bytes_only_where_no_rule_reads_them() -> None:
+    assert "data" in _validation._BLIND  # every rule asks only has(this.data)
+    logprob = content_pb2.TextContent.DESCRIPTOR.fields_by_name["logprobs"].message_type.fields_by_name["bytes"]
+    assert not _validation.swappable(logprob)  # an optional field's bytes are not media: never swapped
+    pb = big_image_message(media_type="image/png", more=1)
+    blind = _validation._media_blind(pb)
+    assert blind is not None
+    assert blind.user.content[1].image.data == b"\x00"
+    assert blind.user.content[1].image.more_images[0].data == b"\x00"
+    small = big_image_message(media_type="image/png", size=10)
+    assert _validation._media_blind(small).user.content[1].image.data == b"\x00"  # type: ignore[union-attr]
+    assert _validation._media_blind(message_pb2.Message(id="x", user=message_pb2.UserMessage())) is None
+    assert _validation._only_presence("!has(this.data) || this.media_type != ''", "data")
+    assert not _validation._only_presence("size(this.data) > 0", "data")
+    assert not _validation._only_presence("has(this.image) && this.image.data != b''", "data")
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        lambda r: r.cel.add(id="x.cel", expression="this != ''"),
+        lambda r: setattr(r.string, "pattern", "^a$"),
+        lambda r: setattr(r.string, "uri", True),
+        lambda r: setattr(r, "ignore", 1),
+    ],
+)
+def test_a_rule_the_checker_does_not_know_leaves_the_type_to_protovalidate(rule: Any) -> None:
+    from google.protobuf import descriptor_pb2
+
+    from buf.validate import validate_pb2
+
+    options = descriptor_pb2.FieldOptions()
+    rule(options.Extensions[validate_pb2.field])  # type: ignore[attr-defined]
+
+    class Field:
+        name = "x"
+        type = FieldDescriptor.TYPE_STRING
+        is_repeated = False
+        containing_oneof = None
+        has_presence = False
+        message_type = None
+
+        def GetOptions(self) -> descriptor_pb2.FieldOptions:  # noqa: N802 - the descriptor's API
+            return options
+
+    assert _validation._field_rules(Field()) is None
