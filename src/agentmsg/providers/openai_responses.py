@@ -332,6 +332,7 @@ from agentmsg.providers._common import (
     json_type,
     llm_messages,
     may_replay,
+    report_response_extras,
     restore_id,
     split_media,
 )
@@ -852,6 +853,8 @@ class _Writer:
             part["filename"] = filename
         if block.title:
             self.loss(_at(path, "title"), "document title", "input_file has no title")
+        if block.context:
+            self.loss(_at(path, "context"), "document context", "input_file has no context text")
         return part
 
     def media_part(self, block: ContentBase, path: str) -> dict[str, Any] | None:
@@ -1439,9 +1442,7 @@ def to_openai_responses_response(
             f"provenance {provenance.provider}/{provenance.api}",
             f"the response reads back as {PROVIDER}/{API}",
         )
-    extra = message.provider_extra
-    if extra is not None:
-        reporter.loss("provider_extra", f"{extra.provider} response keys", "a Responses response has no place for them")
+    report_response_extras(message, reporter, "a Responses response")
     response_id = provenance.response_id if provenance is not None and provenance.response_id else ""
     if not response_id:
         response_id = f"resp_{message.id}"
