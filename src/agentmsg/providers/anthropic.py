@@ -579,8 +579,9 @@ class _Writer:
         if own is not None:
             return own
         where = citation.location
+        source_kind = citation.source_kind
         out: dict[str, Any] | None = None
-        if citation.source_kind == "document" and where is not None:
+        if source_kind == "document" and where is not None:
             kind, first, last = {
                 "chars": ("char_location", "start_char_index", "end_char_index"),
                 "pages": ("page_location", "start_page_number", "end_page_number"),
@@ -596,7 +597,7 @@ class _Writer:
             }
             if citation.file_id:
                 self.loss(f"{path}.file_id", "the cited document's file id", "a request citation has no file id")
-        elif citation.source_kind == "search_result" and where is not None and citation.search_result_index is not None:
+        elif source_kind == "search_result" and where is not None and citation.search_result_index is not None:
             out = {
                 "type": "search_result_location",
                 "cited_text": citation.cited_text,
@@ -609,10 +610,10 @@ class _Writer:
         if out is None:
             why = (
                 "a web citation needs the encrypted_index only Anthropic's own citation has"
-                if citation.source_kind == "web"
+                if source_kind == "web"
                 else "the format has no citation of this kind (or it lacks the location the format requires)"
             )
-            self.loss(path, f"{citation.source_kind or 'provider'} citation", why)
+            self.loss(path, f"{source_kind or 'provider'} citation", why)
             return None
         if citation.start_index is not None or citation.end_index is not None:
             self.loss(f"{path}.start_index", "the cited span", "the format's citations cover the whole text block")
@@ -622,17 +623,19 @@ class _Writer:
 
     def hosted(self, block: HostedToolCallContent | HostedToolResultContent, path: str) -> dict[str, Any] | None:
         """A hosted tool block goes back as the Anthropic block it was read from, and only as that."""
-        own = _own_original(getattr(block.pb, block.type or ""))
+        holder = getattr(block.pb, block.type or "")
+        own = _own_original(holder)
         if own is not None:
             return own
-        original = block.original
+        # The generated message is read directly (no wrapper copies): this is the loss path of every
+        # hosted block from another provider, on the conversion hot path.
         what = "hosted tool call" if isinstance(block, HostedToolCallContent) else "hosted tool result"
         why = (
-            f"it ran at {original.provider} and goes back only there"
-            if original is not None
+            f"it ran at {holder.original.provider} and goes back only there"
+            if holder.HasField("original")
             else "the format takes a server tool block only as Anthropic returned it (it has no Anthropic original)"
         )
-        self.loss(path, f"{what} {block.name or block.kind or ''}".rstrip(), why)
+        self.loss(path, f"{what} {holder.name or block.kind or ''}".rstrip(), why)
         return None
 
     def image(self, block: ImageContent, path: str) -> dict[str, Any] | None:
