@@ -28,7 +28,9 @@ and ``packages/google/`` with ``--skip`` for the fixtures written by hand to
 test edge cases (made-up ids such as ``msg_dup``, ``resp_parallel``,
 ``resp_delete_001``, or another service): ``duplicate-message-start``,
 ``spliced-message-start``, ``github-copilot-id-rotation``,
-``parallel-tool-call-wrapper`` and ``openai-apply-patch-tool-delete``.
+``parallel-tool-call-wrapper``, ``openai-apply-patch-tool-delete`` and
+``openai-shell-container.1.chunks`` (a stream with made-up ids whose text
+deltas do not add up to the final text; its response body is recorded).
 """
 
 from __future__ import annotations

@@ -421,6 +421,39 @@ CASES: dict[str, tuple[str, list[Json], Json]] = {
             )
         ),
     ),
+    "message_stop_model_and_provider_extra": (
+        "rule 8: message_stop's model renames the provenance's; its provider_extra is the message's",
+        [
+            start(provenance={"provider": "anthropic", "api": "anthropic-messages", "model": "claude-fable-5"}),
+            block(0, {"text": {"text": "ok"}}),
+            stop_block(0),
+            {
+                "messageStop": {
+                    "stopReason": "STOP_REASON_STOP",
+                    "stopReasonRaw": "end_turn",
+                    "model": "claude-opus-4-8",
+                    "providerExtra": {
+                        "provider": "anthropic",
+                        "type": "message",
+                        "json": '{"type":"message","container":{"id":"container_1"}}',
+                    },
+                }
+            },
+        ],
+        ok(
+            assistant(
+                [{"text": {"text": "ok"}}],
+                stopReason="STOP_REASON_STOP",
+                stopReasonRaw="end_turn",
+                provenance={"provider": "anthropic", "api": "anthropic-messages", "model": "claude-opus-4-8"},
+                providerExtra={
+                    "provider": "anthropic",
+                    "type": "message",
+                    "json": '{"type":"message","container":{"id":"container_1"}}',
+                },
+            )
+        ),
+    ),
     "usage_details_running_totals": (
         "rule 5: cache-write details replace like counts; hosted tool requests replace tool by tool",
         [

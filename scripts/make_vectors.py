@@ -890,6 +890,57 @@ INVALID += [
 ]
 
 
+# Contract v1.1: the response keys no field holds (AssistantMessage.provider_extra), MessageStop's model.
+RESPONSE_EXTRA = original(
+    "anthropic",
+    {
+        "type": "message",
+        "container": {"id": "container_011CaNRhtVsGiXZx1CgSETLH", "expires_at": "2026-04-24T11:19:38.758845Z"},
+        "stop_details": {"type": "refusal", "category": "cyber", "explanation": None},
+        "usage": {"iterations": [{"type": "compaction", "input_tokens": 60385, "output_tokens": 592}]},
+    },
+)
+
+VALID += [
+    Vector(
+        "message_assistant_provider_extra",
+        "Message",
+        message(
+            "msg-provider-extra",
+            "assistant",
+            {
+                "content": [text("I can't help with that.")],
+                "stopReason": "STOP_REASON_CONTENT_FILTER",
+                "stopReasonRaw": "refusal",
+                "provenance": PROVENANCE,
+                "providerExtra": RESPONSE_EXTRA,
+            },
+        ),
+    ),
+    Vector(
+        "stream_message_stop_provider_extra",
+        "StreamEvent",
+        {
+            "messageStop": {
+                "stopReason": "STOP_REASON_STOP",
+                "stopReasonRaw": "end_turn",
+                "providerExtra": RESPONSE_EXTRA,
+                "model": "claude-opus-4-8",
+            }
+        },
+    ),
+]
+
+INVALID += [
+    Vector(
+        "invalid_message_assistant_provider_extra",
+        "Message",
+        message("msg-bad-extra", "assistant", {"content": [text("hi")], "providerExtra": {"json": "{}"}}),
+        [("assistant.provider_extra.provider", "string.min_len"), ("assistant.provider_extra.type", "string.min_len")],
+    ),
+]
+
+
 def message_class(type_name: str) -> Any:
     return message_factory.GetMessageClass(descriptor_pool.Default().FindMessageTypeByName(PACKAGE + type_name))
 

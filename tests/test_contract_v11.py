@@ -470,3 +470,22 @@ def test_document_context_is_kept_in_every_form() -> None:
     assert am.DocumentContent.from_json(document.to_json()) == document
     with pytest.raises(am.ValidationError):
         document.with_context(3)  # type: ignore[arg-type]
+
+
+def test_assistant_provider_extra_round_trips_in_every_form() -> None:
+    extra = am.ProviderContent.from_block(
+        "anthropic", {"type": "message", "container": {"id": "container_011CaNRhtVsGiXZx1CgSETLH"}}
+    )
+    message = am.AssistantMessage.text("Done.", provider_extra=extra)
+    assert message.provider_extra == extra
+    assert am.AssistantMessage.text("x").provider_extra is None
+    as_dict = message.to_dict()
+    assert as_dict["provider_extra"] == {"provider": "anthropic", "type": "message", "json": extra.json}
+    assert am.AssistantMessage.from_dict(as_dict) == message
+    assert am.AssistantMessage.from_bytes(message.to_bytes()) == message
+    assert am.AssistantMessage.from_json(message.to_json()) == message
+    chunk = AssistantMessageChunk.from_message(message)
+    assert chunk.to_message() == message
+    with pytest.raises(am.ValidationError) as info:
+        am.AssistantMessage.from_dict({**as_dict, "provider_extra": {**as_dict["provider_extra"], "json": "[]"}})
+    assert "provider_extra" in str(info.value)

@@ -27,8 +27,9 @@ Differences from the seed, each so that nothing is lost:
   ``hosted_tool_requests``, and the ``hosted_tool_call`` and
   ``hosted_tool_result`` blocks (their fields by proto name, written when
   set; typed bodies and ``original`` as ProtoJSON with proto field names;
-  ``content`` as content dicts), and a tool call's ``provider_extra`` (the
-  same form);
+  ``content`` as content dicts), and a tool call's and an assistant
+  message's ``provider_extra`` (the same form: ``{"provider", "type",
+  "json"}``);
 - unknown usage counts are left out (the seed wrote 0, which agentmsg keeps
   apart from unknown);
 - ``timestamp`` is epoch seconds as a float, exact to the microsecond.

@@ -630,6 +630,7 @@ class AssistantMessage(BaseMessage):
         error: str = "",
         provenance: Provenance | None = None,
         stop_sequence: str = "",
+        provider_extra: ProviderContent | None = None,
         id: str | None = None,  # noqa: A002
         timestamp: datetime | float | None = None,
         name: str = "",
@@ -638,6 +639,10 @@ class AssistantMessage(BaseMessage):
         _check_str(stop_reason_raw, "stop_reason_raw")
         _check_str(error, "error")
         _check_str(stop_sequence, "stop_sequence")
+        if provider_extra is not None and not isinstance(provider_extra, ProviderContent):
+            raise ValidationError.single(
+                "provider_extra", "type", f"expected ProviderContent, got {type(provider_extra).__name__}"
+            )
         stop = _stop_to_pb(stop_reason)
         pb = self._start(id, name, parent_id)
         body = pb.assistant
@@ -660,6 +665,8 @@ class AssistantMessage(BaseMessage):
                     "provenance", "type", f"expected Provenance, got {type(provenance).__name__}"
                 )
             body.provenance.CopyFrom(provenance._pb)
+        if provider_extra is not None:
+            body.provider_extra.CopyFrom(provider_extra.pb.provider)
         self._finish(pb, timestamp)
 
     @classmethod
@@ -687,6 +694,19 @@ class AssistantMessage(BaseMessage):
     def stop_sequence(self) -> str:
         """The caller's stop sequence that ended generation, or ``""``."""
         return self._pb.assistant.stop_sequence
+
+    @property
+    def provider_extra(self) -> ProviderContent | None:
+        """The provider response's keys no field holds (Anthropic ``container``, ``stop_details``), or None.
+
+        A JSON object shaped like the response object (``.block()`` parses it);
+        the same provider's response writer merges it back.
+        """
+        body = self._pb.assistant
+        if not body.HasField("provider_extra"):
+            return None
+        extra = body.provider_extra
+        return ProviderContent(extra.provider, extra.type, extra.json)
 
     @property
     def usage(self) -> Usage | None:
@@ -1012,6 +1032,9 @@ def message_to_dict(message: AgentMessage) -> dict[str, Any]:
                 out["stop_reason_raw"] = message.stop_reason_raw
             if message.stop_sequence:
                 out["stop_sequence"] = message.stop_sequence
+            if message.provider_extra is not None:
+                extra = message.provider_extra
+                out["provider_extra"] = {"provider": extra.provider, "type": extra.block_type, "json": extra.json}
             if message.provenance is not None:
                 p = message.provenance
                 out["provenance"] = {
@@ -1113,6 +1136,15 @@ def _provenance_from_dict(data: Mapping[str, Any] | None, path: str) -> Provenan
         return Provenance(**{key: _get(data, key, str, "", "") for key in keys})
 
 
+def _provider_extra_from_dict(data: Mapping[str, Any] | None, path: str) -> ProviderContent | None:
+    if data is None:
+        return None
+    sub = f"{path}.provider_extra" if path else "provider_extra"
+    provider, kind, text = (_require(data, key, str, sub) for key in ("provider", "type", "json"))
+    with _at(sub):
+        return ProviderContent(provider, kind, text)
+
+
 def message_from_dict(data: Mapping[str, Any], path: str = "") -> AgentMessage:
     """One message from its seed-1 dict."""
     if not isinstance(data, Mapping):
@@ -1138,6 +1170,7 @@ def message_from_dict(data: Mapping[str, Any], path: str = "") -> AgentMessage:
                 stop_reason=_get(data, "stop_reason", str, path),
                 stop_reason_raw=_get(data, "stop_reason_raw", str, path, ""),
                 stop_sequence=_get(data, "stop_sequence", str, path, ""),
+                provider_extra=_provider_extra_from_dict(_get(data, "provider_extra", Mapping, path), path),
                 error=_get(data, "error", str, path, ""),
                 provenance=_provenance_from_dict(provenance, f"{path}.provenance"),
                 **common,

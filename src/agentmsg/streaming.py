@@ -41,6 +41,11 @@ The fold (:class:`StreamAccumulator`) follows these rules, and
    raises :class:`~agentmsg.ValidationError` (rule
    ``assistant.content.required``); parsers of providers that send such
    answers add an empty text block or end with an ``error``.
+8. **The end names the rest.** ``message_stop`` gives the stop reason, raw
+   reason and stop sequence; its ``response_id`` and ``model``, when set,
+   replace the provenance's (a model set there finished the message in place
+   of the one ``message_start`` named); its ``provider_extra`` is the
+   message's.
 """
 
 from __future__ import annotations
@@ -56,7 +61,15 @@ from datetime import datetime
 from typing import Any, Self
 
 from agentmsg._wrapper import ProtoWrapper
-from agentmsg.content import Citation, ContentBase, TokenLogprob, check_int32, check_utf8, parse_json_object
+from agentmsg.content import (
+    Citation,
+    ContentBase,
+    ProviderContent,
+    TokenLogprob,
+    check_int32,
+    check_utf8,
+    parse_json_object,
+)
 from agentmsg.errors import AgentMsgError, ValidationError
 from agentmsg.messages import AssistantMessage, Provenance, StopReason, _set_timestamp, _stop_to_pb
 from agentmsg.usage import Usage
@@ -218,17 +231,32 @@ class StreamEvent(ProtoWrapper[stream_pb2.StreamEvent]):
         response_id: str = "",
         *,
         stop_sequence: str = "",
+        provider_extra: ProviderContent | None = None,
+        model: str = "",
     ) -> StreamEvent:
-        """The last event of a complete message."""
+        """The last event of a complete message.
+
+        ``provider_extra`` becomes the message's (the response keys no field
+        holds, gathered by the parser); ``model`` renames the provenance's model
+        when another model finished the message (Anthropic ``fallback``).
+        """
         _text(stop_reason_raw, "stop_reason_raw")
         _text(response_id, "response_id")
         _text(stop_sequence, "stop_sequence")
+        _text(model, "model")
+        if provider_extra is not None and not isinstance(provider_extra, ProviderContent):
+            raise ValidationError.single(
+                "provider_extra", "type", f"expected ProviderContent, got {type(provider_extra).__name__}"
+            )
         stop = stream_pb2.MessageStop(
             stop_reason=_stop_to_pb(stop_reason),
             stop_reason_raw=stop_reason_raw,
             response_id=response_id,
             stop_sequence=stop_sequence,
+            model=model,
         )
+        if provider_extra is not None:
+            stop.provider_extra.CopyFrom(provider_extra.pb.provider)
         return cls._wrap(stream_pb2.StreamEvent(message_stop=stop))
 
     @classmethod
@@ -549,6 +577,10 @@ class StreamAccumulator:
             body.stop_sequence = end.message_stop.stop_sequence
             if end.message_stop.response_id:
                 body.provenance.response_id = end.message_stop.response_id
+            if end.message_stop.model:
+                body.provenance.model = end.message_stop.model
+            if end.message_stop.HasField("provider_extra"):
+                body.provider_extra.CopyFrom(end.message_stop.provider_extra)
         elif end is not None:
             body.stop_reason = end.error.stop_reason or message_pb2.STOP_REASON_ERROR
             body.stop_reason_raw = end.error.code
@@ -796,6 +828,8 @@ def events_from_message(message: AssistantMessage, *, chunk_size: int | None = N
         stop = stream_pb2.MessageStop(
             stop_reason=body.stop_reason, stop_reason_raw=body.stop_reason_raw, stop_sequence=body.stop_sequence
         )
+        if body.HasField("provider_extra"):
+            stop.provider_extra.CopyFrom(body.provider_extra)
         events.append(StreamEvent._wrap(stream_pb2.StreamEvent(message_stop=stop)))
     return events
 

@@ -1289,3 +1289,25 @@ def test_bad_text_details_are_refused_with_their_path(details: str, rule: str) -
     assert [
         (v.field.startswith("[0].content[0].metadata.agentmsg.details"), v.rule_id) for v in exc.value.violations
     ] == [(True, rule)], exc.value.violations
+
+
+def test_provider_response_keys_round_trip_through_the_stash() -> None:
+    extra = am.ProviderContent.from_block(
+        "anthropic", {"type": "message", "stop_details": {"type": "refusal", "category": "cyber"}}
+    )
+    assistant = AssistantMessage(
+        [TextContent("No.")], id="a", timestamp=TS, stop_reason=StopReason.CONTENT_FILTER, provider_extra=extra
+    )
+    payload = to_adaline([assistant])
+    assert payload[0]["metadata"]["agentmsg"]["providerExtra"] == {
+        "provider": "anthropic",
+        "type": "message",
+        "json": extra.json,
+    }
+    assert from_adaline(payload) == [assistant]
+    report = ConversionReport()
+    to_adaline([assistant], include_metadata=False, report=report)
+    assert "providerExtra" in report.losses[-1].what
+    payload[0]["metadata"]["agentmsg"]["providerExtra"]["json"] = "[1]"
+    with pytest.raises(ValidationError, match="providerExtra"):
+        from_adaline(payload)

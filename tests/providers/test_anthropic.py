@@ -1164,3 +1164,99 @@ def test_tool_use_keys_without_a_field_go_back_exactly() -> None:
     out = to_anthropic([AssistantMessage([foreign])], report=report)
     assert out["messages"][0]["content"] == [{"type": "tool_use", "id": "c1", "name": "f", "input": {}}]
     assert losses(report) == [("[0].contents[0].provider_extra", "openai tool-call fields")]
+
+
+# -- response keys no field holds (AssistantMessage.provider_extra)
+
+# Shapes as recorded: pydantic-ai's test_anthropic_code_execution_tool cassette (container), the Vercel AI
+# SDK's anthropic-refusal fixture (stop_details), anthropic-compaction (usage.iterations) and
+# anthropic-clear-tool-uses (context_management).
+RESPONSE_WITH_EXTRAS: dict[str, Any] = {
+    "id": "msg_01XFDUDYJgAACzvnptvVoYEL",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-opus-4-8",
+    "content": [{"type": "text", "text": "I cannot help with that."}],
+    "stop_reason": "refusal",
+    "stop_sequence": None,
+    "stop_details": {
+        "type": "refusal",
+        "category": "cyber",
+        "explanation": "This request triggered restrictions on violative cyber content.",
+    },
+    "container": {"id": "container_011CaNRhtVsGiXZx1CgSETLH", "expires_at": "2026-04-24T11:19:38.758845Z"},
+    "context_management": {"applied_edits": [{"type": "clear_tool_uses_20250919", "cleared_tool_uses": 1}]},
+    "usage": {
+        "input_tokens": 682,
+        "output_tokens": 1320,
+        "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
+        "service_tier": "standard",
+        "iterations": [
+            {"input_tokens": 60385, "output_tokens": 592, "type": "compaction"},
+            {"input_tokens": 682, "output_tokens": 1320, "type": "message"},
+        ],
+    },
+}
+
+
+def test_response_keys_no_field_holds_are_kept_verbatim_and_written_back() -> None:
+    message = from_anthropic_response(RESPONSE_WITH_EXTRAS)
+    extra = message.provider_extra
+    assert extra is not None
+    assert (extra.provider, extra.block_type) == ("anthropic", "message")
+    # exactly the keys the typed fields do not hold; service_tier is billing, not message data
+    assert extra.block() == {
+        "type": "message",
+        "stop_details": RESPONSE_WITH_EXTRAS["stop_details"],
+        "container": RESPONSE_WITH_EXTRAS["container"],
+        "context_management": RESPONSE_WITH_EXTRAS["context_management"],
+        "usage": {"iterations": RESPONSE_WITH_EXTRAS["usage"]["iterations"]},
+    }
+    report = ConversionReport()
+    written = to_anthropic_response(message, report=report)
+    assert report.losses == []
+    assert written["container"] == RESPONSE_WITH_EXTRAS["container"]
+    assert written["stop_details"] == RESPONSE_WITH_EXTRAS["stop_details"]
+    assert written["context_management"] == RESPONSE_WITH_EXTRAS["context_management"]
+    # merged into the usage object the typed fields make, not in place of it
+    assert written["usage"]["iterations"] == RESPONSE_WITH_EXTRAS["usage"]["iterations"]
+    assert written["usage"]["input_tokens"] == 682
+    assert written["usage"]["cache_creation"] == {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}
+
+
+def test_a_plain_response_has_no_provider_extra() -> None:
+    body = {**RESPONSE_WITH_EXTRAS, "stop_details": None, "container": None, "stop_reason": "end_turn"}
+    del body["context_management"]
+    body["usage"] = {"input_tokens": 3, "output_tokens": 4, "service_tier": "standard", "inference_geo": "us"}
+    assert from_anthropic_response(body).provider_extra is None
+
+
+def test_unknown_usage_subkeys_are_kept_beside_the_typed_ones() -> None:
+    body = {
+        **RESPONSE_WITH_EXTRAS,
+        "usage": {"input_tokens": 1, "output_tokens": 2, "server_tool_use": {"web_search_requests": 1, "region": "eu"}},
+    }
+    message = from_anthropic_response(body)
+    assert message.usage is not None
+    assert message.usage.hosted_tool_requests == {"web_search": 1}
+    extra = message.provider_extra
+    assert extra is not None
+    assert extra.block()["usage"] == {"server_tool_use": {"region": "eu"}}
+    assert to_anthropic_response(message)["usage"]["server_tool_use"] == {"web_search_requests": 1, "region": "eu"}
+
+
+def test_another_providers_response_keys_are_reported_not_written() -> None:
+    message = AssistantMessage(
+        [TextContent("hi")],
+        provenance=ANTHROPIC,
+        provider_extra=ProviderContent.from_block("openai", {"type": "response", "background": True}),
+    )
+    report = ConversionReport()
+    written = to_anthropic_response(message, report=report)
+    assert "background" not in written
+    assert "provider_extra" in [loss.path for loss in report.losses]
+
+
+def test_provider_extra_must_be_provider_content() -> None:
+    with pytest.raises(ValidationError, match="provider_extra"):
+        AssistantMessage([TextContent("hi")], provider_extra={"type": "message"})  # type: ignore[arg-type]

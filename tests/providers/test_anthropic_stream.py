@@ -38,11 +38,12 @@ from agentmsg import (
     ThinkingContent,
     ToolCallContent,
     Usage,
+    ValidationError,
 )
 from agentmsg.providers._common import ConversionReport
 from agentmsg.providers.anthropic import from_anthropic_response, read_block, to_anthropic_response
 from agentmsg.providers.anthropic_stream import AnthropicStreamParser, stream_events, stream_events_from_sse
-from agentmsg.streaming import StreamAccumulator, StreamEvent, StreamProtocolError, fold, iter_sse
+from agentmsg.streaming import StreamAccumulator, StreamEvent, StreamProtocolError, events_from_message, fold, iter_sse
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "anthropic_stream"
 DOCS = "https://platform.claude.com/docs/"
@@ -176,6 +177,7 @@ def fields_of(message: AssistantMessage) -> dict[str, Any]:
         "stop_sequence": message.stop_sequence,
         "error": message.error,
         "provenance": message.provenance,
+        "provider_extra": message.provider_extra,
     }
 
 
@@ -324,6 +326,10 @@ def test_a_streaming_refusal_is_a_content_filter_stop() -> None:
         stop_reason=StopReason.CONTENT_FILTER,
         stop_reason_raw="refusal",
         provenance=prov("msg_01RfSl7qk2WcDdy8N3Vb4aZe"),
+        # the refusal's details, which no field holds, verbatim for the response writer
+        provider_extra=ProviderContent.from_block(
+            "anthropic", {"type": "message", "stop_details": {"type": "refusal", "category": None, "explanation": None}}
+        ),
     )
     assert parser.stop_details == {"type": "refusal", "category": None, "explanation": None}
     assert parser.stop_sequence is None
@@ -795,7 +801,6 @@ STOP0 = {"type": "content_block_stop", "index": 0}
         ([text_block()], r"event 0 \(content_block_start\): arrived before message_start"),
         ([start_event(), start_event()], r"event 1 \(message_start\): a second message_start"),
         ([{"type": "message_start"}], r"'message' is required"),
-        ([{"type": "message_start", "message": {"content": [{"type": "text", "text": "x"}]}}], r"must be empty"),
         ([start_event(), delta(3, TEXT)], r"event 1 \(content_block_delta\): block 3 was never started"),
         ([start_event(), text_block(), STOP0, delta(0, TEXT)], r"event 3 .*block 0 already stopped"),
         ([start_event(), text_block(), STOP0, STOP0], r"event 3 \(content_block_stop\): block 0 already stopped"),
@@ -985,3 +990,133 @@ def test_a_delta_type_this_version_does_not_know_appends_to_a_block_read_whole()
         list(stream_events(bad))
     with pytest.raises(StreamProtocolError, match="unknown delta type 'compaction_delta'"):
         list(stream_events([start_event(), text_block(), delta(0, {"type": "compaction_delta", "content": "x"})]))
+
+
+# -- response keys no field holds, a message_start holding blocks, a fallback to another model
+# (event shapes as recorded in the Vercel AI SDK's anthropic fixtures: anthropic-programmatic-tool-calling,
+# anthropic-compaction, anthropic-clear-tool-uses, anthropic-fallback)
+
+CONTAINER = {"id": "container_011CWHPPTDTn1XufeRB9uHeH", "expires_at": "2025-12-20T05:33:35.789626Z"}
+ITERATIONS = [
+    {"input_tokens": 60385, "output_tokens": 522, "type": "compaction"},
+    {"input_tokens": 612, "output_tokens": 2819, "type": "message"},
+]
+
+
+def test_message_delta_keys_no_field_holds_fold_as_the_response_reads_them() -> None:
+    events = [
+        {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "model": MODEL,
+                                              "content": [], "stop_reason": None, "stop_sequence": None,
+                                              "usage": {"input_tokens": 5, "output_tokens": 1,
+                                                        "service_tier": "standard"}}},
+        text_block(),
+        delta(0, {"type": "text_delta", "text": "Done."}),
+        STOP0,
+        {"type": "message_delta",
+         "delta": {"stop_reason": "end_turn", "stop_sequence": None, "stop_details": None, "container": CONTAINER},
+         "usage": {"input_tokens": 612, "output_tokens": 2819, "iterations": ITERATIONS},
+         "context_management": {"applied_edits": [{"type": "clear_tool_uses_20250919", "cleared_tool_uses": 2}]}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    message = fold(stream_events(events))
+    response = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": [{"type": "text", "text": "Done."}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "container": CONTAINER,
+        "context_management": events[4]["context_management"],
+        "usage": {"input_tokens": 612, "output_tokens": 2819, "iterations": ITERATIONS},
+    }
+    assert message == expected(message, list(message.contents), **fields_of(from_anthropic_response(response)))
+    extra = message.provider_extra
+    assert extra is not None
+    assert extra.block() == {
+        "type": "message",
+        "container": CONTAINER,
+        "usage": {"iterations": ITERATIONS},
+        "context_management": events[4]["context_management"],
+    }
+    written = to_anthropic_response(message)
+    assert written["container"] == CONTAINER
+    assert written["usage"]["iterations"] == ITERATIONS
+
+
+def test_a_message_start_holding_a_whole_tool_call_folds_to_it() -> None:
+    # programmatic tool calling: the code's next tool call comes as a message_start that holds it, then stop
+    call = {
+        "type": "tool_use",
+        "id": "toolu_015dGLMbwBKv1ZRQr6KdJzeH",
+        "name": "rollDie",
+        "input": {"player": "player2"},
+        "caller": {"type": "code_execution_20250825", "tool_id": "srvtoolu_01MzSrFWsmzBdcoQkGWLyRjK"},
+    }
+    message_body = {
+        "model": MODEL,
+        "id": "msg_01KSVw3xmXbMNJPNMt46BC5W",
+        "type": "message",
+        "role": "assistant",
+        "content": [call],
+        "container": CONTAINER,
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 0, "output_tokens": 0, "server_tool_use": {"web_search_requests": 0}},
+    }
+    message = fold(stream_events([{"type": "message_start", "message": message_body}, {"type": "message_stop"}]))
+    reference = from_anthropic_response(message_body)
+    assert message == expected(message, list(reference.contents), **fields_of(reference))
+    assert message.stop_reason == StopReason.TOOL_CALLS
+    assert message.tool_calls()[0].args == {"player": "player2"}
+    assert to_anthropic_response(message)["content"] == [call]
+
+
+def test_a_fallback_block_renames_the_model_of_the_finished_message() -> None:
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-fable-5",
+            "content": [],
+            "usage": {"input_tokens": 408, "output_tokens": 1},
+        },
+    }
+    fallback = {"type": "fallback", "from": {"model": "claude-fable-5"}, "to": {"model": "claude-opus-4-8"}}
+    events = [
+        start,
+        {"type": "content_block_start", "index": 0, "content_block": fallback},
+        STOP0,
+        text_block(1),
+        delta(1, {"type": "text_delta", "text": "Gutenberg."}),
+        {"type": "content_block_stop", "index": 1},
+        {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 264}},
+        {"type": "message_stop"},
+    ]  # fmt: skip
+    message = fold(stream_events(events))
+    assert message.provenance == Provenance("anthropic", "anthropic-messages", "claude-opus-4-8", "msg_1")
+    assert message.contents[0] == ProviderContent.from_block("anthropic", fallback)
+    # no fallback: the model stays the one message_start named
+    plain = fold(stream_events([start, *events[3:]]))
+    assert plain.provenance is not None
+    assert plain.provenance.model == "claude-fable-5"
+
+
+def test_message_stop_carries_provider_extra_and_model_through_the_fold_and_back() -> None:
+    extra = ProviderContent.from_block("anthropic", {"type": "message", "container": CONTAINER})
+    with pytest.raises(ValidationError, match="provider_extra"):
+        StreamEvent.message_stop("stop", provider_extra={"type": "message"})  # type: ignore[arg-type]
+    events = [
+        StreamEvent.message_start("m", provenance=prov("msg_1")),
+        StreamEvent.block_start(0, TextContent("hi")),
+        StreamEvent.block_stop(0),
+        StreamEvent.message_stop("stop", "end_turn", provider_extra=extra, model="claude-opus-4-8"),
+    ]
+    message = fold(events)
+    assert message.provider_extra == extra
+    assert message.provenance is not None
+    assert message.provenance.model == "claude-opus-4-8"
+    assert fold(events_from_message(message)) == message

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import pytest
 
 import agentmsg as am
 from agentmsg.providers import _common as common
+from agentmsg.providers import gemini, openai_chat, openai_responses
 
 
 def test_tool_id_map_keeps_good_ids_and_rewrites_bad_ones_stably() -> None:
@@ -74,3 +76,64 @@ def test_reporter_reports_raises_or_warns_never_silent() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         common.Reporter("x", None, strict=False).finish()  # nothing lost: nothing said
+
+
+V11_RESPONSE_FIELDS = {
+    "stop_sequence",
+    "provider_extra",
+    "usage.cache_write_5m_tokens",
+    "usage.cache_write_1h_tokens",
+    "usage.hosted_tool_requests",
+}
+
+
+@pytest.mark.parametrize(
+    "writer",
+    [
+        pytest.param(openai_chat.to_openai_chat_response, id="openai_chat"),
+        pytest.param(openai_responses.to_openai_responses_response, id="openai_responses"),
+        pytest.param(gemini.to_gemini_response, id="gemini"),
+    ],
+)
+def test_response_writers_report_the_v11_fields_they_have_no_place_for(writer: Any) -> None:
+    message = am.AssistantMessage(
+        [am.TextContent("Done.")],
+        stop_reason=am.StopReason.STOP,
+        stop_reason_raw="stop_sequence",
+        stop_sequence="END",
+        usage=am.Usage(
+            input_tokens=10,
+            output_tokens=2,
+            cache_write_tokens=8,
+            cache_write_5m_tokens=5,
+            cache_write_1h_tokens=3,
+            hosted_tool_requests={"web_search": 1},
+        ),
+        provider_extra=am.ProviderContent.from_block("anthropic", {"type": "message", "container": {"id": "c_1"}}),
+    )
+    report = common.ConversionReport()
+    writer(message, report=report)
+    assert {loss.path for loss in report.losses} >= V11_RESPONSE_FIELDS
+    # A message without them reports none of them.
+    plain = common.ConversionReport()
+    writer(am.AssistantMessage([am.TextContent("Done.")], stop_reason=am.StopReason.STOP), report=plain)
+    assert not {loss.path for loss in plain.losses} & V11_RESPONSE_FIELDS
+
+
+@pytest.mark.parametrize(
+    "writer",
+    [
+        pytest.param(openai_chat.to_openai_chat, id="openai_chat"),
+        pytest.param(openai_responses.to_openai_responses, id="openai_responses"),
+        pytest.param(gemini.to_gemini, id="gemini"),
+    ],
+)
+def test_request_writers_report_a_document_context_they_cannot_send(writer: Any) -> None:
+    document = am.DocumentContent(b"%PDF-1.4 report", media_type="application/pdf", filename="r.pdf")
+    message = am.UserMessage([am.TextContent("Summarise."), document.with_context("Q3 figures, unaudited")])
+    report = common.ConversionReport()
+    writer([message], report=report)
+    assert any(loss.what == "document context" for loss in report.losses)
+    without = common.ConversionReport()
+    writer([am.UserMessage([am.TextContent("Summarise."), document])], report=without)
+    assert not any(loss.what == "document context" for loss in without.losses)

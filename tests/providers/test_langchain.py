@@ -1345,3 +1345,26 @@ def test_a_signature_left_out_is_not_kept_in_the_stash_either() -> None:
         am.HostedToolCallContent("c", "google_search", {"queries": ["x"]}),
         TextContent("t", citations=[am.Citation.web("https://a.test/")]),
     )
+
+
+def test_provider_response_keys_round_trip_through_the_stash() -> None:
+    extra = am.ProviderContent.from_block(
+        "anthropic", {"type": "message", "container": {"id": "container_011CaNRhtVsGiXZx1CgSETLH"}}
+    )
+    message = am.AssistantMessage(
+        [am.TextContent("Done.")],
+        id="a",
+        timestamp=TS,
+        provenance=am.Provenance("anthropic", "anthropic-messages", "claude-opus-4-8", "msg_1"),
+        provider_extra=extra,
+    )
+    (written,) = to_langchain([message])
+    assert written.response_metadata[STASH_KEY]["provider_extra"]["json"] == extra.json
+    (back,) = from_langchain([written])
+    assert back == message
+    report = ConversionReport()
+    to_langchain([message], include_metadata=False, report=report)
+    assert [loss.path for loss in report.losses] == ["[0].provider_extra"]
+    written.response_metadata[STASH_KEY]["provider_extra"]["json"] = "[1]"
+    with pytest.raises(am.ValidationError, match="provider_extra"):
+        from_langchain([written])

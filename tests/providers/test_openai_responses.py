@@ -1534,3 +1534,17 @@ def test_unknown_items_are_read_by_default_and_refused_when_asked() -> None:
     with pytest.raises(ValidationError) as info:
         from_openai_responses_response(_response([custom]), pass_through_unknown=False)
     assert violations(info) == {("output[0].type", "openai_responses.unknown_type")}
+
+
+def test_another_providers_response_keys_are_reported() -> None:
+    extra = ProviderContent.from_block("anthropic", {"type": "message", "container": {"id": "container_1"}})
+    message = AssistantMessage(
+        [TextContent("Done.")],
+        provenance=Provenance("openai", "openai-responses", "gpt-5", "resp_1"),
+        stop_reason=StopReason.STOP,
+        provider_extra=extra,
+    )
+    report = ConversionReport()
+    written = to_openai_responses_response(message, report=report)
+    assert "container" not in written
+    assert [loss.path for loss in report.losses] == ["provider_extra"]

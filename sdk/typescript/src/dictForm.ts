@@ -282,6 +282,7 @@ export function messageToDict(msg: Message): Dict {
       out.error = body.error;
       if (body.stopReasonRaw !== "") out.stop_reason_raw = body.stopReasonRaw;
       if (body.stopSequence !== "") out.stop_sequence = body.stopSequence;
+      if (body.providerExtra !== undefined) out.provider_extra = pbDict(ProviderContentSchema, body.providerExtra);
       if (body.provenance !== undefined) {
         const p = body.provenance;
         out.provenance = { provider: p.provider, api: p.api, model: p.model, response_id: p.responseId };
@@ -859,6 +860,7 @@ export function messageFromDict(data: JsonValue, path = ""): Message {
             stopReason: stop,
             stopReasonRaw: get<string>(d, "stop_reason_raw", "str", path, "") ?? "",
             stopSequence: get<string>(d, "stop_sequence", "str", path, "") ?? "",
+            providerExtra: originalOf(d, path, "provider_extra"),
             error: get<string>(d, "error", "str", path, "") ?? "",
             provenance:
               provenance === undefined

@@ -14,6 +14,7 @@ import type {
 } from "./content.js";
 import { text } from "./content.js";
 import { ValidationError } from "./errors.js";
+import type { ProviderContent } from "./gen/agentmsg/v1/content_pb.js";
 import {
   type AssistantMessage,
   type Message,
@@ -157,6 +158,8 @@ export interface AssistantOptions extends MessageOptions {
   stopSequence?: string;
   error?: string;
   provenance?: Partial<Omit<Provenance, "$typeName">>;
+  /** The provider response's keys no field holds (Anthropic `container`, `stop_details`), verbatim. */
+  providerExtra?: ProviderContent;
 }
 
 /** A model's answer: text, thinking, redacted thinking, tool call and provider blocks. */
@@ -172,6 +175,7 @@ export function assistantMessage(content: Content[], options: AssistantOptions =
         stopSequence: options.stopSequence ?? "",
         error: options.error ?? "",
         provenance: options.provenance === undefined ? undefined : create(ProvenanceSchema, options.provenance),
+        providerExtra: options.providerExtra,
       },
     },
     options,

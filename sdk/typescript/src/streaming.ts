@@ -20,6 +20,8 @@
 // 7. Finishing. finish() needs the stream to have ended. After message_stop an open block is an
 //    IncompleteStreamError naming it; after error, open blocks are kept as far as they got and listed in `issues`.
 //    The message must meet the contract (a normal stop with no block breaks `assistant.content.required`).
+// 8. The end names the rest. message_stop gives the stop reason, raw reason and stop sequence; its responseId and
+//    model, when set, replace the provenance's; its providerExtra is the message's.
 
 import { clone, create, equals } from "@bufbuild/protobuf";
 import { type Timestamp, timestampFromDate, timestampFromMs, timestampNow } from "@bufbuild/protobuf/wkt";
@@ -32,6 +34,7 @@ import {
   type TokenLogprob,
 } from "./content.js";
 import { IncompleteStreamError, StreamProtocolError, ValidationError } from "./errors.js";
+import { type ProviderContent, ProviderContentSchema } from "./gen/agentmsg/v1/content_pb.js";
 import {
   AssistantMessageSchema,
   type Message,
@@ -143,7 +146,15 @@ export function logprobsDelta(index: number, logprobs: TokenLogprob[]): StreamEv
 /** The last event of a complete message (`stopSequence`: the stop sequence that ended it). */
 export function messageStop(
   reason?: StopReasonName | StopReason,
-  options: { stopReasonRaw?: string; responseId?: string; stopSequence?: string } = {},
+  options: {
+    stopReasonRaw?: string;
+    responseId?: string;
+    stopSequence?: string;
+    /** The response's keys no field holds, for the message (`AssistantMessage.provider_extra`). */
+    providerExtra?: ProviderContent;
+    /** The model that finished the message, when not the one message_start named (a fallback). */
+    model?: string;
+  } = {},
 ): StreamEvent {
   return event({
     case: "messageStop",
@@ -153,6 +164,8 @@ export function messageStop(
       stopReasonRaw: options.stopReasonRaw ?? "",
       responseId: options.responseId ?? "",
       stopSequence: options.stopSequence ?? "",
+      providerExtra: options.providerExtra,
+      model: options.model ?? "",
     },
   });
 }
@@ -521,6 +534,12 @@ export class StreamAccumulator {
         body.provenance ??= create(ProvenanceSchema);
         body.provenance.responseId = end.value.responseId;
       }
+      if (end.value.model !== "") {
+        body.provenance ??= create(ProvenanceSchema);
+        body.provenance.model = end.value.model;
+      }
+      if (end.value.providerExtra !== undefined)
+        body.providerExtra = clone(ProviderContentSchema, end.value.providerExtra);
     } else if (end?.case === "error") {
       body.stopReason = end.value.stopReason || StopReason.ERROR;
       body.stopReasonRaw = end.value.code;
@@ -624,6 +643,8 @@ export function eventsFromMessage(msg: Message, options: { chunkSize?: number } 
           stopReasonRaw: body.stopReasonRaw,
           responseId: "",
           stopSequence: body.stopSequence,
+          providerExtra: body.providerExtra,
+          model: "",
         },
       }),
     );

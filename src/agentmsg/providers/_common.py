@@ -43,6 +43,7 @@ from agentmsg.content import AudioContent, ContentBase, ImageContent, TextConten
 from agentmsg.errors import AgentMsgError, DecodeError, MediaError, ValidationError, Violation
 from agentmsg.messages import (
     AgentMessage,
+    AssistantMessage,
     BaseMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
@@ -63,6 +64,7 @@ __all__ = [
     "ToolIdMap",
     "may_replay",
     "project_session_message",
+    "report_response_extras",
     "split_media",
 ]
 
@@ -186,6 +188,28 @@ class ToolIdMap:
 def restore_id(call_id: str, id_map: Mapping[str, str] | None) -> str:
     """The original id for a rewritten one (unchanged when it was not rewritten)."""
     return id_map.get(call_id, call_id) if id_map else call_id
+
+
+def report_response_extras(message: AssistantMessage, reporter: Reporter, what: str) -> None:
+    """Report the contract v1.1 response fields that ``what`` (a response format) has no place for.
+
+    For writers whose responses hold none of them: the stop sequence that ended the answer,
+    another provider's response keys (``provider_extra``), cache writes split by TTL and the
+    hosted-tool request counts. A format that holds one of them writes it instead of calling this.
+    """
+    if message.stop_sequence:
+        reporter.loss("stop_sequence", f"stop sequence {message.stop_sequence!r}", f"{what} has no stop sequence")
+    extra = message.provider_extra
+    if extra is not None:
+        reporter.loss("provider_extra", f"{extra.provider} response keys", f"{what} has no place for them")
+    usage = message.usage
+    if usage is None:
+        return
+    for key in ("cache_write_5m_tokens", "cache_write_1h_tokens"):
+        if key in usage.reported:
+            reporter.loss(f"usage.{key}", key.replace("_", " "), f"{what} does not split cache writes by TTL")
+    if "hosted_tool_requests" in usage.reported:
+        reporter.loss("usage.hosted_tool_requests", "hosted tool request counts", f"{what} has no such counts")
 
 
 def may_replay(provenance: Provenance | None, provider: str, api: str, model: str | None = None) -> bool:

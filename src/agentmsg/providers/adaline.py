@@ -88,7 +88,8 @@ format can carry:
   ``provenance`` (ProtoJSON, so token counts are strings, as ProtoJSON writes
   int64; usage holds the cache writes by TTL and the hosted-tool request
   counts), ``stopReason`` (our :class:`~agentmsg.StopReason` value),
-  ``stopReasonRaw``, ``stopSequence`` and ``error``;
+  ``stopReasonRaw``, ``stopSequence``, ``error`` and ``providerExtra`` (the
+  provider response's keys no field holds: ``{"provider", "type", "json"}``);
 - text: ``signature``, ``details`` (the citations and logprobs: base64 of a
   binary ``agentmsg.v1.TextContent`` holding only them; binary rather than
   ProtoJSON because the JSON form of these bulky values cost more than the
@@ -496,6 +497,9 @@ def _export_message(
             stash["error"] = message.error
         if message.provenance is not None:
             stash["provenance"] = message.provenance.to_json_dict()
+        extra = message.provider_extra
+        if extra is not None:
+            stash["providerExtra"] = {"provider": extra.provider, "type": extra.block_type, "json": extra.json}
     if include_metadata:
         data["metadata"] = {STASH_KEY: stash}
     else:
@@ -1128,6 +1132,17 @@ def _read_assistant_stash(stash: _Stash, issues: _Issues) -> dict[str, Any]:
             extra["stop_reason"] = reason
         else:
             issues.add(stash.where("stopReason"), "metadata", f"{reason!r} is not one of: {', '.join(allowed)}")
+    provider_extra = stash.obj("providerExtra")
+    if provider_extra is not None:
+        extra["provider_extra"] = _build(
+            issues,
+            stash.where("providerExtra"),
+            lambda: ProviderContent(
+                str(provider_extra.get("provider", "")),
+                str(provider_extra.get("type", "")),
+                str(provider_extra.get("json", "")),
+            ),
+        )
     extra["stop_reason_raw"] = stash.text("stopReasonRaw") or ""
     extra["stop_sequence"] = stash.text("stopSequence") or ""
     extra["error"] = stash.text("error") or ""

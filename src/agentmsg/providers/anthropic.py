@@ -71,6 +71,10 @@ StopReason (response)           ``stop_reason``: end_turn, stop_sequence -> STOP
                                 refusal -> CONTENT_FILTER; pause_turn and unknown values ->
                                 unspecified (None); the string itself is ``stop_reason_raw``
 Provenance (response)           ("anthropic", "anthropic-messages", ``model``, ``id``)
+provider_extra (response)       every other key of the response object, verbatim, shaped as the
+                                response (``container``, ``stop_details``, ``context_management``,
+                                ``usage.iterations``, ``usage.fallback_credit``, keys this version
+                                does not know): ``{"type": "message", ...}``, see "Response keys"
 ==============================  ===================================================================
 
 Structure. The API takes alternating ``user`` / ``assistant`` turns and the
@@ -149,7 +153,7 @@ Other choices:
 - Not carried and not reported, because no request format carries them and
   they are not meant for a model: message ids and timestamps; an assistant
   message's usage, stop reason, error and provenance (the response functions
-  carry them); tool-result ``metadata`` / ``terminate`` /
+  carry them) and its ``provider_extra``; tool-result ``metadata`` / ``terminate`` /
   ``terminate_message`` and tool-call ``metadata``.
 - Responses: agentmsg needs a block in an assistant message that stopped
   normally, so a response with ``content: []`` (``end_turn`` after a tool
@@ -162,11 +166,29 @@ Other choices:
   ``content_block_location`` / ``search_result_location``, and web and file
   citations (no ``encrypted_index``), a citation's span and confidence, and
   token logprobs are reported.
+- Response keys. What the typed fields do not hold of a response object is
+  kept in ``AssistantMessage.provider_extra``: one JSON object shaped like the
+  response (top-level keys sorted, values verbatim, nulls left out), e.g.
+  ``{"type": "message", "container": {"id": ..., "expires_at": ...},
+  "stop_details": {"type": "refusal", "category": "cyber", ...}, "usage":
+  {"iterations": [...]}}``; :func:`to_anthropic_response` merges it back
+  (objects key by key, so ``usage.iterations`` joins the typed counts) and the
+  response goes back exactly. Why there and not in typed fields: the code
+  execution ``container`` (to send back as the next request's ``container``
+  to reuse its files), a refusal's ``stop_details``, the per-step usage of
+  compaction, advisor and fallback (``iterations``) and the
+  ``context_management`` edits applied are this API's own, with no counterpart
+  in another format; a field each would have one producer, while one verbatim
+  block keeps every such key, those of later API versions too, as the
+  provider's tool-call keys are kept (``ToolCallContent.provider_extra``).
+  Not provenance: provenance says who made the message, these say what the
+  API reported around it. Another format's response writer has no place for
+  them. ``to_anthropic`` (a request) does not carry them, like provenance.
 - Reading ignores fields agentmsg has no place for and that are request
-  settings or response metadata rather than message data: ``cache_control``,
+  settings or routing and billing rather than message data: ``cache_control``,
   document ``citations`` (the request's citations switch), tool-use
-  ``toolset_name``, the response's ``stop_details`` and ``container``, and the
-  usage fields ``service_tier``, ``inference_geo``, ``speed``.
+  ``toolset_name``, and the usage fields ``service_tier``, ``inference_geo``,
+  ``speed``.
 
 Reported as lost by :func:`to_anthropic` (each with its input path, e.g.
 ``[3].contents[1]``): audio; images other than JPEG, PNG, GIF and WEBP
@@ -182,7 +204,8 @@ arguments that are not a JSON object; empty text; empty messages; a message
 provider (see above); token logprobs; the place of a system message after the
 first turn; content and messages of kinds unknown to this version. :func:`to_anthropic_response` also reports token
 counts it had to write as 0, ``total_tokens``, ``cost``, an ``error``, a stop
-reason the format has no value for, and a provenance of another provider.
+reason the format has no value for, a provenance of another provider, and
+response keys (``provider_extra``) of another provider.
 
 Reading errors are :class:`~agentmsg.ValidationError` naming the JSON path
 (``messages[2].content[0].source.media_type``), every problem at once; rule
@@ -343,6 +366,79 @@ def tool_use_extra(block: Mapping[str, Any]) -> ProviderContent | None:
     return ProviderContent.from_block(PROVIDER, {"type": block.get("type", "tool_use"), **extra})
 
 
+# What the typed fields of a response hold, by key (a nested table: the keys of that object held; _COUNTS:
+# the integer ``*_requests`` counts), plus usage keys that are routing and billing, not message data.
+_COUNTS: Final = "counts"
+USAGE_HELD: Final[Mapping[str, Any]] = {
+    "input_tokens": None,
+    "output_tokens": None,
+    "cache_read_input_tokens": None,
+    "cache_creation_input_tokens": None,
+    "cache_creation": {"ephemeral_5m_input_tokens": None, "ephemeral_1h_input_tokens": None},
+    "server_tool_use": _COUNTS,
+    "output_tokens_details": {"thinking_tokens": None},
+    "service_tier": None,
+    "inference_geo": None,
+    "speed": None,
+}
+RESPONSE_HELD: Final[Mapping[str, Any]] = {
+    "id": None,
+    "type": None,
+    "role": None,
+    "model": None,
+    "content": None,
+    "stop_reason": None,
+    "stop_sequence": None,
+    "usage": USAGE_HELD,
+}
+
+
+def extra_keys(obj: Mapping[str, Any], held: Mapping[str, Any]) -> dict[str, Any]:
+    """The keys of a response object (or part of one) that ``held`` does not name, verbatim; nulls left out."""
+    out: dict[str, Any] = {}
+    for key, value in obj.items():
+        if value is None:
+            continue  # null is absent, as everywhere in this module
+        if key not in held:
+            out[key] = value
+            continue
+        rule = held[key]  # None: the key is held whole
+        if isinstance(rule, Mapping) and isinstance(value, Mapping):
+            inner = extra_keys(value, rule)
+            if inner:
+                out[key] = inner
+        elif rule == _COUNTS and isinstance(value, Mapping):
+            inner = {
+                k: v
+                for k, v in value.items()
+                if v is not None and not (k.endswith(_REQUESTS_SUFFIX) and type(v) is int)
+            }
+            if inner:
+                out[key] = inner
+    return out
+
+
+def response_extra(keys: Mapping[str, Any]) -> ProviderContent | None:
+    """The response keys no field holds as ``AssistantMessage.provider_extra`` (``type`` ``message``); None if none.
+
+    The keys are put in sorted order (their values stay as they came): a stream gives them over several
+    events, in another order than the response object, and both readers must give the same block.
+    """
+    if not keys:
+        return None
+    return ProviderContent.from_block(PROVIDER, {"type": "message", **{key: keys[key] for key in sorted(keys)}})
+
+
+def merge_extra(into: dict[str, Any], keys: Mapping[str, Any]) -> None:
+    """Merge response keys into a response object: objects key by key, anything else replaced."""
+    for key, value in keys.items():
+        here = into.get(key)
+        if isinstance(here, dict) and isinstance(value, Mapping):
+            merge_extra(here, value)
+        else:
+            into[key] = value
+
+
 def _own_original(holder: Any) -> dict[str, Any] | None:
     """The ``original`` of a generated message when it is an Anthropic object (parsed), else None.
 
@@ -483,8 +579,9 @@ class _Writer:
         if own is not None:
             return own
         where = citation.location
+        source_kind = citation.source_kind
         out: dict[str, Any] | None = None
-        if citation.source_kind == "document" and where is not None:
+        if source_kind == "document" and where is not None:
             kind, first, last = {
                 "chars": ("char_location", "start_char_index", "end_char_index"),
                 "pages": ("page_location", "start_page_number", "end_page_number"),
@@ -500,7 +597,7 @@ class _Writer:
             }
             if citation.file_id:
                 self.loss(f"{path}.file_id", "the cited document's file id", "a request citation has no file id")
-        elif citation.source_kind == "search_result" and where is not None and citation.search_result_index is not None:
+        elif source_kind == "search_result" and where is not None and citation.search_result_index is not None:
             out = {
                 "type": "search_result_location",
                 "cited_text": citation.cited_text,
@@ -513,10 +610,10 @@ class _Writer:
         if out is None:
             why = (
                 "a web citation needs the encrypted_index only Anthropic's own citation has"
-                if citation.source_kind == "web"
+                if source_kind == "web"
                 else "the format has no citation of this kind (or it lacks the location the format requires)"
             )
-            self.loss(path, f"{citation.source_kind or 'provider'} citation", why)
+            self.loss(path, f"{source_kind or 'provider'} citation", why)
             return None
         if citation.start_index is not None or citation.end_index is not None:
             self.loss(f"{path}.start_index", "the cited span", "the format's citations cover the whole text block")
@@ -526,17 +623,19 @@ class _Writer:
 
     def hosted(self, block: HostedToolCallContent | HostedToolResultContent, path: str) -> dict[str, Any] | None:
         """A hosted tool block goes back as the Anthropic block it was read from, and only as that."""
-        own = _own_original(getattr(block.pb, block.type or ""))
+        holder = getattr(block.pb, block.type or "")
+        own = _own_original(holder)
         if own is not None:
             return own
-        original = block.original
+        # The generated message is read directly (no wrapper copies): this is the loss path of every
+        # hosted block from another provider, on the conversion hot path.
         what = "hosted tool call" if isinstance(block, HostedToolCallContent) else "hosted tool result"
         why = (
-            f"it ran at {original.provider} and goes back only there"
-            if original is not None
+            f"it ran at {holder.original.provider} and goes back only there"
+            if holder.HasField("original")
             else "the format takes a server tool block only as Anthropic returned it (it has no Anthropic original)"
         )
-        self.loss(path, f"{what} {block.name or block.kind or ''}".rstrip(), why)
+        self.loss(path, f"{what} {holder.name or block.kind or ''}".rstrip(), why)
         return None
 
     def image(self, block: ImageContent, path: str) -> dict[str, Any] | None:
@@ -795,8 +894,7 @@ def to_anthropic_response(
     if message.error:
         reporter.loss("error", "error text", "the response object has no error field")
     usage = _usage_out(message.usage, reporter)
-    reporter.finish()
-    return {
+    out: dict[str, Any] = {
         "id": provenance.response_id if provenance is not None else "",
         "type": "message",
         "role": "assistant",
@@ -806,6 +904,17 @@ def to_anthropic_response(
         "stop_sequence": message.stop_sequence or None,
         "usage": usage,
     }
+    extra = message.provider_extra
+    if extra is not None and (extra.provider, extra.block_type) == (PROVIDER, "message"):
+        merge_extra(out, {key: value for key, value in extra.block().items() if key != "type"})
+    elif extra is not None:
+        reporter.loss(
+            "provider_extra",
+            f"{extra.provider} response keys ({extra.block_type})",
+            "they go back only to their own format",
+        )
+    reporter.finish()
+    return out
 
 
 def _usage_out(usage: Usage | None, reporter: Reporter) -> dict[str, Any]:
@@ -1477,6 +1586,7 @@ def from_anthropic_response(
     usage = _usage_in(reader, response.get("usage"))
     errors.raise_if_any()
     assert blocks is not None
+    extra = response_extra(extra_keys(response, RESPONSE_HELD))
     if not blocks and stop not in _MAY_BE_EMPTY:
         blocks = [TextContent("")]
     made = reader.build(
@@ -1488,6 +1598,7 @@ def from_anthropic_response(
         stop_reason_raw=raw,
         stop_sequence=stop_sequence,
         provenance=Provenance(PROVIDER, API, model, response_id),
+        provider_extra=extra,
     )
     errors.raise_if_any()
     assert made is not None
@@ -1524,7 +1635,9 @@ def _usage_in(reader: _Reader, value: Any) -> Usage | None:
     requests: dict[str, int] = {}
     if server is not None:
         for key in server:
+            if not key.endswith(_REQUESTS_SUFFIX):
+                continue  # not a request count: kept verbatim in provider_extra
             count = reader.optional(server, key, "usage.server_tool_use", int, "an integer")
-            if count is not None and key.endswith(_REQUESTS_SUFFIX):
+            if count is not None:
                 requests[key.removesuffix(_REQUESTS_SUFFIX)] = count
     return reader.build("usage", Usage, **counts, hosted_tool_requests=requests)

@@ -89,9 +89,22 @@ Choices:
   content (``end_turn``, ``pause_turn``...) gets one empty text block, as the
   converter's ``from_anthropic_response`` does (the contract requires a
   block).
-- Not carried (agentmsg has no field for it, and it is response metadata)
-  but kept on the parser for the caller: ``stop_details`` of
-  ``message_delta`` (:attr:`AnthropicStreamParser.stop_details`).
+- The response keys no field holds are gathered as the converter keeps them
+  (``AssistantMessage.provider_extra``, see its module docstring) and given in
+  ``message_stop``: those of ``message_start``'s message, ``message_delta``'s
+  ``delta`` (``container``, ``stop_details``) and ``usage`` (``iterations``,
+  ``fallback_credit``), and the event's own (``context_management``); a later
+  value replaces an earlier one, usage key by key, as the SDK's accumulation
+  merges them. ``stop_details`` is also kept on the parser
+  (:attr:`AnthropicStreamParser.stop_details`).
+- A ``message_start`` whose message already holds blocks (programmatic tool
+  calling answers a call of the code with a message holding the next call)
+  gives each as a block started and stopped at its position, and its
+  ``stop_reason`` / ``stop_sequence`` count as a ``message_delta``'s would.
+- A ``fallback`` block (the request moved to another model mid-way) names the
+  model that finished the message: ``message_stop`` carries it
+  (``MessageStop.model``), so the fold's provenance names it as the response
+  object's ``model`` does. The block itself is kept as a provider block.
 
 SSE input (:func:`stream_events_from_sse`) may be lines with their ends,
 lines without them (``str.splitlines()``, httpx's ``iter_lines()``), or
@@ -147,11 +160,15 @@ from agentmsg.providers.anthropic import (
     HOSTED_CALL_BLOCKS,
     HOSTED_RESULT_BLOCKS,
     PROVIDER,
+    RESPONSE_HELD,
     STOP_REASONS,
+    USAGE_HELD,
+    extra_keys,
     input_json,
     read_block,
     read_citation,
     read_usage,
+    response_extra,
     tool_use_extra,
 )
 from agentmsg.streaming import StreamEvent, StreamProtocolError, iter_sse
@@ -225,6 +242,9 @@ class AnthropicStreamParser:
         #: ``message_delta``'s ``stop_details`` (e.g. a refusal's category), verbatim.
         self.stop_details: dict[str, Any] | None = None
         self._count = 0
+        self._extra: dict[str, Any] = {}  # the response keys no field holds, gathered over the stream
+        self._start_model = ""
+        self._final_model = ""  # the model a ``fallback`` block moved the request to
         self._started = False
         self._ended = False
         self._stop_raw = ""
@@ -273,6 +293,14 @@ class AnthropicStreamParser:
         message_id = self.message_id or response_id or str(uuid.uuid4())
         provenance = Provenance(self.provider, self.api, model or self.model, response_id or "")
         return StreamEvent.message_start(message_id, provenance=provenance)
+
+    def _gather(self, keys: Mapping[str, Any]) -> None:
+        """Response keys no field holds: a later value replaces an earlier one, usage key by key (the SDK's merge)."""
+        for key, value in keys.items():
+            if key == "usage" and isinstance(value, Mapping):
+                self._extra.setdefault("usage", {}).update(value)
+            else:
+                self._extra[key] = value
 
     def _fail(self, message: str, code: str, where: str) -> list[StreamEvent]:
         self._ended = True
@@ -362,13 +390,26 @@ class _Event:
         message = self.get(self.event, "message", Mapping, "an object", required=True)
         response_id = self.get(message, "id", str, "a string", required=False)
         model = self.get(message, "model", str, "a string", required=False)
-        content = self.get(message, "content", list, "an array", required=False)
-        if content:
-            raise self.error("message.content must be empty at message_start (blocks come as content_block_start)")
+        content = self.get(message, "content", list, "an array", required=False) or []
         usage = self.usage(message.get("usage"), "message.usage")
-        out = [self.make(self.parser._start_event, response_id, model)]
+        parser = self.parser
+        parser._start_model = model or ""
+        reason = self.get(message, "stop_reason", str, "a string", required=False)
+        if reason is not None:
+            parser._stop_raw = reason
+        sequence = self.get(message, "stop_sequence", str, "a string", required=False)
+        if sequence is not None:
+            parser.stop_sequence = sequence
+        parser._gather(extra_keys(message, RESPONSE_HELD))
+        out = [self.make(parser._start_event, response_id, model)]
         if usage is not None:
             out.append(StreamEvent.usage_update(usage))
+        # A message_start may carry whole blocks (programmatic tool calling answers a tool call of the
+        # code with a message that holds the next call and nothing else): each is the block started
+        # and stopped at its position, as the SDK's accumulation takes them.
+        for index, block in enumerate(content):
+            out += _Event(parser, self.number, "content_block_start", {"index": index, "content_block": block}).handle()
+            out += _Event(parser, self.number, "content_block_stop", {"index": index}).handle()
         return out
 
     def message_delta(self) -> list[StreamEvent]:
@@ -384,6 +425,11 @@ class _Event:
         if details is not None:
             parser.stop_details = dict(details)
         usage = self.usage(self.event.get("usage"), "usage")
+        # container, stop_details (delta); iterations (usage); context_management (the event)
+        parser._gather(extra_keys(delta, {"stop_reason": None, "stop_sequence": None}))
+        if isinstance(self.event.get("usage"), Mapping):
+            parser._gather({"usage": extra_keys(self.event["usage"], USAGE_HELD)})
+        parser._gather(extra_keys(self.event, {"type": None, "delta": None, "usage": None}))
         return [StreamEvent.usage_update(usage)] if usage is not None else []
 
     def message_stop(self) -> list[StreamEvent]:
@@ -398,7 +444,17 @@ class _Event:
             # The contract needs a block here; the converter reads such a response the same way.
             out += [StreamEvent.block_start(0, TextContent("")), StreamEvent.block_stop(0)]
         parser._ended = True
-        out.append(StreamEvent.message_stop(reason, raw, stop_sequence=parser.stop_sequence or ""))
+        extra = {key: value for key, value in parser._extra.items() if value != {}}
+        moved = parser._final_model if parser._final_model != parser._start_model else ""
+        out.append(
+            StreamEvent.message_stop(
+                reason,
+                raw,
+                stop_sequence=parser.stop_sequence or "",
+                provider_extra=self.make(response_extra, extra),
+                model=moved,
+            )
+        )
         return out
 
     def failed(self) -> list[StreamEvent]:
@@ -543,11 +599,14 @@ class _Event:
                 if not isinstance(value, dict):
                     raise self.error(f"block {index} ({block.kind}): its input is a JSON {json_type(value)}")
                 whole["input"] = value
-            for key, text in block.appended.items():
+            for key, appended in block.appended.items():
                 start = whole.get(key)
                 if start is not None and not isinstance(start, str):
                     raise self.error(f"block {index} ({block.kind}): text appended to its {key!r}, which is not text")
-                whole[key] = (start or "") + text
+                whole[key] = (start or "") + appended
+            target = whole.get("to") if block.kind == "fallback" else None
+            if isinstance(target, Mapping) and isinstance(target.get("model"), str):
+                parser._final_model = target["model"]  # the response names the model it fell back to
             # The block as the response holds it, read as the converter reads it (the same typed block and
             # original); a hosted call keeps its streamed input text verbatim, as tool calls do.
             content = self.make(read_block, whole, pass_through_unknown=parser.pass_through_unknown)

@@ -284,6 +284,7 @@ from agentmsg.providers._common import (
     json_type,
     llm_messages,
     may_replay,
+    report_response_extras,
     restore_id,
     split_media,
 )
@@ -446,6 +447,8 @@ def _document_names(block: DocumentContent, path: str, reporter: Reporter) -> No
         reporter.loss(path + ".filename", "document filename", "Gemini media parts have no file name")
     if block.title:
         reporter.loss(path + ".title", "document title", "Gemini media parts have no title")
+    if block.context:
+        reporter.loss(path + ".context", "document context", "Gemini media parts have no context text")
 
 
 def _arguments(block: ToolCallContent, path: str, reporter: Reporter) -> dict[str, Any]:
@@ -979,6 +982,7 @@ def to_gemini_response(
         response["modelVersion"] = provenance.model
     if provenance is not None and provenance.response_id:
         response["responseId"] = provenance.response_id
+    report_response_extras(message, reporter, "a Gemini response")
     reporter.finish()
     return response
 

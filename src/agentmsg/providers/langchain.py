@@ -148,7 +148,9 @@ position, argument text that does not parse to ``args``) is ignored.
 ``include_metadata=False`` writes no stash: timestamps, joins and the values
 above are then not carried (not reported: they are not model input, as for
 every other converter), but for the v1.1 content: each stashed ``blocks``
-entry and hosted-tool request counts in the usage are reported lost.
+entry, hosted-tool request counts in the usage and an assistant message's
+``provider_extra`` (stashed as ``{"provider", "type", "json"}``: the
+provider response's keys no field holds) are reported lost.
 
 Round trip: ``from_langchain(to_langchain(m)) == m``
 for everything not reported as lost; session-only messages come back as the
@@ -727,6 +729,16 @@ class _Writer:
             stash["stop_reason"] = message.stop_reason.value if message.stop_reason is not None else ""
         if message.error:
             stash["error"] = message.error
+        extra = message.provider_extra
+        if extra is not None:
+            stash["provider_extra"] = {"provider": extra.provider, "type": extra.block_type, "json": extra.json}
+            if not self.include_metadata:
+                self.reporter.loss(
+                    f"{path}.provider_extra" if path else "provider_extra",
+                    f"the {extra.provider} response keys no field holds",
+                    "they are kept in response_metadata.agentmsg.provider_extra, "
+                    "which include_metadata=False does not write",
+                )
         usage_metadata: dict[str, Any] | None = None
         if message.usage is not None:
             usage_metadata = _usage_to_lc(message.usage)
@@ -1902,6 +1914,12 @@ class _Reader:
             "stop_sequence": stop_sequence if isinstance(stop_sequence, str) else "",
             "error": stash.get("error", str, "a string") or "",
         }
+        extra = stash.get("provider_extra", Mapping, "an object")
+        if extra is not None:
+            with self.errors.building(stash.where("provider_extra")):
+                fields["provider_extra"] = ProviderContent(
+                    str(extra.get("provider", "")), str(extra.get("type", "")), str(extra.get("json", ""))
+                )
         model = next((metadata[k] for k in ("model_name", "model") if isinstance(metadata.get(k), str)), "")
         response_id: str = metadata["id"] if isinstance(metadata.get("id"), str) else ""
         provider, api = names

@@ -202,6 +202,7 @@ from agentmsg.providers._common import (
     SessionPolicy,
     json_type,
     llm_messages,
+    report_response_extras,
     restore_id,
     split_media,
 )
@@ -725,6 +726,8 @@ class _Writer:
                 self.loss(path, f"media type {block.media_type!r}", "a file part by id carries no media type")
         if block.title:
             self.loss(path, "document title", "the file part has no title")
+        if block.context:
+            self.loss(path, "document context", "the file part has no context text")
         return {"type": "file", "file": file}
 
     def tool_call(self, path: str, block: ToolCallContent, position: int) -> dict[str, Any]:
@@ -953,6 +956,7 @@ def to_openai_chat_response(
                 out["usage"][key].update(value)
             else:
                 out["usage"][key] = value
+    report_response_extras(message, reporter, "a ChatCompletion")
     reporter.finish()
     return out
 

@@ -256,7 +256,9 @@ signature), and: usage ``cost``; a count agentmsg does not know (the
 response's usage needs every count: it is written as 0, the total as
 input plus output); a stop reason or raw string the response cannot express;
 an error on a response that did not fail, or without a known error code;
-provenance other than openai / openai-responses. Both writers also report
+provenance other than openai / openai-responses; another provider's response
+keys (``AssistantMessage.provider_extra``, e.g. Anthropic's ``container``).
+Both writers also report
 hosted tool calls and results of other formats, citations they cannot
 project or project with a part missing, token logprobs on text of no
 envelope in a request, and an item envelope whose blocks no longer fit it.
@@ -330,6 +332,7 @@ from agentmsg.providers._common import (
     json_type,
     llm_messages,
     may_replay,
+    report_response_extras,
     restore_id,
     split_media,
 )
@@ -850,6 +853,8 @@ class _Writer:
             part["filename"] = filename
         if block.title:
             self.loss(_at(path, "title"), "document title", "input_file has no title")
+        if block.context:
+            self.loss(_at(path, "context"), "document context", "input_file has no context text")
         return part
 
     def media_part(self, block: ContentBase, path: str) -> dict[str, Any] | None:
@@ -1437,6 +1442,7 @@ def to_openai_responses_response(
             f"provenance {provenance.provider}/{provenance.api}",
             f"the response reads back as {PROVIDER}/{API}",
         )
+    report_response_extras(message, reporter, "a Responses response")
     response_id = provenance.response_id if provenance is not None and provenance.response_id else ""
     if not response_id:
         response_id = f"resp_{message.id}"

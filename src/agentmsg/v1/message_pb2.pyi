@@ -247,6 +247,7 @@ class AssistantMessage(_message.Message):
     ERROR_FIELD_NUMBER: _builtins.int
     PROVENANCE_FIELD_NUMBER: _builtins.int
     STOP_SEQUENCE_FIELD_NUMBER: _builtins.int
+    PROVIDER_EXTRA_FIELD_NUMBER: _builtins.int
     stop_reason: Global___StopReason.ValueType
     """Why generation stopped, normalised across providers."""
     stop_reason_raw: _builtins.str
@@ -275,6 +276,22 @@ class AssistantMessage(_message.Message):
         it to decide whether signatures and redacted reasoning may be sent back.
         """
 
+    @_builtins.property
+    def provider_extra(self) -> _content_pb2.ProviderContent:
+        """The keys of the provider's response object that no field above holds, as
+        a JSON object shaped like the response object, with its `type`, verbatim
+        (Anthropic: `{"type": "message", "container": {...}, "stop_details":
+        {...}, "usage": {"iterations": [...]}}`). A response writer for the same
+        provider writes the typed fields and merges these keys back, object by
+        object, so the response goes back exactly; other formats have no place for
+        them. Unset when there are none (most responses).
+
+        Why a verbatim block and not fields: these are one provider's response
+        metadata (a code-execution container to reuse, a refusal's category, a
+        per-iteration usage breakdown) with no counterpart elsewhere; the same
+        reason and shape as `ToolCallContent.provider_extra`.
+        """
+
     def __init__(
         self,
         *,
@@ -285,10 +302,11 @@ class AssistantMessage(_message.Message):
         error: _builtins.str = ...,
         provenance: Global___Provenance | None = ...,
         stop_sequence: _builtins.str = ...,
+        provider_extra: _content_pb2.ProviderContent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["provenance", b"provenance", "usage", b"usage"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["provenance", b"provenance", "provider_extra", b"provider_extra", "usage", b"usage"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "error", b"error", "provenance", b"provenance", "stop_reason", b"stop_reason", "stop_reason_raw", b"stop_reason_raw", "stop_sequence", b"stop_sequence", "usage", b"usage"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["content", b"content", "error", b"error", "provenance", b"provenance", "provider_extra", b"provider_extra", "stop_reason", b"stop_reason", "stop_reason_raw", b"stop_reason_raw", "stop_sequence", b"stop_sequence", "usage", b"usage"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -436,6 +436,8 @@ class MessageStop(_message.Message):
     STOP_REASON_RAW_FIELD_NUMBER: _builtins.int
     RESPONSE_ID_FIELD_NUMBER: _builtins.int
     STOP_SEQUENCE_FIELD_NUMBER: _builtins.int
+    PROVIDER_EXTRA_FIELD_NUMBER: _builtins.int
+    MODEL_FIELD_NUMBER: _builtins.int
     stop_reason: _message_pb2.StopReason.ValueType
     """Why generation stopped."""
     stop_reason_raw: _builtins.str
@@ -446,6 +448,19 @@ class MessageStop(_message.Message):
     """The caller's stop sequence that ended generation, verbatim
     (`AssistantMessage.stop_sequence`). Empty when none.
     """
+    model: _builtins.str
+    """The model that finished the message when it is not the one `message_start`
+    named (Anthropic `fallback`: the request moved to another model), which
+    the finished message's provenance then names. Empty: unchanged.
+    """
+    @_builtins.property
+    def provider_extra(self) -> _content_pb2.ProviderContent:
+        """The response object's keys no field holds
+        (`AssistantMessage.provider_extra`), gathered over the stream by the
+        parser (Anthropic `container`, `stop_details`, `usage.iterations` come in
+        `message_delta`). Replaces the message's; unset: none.
+        """
+
     def __init__(
         self,
         *,
@@ -453,10 +468,12 @@ class MessageStop(_message.Message):
         stop_reason_raw: _builtins.str = ...,
         response_id: _builtins.str = ...,
         stop_sequence: _builtins.str = ...,
+        provider_extra: _content_pb2.ProviderContent | None = ...,
+        model: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["provider_extra", b"provider_extra"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["response_id", b"response_id", "stop_reason", b"stop_reason", "stop_reason_raw", b"stop_reason_raw", "stop_sequence", b"stop_sequence"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["model", b"model", "provider_extra", b"provider_extra", "response_id", b"response_id", "stop_reason", b"stop_reason", "stop_reason_raw", b"stop_reason_raw", "stop_sequence", b"stop_sequence"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
