@@ -203,7 +203,8 @@ def run(quick: bool) -> dict[str, Any]:
                 )
             results["stores"][store] = rows
         time.sleep(1.0)  # the batch processors export every 5 s at most; the workers flushed at exit
-        spans = sink.spans()
+    # Counted once the servers have stopped (they flush their last batch on the way out) and the receiver too.
+    spans = sink.spans()
     results["spans"] = spans
     cost = instrumentation_cost(5000 if quick else 50000)
     results["instrumentation"] = cost
