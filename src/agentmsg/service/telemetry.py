@@ -356,6 +356,10 @@ class ServerTelemetry:
         self._http: Any = None
         self.metrics_port: int | None = None
         self._children: dict[tuple[str, str], tuple[Any, Any]] = {}
+        # This server's store never changes: its labelled counters are looked up once, not per append.
+        self._stored = (
+            (self.metrics.appended.labels(store), self.metrics.appended_bytes.labels(store)) if self.metrics else None
+        )
 
     @classmethod
     def create(cls, *, metrics_port: int | None, store: str) -> ServerTelemetry | None:
@@ -421,12 +425,12 @@ class ServerTelemetry:
             metrics.tool_seconds.labels(request.call.name, outcome).observe(seconds)
         elif code == "OK" and response is not None:
             fresh = _appended(name, request, response)
-            if fresh:
-                metrics.appended.labels(self.store).inc(len(fresh))
+            if fresh and self._stored is not None:
+                self._stored[0].inc(len(fresh))
                 # A large append is parsed with its media cut short: the bytes that arrived are its size.
                 large = isinstance(request, ReceivedAppend)
                 size = len(request.encoding) if large else sum(m.ByteSize() for m in fresh)
-                metrics.appended_bytes.labels(self.store).inc(size)
+                self._stored[1].inc(size)
 
 
 def _appended(name: str, request: Any, response: Any) -> list[message_pb2.Message]:
