@@ -499,9 +499,8 @@ class _Writer:
         self.model = model
         self.response = response
         self.calls: dict[str, tuple[str, int]] = {}  # original call id -> (name, position): what reading gives
-
-    def loss(self, path: str, what: str, reason: str) -> None:
-        self.reporter.loss(path, what, reason)
+        # The reporter's own method, bound once: a loss is recorded on the conversion's hot path.
+        self.loss = reporter.loss
 
     # -- one message's blocks
 
@@ -578,8 +577,9 @@ class _Writer:
         own = _own_original(citation.pb)
         if own is not None:
             return own
-        where = citation.location
         source_kind = citation.source_kind
+        # Only the kinds the format can hold need their location (web and file citations go straight to a loss).
+        where = citation.location if source_kind in ("document", "search_result") else None
         out: dict[str, Any] | None = None
         if source_kind == "document" and where is not None:
             kind, first, last = {
