@@ -188,6 +188,13 @@ class LocalPostgres:
                 cwd=str(self.data_dir.parent),
                 check=False,
             )
+        except PermissionError as exc:
+            # Run as an unprivileged account, the binaries need every directory above them to be
+            # enterable by it: a checkout under a 0700 directory (what `mktemp -d` makes) is not.
+            hint = (
+                f" (as {account.pw_name}: every directory above {argv[0]} must be enterable by it)" if account else ""
+            )
+            raise PostgresUnavailableError(f"{what} failed: {exc}{hint}") from None
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise PostgresUnavailableError(f"{what} failed: {exc}") from None
         if done.returncode != 0:
