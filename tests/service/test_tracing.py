@@ -46,6 +46,8 @@ class Span:
     span_id: str
     parent_id: str
     attributes: dict[str, Any]
+    start_ns: int = 0
+    end_ns: int = 0
 
 
 def _value(any_value: Any) -> Any:
@@ -75,6 +77,8 @@ class Collector(trace_service_pb2_grpc.TraceServiceServicer):
                                 span.span_id.hex(),
                                 span.parent_span_id.hex(),
                                 {kv.key: _value(kv.value) for kv in span.attributes},
+                                span.start_time_unix_nano,
+                                span.end_time_unix_nano,
                             )
                         )
         return trace_service_pb2.ExportTraceServiceResponse()
@@ -136,10 +140,17 @@ ENGINE = textwrap.dedent(
     call = am.ToolCallContent("call-9", "weather", {"city": "Reykjavik-7d1f"})
 
     streamed = am.AssistantMessage([am.TextContent("streamed")], stop_reason="stop")
+    follow_up = am.UserMessage.text("and tomorrow?")
+
+    def turn():  # the engine's own span (made once a client has set tracing up)
+        from opentelemetry import trace
+        return trace.get_tracer("engine").start_as_current_span("turn")
 
     async def main():
         async with AsyncClient(sys.argv[1]) as client:
             await client.append("trip-42", reply)
+            with turn():
+                await client.append("trip-42", follow_up)
             result = await client.call_tool(call)
             await client.publish_stream("trip-42", events_from_message(streamed))
             async for _ in client.subscribe("trip-42"):
@@ -151,6 +162,8 @@ ENGINE = textwrap.dedent(
     else:
         with Client(sys.argv[1]) as client:
             client.append("trip-42", reply)
+            with turn():
+                client.append("trip-42", follow_up)
             result = client.call_tool(call)
             client.publish_stream("trip-42", events_from_message(streamed))
             subscription = client.subscribe("trip-42")
@@ -226,14 +239,20 @@ def test_one_trace_from_engine_through_server_to_runner(
 
         def complete(spans: list[Span]) -> bool:
             names = {(s.service, s.name) for s in spans}
-            return {
-                ("test-engine", "agentmsg.v1.ToolService/CallTool weather"),
-                ("test-server", "agentmsg.v1.ToolService/CallTool weather"),
-                ("test-runner", "execute_tool weather"),
-                ("test-server", "agentmsg.v1.SessionService/AppendMessage"),
-                ("test-server", "agentmsg.v1.SessionService/PublishStream"),
-                ("test-server", "agentmsg.v1.SessionService/Subscribe"),
-            } <= names
+            appended = [s for s in spans if s.name == "agentmsg.v1.SessionService/AppendMessage"]
+            return (
+                len(appended) >= 2
+                and {
+                    ("test-engine", "agentmsg.v1.ToolService/CallTool weather"),
+                    ("test-server", "agentmsg.v1.ToolService/CallTool weather"),
+                    ("test-runner", "execute_tool weather"),
+                    ("test-engine", "turn"),
+                    ("test-server", "agentmsg.v1.SessionService/AppendMessage"),
+                    ("test-server", "agentmsg.v1.SessionService/PublishStream"),
+                    ("test-server", "agentmsg.v1.SessionService/Subscribe"),
+                }
+                <= names
+            )
 
         spans = receiver.wait_for(complete)
     finally:
@@ -261,15 +280,22 @@ def test_one_trace_from_engine_through_server_to_runner(
     assert server_span.attributes["rpc.system"] == "grpc"
     assert server_span.attributes["rpc.method"] == "CallTool"
 
-    # The append: its own trace, the session as the conversation, provider and model from provenance.
-    client_append = one("test-engine", "agentmsg.v1.SessionService/AppendMessage")
-    append = one("test-server", "agentmsg.v1.SessionService/AppendMessage")
-    assert append.parent_id == client_append.span_id
-    assert append.trace_id != engine_span.trace_id
+    # An append is the server's span (no CLIENT span repeats it), a child of the span the engine is in: the
+    # first was made outside any span (a root of its own), the second inside the engine's "turn".
+    assert not [s for s in spans if s.service == "test-engine" and s.name.startswith("agentmsg.v1.SessionService")]
+    appends = [s for s in spans if s.service == "test-server" and s.name == "agentmsg.v1.SessionService/AppendMessage"]
+    assert len(appends) == 2
+    append, follow_up = sorted(appends, key=lambda s: "gen_ai.provider.name" not in s.attributes)
+    assert append.parent_id == ""
+    assert append.trace_id not in (engine_span.trace_id, follow_up.trace_id)
     assert append.attributes["gen_ai.conversation.id"] == "trip-42"
-    assert client_append.attributes["gen_ai.conversation.id"] == "trip-42"  # read from the encoded request
     assert append.attributes["gen_ai.provider.name"] == "anthropic"
     assert append.attributes["gen_ai.response.model"] == "claude-test-1"
+    turn = one("test-engine", "turn")
+    assert (follow_up.trace_id, follow_up.parent_id) == (turn.trace_id, turn.span_id)
+    assert follow_up.kind == 2  # SPAN_KIND_SERVER
+    assert follow_up.attributes["gen_ai.conversation.id"] == "trip-42"
+    assert 0 < follow_up.start_ns <= follow_up.end_ns  # the times it was served, recorded after the response
 
     # PublishStream and each Subscribe delivery are spans too.
     assert one("test-server", "agentmsg.v1.SessionService/PublishStream").attributes["gen_ai.conversation.id"] == (
@@ -280,7 +306,7 @@ def test_one_trace_from_engine_through_server_to_runner(
     assert (delivery.trace_id, delivery.parent_id) == (subscribe.trace_id, subscribe.span_id)
     assert delivery.attributes["gen_ai.conversation.id"] == "trip-42"
     assert delivery.attributes["agentmsg.delivery.kind"] == "messages"
-    assert delivery.attributes["agentmsg.delivery.count"] == 2  # the appended reply and the streamed message
+    assert delivery.attributes["agentmsg.delivery.count"] == 3  # the two appended messages and the streamed one
 
     recorded = json.dumps([s.attributes for s in spans])
     if not capture:
@@ -426,3 +452,71 @@ def test_a_forwarded_call_is_one_trace_across_both_nodes(
     assert samples[("agentmsg_store_healthy", frozenset({("store", "postgres")}))] == 1
     assert samples[("agentmsg_store_pool_max", frozenset())] == 4
     assert samples[("agentmsg_runners_connected", frozenset())] == 0  # the runner is on node A
+
+
+# --- the context a call carries (in this process: no tracer provider is needed to carry one) ---------------
+
+
+def _carried(span_context: Any, entries: dict[str, str] | None = None) -> tuple[Any, dict[str, str]]:
+    """What the clients add to a call's metadata, and what ``propagate.inject`` writes, inside a span context."""
+    from opentelemetry import baggage, propagate, trace
+    from opentelemetry import context as otel_context
+
+    from agentmsg.service.telemetry import _current_context
+
+    context = trace.set_span_in_context(trace.NonRecordingSpan(span_context))
+    for key, value in (entries or {}).items():
+        context = baggage.set_baggage(key, value, context)
+    token = otel_context.attach(context)
+    try:
+        carrier: dict[str, str] = {}
+        propagate.inject(carrier)
+        return _current_context((("authorization", "Bearer t"),)), carrier
+    finally:
+        otel_context.detach(token)
+
+
+@pytest.mark.parametrize(
+    ("sampled", "state", "entries"),
+    [(True, [], None), (False, [("vendor", "opaque"), ("other", "1")], None), (True, [], {"user": "ada lovelace"})],
+    ids=["sampled", "tracestate", "baggage"],
+)
+def test_a_call_carries_the_current_context(sampled: bool, state: Any, entries: Any) -> None:
+    from opentelemetry.trace import SpanContext, TraceFlags, TraceState
+
+    span_context = SpanContext(
+        0x0AF7651916CD43DD8448EB211C80319C,
+        0x00F067AA0BA902B7,
+        is_remote=False,
+        trace_flags=TraceFlags(TraceFlags.SAMPLED if sampled else TraceFlags.DEFAULT),
+        trace_state=TraceState(state),
+    )
+    metadata, injected = _carried(span_context, entries)
+    assert metadata[0] == ("authorization", "Bearer t")  # the caller's own metadata kept, first
+    assert dict(metadata[1:]) == injected
+    assert injected["traceparent"] == f"00-0af7651916cd43dd8448eb211c80319c-00f067aa0ba902b7-{int(sampled):02x}"
+
+
+def test_outside_any_span_a_call_carries_nothing_and_the_applications_propagators_are_used() -> None:
+    from opentelemetry import propagate
+    from opentelemetry.trace import INVALID_SPAN_CONTEXT, SpanContext, TraceFlags
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    metadata, injected = _carried(INVALID_SPAN_CONTEXT)
+    assert (metadata, injected) == ((("authorization", "Bearer t"),), {})
+
+    class Prefixed(TraceContextTextMapPropagator):  # a propagator of the application's own
+        def inject(self, carrier: Any, context: Any = None, setter: Any = None) -> None:
+            inner: dict[str, str] = {}
+            super().inject(inner, context)
+            carrier.update({f"x-{key}": value for key, value in inner.items()})
+
+    default = propagate.get_global_textmap()
+    propagate.set_global_textmap(Prefixed())
+    try:
+        metadata, injected = _carried(SpanContext(1, 2, is_remote=False, trace_flags=TraceFlags(1)))
+    finally:
+        propagate.set_global_textmap(default)
+    assert (
+        dict(metadata[1:]) == injected == {"x-traceparent": "00-00000000000000000000000000000001-0000000000000002-01"}
+    )

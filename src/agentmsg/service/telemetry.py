@@ -32,9 +32,11 @@ tool spans get ``gen_ai.tool.call.arguments`` and ``gen_ai.tool.call.result``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import json
+import logging
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
@@ -53,8 +55,8 @@ from agentmsg.v1 import content_pb2, message_pb2, session_service_pb2, tool_serv
 
 try:  # the one import guard of the optional extra
     import prometheus_client
+    from opentelemetry import baggage, propagate, trace
     from opentelemetry import context as otel_context
-    from opentelemetry import propagate, trace
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
@@ -81,10 +83,13 @@ __all__ = [
 CAPTURE_ENV = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
 _CAPTURE_ON = {"true", "1", "span_only", "span_and_event"}
 _INSTRUMENTED = "/agentmsg.v1."  # health checks and reflection are not traced
+_CLIENT_SPANS = "/agentmsg.v1.ToolService/"  # unary RPCs the clients make CLIENT spans for
+_AFTER_RESPONSE = "/agentmsg.v1.SessionService/"  # unary-response RPCs whose spans are recorded after the response
 _TRACER = "agentmsg"
 _CONFIGURED: list[bool] = []  # set once: whether this process traces
 _TRACERS: list[Any] = []
 _CAPTURE: list[bool] = []
+_LOG = logging.getLogger(__name__)
 S = TypeVar("S")
 C = TypeVar("C")
 
@@ -178,25 +183,25 @@ def _tool_attributes(call: content_pb2.ToolCallContent) -> dict[str, Any]:
     }
 
 
-def _message_attributes(span: Any, messages: Sequence[message_pb2.Message]) -> None:
+def _message_attributes(attributes: dict[str, Any], messages: Sequence[message_pb2.Message]) -> None:
     """Provider and model from the provenance of assistant messages; their content only when captured."""
     for message in messages:
         if message.WhichOneof("role") == "assistant" and message.assistant.HasField("provenance"):
             provenance = message.assistant.provenance
             if provenance.provider:
-                span.set_attribute("gen_ai.provider.name", provenance.provider)
+                attributes["gen_ai.provider.name"] = provenance.provider
             if provenance.model:
-                span.set_attribute("gen_ai.response.model", provenance.model)
+                attributes["gen_ai.response.model"] = provenance.model
             if provenance.response_id:
-                span.set_attribute("gen_ai.response.id", provenance.response_id)
+                attributes["gen_ai.response.id"] = provenance.response_id
     if content_capture() and messages:
         wrapped = [message_from_proto(m) for m in messages]
         outputs = [m for m, pb in zip(wrapped, messages, strict=True) if pb.WhichOneof("role") == "assistant"]
         inputs = [m for m, pb in zip(wrapped, messages, strict=True) if pb.WhichOneof("role") != "assistant"]
         if inputs:
-            span.set_attribute("gen_ai.input.messages", json.dumps(to_otel_messages(inputs), ensure_ascii=False))
+            attributes["gen_ai.input.messages"] = json.dumps(to_otel_messages(inputs), ensure_ascii=False)
         if outputs:
-            span.set_attribute("gen_ai.output.messages", json.dumps(to_otel_messages(outputs), ensure_ascii=False))
+            attributes["gen_ai.output.messages"] = json.dumps(to_otel_messages(outputs), ensure_ascii=False)
 
 
 def _result_json(result: content_pb2.ToolResultContent) -> str:
@@ -501,9 +506,12 @@ def _wrap(telemetry: ServerTelemetry, method: str, handler: Any) -> Any:
     if not method.startswith(_INSTRUMENTED):
         return handler
     deserialize, serialize = handler.request_deserializer, handler.response_serializer
+    # A session RPC with one response runs nothing that needs its span (no call leaves the node inside it):
+    # its span is recorded after the response went out. Tool RPCs hand their context on, so theirs is made first.
+    after = method.startswith(_AFTER_RESPONSE)
     if handler.unary_unary is not None:
         return grpc.unary_unary_rpc_method_handler(
-            _unary_unary(telemetry, method, handler.unary_unary), deserialize, serialize
+            _unary_unary(telemetry, method, handler.unary_unary, after), deserialize, serialize
         )
     if handler.unary_stream is not None:
         return grpc.unary_stream_rpc_method_handler(
@@ -511,16 +519,16 @@ def _wrap(telemetry: ServerTelemetry, method: str, handler: Any) -> Any:
         )
     if handler.stream_unary is not None:
         return grpc.stream_unary_rpc_method_handler(
-            _stream_unary(telemetry, method, handler.stream_unary), deserialize, serialize
+            _stream_unary(telemetry, method, handler.stream_unary, after), deserialize, serialize
         )
     return grpc.stream_stream_rpc_method_handler(
         _stream_stream(telemetry, method, handler.stream_stream), deserialize, serialize
     )
 
 
-def _unary_unary(telemetry: ServerTelemetry, method: str, behavior: Any) -> Any:
+def _unary_unary(telemetry: ServerTelemetry, method: str, behavior: Any, after: bool) -> Any:
     async def handle(request: Any, context: Any) -> Any:
-        call = _Call(telemetry, method, request, context)
+        call = _Call(telemetry, method, request, context, after)
         try:
             call.response = await behavior(request, context)
         except BaseException as exc:
@@ -532,9 +540,9 @@ def _unary_unary(telemetry: ServerTelemetry, method: str, behavior: Any) -> Any:
     return handle
 
 
-def _stream_unary(telemetry: ServerTelemetry, method: str, behavior: Any) -> Any:
+def _stream_unary(telemetry: ServerTelemetry, method: str, behavior: Any, after: bool) -> Any:
     async def handle(request_iterator: Any, context: Any) -> Any:
-        call = _Call(telemetry, method, None, context)
+        call = _Call(telemetry, method, None, context, after)
 
         async def requests() -> AsyncIterator[Any]:
             async for request in request_iterator:
@@ -590,11 +598,33 @@ def _stream_stream(telemetry: ServerTelemetry, method: str, behavior: Any) -> An
 
 
 class _Call:
-    """One RPC being served: its span (parent: the caller's ``traceparent``), its clock, its outcome."""
+    """One RPC being served: its span (parent: the caller's ``traceparent``), its clock, its outcome.
 
-    __slots__ = ("context", "method", "request", "response", "span", "start", "telemetry", "token")
+    The span is made when the call starts and is current while it runs, so what the call sends on (a tool
+    call to its runner, a forward to another node) joins the trace. A session RPC with one response
+    (``after``) runs nothing that needs it: on the way in only the clock and the caller's metadata are
+    taken, and the span, with those start and end times, is made in a callback the event loop runs once the
+    response has been handed to gRPC. The caller does not wait for the span's bookkeeping; the server still
+    does it (the benchmark's CPU column counts it). Subscribe deliveries are recorded the same way.
+    """
 
-    def __init__(self, telemetry: ServerTelemetry, method: str, request: Any, context: Any) -> None:
+    __slots__ = (
+        "after",
+        "context",
+        "metadata",
+        "method",
+        "request",
+        "response",
+        "span",
+        "start",
+        "start_ns",
+        "telemetry",
+        "token",
+    )
+
+    def __init__(
+        self, telemetry: ServerTelemetry, method: str, request: Any, context: Any, after: bool = False
+    ) -> None:
         self.telemetry = telemetry
         self.method = method
         self.request = request
@@ -602,15 +632,23 @@ class _Call:
         self.response: Any = None
         self.span: Any = None
         self.token: Any = None
+        self.metadata: Any = None
+        self.start_ns = 0
         self.start = time.perf_counter()
         tracer = telemetry.tracer
-        if tracer is not None:
-            metadata = context.invocation_metadata() or ()
-            parent = propagate.extract({key: value for key, value in metadata if isinstance(value, str)})
-            self.span = tracer.start_span(
-                method.lstrip("/"), parent, kind=trace.SpanKind.SERVER, attributes=_rpc_attributes(method)
-            )
-            self.token = otel_context.attach(trace.set_span_in_context(self.span, parent))
+        self.after = after and tracer is not None
+        if tracer is None:
+            return
+        metadata = context.invocation_metadata() or ()
+        if self.after:
+            self.start_ns = time.time_ns()
+            self.metadata = metadata
+            return
+        parent = _extract(metadata)
+        self.span = tracer.start_span(
+            method.lstrip("/"), parent, kind=trace.SpanKind.SERVER, attributes=_rpc_attributes(method)
+        )
+        self.token = otel_context.attach(trace.set_span_in_context(self.span, parent))
 
     def end(self, error: BaseException | None) -> None:
         if error is None:
@@ -620,15 +658,44 @@ class _Call:
         else:
             code = "UNKNOWN" if isinstance(error, Exception) else "CANCELLED"
         self.telemetry._finished(self.method, code, time.perf_counter() - self.start, self.request, self.response)
+        if self.after:
+            self.context.add_done_callback(functools.partial(self._record, code))
+            return
         span = self.span
         if span is None:
             return
         otel_context.detach(self.token)
         if span.is_recording():
-            self._describe(span, code)
+            name, attributes = self._outcome(code)
+            if name is not None:
+                span.update_name(name)
+            if code != "OK":
+                span.set_status(trace.Status(trace.StatusCode.ERROR, code))
+            span.set_attributes(attributes)  # one call: each set_attribute takes the span's lock
         span.end()
 
-    def _describe(self, span: Any, code: str) -> None:
+    def _record(self, code: str, context: Any) -> None:
+        """The span of a call that has been answered (``after``), with the times it was served."""
+        end_ns = time.time_ns()
+        try:
+            assert self.telemetry.tracer is not None
+            name, attributes = self._outcome(code)
+            span = self.telemetry.tracer.start_span(
+                name or self.method.lstrip("/"),
+                _extract(self.metadata),
+                kind=trace.SpanKind.SERVER,
+                attributes={**_rpc_attributes(self.method), **attributes},
+                start_time=self.start_ns,
+            )
+            if code != "OK":
+                span.set_status(trace.Status(trace.StatusCode.ERROR, code))
+            span.end(end_time=end_ns)
+        except Exception:  # a span is never worth the server: the call itself was answered
+            _LOG.exception("recording the span of %s failed", self.method)
+
+    def _outcome(self, code: str) -> tuple[str | None, dict[str, Any]]:
+        """What the call's span records once it is over: a more precise name (tool calls) and attributes."""
+        name = None
         attributes: dict[str, Any] = {"rpc.grpc.status_code": grpc.StatusCode[code].value[0]}
         request, response = self.request, self.response
         if request is not None:
@@ -636,7 +703,7 @@ class _Call:
             if session:
                 attributes["gen_ai.conversation.id"] = session
             if isinstance(request, tool_service_pb2.CallToolRequest):
-                span.update_name(f"{self.method.lstrip('/')} {request.call.name}")
+                name = f"{self.method.lstrip('/')} {request.call.name}"
                 attributes.update(_tool_attributes(request.call))
                 if content_capture():
                     attributes["gen_ai.tool.call.arguments"] = request.call.arguments
@@ -647,16 +714,15 @@ class _Call:
                         attributes["gen_ai.tool.call.result"] = _result_json(response.result)
         if code != "OK":
             attributes["error.type"] = code
-            span.set_status(trace.Status(trace.StatusCode.ERROR, code))
-        span.set_attributes(attributes)  # one call: each set_attribute takes the span's lock
         if response is not None and code == "OK":
             messages = _appended(self.method.rpartition("/")[2], request, response)
             if messages and isinstance(request, ReceivedAppend) and content_capture():
                 messages = [message_pb2.Message.FromString(bytes(request.encoding))]  # whole, media included
-            _message_attributes(span, messages)
+            _message_attributes(attributes, messages)
+        return name, attributes
 
     def delivered(self, response: Any) -> None:
-        """A Subscribe delivery: a span (child of the Subscribe span) and a count."""
+        """A Subscribe delivery: a count now, and a span (child of the Subscribe span) once it has gone out."""
         if isinstance(response, bytes):
             kind = "messages"
         elif isinstance(response, session_service_pb2.SubscribeResponse) and response.HasField("live_event"):
@@ -665,30 +731,54 @@ class _Call:
             kind = "messages"
         if self.telemetry.metrics is not None:
             self.telemetry.metrics.deliveries.labels(kind).inc()
-        if self.span is None or not self.span.is_recording():
-            return
-        if isinstance(response, bytes):
-            count, size = _entries(response), len(response)
-        else:
-            count = 1 if kind == "live_event" else len(response.messages)
-            size = response.ByteSize()
-        attributes: dict[str, str | int] = {
-            "gen_ai.conversation.id": _session_of(self.request),
-            "agentmsg.delivery.kind": kind,
-            "agentmsg.delivery.count": count,
-            "agentmsg.delivery.bytes": size,
-        }
-        assert self.telemetry.tracer is not None
-        self.telemetry.tracer.start_span("agentmsg.v1.SessionService/Subscribe deliver", attributes=attributes).end()
+        if self.span is not None and self.span.is_recording():
+            asyncio.get_running_loop().call_soon(self._record_delivery, response, kind, time.time_ns())
+
+    def _record_delivery(self, response: Any, kind: str, at_ns: int) -> None:
+        try:
+            if isinstance(response, bytes):
+                count, size = _entries(response), len(response)
+            else:
+                count = 1 if kind == "live_event" else len(response.messages)
+                size = response.ByteSize()
+            attributes: dict[str, str | int] = {
+                "gen_ai.conversation.id": _session_of(self.request),
+                "agentmsg.delivery.kind": kind,
+                "agentmsg.delivery.count": count,
+                "agentmsg.delivery.bytes": size,
+            }
+            assert self.telemetry.tracer is not None
+            self.telemetry.tracer.start_span(
+                "agentmsg.v1.SessionService/Subscribe deliver",
+                trace.set_span_in_context(self.span),
+                attributes=attributes,
+                start_time=at_ns,
+            ).end(end_time=at_ns)
+        except Exception:
+            _LOG.exception("recording a Subscribe delivery's span failed")
+
+
+def _extract(metadata: Any) -> Any:
+    """The caller's trace context from the call's metadata (binary values are not trace context)."""
+    return propagate.extract({key: value for key, value in metadata if isinstance(value, str)})
 
 
 # --- clients ----------------------------------------------------------------------------------
 
 
-def _with_context(metadata: Any, span: Any = None) -> list[tuple[str, str | bytes]]:
-    """The call's metadata plus the trace context: the current one, or ``span``'s."""
+def _with_context(metadata: Any, span: Any) -> list[tuple[str, str | bytes]]:
+    """The call's metadata plus ``span``'s trace context."""
     carrier: dict[str, str] = {}
-    propagate.inject(carrier, trace.set_span_in_context(span) if span is not None else None)
+    propagate.inject(carrier, trace.set_span_in_context(span))
+    return [*(metadata or ()), *carrier.items()]
+
+
+def _current_context(metadata: Any) -> Any:
+    """The call's metadata plus the current trace context; the metadata alone when there is none to carry."""
+    if not trace.get_current_span().get_span_context().is_valid and not baggage.get_all():
+        return metadata
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier)
     return [*(metadata or ()), *carrier.items()]
 
 
@@ -780,14 +870,15 @@ class _AioUnary:
                 self.node.forwarded(_code_name(code), time.perf_counter() - start)
 
 
-class _Streaming:
-    """A streaming method of a stub: the trace context travels with the call (the call object is the real one)."""
+class _Carrying:
+    """A method of a stub whose calls carry the current trace context, and nothing more (the call object is the
+    real one): streaming calls, and session RPCs, whose span the server makes as a child of the caller's."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
 
     def __call__(self, *args: Any, metadata: Any = None, **kwargs: Any) -> Any:
-        return self.inner(*args, metadata=_with_context(metadata), **kwargs)
+        return self.inner(*args, metadata=_current_context(metadata), **kwargs)
 
 
 _UNARY_AIO = grpc.aio.UnaryUnaryMultiCallable
@@ -802,15 +893,20 @@ _STREAMING = (
 
 
 def _wrap_callable(value: Any, method: str, tracing: bool, node: ServerTelemetry | None) -> Any:
-    """A multi-callable of ``method`` instrumented, or ``value`` itself when there is nothing to record."""
-    if isinstance(value, _UNARY_AIO):
+    """A multi-callable of ``method`` instrumented, or ``value`` itself when there is nothing to record.
+
+    Unary tool RPCs get a CLIENT span: the caller waits there for work done elsewhere (a runner, another
+    node). Other calls carry the caller's current context: a session RPC is the server's span, a child of
+    whatever span the caller is in (its own would repeat the server's).
+    """
+    if isinstance(value, _UNARY_AIO) and (node is not None or (tracing and method.startswith(_CLIENT_SPANS))):
         return _AioUnary(value, method, tracing, node)
     if not tracing:
         return value
-    if isinstance(value, grpc.UnaryUnaryMultiCallable):
+    if isinstance(value, grpc.UnaryUnaryMultiCallable) and method.startswith(_CLIENT_SPANS):
         return _SyncUnary(value, method)
-    if isinstance(value, _STREAMING):
-        return _Streaming(value)
+    if isinstance(value, (_UNARY_AIO, grpc.UnaryUnaryMultiCallable, *_STREAMING)):
+        return _Carrying(value)
     return value
 
 
