@@ -471,7 +471,10 @@ def _carried(span_context: Any, entries: dict[str, str] | None = None) -> tuple[
     try:
         carrier: dict[str, str] = {}
         propagate.inject(carrier)
-        return _current_context((("authorization", "Bearer t"),)), carrier
+        metadata = _current_context((("authorization", "Bearer t"),))
+        if metadata[1:]:  # an asyncio call gets the same pairs, as grpc.aio.Metadata
+            assert tuple(_current_context((("authorization", "Bearer t"),), aio=True)) == tuple(metadata)
+        return metadata, carrier
     finally:
         otel_context.detach(token)
 

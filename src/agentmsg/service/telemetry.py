@@ -602,16 +602,16 @@ class _Call:
 
     The span is made when the call starts and is current while it runs, so what the call sends on (a tool
     call to its runner, a forward to another node) joins the trace. A session RPC with one response
-    (``after``) runs nothing that needs it: on the way in only the clock and the caller's metadata are
-    taken, and the span, with those start and end times, is made in a callback the event loop runs once the
-    response has been handed to gRPC. The caller does not wait for the span's bookkeeping; the server still
-    does it (the benchmark's CPU column counts it). Subscribe deliveries are recorded the same way.
+    (``after``) runs nothing that needs it: on the way in only the clock is read, and its metrics and its
+    span (with the times it was served, its parent from the caller's metadata) are recorded in the call's
+    done callback, which gRPC runs once the call is over, the response sent. The caller does not wait for
+    that bookkeeping; the server still does it (the benchmark's CPU column counts it). Subscribe deliveries'
+    spans are recorded after the delivery, in a callback the event loop runs next.
     """
 
     __slots__ = (
         "after",
         "context",
-        "metadata",
         "method",
         "request",
         "response",
@@ -632,19 +632,16 @@ class _Call:
         self.response: Any = None
         self.span: Any = None
         self.token: Any = None
-        self.metadata: Any = None
         self.start_ns = 0
         self.start = time.perf_counter()
+        self.after = after
         tracer = telemetry.tracer
-        self.after = after and tracer is not None
         if tracer is None:
             return
-        metadata = context.invocation_metadata() or ()
-        if self.after:
+        if after:
             self.start_ns = time.time_ns()
-            self.metadata = metadata
             return
-        parent = _extract(metadata)
+        parent = _extract(context.invocation_metadata() or ())
         self.span = tracer.start_span(
             method.lstrip("/"), parent, kind=trace.SpanKind.SERVER, attributes=_rpc_attributes(method)
         )
@@ -657,10 +654,11 @@ class _Call:
             code = _code_name(self.context.code())
         else:
             code = "UNKNOWN" if isinstance(error, Exception) else "CANCELLED"
-        self.telemetry._finished(self.method, code, time.perf_counter() - self.start, self.request, self.response)
+        seconds = time.perf_counter() - self.start
         if self.after:
-            self.context.add_done_callback(functools.partial(self._record, code))
+            self.context.add_done_callback(functools.partial(self._record, code, seconds))
             return
+        self.telemetry._finished(self.method, code, seconds, self.request, self.response)
         span = self.span
         if span is None:
             return
@@ -674,15 +672,18 @@ class _Call:
             span.set_attributes(attributes)  # one call: each set_attribute takes the span's lock
         span.end()
 
-    def _record(self, code: str, context: Any) -> None:
-        """The span of a call that has been answered (``after``), with the times it was served."""
+    def _record(self, code: str, seconds: float, context: Any) -> None:
+        """The metrics and span of a call that has been answered (``after``), with the times it was served."""
         end_ns = time.time_ns()
         try:
-            assert self.telemetry.tracer is not None
+            self.telemetry._finished(self.method, code, seconds, self.request, self.response)
+            tracer = self.telemetry.tracer
+            if tracer is None:
+                return
             name, attributes = self._outcome(code)
-            span = self.telemetry.tracer.start_span(
+            span = tracer.start_span(
                 name or self.method.lstrip("/"),
-                _extract(self.metadata),
+                _extract(context.invocation_metadata() or ()),
                 kind=trace.SpanKind.SERVER,
                 attributes={**_rpc_attributes(self.method), **attributes},
                 start_time=self.start_ns,
@@ -690,8 +691,8 @@ class _Call:
             if code != "OK":
                 span.set_status(trace.Status(trace.StatusCode.ERROR, code))
             span.end(end_time=end_ns)
-        except Exception:  # a span is never worth the server: the call itself was answered
-            _LOG.exception("recording the span of %s failed", self.method)
+        except Exception:  # never worth the server: the call itself was answered
+            _LOG.exception("recording the metrics and span of %s failed", self.method)
 
     def _outcome(self, code: str) -> tuple[str | None, dict[str, Any]]:
         """What the call's span records once it is over: a more precise name (tool calls) and attributes."""
@@ -773,12 +774,18 @@ def _with_context(metadata: Any, span: Any) -> list[tuple[str, str | bytes]]:
     return [*(metadata or ()), *carrier.items()]
 
 
-def _current_context(metadata: Any) -> Any:
-    """The call's metadata plus the current trace context; the metadata alone when there is none to carry."""
+def _current_context(metadata: Any, aio: bool = False) -> Any:
+    """The call's metadata plus the current trace context; the metadata alone when there is none to carry.
+
+    For an asyncio call it is a ``grpc.aio.Metadata``, which gRPC takes as it is (a sequence of pairs it
+    converts first, at a cost measured in microseconds per call).
+    """
     if not trace.get_current_span().get_span_context().is_valid and not baggage.get_all():
         return metadata
     carrier: dict[str, str] = {}
     propagate.inject(carrier)
+    if aio:
+        return grpc.aio.Metadata(*(metadata or ()), *carrier.items())
     return [*(metadata or ()), *carrier.items()]
 
 
@@ -876,12 +883,19 @@ class _Carrying:
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
+        self.aio = isinstance(inner, _AIO)
 
     def __call__(self, *args: Any, metadata: Any = None, **kwargs: Any) -> Any:
-        return self.inner(*args, metadata=_current_context(metadata), **kwargs)
+        return self.inner(*args, metadata=_current_context(metadata, self.aio), **kwargs)
 
 
 _UNARY_AIO = grpc.aio.UnaryUnaryMultiCallable
+_AIO = (
+    grpc.aio.UnaryUnaryMultiCallable,
+    grpc.aio.UnaryStreamMultiCallable,
+    grpc.aio.StreamUnaryMultiCallable,
+    grpc.aio.StreamStreamMultiCallable,
+)
 _STREAMING = (
     grpc.UnaryStreamMultiCallable,
     grpc.StreamUnaryMultiCallable,
