@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import base64
 import json
+import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
@@ -699,10 +700,14 @@ class TextContent(ContentBase):
             arm.logprobs.extend(_wrappers(logprobs, TokenLogprob, "logprobs"))
         self._pb = content_pb2.Content(text=arm)
 
-    @property
-    def content(self) -> str:
-        """The text."""
-        return self._pb.text.text
+    if TYPE_CHECKING:
+
+        @property
+        def content(self) -> str:
+            """The text."""
+
+    else:  # read by every consumer of text: a C getter, no Python frame per read
+        content = property(operator.attrgetter("_pb.text.text"), doc="The text.")
 
     @property
     def signature(self) -> str:

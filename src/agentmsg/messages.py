@@ -188,10 +188,9 @@ class Blocks(Sequence[Content]):
     def __getitem__(self, index: int | slice) -> Content | tuple[Content, ...]:
         pb = self._pbs[index]
         try:
-            kind = pb.WhichOneof("kind")
+            block = _new(_arm_class(pb.WhichOneof("kind"), UnknownContent))
         except AttributeError:  # a slice: a list of blocks (checked this way, the usual index pays nothing)
             return tuple(content_from_proto(item) for item in pb)
-        block = _new(_BY_ARM.get(kind, UnknownContent))
         block._pb = pb
         return block  # type: ignore[return-value]
 
@@ -226,6 +225,7 @@ class Blocks(Sequence[Content]):
 
 
 _BY_ARM = ContentBase._BY_ARM
+_arm_class = _BY_ARM.get  # bound once: reading a block looks its class up by arm
 _new = object.__new__
 
 
@@ -441,13 +441,13 @@ class BaseMessage(ProtoWrapper[message_pb2.Message], metaclass=_MessageType):
             raise DecodeError(f"not a valid agentmsg.v1.Message encoding: {exc}") from None
         except TypeError:
             return super().from_bytes(data, validate=validate)  # not a buffer: its clear error
-        message = _new(_BY_ROLE.get(pb.WhichOneof("role"), UnknownMessage))
+        message = _new(_role_class(pb.WhichOneof("role"), UnknownMessage))
         message._pb = pb
-        if cls is not BaseMessage and not isinstance(message, cls):
-            raise DecodeError(f"expected {cls.__name__}, got {type(message).__name__}")
         if validate:
             _validation.check(pb)
-        return message  # type: ignore[return-value]
+        if cls is BaseMessage or isinstance(message, cls):
+            return message  # type: ignore[return-value]
+        raise DecodeError(f"expected {cls.__name__}, got {type(message).__name__}")
 
     @property
     def role(self) -> Role | None:
@@ -923,6 +923,7 @@ class UnknownMessage(BaseMessage):
 
 
 _BY_ROLE = BaseMessage._BY_ROLE
+_role_class = _BY_ROLE.get  # bound once: the per-message decoding path looks a class up by role
 
 LLMMessage: TypeAlias = SystemMessage | UserMessage | AssistantMessage | ToolMessage
 """The messages a model sees."""
