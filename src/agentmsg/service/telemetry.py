@@ -680,16 +680,18 @@ class _Call:
             tracer = self.telemetry.tracer
             if tracer is None:
                 return
-            name, attributes = self._outcome(code)
             span = tracer.start_span(
-                name or self.method.lstrip("/"),
+                self.method.lstrip("/"),
                 _extract(context.invocation_metadata() or ()),
                 kind=trace.SpanKind.SERVER,
-                attributes={**_rpc_attributes(self.method), **attributes},
+                attributes=_rpc_attributes(self.method),
                 start_time=self.start_ns,
             )
-            if code != "OK":
-                span.set_status(trace.Status(trace.StatusCode.ERROR, code))
+            if span.is_recording():  # an unsampled call's outcome is not read at all
+                _, attributes = self._outcome(code)
+                if code != "OK":
+                    span.set_status(trace.Status(trace.StatusCode.ERROR, code))
+                span.set_attributes(attributes)
             span.end(end_time=end_ns)
         except Exception:  # never worth the server: the call itself was answered
             _LOG.exception("recording the metrics and span of %s failed", self.method)
