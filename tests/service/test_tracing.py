@@ -20,6 +20,7 @@ import urllib.request
 from collections.abc import Iterator
 from concurrent import futures
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -322,6 +323,72 @@ def test_one_trace_from_engine_through_server_to_runner(
         assert output == [
             {"role": "assistant", "parts": [{"type": "text", "content": SECRET_TEXT}], "finish_reason": "tool_call"}
         ]
+
+
+MCP_CALL = textwrap.dedent(
+    """
+    import sys, time
+    import agentmsg as am
+    from agentmsg.service import Client
+
+    with Client(sys.argv[1], timeout=10) as client:
+        deadline = time.monotonic() + 30
+        while "fast.add" not in [t.tool.name for t in client.list_tools()]:
+            assert time.monotonic() < deadline, "the MCP runner did not register"
+            time.sleep(0.05)
+        print(client.call_tool(am.ToolCallContent("call-11", "fast.add", {"a": 20, "b": 22})).text, flush=True)
+    """
+)
+
+
+def test_an_mcp_runner_joins_the_callers_trace(
+    collector: tuple[Collector, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``agentmsg mcp runner`` (an MCP server's tools served through agentmsg) traces its calls as ToolRunner does."""
+    receiver, port = collector
+    for key, value in _env(port, "test-server", False).items():
+        monkeypatch.setenv(key, value)
+    server = ServerProcess("--memory")
+    fast_server = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "fast_server.py"
+    command = [sys.executable, "-m", "agentmsg", "mcp", "runner", "--target", server.target, "--prefix", "fast."]
+    runner = subprocess.Popen(
+        [*command, "--", sys.executable, str(fast_server)],  # the runner's options, then the MCP server's command
+        env=_env(port, "test-mcp-runner", False),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        engine = subprocess.run(
+            [sys.executable, "-c", MCP_CALL, server.target],
+            env=_env(port, "test-engine", False),
+            capture_output=True,
+            text=True,
+            timeout=90,
+            check=False,
+        )
+        assert engine.returncode == 0, engine.stderr
+        assert engine.stdout.strip() == "42"
+        name = "agentmsg.v1.ToolService/CallTool fast.add"
+
+        def complete(spans: list[Span]) -> bool:
+            names = {(s.service, s.name) for s in spans}
+            return {("test-engine", name), ("test-server", name), ("test-mcp-runner", "execute_tool fast.add")} <= names
+
+        spans = receiver.wait_for(complete)
+    finally:
+        runner.send_signal(signal.SIGINT)
+        runner.communicate(timeout=20)
+        server.stop()
+
+    (engine_span,) = [s for s in spans if s.service == "test-engine" and s.name == name]
+    (server_span,) = [s for s in spans if s.service == "test-server" and s.name == name]
+    (runner_span,) = [s for s in spans if s.service == "test-mcp-runner" and s.name == "execute_tool fast.add"]
+    assert engine_span.trace_id == server_span.trace_id == runner_span.trace_id
+    assert (server_span.parent_id, runner_span.parent_id) == (engine_span.span_id, server_span.span_id)
+    assert runner_span.attributes["gen_ai.tool.name"] == "fast.add"
+    assert runner_span.attributes["gen_ai.tool.call.id"] == "call-11"
+    assert "gen_ai.tool.call.arguments" not in runner_span.attributes
 
 
 def test_a_runner_that_reconnected_joins_the_callers_trace(

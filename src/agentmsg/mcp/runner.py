@@ -41,6 +41,7 @@ from agentmsg.errors import ToolArgumentsError, ValidationError
 from agentmsg.mcp._session import McpConnection, MCPServerSpec, connect, describe
 from agentmsg.providers._common import ConversionReport
 from agentmsg.providers.mcp import from_mcp_result, read_mcp_tools
+from agentmsg.service.telemetry import instrument_stub, tool_execution
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
 
@@ -236,9 +237,11 @@ class McpRunner:
             async with writing:
                 await stream.write(request)
 
-        async def run(call: ToolCallContent, timeout: float | None) -> None:
-            result = await self.call(call, timeout)
-            outcome = tool_service_pb2.ToolCallOutcome(call_id=call.id, result=result.pb.tool_result)
+        async def run(call: ToolCallContent, timeout: float | None, handle: str, trace_context: dict[str, str]) -> None:
+            with tool_execution(call, trace_context) as record:  # a span in the caller's trace, when tracing
+                result = await self.call(call, timeout)
+                record(result)
+            outcome = tool_service_pb2.ToolCallOutcome(call_id=call.id, result=result.pb.tool_result, handle=handle)
             with contextlib.suppress(grpc.RpcError, asyncio.InvalidStateError):
                 await send(tool_service_pb2.ServeToolsRequest(outcome=outcome))
 
@@ -254,11 +257,14 @@ class McpRunner:
                     timeout = (
                         response.run.timeout.ToTimedelta().total_seconds() if response.run.HasField("timeout") else None
                     )
-                    task = asyncio.ensure_future(run(call, timeout))
-                    running[call.id] = task
-                    task.add_done_callback(lambda _, call_id=call.id: running.pop(call_id, None))  # type: ignore[misc]
+                    # The service's handle names the call (a server older than handles: its call id does).
+                    slot = response.run.handle or call.id
+                    run_call = run(call, timeout, response.run.handle, dict(response.run.trace_context))
+                    task = asyncio.ensure_future(run_call)
+                    running[slot] = task
+                    task.add_done_callback(lambda _, slot=slot: running.pop(slot, None))  # type: ignore[misc]
                 elif kind == "cancel":
-                    found = running.get(response.cancel.call_id)
+                    found = running.get(response.cancel.handle or response.cancel.call_id)
                     if found is not None:
                         log.info("call %s cancelled (%s)", response.cancel.call_id, response.cancel.reason)
                         found.cancel()
@@ -288,7 +294,7 @@ class McpRunner:
     async def _register(self) -> None:
         channel = self._channel()
         try:
-            stub = tool_service_pb2_grpc.ToolServiceStub(channel)
+            stub = instrument_stub(tool_service_pb2_grpc.ToolServiceStub(channel), "agentmsg-runner")
             while True:
                 await self._changed.wait()
                 self._changed.clear()
