@@ -177,16 +177,17 @@ ENGINE = textwrap.dedent(
 
 CALL_WHEN_SERVED = textwrap.dedent(
     """
-    import sys, time
+    import json, sys, time
     import agentmsg as am
     from agentmsg.service import Client
 
-    with Client(sys.argv[1], timeout=10) as client:
-        deadline = time.monotonic() + 15
-        while "weather" not in [t.tool.name for t in client.list_tools()]:
-            assert time.monotonic() < deadline, "the runner did not register again"
+    target, tool, call_id, arguments = sys.argv[1:5]
+    with Client(target, timeout=10) as client:
+        deadline = time.monotonic() + 30
+        while tool not in [t.tool.name for t in client.list_tools()]:
+            assert time.monotonic() < deadline, "the runner did not register (again)"
             time.sleep(0.05)
-        print(client.call_tool(am.ToolCallContent("call-10", "weather", {"city": "Oslo"})).text, flush=True)
+        print(client.call_tool(am.ToolCallContent(call_id, tool, json.loads(arguments))).text, flush=True)
     """
 )
 
@@ -325,20 +326,36 @@ def test_one_trace_from_engine_through_server_to_runner(
         ]
 
 
-MCP_CALL = textwrap.dedent(
-    """
-    import sys, time
-    import agentmsg as am
-    from agentmsg.service import Client
+def _engine_output(script: str, port: int, *args: str) -> str:
+    """Run ``script`` with ``args`` as the engine process (tracing as ``test-engine``); what it printed."""
+    engine = subprocess.run(
+        [sys.executable, "-c", script, *args],
+        env=_env(port, "test-engine", False),
+        capture_output=True,
+        text=True,
+        timeout=90,
+        check=False,
+    )
+    assert engine.returncode == 0, engine.stderr
+    return engine.stdout.strip()
 
-    with Client(sys.argv[1], timeout=10) as client:
-        deadline = time.monotonic() + 30
-        while "fast.add" not in [t.tool.name for t in client.list_tools()]:
-            assert time.monotonic() < deadline, "the MCP runner did not register"
-            time.sleep(0.05)
-        print(client.call_tool(am.ToolCallContent("call-11", "fast.add", {"a": 20, "b": 22})).text, flush=True)
-    """
-)
+
+def _call_trace(receiver: Collector, runner_service: str, tool: str) -> tuple[Span, Span, Span]:
+    """The engine's, the server's and the runner's spans of the one call of ``tool``: one trace, parent to child."""
+    name = f"agentmsg.v1.ToolService/CallTool {tool}"
+    executed = f"execute_tool {tool}"
+
+    def complete(spans: list[Span]) -> bool:
+        names = {(s.service, s.name) for s in spans}
+        return {("test-engine", name), ("test-server", name), (runner_service, executed)} <= names
+
+    spans = receiver.wait_for(complete)
+    (engine_span,) = [s for s in spans if s.service == "test-engine" and s.name == name]
+    (server_span,) = [s for s in spans if s.service == "test-server" and s.name == name]
+    (runner_span,) = [s for s in spans if s.service == runner_service and s.name == executed]
+    assert engine_span.trace_id == server_span.trace_id == runner_span.trace_id
+    assert (server_span.parent_id, runner_span.parent_id) == (engine_span.span_id, server_span.span_id)
+    return engine_span, server_span, runner_span
 
 
 def test_an_mcp_runner_joins_the_callers_trace(
@@ -359,33 +376,13 @@ def test_an_mcp_runner_joins_the_callers_trace(
         text=True,
     )
     try:
-        engine = subprocess.run(
-            [sys.executable, "-c", MCP_CALL, server.target],
-            env=_env(port, "test-engine", False),
-            capture_output=True,
-            text=True,
-            timeout=90,
-            check=False,
-        )
-        assert engine.returncode == 0, engine.stderr
-        assert engine.stdout.strip() == "42"
-        name = "agentmsg.v1.ToolService/CallTool fast.add"
-
-        def complete(spans: list[Span]) -> bool:
-            names = {(s.service, s.name) for s in spans}
-            return {("test-engine", name), ("test-server", name), ("test-mcp-runner", "execute_tool fast.add")} <= names
-
-        spans = receiver.wait_for(complete)
+        added = _engine_output(CALL_WHEN_SERVED, port, server.target, "fast.add", "call-11", '{"a": 20, "b": 22}')
+        assert added == "42"
+        _, _, runner_span = _call_trace(receiver, "test-mcp-runner", "fast.add")
     finally:
         runner.send_signal(signal.SIGINT)
         runner.communicate(timeout=20)
         server.stop()
-
-    (engine_span,) = [s for s in spans if s.service == "test-engine" and s.name == name]
-    (server_span,) = [s for s in spans if s.service == "test-server" and s.name == name]
-    (runner_span,) = [s for s in spans if s.service == "test-mcp-runner" and s.name == "execute_tool fast.add"]
-    assert engine_span.trace_id == server_span.trace_id == runner_span.trace_id
-    assert (server_span.parent_id, runner_span.parent_id) == (engine_span.span_id, server_span.span_id)
     assert runner_span.attributes["gen_ai.tool.name"] == "fast.add"
     assert runner_span.attributes["gen_ai.tool.call.id"] == "call-11"
     assert "gen_ai.tool.call.arguments" not in runner_span.attributes
@@ -412,34 +409,13 @@ def test_a_runner_that_reconnected_joins_the_callers_trace(
         assert runner.stdout.readline().strip() == "registered"
         server.stop()
         server = ServerProcess("--memory", "--port", str(server.port))
-        engine = subprocess.run(
-            [sys.executable, "-c", CALL_WHEN_SERVED, server.target],
-            env=_env(port, "test-engine", False),
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-        assert engine.returncode == 0, engine.stderr
-        assert engine.stdout.strip() == "sleet-and-wind-92ac in Oslo"
-        name = "agentmsg.v1.ToolService/CallTool weather"
-
-        def complete(spans: list[Span]) -> bool:
-            names = {(s.service, s.name) for s in spans}
-            return {("test-engine", name), ("test-server", name), ("test-runner", "execute_tool weather")} <= names
-
-        spans = receiver.wait_for(complete)
+        weather = _engine_output(CALL_WHEN_SERVED, port, server.target, "weather", "call-10", '{"city": "Oslo"}')
+        assert weather == "sleet-and-wind-92ac in Oslo"
+        _, _, runner_span = _call_trace(receiver, "test-runner", "weather")
     finally:
         runner.send_signal(signal.SIGINT)
         runner.communicate(timeout=20)
         server.stop()
-
-    (engine_span,) = [s for s in spans if s.service == "test-engine" and s.name == name]
-    (server_span,) = [s for s in spans if s.service == "test-server" and s.name == name]
-    (runner_span,) = [s for s in spans if s.service == "test-runner"]
-    assert server_span.parent_id == engine_span.span_id
-    assert runner_span.parent_id == server_span.span_id
-    assert engine_span.trace_id == server_span.trace_id == runner_span.trace_id
     assert runner_span.attributes["gen_ai.tool.call.id"] == "call-10"
 
 
