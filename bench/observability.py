@@ -229,6 +229,18 @@ def run(quick: bool) -> dict[str, Any]:
         }
     )
     print(f"\ntarget: tracing on <= {TARGET_RATIO}x off (SQLite): {ratio:.2f}x {'PASS' if passed else 'MISS'}")
+    # The same with head sampling as it is usually run in production (reported beside the target, not instead).
+    sampled = results["stores"]["sqlite"]["on_10pct"]["ratio_paired"]
+    results["targets"].append(
+        {
+            "name": "tracing_overhead_10pct",
+            "text": f"SQLite append p50, tracing (10% sampled, parent-based) and metrics on: {sampled:.2f}{chr(215)} "
+            f"off, median of {rounds} paired rounds (target {chr(8804)} {TARGET_RATIO}{chr(215)})",
+            "pass": sampled <= TARGET_RATIO,
+            "ratio": sampled,
+        }
+    )
+    print(f"        10% sampled: {sampled:.2f}x {'PASS' if sampled <= TARGET_RATIO else 'MISS'}")
     return results
 
 
