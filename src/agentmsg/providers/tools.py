@@ -26,7 +26,7 @@ Schema; ``parametersJsonSchema`` / ``responseJsonSchema`` are read as they are.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from agentmsg.errors import ValidationError, preview
@@ -165,15 +165,21 @@ class _ToolReader:
         self.reporter = Reporter(f"agentmsg (from {what})", report, strict=False)
         self.out: list[ToolDefinition] = []
 
-    def tools(self, payload: Any) -> tuple[list[Any], str]:
-        """The list of tools, from a list or a request body holding ``tools``."""
+    def each(self, payload: Any, what: str = "a tool object") -> Iterator[tuple[Mapping[str, Any], str]]:
+        """Each tool object with its path, from a list or a request body holding ``tools``; anything else in
+        the list is an error at its path."""
         prefix = ""
         if isinstance(payload, Mapping):
             prefix, payload = "tools", payload.get("tools", [])
         if not isinstance(payload, list):
             self.errors.add(prefix, "type", f"expected a list of tools, got {json_type(payload)}")
-            return [], prefix
-        return payload, prefix
+            return
+        for i, tool in enumerate(payload):
+            path = f"{prefix}[{i}]"
+            if isinstance(tool, Mapping):
+                yield tool, path
+            else:
+                self.errors.add(path, "type", f"expected {what}, got {json_type(tool)}")
 
     def schema(self, fields: Mapping[str, Any], key: str, path: str) -> Any:
         value = fields.get(key)
@@ -230,12 +236,8 @@ def from_openai_chat_tools(
 ) -> list[ToolDefinition]:
     """Definitions from Chat Completions ``tools`` (or a request body holding them)."""
     reader = _ToolReader("OpenAI Chat tools", report)
-    tools, prefix = reader.tools(payload)
-    for i, tool in enumerate(tools):
-        path = f"{prefix}[{i}]"
-        if not isinstance(tool, Mapping):
-            reader.errors.add(path, "type", f"expected a tool object, got {json_type(tool)}")
-        elif tool.get("type") != "function":
+    for tool, path in reader.each(payload):
+        if tool.get("type") != "function":
             reader.hosted(tool, path, tool.get("type"))
         elif not isinstance(tool.get("function"), Mapping):
             reader.errors.add(f"{path}.function", "type", f"expected an object, got {json_type(tool.get('function'))}")
@@ -251,12 +253,8 @@ def from_openai_responses_tools(
 ) -> list[ToolDefinition]:
     """Definitions from Responses ``tools`` (or a request body holding them)."""
     reader = _ToolReader("OpenAI Responses tools", report)
-    tools, prefix = reader.tools(payload)
-    for i, tool in enumerate(tools):
-        path = f"{prefix}[{i}]"
-        if not isinstance(tool, Mapping):
-            reader.errors.add(path, "type", f"expected a tool object, got {json_type(tool)}")
-        elif tool.get("type") != "function":
+    for tool, path in reader.each(payload):
+        if tool.get("type") != "function":
             reader.hosted(tool, path, tool.get("type"))
         else:
             reader.definition(tool, path, "parameters", ("type", "name", "description", "parameters", "strict"))
@@ -268,12 +266,8 @@ def from_anthropic_tools(
 ) -> list[ToolDefinition]:
     """Definitions from Anthropic ``tools`` (or a request body holding them)."""
     reader = _ToolReader("Anthropic tools", report)
-    tools, prefix = reader.tools(payload)
-    for i, tool in enumerate(tools):
-        path = f"{prefix}[{i}]"
-        if not isinstance(tool, Mapping):
-            reader.errors.add(path, "type", f"expected a tool object, got {json_type(tool)}")
-        elif tool.get("type") not in (None, "custom"):
+    for tool, path in reader.each(payload):
+        if tool.get("type") not in (None, "custom"):
             reader.hosted(tool, path, tool.get("type"))
         else:
             reader.definition(tool, path, "input_schema", ("type", "name", "description", "input_schema", "strict"))
@@ -308,13 +302,8 @@ def from_gemini_tools(
 ) -> list[ToolDefinition]:
     """Definitions from Gemini ``tools`` (a list of ``Tool``, or a request body holding them)."""
     reader = _ToolReader("Gemini tools", report)
-    tools, prefix = reader.tools(payload)
     known = ("name", "description", "parameters", "parametersJsonSchema", "response", "responseJsonSchema")
-    for i, tool in enumerate(tools):
-        path = f"{prefix}[{i}]"
-        if not isinstance(tool, Mapping):
-            reader.errors.add(path, "type", f"expected a Tool object, got {json_type(tool)}")
-            continue
+    for tool, path in reader.each(payload, "a Tool object"):
         for key in tool:
             if key not in ("functionDeclarations", "function_declarations"):
                 reader.hosted(tool, f"{path}.{key}", key)
