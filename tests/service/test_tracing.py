@@ -208,6 +208,17 @@ def _env(port: int, service: str, capture: bool) -> dict[str, str]:
     return env
 
 
+def _start_runner(target: str, port: int, capture: bool) -> subprocess.Popen[str]:
+    """The ToolRunner process (tracing as ``test-runner``); it prints ``registered`` once its tools are served."""
+    return subprocess.Popen(
+        [sys.executable, "-c", RUNNER, target],
+        env=_env(port, "test-runner", capture),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 @pytest.mark.parametrize(
     ("capture", "client"), [(False, "blocking"), (True, "async")], ids=["default-blocking", "capture-on-async"]
 )
@@ -218,13 +229,7 @@ def test_one_trace_from_engine_through_server_to_runner(
     for key, value in _env(port, "test-server", capture).items():
         monkeypatch.setenv(key, value)  # ServerProcess passes the test's environment on
     server = ServerProcess("--memory")
-    runner = subprocess.Popen(
-        [sys.executable, "-c", RUNNER, server.target],
-        env=_env(port, "test-runner", capture),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    runner = _start_runner(server.target, port, capture)
     try:
         assert runner.stdout is not None
         assert runner.stdout.readline().strip() == "registered"
@@ -397,13 +402,7 @@ def test_a_runner_that_reconnected_joins_the_callers_trace(
     for key, value in _env(port, "test-server", False).items():
         monkeypatch.setenv(key, value)
     server = ServerProcess("--memory")
-    runner = subprocess.Popen(
-        [sys.executable, "-c", RUNNER, server.target],
-        env=_env(port, "test-runner", False),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    runner = _start_runner(server.target, port, False)
     try:
         assert runner.stdout is not None
         assert runner.stdout.readline().strip() == "registered"
@@ -440,13 +439,7 @@ def test_a_forwarded_call_is_one_trace_across_both_nodes(
     node_a = ServerProcess("--store", url, "--pool-size", "4")
     monkeypatch.setenv("OTEL_SERVICE_NAME", "node-b")
     node_b = ServerProcess("--store", url, "--pool-size", "4", "--metrics-port", "0")
-    runner = subprocess.Popen(
-        [sys.executable, "-c", RUNNER, node_a.target],
-        env=_env(port, "test-runner", False),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    runner = _start_runner(node_a.target, port, False)
     try:
         assert runner.stdout is not None
         assert runner.stdout.readline().strip() == "registered"

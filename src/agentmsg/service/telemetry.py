@@ -50,7 +50,7 @@ from agentmsg.content import ToolCallContent, ToolResultContent
 from agentmsg.errors import ValidationError
 from agentmsg.messages import message_from_proto
 from agentmsg.providers.otel_genai import to_otel_messages, to_otel_parts
-from agentmsg.service.frames import ReceivedAppend, field_span
+from agentmsg.service.frames import ReceivedAppend
 from agentmsg.v1 import content_pb2, message_pb2, session_service_pb2, tool_service_pb2
 
 try:  # the one import guard of the optional extra
@@ -456,10 +456,6 @@ def _appended(name: str, request: Any, response: Any) -> list[message_pb2.Messag
 def _session_of(request: Any) -> str:
     if isinstance(request, ReceivedAppend):
         request = request.request
-    elif isinstance(request, bytes):
-        # The client's AppendMessage request, already encoded (frames.append_request): session_id is field 1.
-        span = field_span(request, 1)
-        return request[span[0] : span[1]].decode("utf-8", "replace") if span is not None else ""
     return str(getattr(request, "session_id", "") or "")
 
 
