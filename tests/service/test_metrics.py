@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from conftest import RunnerThread, ServerThread
 from prometheus_client.parser import text_string_to_metric_families
 
 import agentmsg as am
-from agentmsg.service import Client, Logged, ServerConfig, ToolRunner
+from agentmsg.service import Client, Logged, ServerConfig, ToolRunner, telemetry
 from agentmsg.service.live import LIVE_QUEUE
 from agentmsg.streaming import events_from_message
 from agentmsg.v1 import session_service_pb2
@@ -124,3 +127,45 @@ def test_dropped_live_events_are_counted(server: ServerThread) -> None:
 
     assert server.run(overflow()) == LIVE_QUEUE
     assert value(scrape(server), "agentmsg_live_events_dropped_total") == 3
+
+
+def _appended_ok(registry: Any) -> float:
+    return registry.get_sample_value("agentmsg_rpc_requests_total", {"method": "AppendMessage", "code": "OK"}) or 0.0
+
+
+def test_answered_calls_are_recorded_in_batches_and_always_before_a_scrape(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Session RPCs are recorded in batches after their answer: a full batch at once, the rest a moment later,
+    or at the latest when a scrape reads the counters or the server stops."""
+    monkeypatch.setattr(telemetry, "_RECORD_BATCH", 3)
+    monkeypatch.setattr(telemetry, "_RECORD_DELAY", 3600.0)  # nothing but a full batch, a scrape or a stop
+    running = ServerThread(ServerConfig(db=None, metrics_port=0, reflection=False))
+    try:
+        recorder = running.running.telemetry
+        assert recorder is not None
+        assert recorder.metrics is not None
+        registry = recorder.metrics.registry
+
+        def pending() -> int:
+            return running.run(asyncio.sleep(0, len(recorder._pending)))
+
+        with Client(running.target) as client:
+            for i in range(4):
+                client.append("s-batch", am.UserMessage.text(f"m{i}"))
+        for _ in range(200):  # the fourth call's done callback runs just after its answer
+            if pending() == 1:
+                break
+            time.sleep(0.01)
+        assert pending() == 1  # three recorded as a batch, the fourth waits
+        assert value(scrape(running), "agentmsg_rpc_requests_total", method="AppendMessage", code="OK") == 4
+        assert pending() == 0  # the scrape had it recorded first
+        with Client(running.target) as client:
+            client.append("s-batch", am.UserMessage.text("m4"))
+        for _ in range(200):
+            if pending() == 1:
+                break
+            time.sleep(0.01)
+        running.stop()  # stopping records what is pending
+        assert len(recorder._pending) == 0
+        assert _appended_ok(registry) == 5
+    finally:
+        running.stop()

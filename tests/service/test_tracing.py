@@ -559,3 +559,47 @@ def test_outside_any_span_a_call_carries_nothing_and_the_applications_propagator
     assert (
         dict(metadata[1:]) == injected == {"x-traceparent": "00-00000000000000000000000000000001-0000000000000002-01"}
     )
+
+
+def test_a_context_is_injected_once_while_it_stays_current() -> None:
+    from opentelemetry import context as otel_context
+    from opentelemetry import propagate, trace
+    from opentelemetry.trace import SpanContext, TraceFlags
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    from agentmsg.service.telemetry import _current_context
+
+    class Counting(TraceContextTextMapPropagator):
+        injected = 0
+
+        def inject(self, carrier: Any, context: Any = None, setter: Any = None) -> None:
+            Counting.injected += 1
+            super().inject(carrier, context)
+
+    def inside(span_id: int) -> Any:
+        span = trace.NonRecordingSpan(SpanContext(7, span_id, is_remote=False, trace_flags=TraceFlags(1)))
+        return otel_context.attach(trace.set_span_in_context(span))
+
+    own = (("authorization", "Bearer t"),)
+    default = propagate.get_global_textmap()
+    propagate.set_global_textmap(Counting())
+    token = inside(1)
+    try:
+        first, second = _current_context(own, aio=True), _current_context(own, aio=True)
+        assert Counting.injected == 1  # one turn's span: injected once
+        assert first is not second
+        assert tuple(first) == tuple(second)
+        assert tuple(first) == (*own, ("traceparent", "00-00000000000000000000000000000007-0000000000000001-01"))
+        assert _current_context((("authorization", "Bearer u"),))[0] == ("authorization", "Bearer u")
+        assert Counting.injected == 2  # other metadata: injected again
+        changing = [("authorization", "Bearer t")]
+        _current_context(changing)
+        changing[0] = ("authorization", "Bearer v")  # a list may change between calls: never reused
+        assert _current_context(changing)[0] == ("authorization", "Bearer v")
+        otel_context.detach(token)
+        token = inside(2)  # the next span: its own context
+        assert dict(_current_context(own)[1:])["traceparent"].endswith("-0000000000000002-01")
+    finally:
+        otel_context.detach(token)
+        propagate.set_global_textmap(default)
+    assert _current_context(own) == own  # outside any span: nothing added, nothing reused
