@@ -44,6 +44,7 @@ from agentmsg.service import AsyncClient
 ROOT = Path(__file__).resolve().parent.parent
 EVERYTHING = ROOT / "node_modules" / ".bin" / "mcp-server-everything"
 CONCURRENCY = 16
+CALL_TIMEOUT = 60.0  # one call waiting longer is a hang (seen once in the SDK's streamable HTTP): fail, named
 
 
 # --- the processes ------------------------------------------------------------------------------------------
@@ -107,8 +108,19 @@ async def wait_http(port: int) -> None:
 # --- the measurements ----------------------------------------------------------------------------------------
 
 
-async def measure(call: Callable[[int], Awaitable[None]], calls: int, warmup: int = 20) -> dict[str, float]:
-    """p50/p99 latency of sequential calls, then calls/s with CONCURRENCY callers."""
+async def measure(untimed: Callable[[int], Awaitable[None]], calls: int, warmup: int = 20) -> dict[str, float]:
+    """p50/p99 latency of sequential calls, then calls/s with CONCURRENCY callers.
+
+    A call that does not return within CALL_TIMEOUT seconds ends the run with an error naming it, rather
+    than leaving ``make bench`` waiting for ever.
+    """
+
+    async def call(i: int) -> None:
+        try:
+            await asyncio.wait_for(untimed(i), CALL_TIMEOUT)
+        except TimeoutError:
+            raise RuntimeError(f"call {i} of {untimed.__qualname__} did not return in {CALL_TIMEOUT:g} s") from None
+
     for i in range(warmup):
         await call(-1 - i)
     times = []
