@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import os
 import socket
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -44,7 +46,7 @@ from agentmsg.service import AsyncClient
 ROOT = Path(__file__).resolve().parent.parent
 EVERYTHING = ROOT / "node_modules" / ".bin" / "mcp-server-everything"
 CONCURRENCY = 16
-CALL_TIMEOUT = 60.0  # one call waiting longer is a hang (seen once in the SDK's streamable HTTP): fail, named
+CALL_TIMEOUT = 60.0  # one call waiting longer is a hang: the run fails, naming it, rather than waiting for ever
 
 
 # --- the processes ------------------------------------------------------------------------------------------
@@ -59,16 +61,18 @@ def free_port() -> int:
 @contextmanager
 def spawn(*args: str, ready: str | None = None, quiet: bool = True) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """A Python subprocess; with ``ready``, waits for a line containing it and gives that line."""
+    # Output nobody reads goes nowhere: a pipe left unread fills (64 KiB) and blocks the writer — the plain
+    # MCPServer's uvicorn writes an access-log line per request to stdout, and stopped at call ~1,160.
     process = subprocess.Popen(
         [sys.executable, *args],
-        stdout=subprocess.PIPE,
+        stdout=subprocess.PIPE if ready else subprocess.DEVNULL,
         stderr=subprocess.STDOUT if ready else subprocess.DEVNULL,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    assert process.stdout is not None
     line = ""
     if ready:
+        assert process.stdout is not None
         for _ in range(200):
             line = process.stdout.readline()
             if ready in line or not line:
@@ -76,6 +80,8 @@ def spawn(*args: str, ready: str | None = None, quiet: bool = True) -> Iterator[
         if ready not in line:
             process.kill()
             raise RuntimeError(f"{' '.join(args[:4])} did not start (waiting for {ready!r})")
+        # What it writes after that is read and dropped, so its pipe never fills.
+        threading.Thread(target=collections.deque, args=(process.stdout, 0), daemon=True).start()
     try:
         yield process, line
     finally:
