@@ -62,11 +62,12 @@ def run_ts(node: str, name: str, *args: str, timeout: float = TIMEOUT) -> Any:
 class TsProcess:
     """A long-running interop program whose stdout JSON lines are read as they come."""
 
-    def __init__(self, node: str, name: str, *args: str) -> None:
+    def __init__(self, node: str, name: str, *args: str, env: dict[str, str] | None = None) -> None:
         self.name = name
         self.process = subprocess.Popen(
             [node, program(name), *args],
             cwd=ROOT,
+            env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

@@ -9,101 +9,33 @@ parents and the GenAI attributes, and carry no message content unless capture is
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 import urllib.request
 from collections.abc import Iterator
-from concurrent import futures
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import grpc
 import pytest
 from conftest import fresh_database
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from otlp_collector import Collector, Span, collecting, otlp_environment
 from prometheus_client.parser import text_string_to_metric_families
 from serverproc import ServerProcess
 
 from agentmsg.service.localpg import LocalPostgres
-from agentmsg.service.telemetry import CAPTURE_ENV
 
 SECRET_ARGUMENT = "Reykjavik-7d1f"
 SECRET_RESULT = "sleet-and-wind-92ac"
 SECRET_TEXT = "the assistant said 4c0ffee"
 
 
-@dataclass(frozen=True)
-class Span:
-    service: str
-    name: str
-    kind: int
-    trace_id: str
-    span_id: str
-    parent_id: str
-    attributes: dict[str, Any]
-    start_ns: int = 0
-    end_ns: int = 0
-
-
-def _value(any_value: Any) -> Any:
-    kind = any_value.WhichOneof("value")
-    return getattr(any_value, kind) if kind else None
-
-
-class Collector(trace_service_pb2_grpc.TraceServiceServicer):
-    """An OTLP/gRPC trace receiver that keeps every span it is sent."""
-
-    def __init__(self) -> None:
-        self.spans: list[Span] = []
-        self.lock = threading.Lock()
-
-    def Export(self, request: Any, context: Any) -> Any:  # noqa: N802
-        with self.lock:
-            for resource_spans in request.resource_spans:
-                resource = {kv.key: _value(kv.value) for kv in resource_spans.resource.attributes}
-                for scope_spans in resource_spans.scope_spans:
-                    for span in scope_spans.spans:
-                        self.spans.append(
-                            Span(
-                                str(resource.get("service.name")),
-                                span.name,
-                                span.kind,
-                                span.trace_id.hex(),
-                                span.span_id.hex(),
-                                span.parent_span_id.hex(),
-                                {kv.key: _value(kv.value) for kv in span.attributes},
-                                span.start_time_unix_nano,
-                                span.end_time_unix_nano,
-                            )
-                        )
-        return trace_service_pb2.ExportTraceServiceResponse()
-
-    def wait_for(self, predicate: Any, timeout: float = 20) -> list[Span]:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with self.lock:
-                spans = list(self.spans)
-            if predicate(spans):
-                return spans
-            time.sleep(0.05)
-        raise AssertionError(f"the expected spans did not arrive: {[(s.service, s.name) for s in spans]}")
-
-
 @pytest.fixture
 def collector() -> Iterator[tuple[Collector, int]]:
-    receiver = Collector()
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=4))
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(receiver, server)
-    port = server.add_insecure_port("127.0.0.1:0")
-    server.start()
-    yield receiver, port
-    server.stop(0)
+    with collecting() as found:
+        yield found
 
 
 RUNNER = textwrap.dedent(
@@ -192,27 +124,11 @@ CALL_WHEN_SERVED = textwrap.dedent(
 )
 
 
-def _env(port: int, service: str, capture: bool) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if not key.startswith("OTEL_")}
-    env.update(
-        OTEL_TRACES_EXPORTER="otlp",
-        OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{port}",
-        OTEL_EXPORTER_OTLP_INSECURE="true",
-        OTEL_SERVICE_NAME=service,
-        OTEL_BSP_SCHEDULE_DELAY="50",
-        OTEL_METRICS_EXPORTER="none",
-        PYTHONUNBUFFERED="1",
-    )
-    if capture:
-        env[CAPTURE_ENV] = "true"
-    return env
-
-
 def _start_runner(target: str, port: int, capture: bool) -> subprocess.Popen[str]:
     """The ToolRunner process (tracing as ``test-runner``); it prints ``registered`` once its tools are served."""
     return subprocess.Popen(
         [sys.executable, "-c", RUNNER, target],
-        env=_env(port, "test-runner", capture),
+        env=otlp_environment(port, "test-runner", capture),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -226,7 +142,7 @@ def test_one_trace_from_engine_through_server_to_runner(
     collector: tuple[Collector, int], monkeypatch: pytest.MonkeyPatch, capture: bool, client: str
 ) -> None:
     receiver, port = collector
-    for key, value in _env(port, "test-server", capture).items():
+    for key, value in otlp_environment(port, "test-server", capture).items():
         monkeypatch.setenv(key, value)  # ServerProcess passes the test's environment on
     server = ServerProcess("--memory")
     runner = _start_runner(server.target, port, capture)
@@ -235,7 +151,7 @@ def test_one_trace_from_engine_through_server_to_runner(
         assert runner.stdout.readline().strip() == "registered"
         engine = subprocess.run(
             [sys.executable, "-c", ENGINE, server.target, client],
-            env=_env(port, "test-engine", capture),
+            env=otlp_environment(port, "test-engine", capture),
             capture_output=True,
             text=True,
             timeout=60,
@@ -335,7 +251,7 @@ def _engine_output(script: str, port: int, *args: str) -> str:
     """Run ``script`` with ``args`` as the engine process (tracing as ``test-engine``); what it printed."""
     engine = subprocess.run(
         [sys.executable, "-c", script, *args],
-        env=_env(port, "test-engine", False),
+        env=otlp_environment(port, "test-engine", False),
         capture_output=True,
         text=True,
         timeout=90,
@@ -368,14 +284,14 @@ def test_an_mcp_runner_joins_the_callers_trace(
 ) -> None:
     """``agentmsg mcp runner`` (an MCP server's tools served through agentmsg) traces its calls as ToolRunner does."""
     receiver, port = collector
-    for key, value in _env(port, "test-server", False).items():
+    for key, value in otlp_environment(port, "test-server", False).items():
         monkeypatch.setenv(key, value)
     server = ServerProcess("--memory")
     fast_server = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "fast_server.py"
     command = [sys.executable, "-m", "agentmsg", "mcp", "runner", "--target", server.target, "--prefix", "fast."]
     runner = subprocess.Popen(
         [*command, "--", sys.executable, str(fast_server)],  # the runner's options, then the MCP server's command
-        env=_env(port, "test-mcp-runner", False),
+        env=otlp_environment(port, "test-mcp-runner", False),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -399,7 +315,7 @@ def test_a_runner_that_reconnected_joins_the_callers_trace(
     """The runner (started with ``start()``) loses its server, reconnects to the one restarted on the same port,
     and its span for the next call is still the child of that server's span."""
     receiver, port = collector
-    for key, value in _env(port, "test-server", False).items():
+    for key, value in otlp_environment(port, "test-server", False).items():
         monkeypatch.setenv(key, value)
     server = ServerProcess("--memory")
     runner = _start_runner(server.target, port, False)
@@ -434,7 +350,7 @@ def test_a_forwarded_call_is_one_trace_across_both_nodes(
     """A call made on the node without the runner: engine -> node B -> (forward) node A -> runner, one trace."""
     receiver, port = collector
     url = fresh_database(postgres)
-    for key, value in _env(port, "node-a", False).items():
+    for key, value in otlp_environment(port, "node-a", False).items():
         monkeypatch.setenv(key, value)
     node_a = ServerProcess("--store", url, "--pool-size", "4")
     monkeypatch.setenv("OTEL_SERVICE_NAME", "node-b")
@@ -445,7 +361,7 @@ def test_a_forwarded_call_is_one_trace_across_both_nodes(
         assert runner.stdout.readline().strip() == "registered"
         engine = subprocess.run(
             [sys.executable, "-c", ENGINE, node_b.target, "blocking"],
-            env=_env(port, "test-engine", False),
+            env=otlp_environment(port, "test-engine", False),
             capture_output=True,
             text=True,
             timeout=60,

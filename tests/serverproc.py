@@ -17,8 +17,8 @@ _READY = re.compile(r"agentmsg serving on 127\.0\.0\.1:(\d+)")
 class ServerProcess:
     """``python -m agentmsg serve --port 0 ...``; ``target`` once it prints its port."""
 
-    def __init__(self, *args: str, timeout: float = 20) -> None:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    def __init__(self, *args: str, timeout: float = 20, env: dict[str, str] | None = None) -> None:
+        env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
         env.pop("AGENTMSG_TOKEN", None)
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "agentmsg", "serve", "--host", "127.0.0.1", "--port", "0", "--grace", "0", *args],
