@@ -1,6 +1,8 @@
 """@agentmsg/sdk (TypeScript) against the Python server, runner and engine, in both directions.
 
 - a TypeScript ToolRunner answers a Python engine's calls (results, errors, a deadline that cancels the handler);
+- in an application that registered an OpenTelemetry SDK, its calls are spans in the caller's trace, children of
+  the Python server's spans;
 - a Python ToolRunner answers a TypeScript engine (a deadline, an AbortSignal, typed errors with violations);
 - a TypeScript subscriber follows a session across a restart of the Python server: nothing lost or repeated;
 - a TypeScript publishStream relays a message live; a Python live subscriber folds the events into the same
@@ -30,6 +32,8 @@ import pytest
 import trustme
 from google.protobuf import json_format
 from nodetools import ROOT
+from otlp_collector import Span, collecting, otlp_environment
+from serverproc import ServerProcess
 from tstools import DIST, LoopThread, PythonServer, TsProcess, built_sdk, run_ts
 
 import agentmsg as am
@@ -102,6 +106,61 @@ def test_a_typescript_runner_answers_a_python_engine(node: str, server: PythonSe
         assert runner.stop() == 0
     finally:
         runner.stop()
+
+
+@pytest.mark.parametrize("capture", [False, True], ids=["default", "capture-on"])
+def test_a_typescript_runner_joins_the_callers_trace(node: str, capture: bool) -> None:
+    """The server (tracing, exporting over OTLP to a collector here) sends each call's trace context in
+    RunToolCall.trace_context; the TypeScript runner's `execute_tool {name}` span is the child of the server's
+    CallTool span, current while the handler runs, with the GenAI attributes (and content only when captured)."""
+    with collecting() as (receiver, port):
+        # The server's environment, and the runner's (it reads the capture setting); this process does not trace.
+        environment = otlp_environment(port, "test-server", capture)
+        server = ServerProcess("--memory", env=environment)
+        runner = TsProcess(node, "traced_runner", server.target, env=environment)
+        try:
+            runner.wait_for("registered")
+            with Client(server.target, timeout=10) as client:
+                weather = client.call_tool(am.ToolCallContent("call-21", "ts_weather", {"city": "Oslo"}))
+                assert weather.text == "sleet in Oslo"
+                assert client.call_tool(am.ToolCallContent("call-22", "ts_fail", {})).is_error
+            printed = {}
+            while len(printed) < 3:
+                span = runner.wait_for("span")["span"]
+                printed[span["name"]] = span
+
+            def served(spans: list[Span]) -> bool:
+                names = {s.name for s in spans if s.service == "test-server"}
+                return {
+                    "agentmsg.v1.ToolService/CallTool ts_weather",
+                    "agentmsg.v1.ToolService/CallTool ts_fail",
+                } <= names
+
+            on_server = {s.name.rpartition(" ")[2]: s for s in receiver.wait_for(served) if "CallTool" in s.name}
+            assert runner.stop() == 0
+        finally:
+            runner.stop()
+            server.stop()
+
+    for tool in ("ts_weather", "ts_fail"):
+        executed, parent = printed[f"execute_tool {tool}"], on_server[tool]
+        assert (executed["traceId"], executed["parentSpanId"]) == (parent.trace_id, parent.span_id)
+        assert executed["kind"] == 0  # INTERNAL, as the Python runner's
+        attributes = executed["attributes"]
+        assert attributes["gen_ai.operation.name"] == "execute_tool"
+        assert attributes["gen_ai.tool.name"] == tool
+        assert attributes["gen_ai.tool.type"] == "function"
+    assert printed["execute_tool ts_weather"]["attributes"]["gen_ai.tool.call.id"] == "call-21"
+    # The handler's own span is the child of the runner's: the call's span is current while the tool runs.
+    assert printed["lookup"]["parentSpanId"] == printed["execute_tool ts_weather"]["spanId"]
+    failed = printed["execute_tool ts_fail"]
+    assert (failed["status"], failed["attributes"]["error.type"]) == (2, "tool_error")  # SpanStatusCode.ERROR
+    weather_attributes = printed["execute_tool ts_weather"]["attributes"]
+    if capture:
+        assert json.loads(weather_attributes["gen_ai.tool.call.arguments"]) == {"city": "Oslo"}
+        assert json.loads(weather_attributes["gen_ai.tool.call.result"]) == "sleet in Oslo"
+    else:
+        assert not {"gen_ai.tool.call.arguments", "gen_ai.tool.call.result"} & set(weather_attributes)
 
 
 def test_a_typescript_runner_reconnects_and_registers_again_after_a_server_restart(

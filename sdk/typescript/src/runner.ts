@@ -2,7 +2,8 @@
 // (src/agentmsg/service/runner.py): open ToolService.ServeTools, send RegisterTools, then answer each RunToolCall
 // with a ToolCallOutcome carrying the call's handle; a CancelToolCall (the caller cancelled, or its deadline
 // passed) aborts the handler's AbortSignal. When the connection drops, the runner reconnects with backoff and
-// registers again.
+// registers again. Each call is an OpenTelemetry span (`execute_tool {name}`, see tracing.ts), the child of the
+// server's span, once the application registers an OpenTelemetry SDK.
 //
 //   const runner = new ToolRunner("127.0.0.1:50051", { name: "files" });
 //   runner.tool("read_file", { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
@@ -24,6 +25,7 @@ import { UnavailableError, ValidationError } from "./errors.js";
 import { type ToolDefinition, ToolDefinitionSchema } from "./gen/agentmsg/v1/tool_pb.js";
 import { type ServeToolsRequest, ServeToolsRequestSchema, ToolService } from "./gen/agentmsg/v1/tool_service_pb.js";
 import { fromCallError, isTransient } from "./status.js";
+import { traceToolCall } from "./tracing.js";
 import { type Backoff, backoffDelay, type ConnectionOptions, connect, sleep } from "./transport.js";
 import { validate } from "./validation.js";
 
@@ -267,7 +269,10 @@ export class ToolRunner {
           const slot = handle || call.id;
           const controller = new AbortController();
           running.set(slot, controller);
-          void this.call(call, controller.signal).then((result) => {
+          // The call's span is the child of the server's (RunToolCall.trace_context); a no-op unless the
+          // application registered an OpenTelemetry SDK.
+          const execute = (): Promise<ToolResultContent> => this.call(call, controller.signal);
+          void traceToolCall(call, kind.value.traceContext, execute).then((result) => {
             if (running.get(slot) === controller) running.delete(slot);
             if (controller.signal.aborted) return; // cancelled: the service no longer waits for it
             outbox.push(
