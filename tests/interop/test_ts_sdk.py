@@ -1,8 +1,8 @@
 """@agentmsg/sdk (TypeScript) against the Python server, runner and engine, in both directions.
 
 - a TypeScript ToolRunner answers a Python engine's calls (results, errors, a deadline that cancels the handler);
-- in an application that registered an OpenTelemetry SDK, its calls are spans in the caller's trace, children of
-  the Python server's spans;
+- TypeScript engine and runner, each in an application that registered an OpenTelemetry SDK, are one trace
+  through a tracing Python server;
 - a Python ToolRunner answers a TypeScript engine (a deadline, an AbortSignal, typed errors with violations);
 - a TypeScript subscriber follows a session across a restart of the Python server: nothing lost or repeated;
 - a TypeScript publishStream relays a message live; a Python live subscriber folds the events into the same
@@ -108,59 +108,95 @@ def test_a_typescript_runner_answers_a_python_engine(node: str, server: PythonSe
         runner.stop()
 
 
+def _printed_spans(
+    program: TsProcess, names: set[str], report: str | None = None
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """The spans a traced program printed, by name, once every one of ``names`` has come; and the line that has
+    ``report``, when asked for (it may come before or among the spans)."""
+    printed: dict[str, dict[str, Any]] = {}
+    found: dict[str, Any] = {}
+    while not names <= set(printed) or (report is not None and not found):
+        line = program.next()
+        if "span" in line:
+            printed[line["span"]["name"]] = line["span"]
+        elif report is not None and report in line:
+            found = line
+    return printed, found
+
+
 @pytest.mark.parametrize("capture", [False, True], ids=["default", "capture-on"])
-def test_a_typescript_runner_joins_the_callers_trace(node: str, capture: bool) -> None:
-    """The server (tracing, exporting over OTLP to a collector here) sends each call's trace context in
-    RunToolCall.trace_context; the TypeScript runner's `execute_tool {name}` span is the child of the server's
-    CallTool span, current while the handler runs, with the GenAI attributes (and content only when captured)."""
+def test_a_typescript_engine_and_runner_are_one_trace_through_a_tracing_python_server(node: str, capture: bool) -> None:
+    """TypeScript on both sides of a tracing Python server (exporting over OTLP to a collector here), each in an
+    application that registered an OpenTelemetry SDK: the engine's append carries its `turn` span's context, its
+    CallTool is a CLIENT span the server's span is the child of, and the runner's `execute_tool {name}` span is the
+    child of the server's (from RunToolCall.trace_context), current while the handler runs. GenAI attributes on
+    both; content only when captured."""
+    tool = "agentmsg.v1.ToolService/CallTool"
     with collecting() as (receiver, port):
-        # The server's environment, and the runner's (it reads the capture setting); this process does not trace.
+        # The server's environment, and the programs' (they read the capture setting); this process does not trace.
         environment = otlp_environment(port, "test-server", capture)
         server = ServerProcess("--memory", env=environment)
         runner = TsProcess(node, "traced_runner", server.target, env=environment)
         try:
             runner.wait_for("registered")
+            engine = TsProcess(node, "traced_engine", server.target, "ts-traced", env=environment)
+            try:
+                calls = {"turn", f"{tool} ts_weather", f"{tool} nobody_serves_this"}
+                on_engine, report = _printed_spans(engine, calls, "result")
+                assert engine.finish() == 0
+            finally:
+                engine.stop()
+            assert report == {"offset": "1", "result": "sleet in Oslo", "missing": "not found"}
             with Client(server.target, timeout=10) as client:
-                weather = client.call_tool(am.ToolCallContent("call-21", "ts_weather", {"city": "Oslo"}))
-                assert weather.text == "sleet in Oslo"
                 assert client.call_tool(am.ToolCallContent("call-22", "ts_fail", {})).is_error
-            printed = {}
-            while len(printed) < 3:
-                span = runner.wait_for("span")["span"]
-                printed[span["name"]] = span
+            on_runner, _ = _printed_spans(runner, {"lookup", "execute_tool ts_weather", "execute_tool ts_fail"})
 
             def served(spans: list[Span]) -> bool:
-                names = {s.name for s in spans if s.service == "test-server"}
-                return {
-                    "agentmsg.v1.ToolService/CallTool ts_weather",
-                    "agentmsg.v1.ToolService/CallTool ts_fail",
-                } <= names
+                names = {s.name for s in spans}
+                return {"agentmsg.v1.SessionService/AppendMessage", f"{tool} ts_weather", f"{tool} ts_fail"} <= names
 
-            on_server = {s.name.rpartition(" ")[2]: s for s in receiver.wait_for(served) if "CallTool" in s.name}
+            on_server = {s.name: s for s in receiver.wait_for(served)}
             assert runner.stop() == 0
         finally:
             runner.stop()
             server.stop()
 
-    for tool in ("ts_weather", "ts_fail"):
-        executed, parent = printed[f"execute_tool {tool}"], on_server[tool]
+    turn = on_engine["turn"]
+    appended, served_weather = on_server["agentmsg.v1.SessionService/AppendMessage"], on_server[f"{tool} ts_weather"]
+    # A session call carries the context the engine is in: the server's span is the turn's child.
+    assert (appended.trace_id, appended.parent_id) == (turn["traceId"], turn["spanId"])
+    calling = on_engine[f"{tool} ts_weather"]
+    assert (calling["kind"], calling["parentSpanId"], calling["traceId"]) == (
+        2,
+        turn["spanId"],
+        turn["traceId"],
+    )  # CLIENT
+    assert calling["attributes"]["gen_ai.tool.call.id"] == "call-31"
+    assert calling["attributes"]["rpc.grpc.status_code"] == 0
+    assert (served_weather.trace_id, served_weather.parent_id) == (turn["traceId"], calling["spanId"])
+    missing = on_engine[f"{tool} nobody_serves_this"]
+    assert (missing["status"], missing["attributes"]["error.type"]) == (2, "NOT_FOUND")  # SpanStatusCode.ERROR
+    assert missing["attributes"]["rpc.grpc.status_code"] == 5
+
+    for name in ("ts_weather", "ts_fail"):
+        executed, parent = on_runner[f"execute_tool {name}"], on_server[f"{tool} {name}"]
         assert (executed["traceId"], executed["parentSpanId"]) == (parent.trace_id, parent.span_id)
         assert executed["kind"] == 0  # INTERNAL, as the Python runner's
         attributes = executed["attributes"]
         assert attributes["gen_ai.operation.name"] == "execute_tool"
-        assert attributes["gen_ai.tool.name"] == tool
+        assert attributes["gen_ai.tool.name"] == name
         assert attributes["gen_ai.tool.type"] == "function"
-    assert printed["execute_tool ts_weather"]["attributes"]["gen_ai.tool.call.id"] == "call-21"
+    assert on_runner["execute_tool ts_weather"]["attributes"]["gen_ai.tool.call.id"] == "call-31"
     # The handler's own span is the child of the runner's: the call's span is current while the tool runs.
-    assert printed["lookup"]["parentSpanId"] == printed["execute_tool ts_weather"]["spanId"]
-    failed = printed["execute_tool ts_fail"]
-    assert (failed["status"], failed["attributes"]["error.type"]) == (2, "tool_error")  # SpanStatusCode.ERROR
-    weather_attributes = printed["execute_tool ts_weather"]["attributes"]
-    if capture:
-        assert json.loads(weather_attributes["gen_ai.tool.call.arguments"]) == {"city": "Oslo"}
-        assert json.loads(weather_attributes["gen_ai.tool.call.result"]) == "sleet in Oslo"
-    else:
-        assert not {"gen_ai.tool.call.arguments", "gen_ai.tool.call.result"} & set(weather_attributes)
+    assert on_runner["lookup"]["parentSpanId"] == on_runner["execute_tool ts_weather"]["spanId"]
+    failed = on_runner["execute_tool ts_fail"]
+    assert (failed["status"], failed["attributes"]["error.type"]) == (2, "tool_error")
+    for attributes in (on_runner["execute_tool ts_weather"]["attributes"], calling["attributes"]):
+        if capture:
+            assert json.loads(attributes["gen_ai.tool.call.arguments"]) == {"city": "Oslo"}
+            assert json.loads(attributes["gen_ai.tool.call.result"]) == "sleet in Oslo"
+        else:
+            assert not {"gen_ai.tool.call.arguments", "gen_ai.tool.call.result"} & set(attributes)
 
 
 def test_a_typescript_runner_reconnects_and_registers_again_after_a_server_restart(

@@ -1,61 +1,16 @@
 // A TypeScript tool runner inside an application that traces (tests/interop/test_ts_sdk.py): an OpenTelemetry SDK
-// is registered (a tracer provider, the async-hooks context manager, the W3C propagators) and every finished span
-// is printed on stdout, one JSON object a line, next to the runner's own reports.
+// is registered (otel_sdk.ts) and every finished span is printed on stdout, one JSON object a line, next to the
+// runner's own reports.
 //
 //   node dist/interop/traced_runner.js <target>
 //
 // Tools: ts_weather (its handler makes a span of its own, `lookup`) and ts_fail (throws). Runs until SIGTERM.
 
-import { context, propagation, trace } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import {
-  CompositePropagator,
-  type ExportResult,
-  ExportResultCode,
-  W3CBaggagePropagator,
-  W3CTraceContextPropagator,
-} from "@opentelemetry/core";
-import {
-  BasicTracerProvider,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-  type SpanExporter,
-} from "@opentelemetry/sdk-trace-base";
-import { type JsonObject, ToolRunner } from "../src/index.js";
+import { trace } from "@opentelemetry/api";
+import { ToolRunner } from "../src/index.js";
+import { registerPrintingSdk, report } from "./otel_sdk.js";
 
-function report(line: JsonObject): void {
-  process.stdout.write(`${JSON.stringify(line)}\n`);
-}
-
-class Printing implements SpanExporter {
-  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    for (const span of spans) {
-      const own = span.spanContext();
-      report({
-        span: {
-          name: span.name,
-          kind: span.kind,
-          traceId: own.traceId,
-          spanId: own.spanId,
-          parentSpanId: span.parentSpanContext?.spanId ?? "",
-          status: span.status.code,
-          attributes: span.attributes as JsonObject,
-        },
-      });
-    }
-    done({ code: ExportResultCode.SUCCESS });
-  }
-
-  shutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
-
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-propagation.setGlobalPropagator(
-  new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
-);
-trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new Printing())] }));
+registerPrintingSdk();
 
 const [target] = process.argv.slice(2);
 if (target === undefined) throw new Error("usage: traced_runner.js <target>");

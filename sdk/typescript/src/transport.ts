@@ -3,6 +3,7 @@
 
 import type { Interceptor, Transport } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { tracingInterceptor } from "./tracing.js";
 
 /** PEM material for TLS: `ca` to trust the server, `cert` + `key` for mTLS. */
 export interface TlsOptions {
@@ -57,7 +58,8 @@ export function connect(target: string, options: ConnectionOptions = {}): Connec
           ...(tls.serverName === undefined ? {} : { servername: tls.serverName }),
         },
   );
-  const interceptors: Interceptor[] = [];
+  // The trace context travels on every call (a no-op until the application registers an OpenTelemetry SDK).
+  const interceptors: Interceptor[] = [tracingInterceptor];
   const token = options.token;
   if (token !== undefined && token !== "") {
     interceptors.push((next) => (request) => {
