@@ -20,6 +20,7 @@ import {
   context,
   propagation,
   ROOT_CONTEXT,
+  type Span,
   SpanKind,
   SpanStatusCode,
   type TextMapSetter,
@@ -53,11 +54,8 @@ export async function traceToolCall(
   const span = trace.getTracer(TRACER).startSpan(`execute_tool ${call.name}`, { attributes }, parent);
   try {
     const result = await context.with(trace.setSpan(parent, span), execute);
-    if (result.isError) {
-      span.setAttribute("error.type", "tool_error");
-      span.setStatus({ code: SpanStatusCode.ERROR, message: "the tool returned an error" });
-    }
-    if (capture) span.setAttribute("gen_ai.tool.call.result", JSON.stringify(otelResponse(result)));
+    recordResult(span, result, capture);
+    if (result.isError) span.setStatus({ code: SpanStatusCode.ERROR, message: "the tool returned an error" });
     return result;
   } finally {
     span.end();
@@ -79,6 +77,12 @@ function toolAttributes(call: ToolCallContent): Attributes {
     "gen_ai.tool.call.id": call.id,
     "gen_ai.tool.type": "function",
   };
+}
+
+/** A tool's result on its span: `error.type` for an `isError` result, the result itself when captured. */
+function recordResult(span: Span, result: ToolResultContent, capture: boolean): void {
+  if (result.isError) span.setAttribute("error.type", "tool_error");
+  if (capture) span.setAttribute("gen_ai.tool.call.result", JSON.stringify(otelResponse(result)));
 }
 
 /** A status code's name as gRPC spells it (`NOT_FOUND`), from Connect's (`NotFound`). */
@@ -117,10 +121,7 @@ export const tracingInterceptor: Interceptor = (next) => async (request) => {
     const response = await next(request);
     span.setAttribute("rpc.grpc.status_code", 0); // OK
     const result = response.stream ? undefined : (response.message as { result?: ToolResultContent }).result;
-    if (call !== undefined && result !== undefined) {
-      if (result.isError) span.setAttribute("error.type", "tool_error");
-      if (capture) span.setAttribute("gen_ai.tool.call.result", JSON.stringify(otelResponse(result)));
-    }
+    if (call !== undefined && result !== undefined) recordResult(span, result, capture);
     return response;
   } catch (error) {
     const code = ConnectError.from(error).code;
