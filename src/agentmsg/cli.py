@@ -106,6 +106,7 @@ def _serve(args: argparse.Namespace) -> int:
         reflection=not args.no_reflection,
         grace=args.grace,
         metrics_port=args.metrics_port,
+        retain_days=args.retain_days,
     )
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
 
@@ -194,6 +195,15 @@ def _sessions(args: argparse.Namespace) -> int:
     with _client(args) as client:
         for info in client.sessions():
             print(f"{info.session_id:<32} {info.last_offset:>8} messages  last {info.update_time:%Y-%m-%d %H:%M:%S}")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        removed = client.delete_session(args.session)
+    print(
+        f"deleted {args.session} ({removed} messages)" if removed else f"no session {args.session!r}: nothing deleted"
+    )
     return 0
 
 
@@ -431,6 +441,12 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         help="serve Prometheus metrics at http://HOST:PORT/metrics (0: any free port; needs agentmsg[otel])",
     )
+    serve.add_argument(
+        "--retain-days",
+        type=float,
+        metavar="DAYS",
+        help="delete sessions whose last append is older than DAYS (swept every minute); default: keep them all",
+    )
     serve.set_defaults(handler=_serve)
 
     send = commands.add_parser("send", help="append a message to a session")
@@ -452,6 +468,11 @@ def build_parser() -> argparse.ArgumentParser:
     tail.add_argument("--tree", action="store_true", help="show the session as a tree (* marks the path to the leaf)")
     _connection_options(tail)
     tail.set_defaults(handler=_tail)
+
+    delete = commands.add_parser("delete", help="delete a session and all its messages")
+    delete.add_argument("session")
+    _connection_options(delete)
+    delete.set_defaults(handler=_delete)
 
     sessions = commands.add_parser("sessions", help="list the sessions")
     _connection_options(sessions)
@@ -499,6 +520,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("send needs --text or --file")
     if args.command == "tools" and args.action == "call" and not args.name:
         parser.error("tools call needs a tool name")
+    if args.command == "serve" and args.retain_days is not None and not args.retain_days > 0:
+        parser.error(f"--retain-days takes a positive number of days, got {args.retain_days:g}")
     if args.command == "serve" and args.store and not args.store.startswith(("postgresql://", "postgres://")):
         parser.error(f"--store takes a postgresql:// URL, got {args.store!r} (an SQLite file goes in --db)")
     try:

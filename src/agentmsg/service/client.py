@@ -383,6 +383,14 @@ class Client:
             if not token:
                 return found
 
+    def delete_session(self, session_id: str) -> int:
+        """Delete a session and all its messages; how many it held (0: there was no such session, not an error).
+
+        Its subscribers end with :class:`~agentmsg.NotFoundError`; the id may be used again (a new session).
+        """
+        request = session_service_pb2.DeleteSessionRequest(session_id=session_id)
+        return int(self._call(self._sessions.DeleteSession, request).deleted_messages)
+
     def sessions(self, *, page_size: int = 100) -> list[SessionInfo]:
         """Every session, ordered by id."""
         found: list[SessionInfo] = []
@@ -595,6 +603,11 @@ class AsyncClient:
             token = response.next_page_token
             if not token:
                 return found
+
+    async def delete_session(self, session_id: str) -> int:
+        """Delete a session and all its messages; how many it held (see :meth:`Client.delete_session`)."""
+        request = session_service_pb2.DeleteSessionRequest(session_id=session_id)
+        return int((await self._call(self._sessions.DeleteSession, request)).deleted_messages)
 
     async def sessions(self, *, page_size: int = 100) -> list[SessionInfo]:
         """Every session, ordered by id."""

@@ -152,6 +152,11 @@ class FrameCache:
         """Bytes held."""
         return self._size
 
+    def forget(self, session_id: str | None = None) -> None:
+        """Drop the batches of a deleted session (None: of every session): its id may start a new log."""
+        for key in [key for key in self._batches if session_id is None or key[0] == session_id]:
+            self._size -= self._batches.pop(key)[3]
+
 
 # --- the received encoding, kept when it is already the canonical one -----------------------------------------
 

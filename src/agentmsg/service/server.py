@@ -19,13 +19,14 @@ import errno
 import logging
 import signal
 import socket
+import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
-from agentmsg.errors import UnavailableError
+from agentmsg.errors import StoreError, UnavailableError, ValidationError
 from agentmsg.service import reflection
 from agentmsg.service.access import Access, BearerTokenInterceptor, Scope
 from agentmsg.service.cluster import Cluster, peer_credentials
@@ -42,6 +43,8 @@ __all__ = ["ServerConfig", "create_server", "serve"]
 log = logging.getLogger("agentmsg.service")
 
 SHUTDOWN_STEP = 10.0  # seconds each shutdown step that talks to the store may take
+RETENTION_EVERY = 60.0  # seconds between retention sweeps
+RETENTION_BATCH = 100  # sessions one sweep deletes at most; a full sweep is followed by the next after a second
 
 
 @dataclass
@@ -67,6 +70,8 @@ class ServerConfig:
     grace: float = 5.0
     store: Store | None = field(default=None, repr=False)  # a ready store (overrides db)
     metrics_port: int | None = None  # serve Prometheus /metrics on host:metrics_port (0: any free port)
+    # Delete sessions whose last append is older than this many days (a background sweep); None keeps them all.
+    retain_days: float | None = None
 
 
 # --- the server ----------------------------------------------------------------------------
@@ -87,6 +92,8 @@ class Running:
     stopping: bool = False
     telemetry: ServerTelemetry | None = None  # tracing and /metrics (the otel extra), when turned on
     metrics_port: int | None = None  # where /metrics is served
+    retain_days: float | None = None  # the retention period (None: sessions are kept)
+    retention: asyncio.Task[None] | None = None  # the background sweep, with a retention period
 
     def snapshot(self) -> dict[str, float]:
         """The state /metrics reads at scrape time: runners, dropped live events, store health and pool."""
@@ -117,9 +124,36 @@ class Running:
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
+    async def sweep(self, now: float | None = None) -> list[str]:
+        """One retention sweep: delete up to ``RETENTION_BATCH`` sessions idle for more than ``retain_days``.
+
+        ``now`` (seconds since the epoch; default: the clock) is when the sweep counts from. Returns the ids
+        deleted. The background task calls it every ``RETENTION_EVERY`` seconds; every node of a cluster
+        sweeps, and a session is deleted once (each delete re-checks the session is still idle).
+        """
+        if self.retain_days is None:
+            return []
+        now_us = int((time.time() if now is None else now) * 1_000_000)
+        deleted = await self.store.sweep(now_us - int(self.retain_days * 86_400_000_000), RETENTION_BATCH)
+        if deleted:
+            log.info("retention: deleted %d session(s) idle for more than %g day(s)", len(deleted), self.retain_days)
+        return deleted
+
+    async def _retain(self) -> None:
+        while True:
+            try:
+                full = len(await self.sweep()) >= RETENTION_BATCH
+            except StoreError as exc:
+                log.warning("retention sweep failed (tried again in %g s): %s", RETENTION_EVERY, exc)
+                full = False
+            await asyncio.sleep(1.0 if full else RETENTION_EVERY)
+
     async def stop(self, grace: float | None = None) -> None:
         """Graceful shutdown: NOT_SERVING, refuse new calls, let calls in flight finish for ``grace`` s."""
         self.stopping = True
+        if self.retention is not None:
+            self.retention.cancel()
+            await asyncio.gather(self.retention, return_exceptions=True)
         await self.health.enter_graceful_shutdown()
         await self.server.stop(grace)
         # Leaving the cluster and closing the store talk to the database: bounded, so a node always exits.
@@ -154,6 +188,10 @@ def _bind_problem(host: str, port: int) -> str | None:
 
 async def create_server(config: ServerConfig) -> Running:
     """Build, bind and start a server; ``running.port`` is the bound port (useful with port 0)."""
+    if config.retain_days is not None and not config.retain_days > 0:
+        raise ValidationError.single(
+            "retain_days", "gt", f"must be a positive number of days, got {config.retain_days}"
+        )
     if config.store is not None:
         store = config.store
     elif config.db is not None and config.db.startswith(("postgresql://", "postgres://")):
@@ -232,7 +270,19 @@ async def create_server(config: ServerConfig) -> Running:
         )
         await cluster.start(hub, tools)
     await server.start()
-    running = Running(server, port, store, health_servicer, sessions, tools, cluster, telemetry=telemetry)
+    running = Running(
+        server,
+        port,
+        store,
+        health_servicer,
+        sessions,
+        tools,
+        cluster,
+        telemetry=telemetry,
+        retain_days=config.retain_days,
+    )
+    if config.retain_days is not None:
+        running.retention = asyncio.create_task(running._retain(), name="agentmsg-retention")
     if telemetry is not None and config.metrics_port is not None:
         running.metrics_port = telemetry.serve_metrics(config.host, config.metrics_port, running)
     await running.set_serving(store.healthy)

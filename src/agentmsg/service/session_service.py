@@ -1,4 +1,4 @@
-"""``agentmsg.v1.SessionService``: appends, reads, subscriptions, live publishing and the session tree.
+"""``agentmsg.v1.SessionService``: appends, reads, subscriptions, live publishing, the session tree and deletes.
 
 The servicer reads and writes through a :class:`~agentmsg.service.stores.Store`
 and fans live events out through a :class:`~agentmsg.service.live.LiveHub`;
@@ -157,12 +157,26 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         if not store.healthy:
             self._outage.set()
         store.on_health(self._on_store_health)
+        # The PublishStream calls of each session on this node: each is told when the session is deleted.
+        self._publishing: dict[str, set[asyncio.Event]] = {}
+        store.on_delete(self._on_deleted)
 
     def _on_store_health(self, healthy: bool) -> None:
         if healthy:
             self._outage = asyncio.Event()
+            self.frames.forget()  # a session deleted while the store was away must not be served from here
         else:
             self._outage.set()
+
+    def _on_deleted(self, session_id: str) -> None:
+        """A session was deleted (here or on another node): its framed batches go, its publishers are told.
+
+        Its subscribers are woken by the store: they read nothing, find the session shorter than their
+        cursor, and end NOT_FOUND.
+        """
+        self.frames.forget(session_id)
+        for deleted in self._publishing.get(session_id, ()):
+            deleted.set()
 
     def _allow(self, context: grpc.aio.ServicerContext, session_id: str) -> None:  # type: ignore[type-arg]
         """The caller's token must include the session (checked before anything is read: nothing leaks)."""
@@ -273,6 +287,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         _check(request)
         size = request.page_size or 100
         rows = await self.store.read(request.session_id, request.after_offset, size + 1)
+        if not rows and not await self.store.last_offset(request.session_id):
+            raise NotFoundError(f"no session {request.session_id!r} (it has no messages)")
         # The page ends at page_size messages or at the byte budget, whichever comes first.
         size = min(size, fit([len(body) for _, body in rows], self.budget))
         response = session_service_pb2.ListMessagesResponse()
@@ -308,6 +324,9 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     async def _follow(
         self, request: session_service_pb2.SubscribeRequest, session_id: str, cursor: int, batch: int
     ) -> AsyncIterator[session_service_pb2.SubscribeResponse | bytes]:
+        # A resumed subscription (and one woken by a change that brought nothing) checks that its cursor is
+        # still in the log: a session deleted under it is shorter than the cursor, or gone.
+        verify = cursor > 0
         with self.hub.subscribe(session_id) as live:
             while True:
                 changed = self.store.changed(session_id)  # before reading: an append after the read wakes us
@@ -337,6 +356,11 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                     for reply in encoded:
                         yield reply
                     continue
+                if verify and cursor > 0 and await self.store.last_offset(session_id) < cursor:
+                    raise NotFoundError(
+                        f"session {session_id!r} was deleted (it has no offset {cursor}); "
+                        "a new session by this id starts at offset 1"
+                    )
                 # Waiting for news also watches the store: a node that loses it ends its subscriptions
                 # UNAVAILABLE at once (the client resumes on a node that has it), rather than going silent.
                 outage = self._outage
@@ -352,6 +376,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                     for waiter in waits:
                         waiter.cancel()
                     await asyncio.gather(*waits, return_exceptions=True)
+                verify = changed.is_set()
                 if outage.is_set():
                     raise UnavailableError(
                         f"this node lost its store; resume the subscription after offset {cursor} "
@@ -369,6 +394,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         stream_id = str(uuid.uuid4())
         session_id = ""
         accumulator = StreamAccumulator()
+        deleted = asyncio.Event()  # set when the session is deleted during the stream
         try:
             async for request in request_iterator:
                 _check(request)
@@ -379,6 +405,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                         )
                     self._allow(context, request.session_id)
                     session_id = request.session_id
+                    self._publishing.setdefault(session_id, set()).add(deleted)
+                self._check_not_deleted(session_id, deleted)
                 accumulator.add(request.event)
                 self.hub.publish(session_id, session_service_pb2.LiveEvent(stream_id=stream_id, event=request.event))
                 if self.hub.cluster is not None:
@@ -392,6 +420,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             self._check_sizes([message.pb], "message")
             # Other nodes get the stream's events before the message: both go through one feed, in order.
             await self.hub.flushed()
+            self._check_not_deleted(session_id, deleted)
             (appended,) = await self.store.append(session_id, [message.pb])
             return session_service_pb2.PublishStreamResponse(offset=appended.offset, message=message.pb)
         except (StreamProtocolError, IncompleteStreamError) as exc:
@@ -403,7 +432,20 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         except asyncio.CancelledError:
             self._relay_failure(session_id, stream_id, "the publisher went away mid-stream")
             raise
+        finally:
+            publishers = self._publishing.get(session_id)
+            if publishers is not None:
+                publishers.discard(deleted)
+                if not publishers:
+                    del self._publishing[session_id]
         raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def _check_not_deleted(session_id: str, deleted: asyncio.Event) -> None:
+        if deleted.is_set():
+            raise NotFoundError(
+                f"session {session_id!r} was deleted while this stream was published; its message was not appended"
+            )
 
     def _relay_failure(self, session_id: str, stream_id: str, reason: str) -> None:
         if session_id:
@@ -491,6 +533,17 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         if start + count < len(messages):
             response.next_page_token = _context_token(path[-1].id, start + count)
         return response
+
+    @_guard
+    async def DeleteSession(  # noqa: N802
+        self,
+        request: session_service_pb2.DeleteSessionRequest,
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> session_service_pb2.DeleteSessionResponse:
+        self._allow(context, request.session_id)
+        _check(request)
+        removed = await self.store.delete(request.session_id)
+        return session_service_pb2.DeleteSessionResponse(deleted=removed > 0, deleted_messages=removed)
 
     def _check_sizes(
         self, messages: Iterable[message_pb2.Message], field: str, sizes: Sequence[int] | None = None

@@ -683,3 +683,53 @@ class BuildContextResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___BuildContextResponse: _TypeAlias = BuildContextResponse  # noqa: Y015
+
+@_typing.final
+class DeleteSessionRequest(_message.Message):
+    """The request of `DeleteSession`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    """The session to delete."""
+    def __init__(
+        self,
+        *,
+        session_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["session_id", b"session_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteSessionRequest: _TypeAlias = DeleteSessionRequest  # noqa: Y015
+
+@_typing.final
+class DeleteSessionResponse(_message.Message):
+    """The response of `DeleteSession`."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DELETED_FIELD_NUMBER: _builtins.int
+    DELETED_MESSAGES_FIELD_NUMBER: _builtins.int
+    deleted: _builtins.bool
+    """True when the session existed and is now deleted; false when there was no
+    such session (a repeated delete), which is not an error.
+    """
+    deleted_messages: _builtins.int
+    """How many messages were deleted (the session's last offset)."""
+    def __init__(
+        self,
+        *,
+        deleted: _builtins.bool = ...,
+        deleted_messages: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deleted", b"deleted", "deleted_messages", b"deleted_messages"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteSessionResponse: _TypeAlias = DeleteSessionResponse  # noqa: Y015

@@ -87,6 +87,11 @@ class SessionServiceStub:
                 request_serializer=agentmsg_dot_v1_dot_session__service__pb2.BuildContextRequest.SerializeToString,
                 response_deserializer=agentmsg_dot_v1_dot_session__service__pb2.BuildContextResponse.FromString,
                 _registered_method=True)
+        self.DeleteSession = channel.unary_unary(
+                '/agentmsg.v1.SessionService/DeleteSession',
+                request_serializer=agentmsg_dot_v1_dot_session__service__pb2.DeleteSessionRequest.SerializeToString,
+                response_deserializer=agentmsg_dot_v1_dot_session__service__pb2.DeleteSessionResponse.FromString,
+                _registered_method=True)
 
 
 class SessionServiceServicer:
@@ -115,7 +120,8 @@ class SessionServiceServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListMessages(self, request, context):
-        """Read a page of a session's log.
+        """Read a page of a session's log. A session that does not exist (never
+        appended to, or deleted) is NOT_FOUND.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -168,6 +174,19 @@ class SessionServiceServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DeleteSession(self, request, context):
+        """Delete a session and every message in it, in one step: a session is whole
+        or gone, never partly deleted. Deleting a session that does not exist
+        succeeds with `deleted` false. Live subscribers of the session end with
+        NOT_FOUND, a `PublishStream` to it ends with NOT_FOUND without appending,
+        and reading it gives NOT_FOUND. The id is free again: a later append starts
+        a new session at offset 1, and the deleted messages' ids may be appended
+        again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_SessionServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -215,6 +234,11 @@ def add_SessionServiceServicer_to_server(servicer, server):
                     servicer.BuildContext,
                     request_deserializer=agentmsg_dot_v1_dot_session__service__pb2.BuildContextRequest.FromString,
                     response_serializer=agentmsg_dot_v1_dot_session__service__pb2.BuildContextResponse.SerializeToString,
+            ),
+            'DeleteSession': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteSession,
+                    request_deserializer=agentmsg_dot_v1_dot_session__service__pb2.DeleteSessionRequest.FromString,
+                    response_serializer=agentmsg_dot_v1_dot_session__service__pb2.DeleteSessionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -468,6 +492,33 @@ class SessionService:
             '/agentmsg.v1.SessionService/BuildContext',
             agentmsg_dot_v1_dot_session__service__pb2.BuildContextRequest.SerializeToString,
             agentmsg_dot_v1_dot_session__service__pb2.BuildContextResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteSession(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/agentmsg.v1.SessionService/DeleteSession',
+            agentmsg_dot_v1_dot_session__service__pb2.DeleteSessionRequest.SerializeToString,
+            agentmsg_dot_v1_dot_session__service__pb2.DeleteSessionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -48,7 +48,9 @@ class SessionServiceStub:
     AppendMessages: _grpc.UnaryUnaryMultiCallable[_session_service_pb2.AppendMessagesRequest, _session_service_pb2.AppendMessagesResponse]
     """Append several messages at once, in order, atomically."""
     ListMessages: _grpc.UnaryUnaryMultiCallable[_session_service_pb2.ListMessagesRequest, _session_service_pb2.ListMessagesResponse]
-    """Read a page of a session's log."""
+    """Read a page of a session's log. A session that does not exist (never
+    appended to, or deleted) is NOT_FOUND.
+    """
     Subscribe: _grpc.UnaryStreamMultiCallable[_session_service_pb2.SubscribeRequest, _session_service_pb2.SubscribeResponse]
     """Read a session's log after an offset, then follow it live, with the
     stream events of messages being generated.
@@ -71,6 +73,15 @@ class SessionServiceStub:
     """The messages a model sees for the path to a leaf: summaries projected to
     user text, custom entries only when flagged for the model.
     """
+    DeleteSession: _grpc.UnaryUnaryMultiCallable[_session_service_pb2.DeleteSessionRequest, _session_service_pb2.DeleteSessionResponse]
+    """Delete a session and every message in it, in one step: a session is whole
+    or gone, never partly deleted. Deleting a session that does not exist
+    succeeds with `deleted` false. Live subscribers of the session end with
+    NOT_FOUND, a `PublishStream` to it ends with NOT_FOUND without appending,
+    and reading it gives NOT_FOUND. The id is free again: a later append starts
+    a new session at offset 1, and the deleted messages' ids may be appended
+    again.
+    """
 
 @_typing.type_check_only
 class SessionServiceAsyncStub(SessionServiceStub):
@@ -90,7 +101,9 @@ class SessionServiceAsyncStub(SessionServiceStub):
     AppendMessages: _aio.UnaryUnaryMultiCallable[_session_service_pb2.AppendMessagesRequest, _session_service_pb2.AppendMessagesResponse]  # type: ignore[assignment]
     """Append several messages at once, in order, atomically."""
     ListMessages: _aio.UnaryUnaryMultiCallable[_session_service_pb2.ListMessagesRequest, _session_service_pb2.ListMessagesResponse]  # type: ignore[assignment]
-    """Read a page of a session's log."""
+    """Read a page of a session's log. A session that does not exist (never
+    appended to, or deleted) is NOT_FOUND.
+    """
     Subscribe: _aio.UnaryStreamMultiCallable[_session_service_pb2.SubscribeRequest, _session_service_pb2.SubscribeResponse]  # type: ignore[assignment]
     """Read a session's log after an offset, then follow it live, with the
     stream events of messages being generated.
@@ -112,6 +125,15 @@ class SessionServiceAsyncStub(SessionServiceStub):
     BuildContext: _aio.UnaryUnaryMultiCallable[_session_service_pb2.BuildContextRequest, _session_service_pb2.BuildContextResponse]  # type: ignore[assignment]
     """The messages a model sees for the path to a leaf: summaries projected to
     user text, custom entries only when flagged for the model.
+    """
+    DeleteSession: _aio.UnaryUnaryMultiCallable[_session_service_pb2.DeleteSessionRequest, _session_service_pb2.DeleteSessionResponse]  # type: ignore[assignment]
+    """Delete a session and every message in it, in one step: a session is whole
+    or gone, never partly deleted. Deleting a session that does not exist
+    succeeds with `deleted` false. Live subscribers of the session end with
+    NOT_FOUND, a `PublishStream` to it ends with NOT_FOUND without appending,
+    and reading it gives NOT_FOUND. The id is free again: a later append starts
+    a new session at offset 1, and the deleted messages' ids may be appended
+    again.
     """
 
 class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -147,7 +169,9 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
         request: _session_service_pb2.ListMessagesRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_session_service_pb2.ListMessagesResponse, _abc.Awaitable[_session_service_pb2.ListMessagesResponse]]:
-        """Read a page of a session's log."""
+        """Read a page of a session's log. A session that does not exist (never
+        appended to, or deleted) is NOT_FOUND.
+        """
 
     @_abc_1.abstractmethod
     def Subscribe(
@@ -205,6 +229,21 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_session_service_pb2.BuildContextResponse, _abc.Awaitable[_session_service_pb2.BuildContextResponse]]:
         """The messages a model sees for the path to a leaf: summaries projected to
         user text, custom entries only when flagged for the model.
+        """
+
+    @_abc_1.abstractmethod
+    def DeleteSession(
+        self,
+        request: _session_service_pb2.DeleteSessionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_session_service_pb2.DeleteSessionResponse, _abc.Awaitable[_session_service_pb2.DeleteSessionResponse]]:
+        """Delete a session and every message in it, in one step: a session is whole
+        or gone, never partly deleted. Deleting a session that does not exist
+        succeeds with `deleted` false. Live subscribers of the session end with
+        NOT_FOUND, a `PublishStream` to it ends with NOT_FOUND without appending,
+        and reading it gives NOT_FOUND. The id is free again: a later append starts
+        a new session at offset 1, and the deleted messages' ids may be appended
+        again.
         """
 
 def add_SessionServiceServicer_to_server(servicer: SessionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -3,7 +3,8 @@
 Append messages to a session's log (offsets 1, 2, 3...; idempotent on message
 id; parent ids checked against the session through an index), read the log
 after an offset, look an entry up by id, list sessions, wait for a session to
-grow, and hold a session exclusively for a tree operation. Each backend is one
+grow, hold a session exclusively for a tree operation, and delete a session
+(by id, or every session idle for longer than a retention period). Each backend is one
 module of this package; ``tests/service/test_store_contract.py`` runs one suite
 against all of them.
 """
@@ -45,6 +46,10 @@ class SessionRecord:
     updated_us: int
 
 
+def _now_us() -> int:
+    return time.time_ns() // 1000
+
+
 def _encode(message: message_pb2.Message) -> bytes:
     # Deterministic: a retried append of the same message gives the same bytes.
     return message.SerializeToString(deterministic=True)
@@ -65,6 +70,7 @@ class Store(abc.ABC):
         # Per-session holds for tree operations in this process: [lock, users] while someone holds or waits.
         self._holds: dict[str, list[Any]] = {}
         self._health_listeners: list[Callable[[bool], None]] = []
+        self._delete_listeners: list[Callable[[str], None]] = []
         self.healthy = True
 
     async def start(self) -> None:  # noqa: B027 - an optional hook
@@ -75,6 +81,8 @@ class Store(abc.ABC):
         session_id: str,
         messages: Sequence[message_pb2.Message],
         received: Sequence[Body | None] = (),
+        *,
+        now_us: int | None = None,
     ) -> list[Appended]:
         """Append in order, atomically; a message whose id the session holds is a duplicate.
 
@@ -84,15 +92,17 @@ class Store(abc.ABC):
         message itself: otherwise :class:`~agentmsg.ValidationError`
         (``messages[i].parent_id``, rule ``session.parent``) and nothing is
         written. Parents are looked up through the store's id index, never by
-        reading the session (entries are never removed, so a parent found
-        stays found).
+        reading the session (entries are removed only with their whole session).
 
         ``received[i]``, when given, is the encoding message ``i`` arrived in, already checked to be the one
         :func:`_encode` would give (see :func:`agentmsg.service.frames.is_canonical`): it is kept as it is.
+
+        ``now_us`` is the append's time (microseconds since the epoch; default: now), recorded as the
+        session's last append: the retention sweep (:meth:`sweep`) reads it.
         """
         await self._check_parents(session_id, messages)
         encoded = _encoded(messages, received)
-        result = await self._append(session_id, encoded, time.time_ns() // 1000)
+        result = await self._append(session_id, encoded, _now_us() if now_us is None else now_us)
         if any(not a.duplicate for a in result):
             self._notify(session_id)
         return result
@@ -162,6 +172,46 @@ class Store(abc.ABC):
         waiters, self._waiters = self._waiters, {}
         for event in waiters.values():
             event.set()
+
+    async def delete(self, session_id: str) -> int:
+        """Delete the session and all its messages in one transaction; how many messages it held (0: none).
+
+        Whole or gone: a crash mid-delete leaves the session as it was. Deleting a session that does not
+        exist does nothing and returns 0. The id is then free: a later append starts a new session at
+        offset 1, and the deleted messages' ids are no longer held (appending one again is not a duplicate).
+        Waiters of the session are woken and :meth:`on_delete` listeners called.
+        """
+        removed = await self._delete(session_id)
+        if removed:
+            self._deleted(session_id)
+        return removed
+
+    async def sweep(self, idle_before_us: int, limit: int) -> list[str]:
+        """Delete up to ``limit`` sessions whose last append was before ``idle_before_us``; their ids.
+
+        Each session goes in its own transaction (whole or gone), and only if its last append is still before
+        the cut-off then: one appended to meanwhile stays. Several sweepers over one database (cluster nodes)
+        may run at once: a session is deleted by one of them, the others find it gone.
+        """
+        deleted = await self._sweep(idle_before_us, limit)
+        for session_id in deleted:
+            self._deleted(session_id)
+        return deleted
+
+    @abc.abstractmethod
+    async def _delete(self, session_id: str) -> int: ...
+
+    @abc.abstractmethod
+    async def _sweep(self, idle_before_us: int, limit: int) -> list[str]: ...
+
+    def on_delete(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(session_id)`` whenever a session is deleted (here, or by another node sharing the store)."""
+        self._delete_listeners.append(listener)
+
+    def _deleted(self, session_id: str) -> None:
+        for listener in self._delete_listeners:
+            listener(session_id)
+        self._notify(session_id)  # its subscribers wake, read nothing, and learn it is gone
 
     @abc.abstractmethod
     async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, Body]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import heapq
+
 from agentmsg.service.stores.base import Appended, Body, SessionRecord, Store, _plan
 
 __all__ = ["MemoryStore"]
@@ -26,6 +28,19 @@ class MemoryStore(Store):
             created = self._times.get(session_id, (now_us, now_us))[0]
             self._times[session_id] = (created, now_us)
         return result
+
+    async def _delete(self, session_id: str) -> int:
+        log = self._logs.pop(session_id, [])
+        self._ids.pop(session_id, None)
+        self._times.pop(session_id, None)
+        return len(log)
+
+    async def _sweep(self, idle_before_us: int, limit: int) -> list[str]:
+        idle = heapq.nsmallest(limit, ((u, s) for s, (_, u) in self._times.items() if u < idle_before_us))
+        deleted = [s for _, s in idle]
+        for session_id in deleted:
+            await self._delete(session_id)
+        return deleted
 
     async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, Body]]:
         log = self._logs.get(session_id, [])

@@ -25,6 +25,11 @@ store contract suite proves it on all three stores:
   its subscribers, so a subscriber on node B sees an append made through node
   A at once. When that connection is lost and comes back, every subscriber is
   woken to re-read from its cursor: nothing is missed.
+- **Deletes** are one transaction: the session's row is deleted first (which
+  waits for an append holding it, and makes the next append wait), then its
+  messages, then ``NOTIFY agentmsg_delete`` (node id and session id), so a
+  crash mid-delete leaves the session whole, and every node wakes the
+  session's subscribers (which then end NOT_FOUND) when it commits.
 - **Exclusive holds** for tree operations are session-level advisory locks,
   serialised by the engine across nodes.
 - **Health**: a monitor pings the database; a node that loses it reports
@@ -61,6 +66,7 @@ __all__ = ["SCHEMA_VERSION", "PostgresStore"]
 log = logging.getLogger("agentmsg.service.stores.postgres")
 
 APPEND_CHANNEL = "agentmsg_append"
+DELETE_CHANNEL = "agentmsg_delete"
 LIVE_CHANNEL = "agentmsg_live"
 _MIGRATION_LOCK = 0x61676D7367  # "agmsg": one migration at a time, whichever node starts first
 _HOLD_SEED = 0x7472656F  # seeds the advisory-lock key of a session's exclusive hold
@@ -160,6 +166,11 @@ _MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             $fn$""",
         ),
     ),
+    (
+        2,
+        # The retention sweep finds the sessions idle longest through this index.
+        ("CREATE INDEX agentmsg_sessions_by_update ON agentmsg_sessions (updated_us)",),
+    ),
 ]
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
 """The schema version this release creates and reads."""
@@ -203,7 +214,11 @@ class PostgresStore(Store):
         self._pool: AsyncConnectionPool[Any] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         # Every channel is listened to from the first connection on; handlers may come later.
-        self._channels: dict[str, list[Callable[[str], None]]] = {APPEND_CHANNEL: [self._on_append], LIVE_CHANNEL: []}
+        self._channels: dict[str, list[Callable[[str], None]]] = {
+            APPEND_CHANNEL: [self._on_append],
+            DELETE_CHANNEL: [self._on_delete_note],
+            LIVE_CHANNEL: [],
+        }
         # This node's own channel for caught_up(): a token sent after a read comes back after every
         # notification committed before it (PostgreSQL delivers notifications in commit order).
         self._sync_channel = f"agentmsg_sync_{uuid.uuid4().hex[:16]}"
@@ -359,10 +374,13 @@ class PostgresStore(Store):
         session_id: str,
         messages: Sequence[message_pb2.Message],
         received: Sequence[Body | None] = (),
+        *,
+        now_us: int | None = None,
     ) -> list[Appended]:
         """As :meth:`Store.append`; the parent check runs inside the append's one statement."""
         encoded = _encoded(messages, received)
-        result = await self._call_append(session_id, encoded, [m.parent_id for m in messages], time.time_ns() // 1000)
+        now = time.time_ns() // 1000 if now_us is None else now_us
+        result = await self._call_append(session_id, encoded, [m.parent_id for m in messages], now)
         if any(not a.duplicate for a in result):
             self._notify(session_id)
         return result
@@ -388,6 +406,39 @@ class PostgresStore(Store):
                     raise _parent_error(exc.diag.message_detail or "[]") from None
                 raise
             return [Appended(int(seq), bool(duplicate)) for seq, duplicate in rows]
+
+    async def _delete(self, session_id: str) -> int:
+        return await self._delete_one(session_id, None)
+
+    async def _sweep(self, idle_before_us: int, limit: int) -> list[str]:
+        async with self._conn("find idle sessions") as conn:
+            cur = await conn.execute(
+                "SELECT session_id FROM agentmsg_sessions WHERE updated_us < %s ORDER BY updated_us LIMIT %s",
+                (idle_before_us, limit),
+            )
+            candidates = [str(row[0]) for row in await cur.fetchall()]
+        # One transaction per session, each re-checking the cut-off; a node that finds one gone skips it.
+        return [s for s in candidates if await self._delete_one(s, idle_before_us)]
+
+    async def _delete_one(self, session_id: str, idle_before_us: int | None) -> int:
+        """Delete the session in one transaction (only if idle since ``idle_before_us``, when given)."""
+        async with self._conn("delete a session") as conn, conn.transaction():
+            # The row first: it waits for an append holding it, and the next append waits for the commit.
+            if idle_before_us is None:
+                cur = await conn.execute(
+                    "DELETE FROM agentmsg_sessions WHERE session_id = %s RETURNING last_offset", (session_id,)
+                )
+            else:
+                cur = await conn.execute(
+                    "DELETE FROM agentmsg_sessions WHERE session_id = %s AND updated_us < %s RETURNING last_offset",
+                    (session_id, idle_before_us),
+                )
+            row = await cur.fetchone()
+            if row is None:
+                return 0
+            await conn.execute("DELETE FROM agentmsg_messages WHERE session_id = %s", (session_id,))
+            await conn.execute("SELECT pg_notify(%s, %s)", (DELETE_CHANNEL, f"{self.node_id} {session_id}"))
+            return int(row[0])
 
     async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, Body]]:
         async with self._conn("read") as conn:
@@ -480,6 +531,12 @@ class PostgresStore(Store):
 
     def _on_append(self, session_id: str) -> None:
         self._notify(session_id)
+
+    def _on_delete_note(self, payload: str) -> None:
+        """A session deleted by some node; this node's own deletes were handled when they committed."""
+        node_id, _, session_id = payload.partition(" ")
+        if node_id != self.node_id and session_id:
+            self._deleted(session_id)
 
     def _on_sync(self, token: str) -> None:
         waiter = self._syncs.pop(token, None)

@@ -1,7 +1,8 @@
 """The embedded default store: one SQLite file, zero setup.
 
 Durability policy: WAL journal with ``synchronous=FULL``, one transaction per
-append call, committed before the call returns. An acknowledged append
+append call, committed before the call returns. A delete is one transaction
+too: a crash mid-delete leaves the session whole. An acknowledged append
 survives a process crash and a power loss; a crash mid-append leaves none of
 that batch. A write the disk refuses raises :class:`~agentmsg.StoreError` (a
 read-only file or directory, an I/O error: UNAVAILABLE on the wire) or its
@@ -37,6 +38,7 @@ CREATE TABLE IF NOT EXISTS messages (
     PRIMARY KEY (session_id, offset)
 ) WITHOUT ROWID;
 CREATE UNIQUE INDEX IF NOT EXISTS messages_by_id ON messages (session_id, message_id);
+CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated_us);
 """
 
 
@@ -110,6 +112,49 @@ class SQLiteStore(Store):
                         db.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
                     raise _store_error(exc, f"the store could not write to {self.path!r}") from None
+                raise
+
+    async def _delete(self, session_id: str) -> int:
+        return await asyncio.to_thread(self._delete_sync, session_id, None)
+
+    async def _sweep(self, idle_before_us: int, limit: int) -> list[str]:
+        candidates = await asyncio.to_thread(self._idle_sync, idle_before_us, limit)
+        # One transaction per session, each re-checking the cut-off: an append since the query keeps it.
+        return [s for s in candidates if await asyncio.to_thread(self._delete_sync, s, idle_before_us)]
+
+    def _idle_sync(self, idle_before_us: int, limit: int) -> list[str]:
+        with self._lock:
+            try:
+                rows = self._db.execute(
+                    "SELECT session_id FROM sessions WHERE updated_us < ? ORDER BY updated_us LIMIT ?",
+                    (idle_before_us, limit),
+                ).fetchall()
+            except sqlite3.Error as exc:
+                raise _store_error(exc, f"the store could not read {self.path!r}") from None
+        return [str(row[0]) for row in rows]
+
+    def _delete_sync(self, session_id: str, idle_before_us: int | None) -> int:
+        """Delete the session in one transaction (only if idle since ``idle_before_us``, when given)."""
+        with self._lock:
+            db = self._db
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                row = db.execute(
+                    "SELECT last_offset, updated_us FROM sessions WHERE session_id = ?", (session_id,)
+                ).fetchone()
+                if row is None or (idle_before_us is not None and row[1] >= idle_before_us):
+                    db.execute("COMMIT")
+                    return 0
+                db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+                db.execute("DELETE FROM sessions WHERE session_id = ?", (session_id,))
+                db.execute("COMMIT")
+                return int(row[0])
+            except BaseException as exc:
+                if db.in_transaction:
+                    with contextlib.suppress(sqlite3.Error):
+                        db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.Error):
+                    raise _store_error(exc, f"the store could not delete in {self.path!r}") from None
                 raise
 
     async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, Body]]:
