@@ -273,13 +273,139 @@ async def _enter(store: Store, session_id: str) -> None:
         pass
 
 
+def test_a_delete_removes_the_whole_session_and_frees_its_ids(make_store: Factory) -> None:
+    async def body(store: Store) -> None:
+        await store.append("s", [message(f"m{i}", parent_id=f"m{i - 1}" if i else "") for i in range(10)])
+        await store.append("t", [message("m0"), message("m1")])
+        assert await store.delete("s") == 10
+        assert await store.read("s", 0, 100) == []
+        assert await store.last_offset("s") == 0
+        assert await store.entry("s", "m3") is None
+        assert await store.known_ids("s", {"m0", "m9"}) == set()
+        assert [r.session_id for r in await store.sessions("", 10)] == ["t"]
+        # Idempotent: a session that is gone (or never was) deletes to nothing.
+        assert await store.delete("s") == 0
+        assert await store.delete("never") == 0
+        # Other sessions are untouched, ids included.
+        assert [offset for offset, _ in await store.read("t", 0, 10)] == [1, 2]
+        assert await store.known_ids("t", {"m0", "m1"}) == {"m0", "m1"}
+        # The id starts a new session at offset 1; the deleted ids are free (other content is no conflict)...
+        (again,) = await store.append("s", [message("m3", text="new content")])
+        assert (again.offset, again.duplicate) == (1, False)
+        # ...and the deleted entries are no parents any more.
+        with pytest.raises(ValidationError, match="'m5' is not in the session"):
+            await store.append("s", [message("x", parent_id="m5")])
+        assert [r.last_offset for r in await store.sessions("", 10)] == [1, 2]
+
+    run(make_store, 1, body)
+
+
+def test_a_delete_wakes_waiters_and_delete_listeners_on_every_node(make_store: Factory, kind: str) -> None:
+    nodes = 2 if kind == "postgres" else 1
+
+    async def body(*stores: Store) -> None:
+        watcher, writer = stores[0], stores[-1]
+        seen: list[str] = []
+        watcher.on_delete(seen.append)
+        by_writer: list[str] = []
+        if writer is not watcher:
+            writer.on_delete(by_writer.append)
+        await writer.append("s", [message("m1")])
+        changed = watcher.changed("s")
+        assert await writer.delete("s") == 1
+        await asyncio.wait_for(changed.wait(), 10)
+        assert seen == ["s"]
+        # A delete of nothing tells nobody; a node's own delete is reported to it once (not again by the feed).
+        assert await writer.delete("s") == 0
+        await writer.append("marker", [message("m")])
+        await writer.caught_up()
+        await watcher.caught_up()
+        assert seen == ["s"]
+        if writer is not watcher:
+            assert by_writer == ["s"]
+
+    run(make_store, nodes, body)
+
+
+def test_a_delete_racing_appends_leaves_a_whole_log(make_store: Factory, kind: str) -> None:
+    # Whichever node deletes while another appends, the session is always a dense log 1..n: never part of
+    # the old log, never a gap; after the last delete, appends start again at offset 1.
+    nodes = 2 if kind == "postgres" else 1
+
+    async def body(*stores: Store) -> None:
+        appender, deleter = stores[0], stores[-1]
+        deleted = 0
+
+        async def append() -> None:
+            for i in range(60):
+                await appender.append("s", [message(f"m{i}"), message(f"m{i}b")])
+
+        async def delete() -> None:
+            nonlocal deleted
+            for _ in range(10):
+                deleted += await deleter.delete("s")
+                await asyncio.sleep(0.005)
+
+        await asyncio.gather(append(), delete())
+        rows = await appender.read("s", 0, 1000)
+        assert [offset for offset, _ in rows] == list(range(1, len(rows) + 1))
+        assert await deleter.last_offset("s") == len(rows)
+        assert deleted + len(rows) == 120  # every message appended was deleted or is still there, once
+        assert deleted % 2 == 0  # batches are whole: deleted with their batch, never half
+
+    run(make_store, nodes, body)
+
+
+DAY_US = 86_400_000_000
+NOW_US = 1_800_000_000_000_000
+
+
+def test_the_retention_sweep_deletes_idle_sessions_oldest_first_and_bounded(make_store: Factory) -> None:
+    async def body(store: Store) -> None:
+        await store.append("old-1", [message("a")], now_us=NOW_US - 10 * DAY_US)
+        await store.append("old-2", [message("a")], now_us=NOW_US - 9 * DAY_US)
+        await store.append("old-2", [message("b")], now_us=NOW_US - 8 * DAY_US)
+        await store.append("renewed", [message("a")], now_us=NOW_US - 10 * DAY_US)
+        await store.append("renewed", [message("b")], now_us=NOW_US - 1 * DAY_US)  # its last append is recent
+        await store.append("fresh", [message("a")], now_us=NOW_US)
+        listed = {r.session_id: r for r in await store.sessions("", 10)}
+        assert (listed["renewed"].created_us, listed["renewed"].updated_us) == (
+            NOW_US - 10 * DAY_US,
+            NOW_US - 1 * DAY_US,
+        )
+        cutoff = NOW_US - 5 * DAY_US
+        assert await store.sweep(cutoff, 1) == ["old-1"]  # bounded: one a sweep, the idlest first
+        assert await store.sweep(cutoff, 10) == ["old-2"]
+        assert await store.sweep(cutoff, 10) == []
+        assert sorted(r.session_id for r in await store.sessions("", 10)) == ["fresh", "renewed"]
+        assert await store.last_offset("old-2") == 0
+        assert await store.read("old-1", 0, 10) == []
+
+    run(make_store, 1, body)
+
+
+def test_the_retention_sweep_on_every_node_deletes_each_session_once(make_store: Factory, kind: str) -> None:
+    nodes = 3 if kind == "postgres" else 1
+
+    async def body(*stores: Store) -> None:
+        for n in range(30):
+            await stores[0].append(f"s{n:02}", [message("a"), message("b")], now_us=NOW_US - DAY_US - n)
+        await stores[0].append("kept", [message("a")], now_us=NOW_US)
+        swept = await asyncio.gather(*(store.sweep(NOW_US, 100) for store in stores for _ in range(2)))
+        every = [session_id for ids in swept for session_id in ids]
+        assert sorted(every) == [f"s{n:02}" for n in range(30)]  # each one deleted by exactly one sweeper
+        assert [r.session_id for r in await stores[-1].sessions("", 100)] == ["kept"]
+
+    run(make_store, nodes, body)
+
+
 @pytest.mark.parametrize("kind", ["postgres"])
 def test_postgres_schema_is_versioned_and_a_newer_one_is_refused(make_store: Factory) -> None:
     async def body(store: Store) -> None:
         assert isinstance(store, PostgresStore)
         async with store.connection("read") as conn:
             versions = await (await conn.execute("SELECT version FROM agentmsg_schema")).fetchall()
-            assert [v for (v,) in versions] == [1]
+            assert [v for (v,) in versions] == [1, 2]
             # Started again on a migrated database: nothing to do.
             again = PostgresStore(store.url, pool_size=2)
             await again.start()
