@@ -5,6 +5,7 @@
   through a tracing Python server;
 - a Python ToolRunner answers a TypeScript engine (a deadline, an AbortSignal, typed errors with violations);
 - a TypeScript subscriber follows a session across a restart of the Python server: nothing lost or repeated;
+  one whose session is deleted ends with NotFoundError, and deleteSession is idempotent;
 - a TypeScript publishStream relays a message live; a Python live subscriber folds the events into the same
   message the TypeScript fold gives, and the server logs it;
 - the seed-1 dict form in TypeScript is Python's, for every valid golden message;
@@ -316,6 +317,21 @@ def test_a_typescript_subscriber_resumes_across_a_server_restart(node: str, tmp_
     assert all(line["reconnect"] == "3" for line in reconnects)
 
 
+def test_a_typescript_subscriber_of_a_deleted_session_ends_not_found(node: str, server: PythonServer) -> None:
+    session = "ts-doomed"
+    with Client(server.target, timeout=10) as client:
+        client.append_many(session, [am.UserMessage.text(f"m{i}", id=f"m{i}") for i in range(3)])
+        subscriber = TsProcess(node, "subscriber", server.target, session, "100")
+        try:
+            assert [subscriber.wait_for("offset")["offset"] for _ in range(3)] == ["1", "2", "3"]
+            assert client.delete_session(session) == 3
+            assert subscriber.wait_for("ended")["ended"] == "NotFoundError"
+            assert subscriber.wait_for("done")["done"] == 3
+            assert subscriber.finish() == 0
+        finally:
+            subscriber.stop()
+
+
 def test_a_typescript_append_is_retried_until_the_server_is_back(node: str, tmp_path: Path) -> None:
     server = PythonServer(ServerConfig(db=str(tmp_path / "retry.db")))
     appender: TsProcess | None = None
@@ -366,6 +382,11 @@ def test_the_typescript_session_calls(node: str, server: PythonServer) -> None:
     assert report["contextGhost"]["error"] == "NotFoundError"
     assert report["conflict"]["error"] == "ConflictError"
     assert report["badSession"] == {"error": "ValidationError", "rules": ["string.pattern"]}
+    assert report["deleted"] == [True, "2"]
+    assert report["deletedAgain"] == [False, "0"]  # idempotent
+    assert report["listDeleted"]["error"] == "NotFoundError"
+    assert report["reused"] == "1"  # the id and the message id start a new session
+    assert report["badDelete"] == {"error": "ValidationError", "rules": ["string.pattern"]}
     # What the TypeScript client wrote is what Python reads.
     with Client(server.target, timeout=10) as client:
         history = [item.message for item in client.history("tree")]

@@ -66,6 +66,19 @@ try {
   report.contextGhost = await error(() => client.buildContext("tree", { leaf: "ghost" }));
   report.conflict = await error(() => client.append("tree", userText("other text", { id: "u1", timestamp: 1000 })));
   report.badSession = await error(() => client.append("not a session id!", user("x1")));
+  // Delete: whole, idempotent, reads NOT_FOUND after, the id (and message ids) reusable.
+  await client.appendMany("doomed", [user("d1"), user("d2")]);
+  const deleted = await client.deleteSession("doomed");
+  report.deleted = [deleted.deleted, String(deleted.deletedMessages)];
+  const again = await client.deleteSession("doomed");
+  report.deletedAgain = [again.deleted, String(again.deletedMessages)];
+  report.listDeleted = await error(async () => {
+    for await (const _ of client.listMessages("doomed")) {
+      // a deleted session has no pages to read
+    }
+  });
+  report.reused = String(await client.append("doomed", user("d2")));
+  report.badDelete = await error(() => client.deleteSession("not a session id!"));
 } finally {
   client.close();
 }

@@ -40,6 +40,12 @@ export interface SessionInfo {
   readonly updateTime: Date | undefined;
 }
 
+/** What `deleteSession` did: whether the session existed, and how many messages it held. */
+export interface DeletedSession {
+  readonly deleted: boolean;
+  readonly deletedMessages: bigint;
+}
+
 /** A tool and the runner serving it. */
 export interface RegisteredTool {
   readonly tool: ToolDefinition;
@@ -306,6 +312,20 @@ export class Client {
       pageToken = response.nextPageToken;
       if (pageToken === "") return found;
     }
+  }
+
+  /**
+   * Delete a session and all its messages, in one step (whole or gone). Deleting a session that does not exist is
+   * not an error: `deleted` is false. Its subscribers end with `NotFoundError`; the id may be used again (a new
+   * session from offset 1). Retried while the service is unavailable, like the other idempotent calls: a retry
+   * after a delete that did happen answers `deleted: false`.
+   */
+  async deleteSession(sessionId: string, control: CallControl = {}): Promise<DeletedSession> {
+    const response = await this.retried(
+      () => this.sessions.deleteSession({ sessionId }, this.options(control)),
+      control.signal,
+    );
+    return { deleted: response.deleted, deletedMessages: response.deletedMessages };
   }
 
   /** Every session, ordered by id. */
