@@ -76,11 +76,19 @@ class RegisteredTool:
 
 
 # Calls gRPC retries by itself when the server is UNAVAILABLE (restarting, a connection refused): the
-# idempotent ones. Appends are idempotent by message id (a retried append lands on the same offset), reads
-# change nothing. CallTool, PublishStream, BranchSession and CompactSession are not retried (a second
-# attempt could act twice); Subscribe resumes itself from its last offset (``subscribe(..., resume=True)``).
+# idempotent ones. Appends are idempotent by message id (a retried append lands on the same offset), a
+# delete of a session already gone deletes nothing, reads change nothing. CallTool, PublishStream,
+# BranchSession and CompactSession are not retried (a second attempt could act twice); Subscribe resumes
+# itself from its last offset (``subscribe(..., resume=True)``).
 RETRIED_METHODS = {
-    "agentmsg.v1.SessionService": ("AppendMessage", "AppendMessages", "ListMessages", "ListSessions", "BuildContext"),
+    "agentmsg.v1.SessionService": (
+        "AppendMessage",
+        "AppendMessages",
+        "ListMessages",
+        "ListSessions",
+        "BuildContext",
+        "DeleteSession",
+    ),
     "agentmsg.v1.ToolService": ("ListTools",),
 }
 # At most four attempts, 0.7 s of backoff in all (gRPC waits a random part of 0.1, 0.2, 0.4 s): a blip is
@@ -387,6 +395,7 @@ class Client:
         """Delete a session and all its messages; how many it held (0: there was no such session, not an error).
 
         Its subscribers end with :class:`~agentmsg.NotFoundError`; the id may be used again (a new session).
+        Retried on UNAVAILABLE like the other idempotent calls: a retry after a delete that did happen returns 0.
         """
         request = session_service_pb2.DeleteSessionRequest(session_id=session_id)
         return int(self._call(self._sessions.DeleteSession, request).deleted_messages)
