@@ -46,8 +46,9 @@ def test_a_bad_timestamp_is_refused_naming_the_field(server: ServerThread, secon
         error = status.from_rpc_error(caught.value)
         assert isinstance(error, am.ValidationError)
         assert [v.field for v in error.violations] == ["messages[1].timestamp"]
-        listed = stub.ListMessages(session_service_pb2.ListMessagesRequest(session_id="t"), timeout=10)
-        assert not listed.messages  # nothing was stored
+        with pytest.raises(grpc.RpcError) as caught:  # nothing was stored: there is no session
+            stub.ListMessages(session_service_pb2.ListMessagesRequest(session_id="t"), timeout=10)
+        assert caught.value.code() == grpc.StatusCode.NOT_FOUND
 
 
 def test_the_library_refuses_them_too() -> None:
