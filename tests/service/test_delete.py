@@ -135,6 +135,21 @@ def test_subscribers_of_a_deleted_session_end_not_found(client: Client, server: 
     assert server.running.sessions.frames.full("s", 0, 256) is None
 
 
+def test_a_subscriber_never_takes_a_new_session_by_the_same_id_for_the_deleted_one(client: Client) -> None:
+    client.append_many("s", [text(i) for i in range(3)])
+    caught_up = Following(client, "s", after=3)  # has received nothing, waits for offset 4
+    behind = Following(client, "s", max_batch=1)
+    assert [item.offset for item in behind.take(1)] == [1]  # type: ignore[union-attr]
+    assert client.delete_session("s") == 3
+    # Re-created at once, longer than either cursor: neither subscription may read it as the old session's.
+    client.append_many("s", [text(i, "new") for i in range(6)])
+    assert isinstance(caught_up.outcome(), am.NotFoundError)
+    assert isinstance(behind.outcome(), am.NotFoundError)
+    assert caught_up.items.empty()
+    got = [behind.items.get_nowait() for _ in range(behind.items.qsize())]
+    assert all(item.message.id.startswith("s-") for item in got)  # type: ignore[union-attr]
+
+
 def test_a_publisher_streaming_into_a_deleted_session_gets_not_found(client: Client) -> None:
     client.append("s", text(0))
     watcher = Following(client, "s", live_events=True)
@@ -436,8 +451,12 @@ def test_a_delete_on_one_node_ends_subscribers_and_reads_on_the_others(cluster_n
         for follower in followers:
             assert [item.offset for item in follower.take(4)] == [1, 2, 3, 4]  # type: ignore[union-attr]
         assert on_a.delete_session("s") == 4
+        # Re-created at once on A, past both cursors: B and C hear of the delete first (commit order).
+        on_a.append_many("s", [text(i, "new") for i in range(8)])
         for follower in followers:
             assert isinstance(follower.outcome(), am.NotFoundError), follower.error
+            assert follower.items.empty()  # nothing of the new session was taken for the old one
+        assert on_a.delete_session("s") == 8
         for client in (on_a, on_b, on_c):
             with pytest.raises(am.NotFoundError):
                 list(client.history("s"))

@@ -12,7 +12,7 @@ import base64
 import contextlib
 import json
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any
 
 import grpc
@@ -157,8 +157,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         if not store.healthy:
             self._outage.set()
         store.on_health(self._on_store_health)
-        # The PublishStream calls of each session on this node: each is told when the session is deleted.
-        self._publishing: dict[str, set[asyncio.Event]] = {}
+        # The subscriptions and PublishStream calls of each session on this node: set when it is deleted.
+        self._deletions: dict[str, set[asyncio.Event]] = {}
         store.on_delete(self._on_deleted)
 
     def _on_store_health(self, healthy: bool) -> None:
@@ -169,14 +169,28 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             self._outage.set()
 
     def _on_deleted(self, session_id: str) -> None:
-        """A session was deleted (here or on another node): its framed batches go, its publishers are told.
+        """A session was deleted (here or on another node): its framed batches go, its calls are told.
 
-        Its subscribers are woken by the store: they read nothing, find the session shorter than their
-        cursor, and end NOT_FOUND.
+        It runs when the delete commits on this node, or when its notification arrives from another (before
+        the notification of any append that follows the delete), so a subscriber never takes a new session
+        by the same id for the old one. The store then wakes the subscribers.
         """
         self.frames.forget(session_id)
-        for deleted in self._publishing.get(session_id, ()):
+        for deleted in self._deletions.get(session_id, ()):
             deleted.set()
+
+    @contextlib.contextmanager
+    def _watch_deletion(self, session_id: str) -> Iterator[asyncio.Event]:
+        """An event set if the session is deleted while the caller follows or publishes to it."""
+        deleted = asyncio.Event()
+        self._deletions.setdefault(session_id, set()).add(deleted)
+        try:
+            yield deleted
+        finally:
+            watching = self._deletions[session_id]
+            watching.discard(deleted)
+            if not watching:
+                del self._deletions[session_id]
 
     def _allow(self, context: grpc.aio.ServicerContext, session_id: str) -> None:  # type: ignore[type-arg]
         """The caller's token must include the session (checked before anything is read: nothing leaks)."""
@@ -312,8 +326,9 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         batch = request.max_batch or 256
         self._watchers[session_id] = self._watchers.get(session_id, 0) + 1
         try:
-            async for response in self._follow(request, session_id, cursor, batch):
-                yield response
+            with self._watch_deletion(session_id) as deleted:
+                async for response in self._follow(request, session_id, cursor, batch, deleted):
+                    yield response
         finally:
             left = self._watchers.pop(session_id) - 1
             if left:
@@ -322,13 +337,20 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                 self.store.forget(session_id)  # nobody on this node waits for it any more
 
     async def _follow(
-        self, request: session_service_pb2.SubscribeRequest, session_id: str, cursor: int, batch: int
+        self,
+        request: session_service_pb2.SubscribeRequest,
+        session_id: str,
+        cursor: int,
+        batch: int,
+        deleted: asyncio.Event,
     ) -> AsyncIterator[session_service_pb2.SubscribeResponse | bytes]:
-        # A resumed subscription (and one woken by a change that brought nothing) checks that its cursor is
-        # still in the log: a session deleted under it is shorter than the cursor, or gone.
+        # A resumed subscription (and one woken by a change that brought nothing) also checks that its cursor
+        # is still in the log: a session deleted when this node could not hear of it is shorter, or gone.
         verify = cursor > 0
         with self.hub.subscribe(session_id) as live:
             while True:
+                if deleted.is_set():
+                    raise NotFoundError(f"session {session_id!r} was deleted")
                 changed = self.store.changed(session_id)  # before reading: an append after the read wakes us
                 if request.live_events:
                     # Live events queued so far were published before any append we are about to read:
@@ -344,6 +366,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                             yield reply
                         continue
                 rows = await self.store.read(session_id, cursor, batch)
+                if deleted.is_set():  # the rows may be a new session's, by the same id
+                    raise NotFoundError(f"session {session_id!r} was deleted")
                 if rows and request.live_events:
                     # With other nodes, the events relayed ahead of these messages may still be on the way.
                     await self.hub.settled()
@@ -395,6 +419,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         session_id = ""
         accumulator = StreamAccumulator()
         deleted = asyncio.Event()  # set when the session is deleted during the stream
+        watching = contextlib.ExitStack()
         try:
             async for request in request_iterator:
                 _check(request)
@@ -405,7 +430,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                         )
                     self._allow(context, request.session_id)
                     session_id = request.session_id
-                    self._publishing.setdefault(session_id, set()).add(deleted)
+                    deleted = watching.enter_context(self._watch_deletion(session_id))
                 self._check_not_deleted(session_id, deleted)
                 accumulator.add(request.event)
                 self.hub.publish(session_id, session_service_pb2.LiveEvent(stream_id=stream_id, event=request.event))
@@ -433,11 +458,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             self._relay_failure(session_id, stream_id, "the publisher went away mid-stream")
             raise
         finally:
-            publishers = self._publishing.get(session_id)
-            if publishers is not None:
-                publishers.discard(deleted)
-                if not publishers:
-                    del self._publishing[session_id]
+            watching.close()
         raise AssertionError("unreachable")  # pragma: no cover
 
     @staticmethod

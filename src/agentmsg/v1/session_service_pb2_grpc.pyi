@@ -76,12 +76,11 @@ class SessionServiceStub:
     DeleteSession: _grpc.UnaryUnaryMultiCallable[_session_service_pb2.DeleteSessionRequest, _session_service_pb2.DeleteSessionResponse]
     """Delete a session and every message in it, in one step: a session is whole
     or gone, never partly deleted. Deleting a session that does not exist
-    succeeds with `deleted` false. Subscribers that received any of its
-    messages end with NOT_FOUND, on every node (one still waiting for a first
-    message waits on, for the next session by that id); a `PublishStream` to
-    it ends with NOT_FOUND without appending; reading it gives NOT_FOUND. The
-    id is free again: a later append starts a new session at offset 1, and the
-    deleted messages' ids may be appended again.
+    succeeds with `deleted` false. Its subscribers end with NOT_FOUND, on
+    every node, before any message of a new session by that id; a
+    `PublishStream` to it ends with NOT_FOUND without appending; reading it
+    gives NOT_FOUND. The id is free again: a later append starts a new session
+    at offset 1, and the deleted messages' ids may be appended again.
     """
 
 @_typing.type_check_only
@@ -130,12 +129,11 @@ class SessionServiceAsyncStub(SessionServiceStub):
     DeleteSession: _aio.UnaryUnaryMultiCallable[_session_service_pb2.DeleteSessionRequest, _session_service_pb2.DeleteSessionResponse]  # type: ignore[assignment]
     """Delete a session and every message in it, in one step: a session is whole
     or gone, never partly deleted. Deleting a session that does not exist
-    succeeds with `deleted` false. Subscribers that received any of its
-    messages end with NOT_FOUND, on every node (one still waiting for a first
-    message waits on, for the next session by that id); a `PublishStream` to
-    it ends with NOT_FOUND without appending; reading it gives NOT_FOUND. The
-    id is free again: a later append starts a new session at offset 1, and the
-    deleted messages' ids may be appended again.
+    succeeds with `deleted` false. Its subscribers end with NOT_FOUND, on
+    every node, before any message of a new session by that id; a
+    `PublishStream` to it ends with NOT_FOUND without appending; reading it
+    gives NOT_FOUND. The id is free again: a later append starts a new session
+    at offset 1, and the deleted messages' ids may be appended again.
     """
 
 class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
@@ -241,12 +239,11 @@ class SessionServiceServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_session_service_pb2.DeleteSessionResponse, _abc.Awaitable[_session_service_pb2.DeleteSessionResponse]]:
         """Delete a session and every message in it, in one step: a session is whole
         or gone, never partly deleted. Deleting a session that does not exist
-        succeeds with `deleted` false. Subscribers that received any of its
-        messages end with NOT_FOUND, on every node (one still waiting for a first
-        message waits on, for the next session by that id); a `PublishStream` to
-        it ends with NOT_FOUND without appending; reading it gives NOT_FOUND. The
-        id is free again: a later append starts a new session at offset 1, and the
-        deleted messages' ids may be appended again.
+        succeeds with `deleted` false. Its subscribers end with NOT_FOUND, on
+        every node, before any message of a new session by that id; a
+        `PublishStream` to it ends with NOT_FOUND without appending; reading it
+        gives NOT_FOUND. The id is free again: a later append starts a new session
+        at offset 1, and the deleted messages' ids may be appended again.
         """
 
 def add_SessionServiceServicer_to_server(servicer: SessionServiceServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -874,12 +874,11 @@ export const SessionService: GenService<{
   /**
    * Delete a session and every message in it, in one step: a session is whole
    * or gone, never partly deleted. Deleting a session that does not exist
-   * succeeds with `deleted` false. Subscribers that received any of its
-   * messages end with NOT_FOUND, on every node (one still waiting for a first
-   * message waits on, for the next session by that id); a `PublishStream` to
-   * it ends with NOT_FOUND without appending; reading it gives NOT_FOUND. The
-   * id is free again: a later append starts a new session at offset 1, and the
-   * deleted messages' ids may be appended again.
+   * succeeds with `deleted` false. Its subscribers end with NOT_FOUND, on
+   * every node, before any message of a new session by that id; a
+   * `PublishStream` to it ends with NOT_FOUND without appending; reading it
+   * gives NOT_FOUND. The id is free again: a later append starts a new session
+   * at offset 1, and the deleted messages' ids may be appended again.
    *
    * @generated from rpc agentmsg.v1.SessionService.DeleteSession
    */
