@@ -3,8 +3,8 @@
 Append messages to a session's log (offsets 1, 2, 3...; idempotent on message
 id; parent ids checked against the session through an index), read the log
 after an offset, look an entry up by id, list sessions, wait for a session to
-grow, hold a session exclusively for a tree operation, and delete a session
-(by id, or every session idle for longer than a retention period). Each backend is one
+grow, hold a session exclusively for a tree operation, and delete a session (by
+id, or each session idle longer than a retention period). Each backend is one
 module of this package; ``tests/service/test_store_contract.py`` runs one suite
 against all of them.
 """
@@ -211,7 +211,7 @@ class Store(abc.ABC):
     def _deleted(self, session_id: str) -> None:
         for listener in self._delete_listeners:
             listener(session_id)
-        self._notify(session_id)  # its subscribers wake, read nothing, and learn it is gone
+        self._notify(session_id)  # its waiters wake (after the listeners, which mark its subscriptions deleted)
 
     @abc.abstractmethod
     async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, Body]]:
