@@ -38,6 +38,7 @@ __all__ = [
     "ServedStream",
     "Stop",
     "cancelled_result",
+    "checked_grace",
     "flush_spans",
     "stop_on_signals",
 ]
@@ -50,10 +51,18 @@ CLOSE_WAIT = 5.0  # seconds for the last outcomes to go out and the service to e
 FLUSH_TIMEOUT = 5.0  # seconds for the spans not yet exported
 
 
+def checked_grace(grace: float) -> float:
+    """A runner's ``grace``, refused unless a number of seconds >= 0."""
+    if isinstance(grace, bool) or not isinstance(grace, int | float) or not grace >= 0:
+        raise ValidationError.single("grace", "gte", f"must be a number of seconds >= 0, not {grace!r}")
+    return float(grace)
+
+
 class Stop:
     """A stop asked of a serving runner (one per ``serve()``, made in its event loop): when, and its grace."""
 
-    def __init__(self) -> None:
+    def __init__(self, runner: str) -> None:
+        self.runner = runner
         self.asked = asyncio.Event()
         self.ended = asyncio.Event()
         self.grace = 0.0
@@ -68,13 +77,13 @@ class Stop:
             self._changed.set()
         self.asked.set()
 
-    def signalled(self, grace: float, runner: str, signum: int) -> None:
+    def signalled(self, grace: float, signum: int) -> None:
         name = signal.Signals(signum).name
         if self.asked.is_set():
-            log.warning("runner %r: %s again; the calls in flight are answered cancelled now", runner, name)
+            log.warning("runner %r: %s again; the calls in flight are answered cancelled now", self.runner, name)
             self.ask(0.0)
         else:
-            log.info("runner %r: %s; draining (the calls in flight get %g s)", runner, name, grace)
+            log.warning("runner %r: %s; draining (the calls in flight get %g s)", self.runner, name, grace)
             self.ask(grace)
 
     async def until(self, *futures: asyncio.Future[Any]) -> bool:
@@ -99,7 +108,7 @@ class Stop:
 
 
 @contextlib.contextmanager
-def stop_on_signals(stop: Stop, grace: float, runner: str) -> Iterator[None]:
+def stop_on_signals(stop: Stop, grace: float) -> Iterator[None]:
     """SIGTERM and SIGINT ask ``stop`` to drain with ``grace`` (a second one: at once), while the block runs."""
     if threading.current_thread() is not threading.main_thread():
         raise ValidationError.single(
@@ -107,7 +116,7 @@ def stop_on_signals(stop: Stop, grace: float, runner: str) -> Iterator[None]:
         )
     loop = asyncio.get_running_loop()
     for signum in STOP_SIGNALS:
-        loop.add_signal_handler(signum, stop.signalled, grace, runner, signum)
+        loop.add_signal_handler(signum, stop.signalled, grace, signum)
     try:
         yield
     finally:
@@ -196,7 +205,12 @@ class ServedStream:
         if self.running:  # the cut calls answer cancelled; the finished ones send their outcomes
             await asyncio.wait(list(self.running.values()), timeout=CLOSE_WAIT)
         if late:
-            log.warning("%d call(s) did not finish within the grace (%g s): answered cancelled", len(late), stop.grace)
+            log.warning(
+                "runner %r: %d call(s) did not finish within the grace (%g s): answered cancelled",
+                stop.runner,
+                len(late),
+                stop.grace,
+            )
         self.closed = True
         with contextlib.suppress(grpc.RpcError, asyncio.InvalidStateError):
             async with self._writing:

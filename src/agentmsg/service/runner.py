@@ -60,6 +60,7 @@ from agentmsg.service.draining import (
     ServedStream,
     Stop,
     cancelled_result,
+    checked_grace,
     flush_spans,
     stop_on_signals,
 )
@@ -190,7 +191,7 @@ class ToolRunner:
         self.name = name
         self.reconnect = reconnect
         self.max_backoff = max_backoff
-        self.grace = grace
+        self.grace = checked_grace(grace)
         """Seconds a stopping runner gives its calls in flight before it answers them cancelled."""
         self._stop: Stop | None = None  # while serving
         self._token = token
@@ -285,9 +286,9 @@ class ToolRunner:
         """
         if not self._tools:
             raise ValidationError.single("tools", "required", "register at least one tool before serving")
-        stop = self._stop = Stop()
+        stop = self._stop = Stop(self.name)
         try:
-            with stop_on_signals(stop, self.grace, self.name) if handle_signals else contextlib.nullcontext():
+            with stop_on_signals(stop, self.grace) if handle_signals else contextlib.nullcontext():
                 await self._serve(stop)
             if stop.asked.is_set():
                 await flush_spans()
@@ -329,7 +330,7 @@ class ToolRunner:
         stop = self._stop
         if stop is None:
             return
-        stop.ask(self.grace if grace is None else grace)
+        stop.ask(self.grace if grace is None else checked_grace(grace))
         await stop.ended.wait()
 
     async def _serve_once(self, stop: Stop) -> None:
@@ -447,10 +448,10 @@ class ToolRunner:
     def stop(self, grace: float | None = None) -> None:
         """End a runner started with :meth:`start`: drain it (see :meth:`drain`; ``grace`` seconds for its calls
         in flight, ``self.grace`` when None) and wait for its thread."""
+        grace = self.grace if grace is None else checked_grace(grace)
         thread, loop, task = self._thread, self._loop, self._task
         if thread is None or loop is None or task is None or not thread.is_alive():
             return
-        grace = self.grace if grace is None else grace
         drain = self.drain(grace)
         try:
             asyncio.run_coroutine_threadsafe(drain, loop)
