@@ -7,6 +7,7 @@ handle_signals=True)``, what ``ToolRunner.run()`` does) sent a real signal; the 
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import sys
 import textwrap
@@ -143,10 +144,13 @@ def test_the_runner_spans_reach_the_collector_when_sigterm_comes_within_the_batc
     assert span.attributes["gen_ai.tool.call.id"] == "c1"
 
 
-def test_grace_is_checked() -> None:
+def test_grace_is_checked_and_ten_seconds_by_default() -> None:
     with pytest.raises(am.ValidationError, match="grace"):
         ToolRunner("127.0.0.1:1", grace=-1)
     runner = ToolRunner("127.0.0.1:1")
     assert runner.grace == 10.0
     with pytest.raises(am.ValidationError, match="grace"):
         runner.stop(float("nan"))
+    with pytest.raises(am.ValidationError, match="grace"):
+        asyncio.run(runner.drain(-1))
+    asyncio.run(runner.drain())  # not serving: nothing to drain

@@ -339,9 +339,10 @@ export class ToolRunner {
    * has ended; nothing happens when the runner is not serving.
    */
   async drain(graceMs?: number): Promise<void> {
+    const grace = graceMs === undefined ? this.graceMs : checkedGrace(graceMs);
     const stopping = this.stopping;
     if (stopping === undefined) return;
-    stopping.ask(graceMs === undefined ? this.graceMs : checkedGrace(graceMs));
+    stopping.ask(grace);
     await stopping.ended;
   }
 

@@ -364,10 +364,11 @@ class McpRunner:
         """Stop serving gracefully, and return once :meth:`serve` has ended (in the event loop it serves in): no new
         call, ``grace`` seconds (``self.grace`` when None) for the calls in flight, the rest cancelled and answered
         so, then unregistered, the MCP server stopped and the spans exported. Nothing happens when not serving."""
+        grace = self.grace if grace is None else checked_grace(grace)
         stop = self._stop
         if stop is None:
             return
-        stop.ask(self.grace if grace is None else checked_grace(grace))
+        stop.ask(grace)
         await stop.ended.wait()
 
     def run(self) -> None:

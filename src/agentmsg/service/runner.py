@@ -327,10 +327,11 @@ class ToolRunner:
         (``self.grace`` when None) to finish; those still running are answered cancelled; then the runner
         unregisters and exports the spans it has not exported yet. Nothing happens when it is not serving.
         """
+        grace = self.grace if grace is None else checked_grace(grace)
         stop = self._stop
         if stop is None:
             return
-        stop.ask(self.grace if grace is None else checked_grace(grace))
+        stop.ask(grace)
         await stop.ended.wait()
 
     async def _serve_once(self, stop: Stop) -> None:
