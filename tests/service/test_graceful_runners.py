@@ -11,6 +11,7 @@ import asyncio
 import signal
 import sys
 import textwrap
+import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -142,6 +143,33 @@ def test_the_runner_spans_reach_the_collector_when_sigterm_comes_within_the_batc
             runner.kill()
     (span,) = [s for s in spans if s.name == "execute_tool hold"]
     assert span.attributes["gen_ai.tool.call.id"] == "c1"
+
+
+def test_stop_drains_a_runner_started_in_a_thread(server: ServerProcess) -> None:
+    """The library's own stop: ``stop()`` of a runner from ``start()`` lets its call finish."""
+    started, release = threading.Event(), threading.Event()
+    runner = ToolRunner(server.target, name="threaded")
+
+    @runner.tool
+    def hold() -> str:
+        started.set()
+        release.wait(WAIT)
+        return "held"
+
+    runner.start()
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            held = pool.submit(call_tool, server.target, "c1", "hold", {})
+            assert started.wait(WAIT)
+            stopping = pool.submit(runner.stop)
+            until(lambda: "hold" not in served(server.target), "the draining runner's tool to be taken off")
+            assert not held.done()
+            release.set()
+            assert held.result(WAIT).text == "held"
+            stopping.result(WAIT)
+    finally:
+        release.set()
+        runner.stop(0)
 
 
 def test_grace_is_checked_and_ten_seconds_by_default() -> None:
