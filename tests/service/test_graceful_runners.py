@@ -145,6 +145,23 @@ def test_the_runner_spans_reach_the_collector_when_sigterm_comes_within_the_batc
     assert span.attributes["gen_ai.tool.call.id"] == "c1"
 
 
+def test_sigterm_while_the_server_is_gone_ends_the_runner(tmp_path: Path) -> None:
+    """A runner reconnecting to a server that went away stops on SIGTERM all the same (nothing to drain)."""
+    server = ServerProcess("--memory")
+    runner = start_runner(server.target, "orphan", 600, tmp_path / "never")
+    try:
+        server.kill()
+        until(
+            lambda: any("lost the server" in line or "closed the connection" in line for line in runner.errors),
+            "the runner to notice the server is gone",
+        )
+        runner.signal(signal.SIGTERM)
+        assert runner.wait() == 0, runner.errors
+        assert runner.lines[-1] == "exited"
+    finally:
+        runner.kill()
+
+
 def test_stop_drains_a_runner_started_in_a_thread(server: ServerProcess) -> None:
     """The library's own stop: ``stop()`` of a runner from ``start()`` lets its call finish."""
     started, release = threading.Event(), threading.Event()

@@ -350,7 +350,11 @@ class McpRunner:
         supervisor = asyncio.ensure_future(self._supervise())
         try:
             with stop_on_signals(stop, self.grace) if handle_signals else contextlib.nullcontext():
-                await self._register(stop)
+                try:
+                    await self._register(stop)
+                except errors.ServiceError:
+                    if not stop.asked.is_set():
+                        raise  # stopping anyway: the server answers the callers of what was in flight
         finally:
             self._stop = None
             supervisor.cancel()

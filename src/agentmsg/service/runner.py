@@ -302,11 +302,15 @@ class ToolRunner:
             try:
                 await self._serve_once(stop)
             except (UnavailableError, grpc.RpcError) as exc:
-                if not self.reconnect or stop.asked.is_set():
+                if stop.asked.is_set():
+                    return  # stopping anyway: the server answers the callers of what was in flight
+                if not self.reconnect:
                     raise
                 log.warning("runner %s lost the server at %s: %s", self.name, self.target, exc)
             except ConflictError:
-                if not (self.reconnect and registered_before) or stop.asked.is_set():
+                if stop.asked.is_set():
+                    return
+                if not (self.reconnect and registered_before):
                     raise
                 log.warning("runner %s: its tools are still held by its previous registration; retrying", self.name)
             else:
