@@ -100,6 +100,7 @@ class Stopping {
   readonly ended: Promise<void>;
   end!: () => void;
   private readonly askedController = new AbortController();
+  private askedAt: number | undefined;
   private deadline: number | undefined;
   private wake: (() => void)[] = [];
 
@@ -111,10 +112,12 @@ class Stopping {
   }
 
   ask(graceMs: number): void {
-    const deadline = Date.now() + Math.max(graceMs, 0);
+    const now = Date.now();
+    this.askedAt ??= now;
+    const deadline = now + Math.max(graceMs, 0);
     if (this.deadline === undefined || deadline < this.deadline) {
       this.deadline = deadline;
-      this.graceMs = Math.max(graceMs, 0);
+      this.graceMs = deadline - this.askedAt; // what the calls in flight get, from the first ask
     }
     this.asked = true;
     this.askedController.abort();
@@ -469,10 +472,10 @@ export class ToolRunner {
         }
         const late = [...running.values()];
         for (const entry of late) entry.cut();
-        await Promise.race([Promise.all(late.map((entry) => entry.finished)), sleep(CLOSE_WAIT_MS)]);
+        await within(Promise.all(late.map((entry) => entry.finished)), CLOSE_WAIT_MS);
         closed = true;
         outbox.close();
-        await Promise.race([read, sleep(CLOSE_WAIT_MS)]); // the service ends the stream once it read this side
+        await within(read, CLOSE_WAIT_MS); // the service ends the stream once it read this side
         return;
       }
       await reading; // throws what ended the stream
@@ -484,6 +487,16 @@ export class ToolRunner {
       outbox.close();
       connection.close();
     }
+  }
+}
+
+/** Wait for `promise`, `ms` at most (no timer is left behind to keep the process alive). */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  const timeout = new AbortController();
+  try {
+    await Promise.race([promise, sleep(ms, timeout.signal)]);
+  } finally {
+    timeout.abort();
   }
 }
 

@@ -66,14 +66,19 @@ class Stop:
         self.asked = asyncio.Event()
         self.ended = asyncio.Event()
         self.grace = 0.0
+        """The seconds the calls in flight get (from the first ask to the deadline)."""
+        self._asked_at: float | None = None
         self._deadline: float | None = None
         self._changed = asyncio.Event()
 
     def ask(self, grace: float) -> None:
         """Stop, giving the calls in flight ``grace`` seconds; asked again, it may hurry, never wait longer."""
-        deadline = asyncio.get_running_loop().time() + max(grace, 0.0)
+        now = asyncio.get_running_loop().time()
+        if self._asked_at is None:
+            self._asked_at = now
+        deadline = now + max(grace, 0.0)
         if self._deadline is None or deadline < self._deadline:
-            self._deadline, self.grace = deadline, max(grace, 0.0)
+            self._deadline, self.grace = deadline, round(deadline - self._asked_at, 3)
             self._changed.set()
         self.asked.set()
 
