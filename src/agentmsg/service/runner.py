@@ -364,8 +364,8 @@ class ToolRunner:
 
         async def read() -> None:
             try:
-                while (read := await served.stream.read()) is not grpc.aio.EOF:
-                    response: tool_service_pb2.ServeToolsResponse = read
+                while (message := await served.stream.read()) is not grpc.aio.EOF:
+                    response: tool_service_pb2.ServeToolsResponse = message
                     kind = response.WhichOneof("kind")
                     if kind == "registered":
                         self.runner_id = response.registered.runner_id
@@ -446,7 +446,7 @@ class ToolRunner:
                     raise ended[0]
                 raise UnavailableError(f"runner {self.name!r} stopped before registering its tools")
             if time.monotonic() > deadline:
-                self.stop()
+                self._cancel()  # nothing registered, nothing to drain
                 raise UnavailableError(f"runner {self.name!r} could not register at {self.target} in {timeout:g} s")
             time.sleep(0.01)
 
@@ -463,6 +463,12 @@ class ToolRunner:
         except RuntimeError:  # the loop closed meanwhile: the thread is ending
             drain.close()
         thread.join(grace + CLOSE_WAIT * 2 + FLUSH_TIMEOUT)
-        if thread.is_alive():  # the server did not answer in time: stop at once
+        self._cancel()  # the server did not answer in time: stop at once
+
+    def _cancel(self) -> None:
+        thread, loop, task = self._thread, self._loop, self._task
+        if thread is None or loop is None or task is None or not thread.is_alive():
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: the thread is ending
             loop.call_soon_threadsafe(task.cancel)
-            thread.join(CLOSE_WAIT)
+        thread.join(CLOSE_WAIT)
