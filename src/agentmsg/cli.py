@@ -351,7 +351,10 @@ def _mcp(args: argparse.Namespace) -> int:
                 "command", "required", "give the MCP server as -- COMMAND [ARGS...] or --url URL"
             )
         server: mcp.MCPServerSpec = args.url or mcp.stdio_server(command[0], command[1:])
-        runner = mcp.McpRunner(args.target, server, name=args.name, prefix=args.prefix, token=args.token, **tls)
+        grace = {} if args.grace is None else {"grace": args.grace}  # else the runner's default
+        runner = mcp.McpRunner(
+            args.target, server, name=args.name, prefix=args.prefix, token=args.token, **tls, **grace
+        )
         runner.run()
         return 0
 
@@ -495,6 +498,12 @@ def build_parser() -> argparse.ArgumentParser:
     runner.add_argument("--url", help="a streamable HTTP MCP endpoint (instead of a command)")
     runner.add_argument("--prefix", default="", help="put this in front of every tool name (e.g. 'files.')")
     runner.add_argument("--name", help="the runner's name (default: mcp:COMMAND)")
+    runner.add_argument(
+        "--grace",
+        type=float,
+        metavar="SECONDS",
+        help="on SIGTERM/SIGINT, how long calls in flight may finish before they are answered cancelled (default 10)",
+    )
     runner.add_argument("server_command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]: run over stdio")
     _connection_options(runner)
     runner.set_defaults(handler=_mcp)

@@ -229,3 +229,44 @@ def test_tree_operations_on_one_session_from_two_nodes_are_serialised(nodes: lis
         assert isinstance(item.message, am.BranchSummaryMessage)
         # The leaf each branch left is the entry just before it: nobody else appended in between.
         assert item.message.from_id == before.message.id
+
+
+def test_a_draining_runner_gives_its_tools_up_to_the_cluster_at_once(
+    nodes: list[ServerProcess], start_runner: Callable[..., RunnerThread]
+) -> None:
+    """A runner on node one stops mid-call: no node forwards it a new call, a replacement on node two may register
+    the name at once and takes the new calls, and the call in flight (made through node three) still finishes."""
+    started, release = threading.Event(), threading.Event()
+    leaving = ToolRunner(nodes[0].target, name="leaving")
+
+    @leaving.tool(name="job")
+    def job_before() -> str:
+        started.set()
+        release.wait(30)
+        return "finished by leaving"
+
+    leaving.start()
+    try:
+        with Client(nodes[2].target, timeout=30) as third, Client(nodes[1].target, timeout=30) as second:
+            assert wait_until(lambda: [t.tool.name for t in second.list_tools()] == ["job"], 10)
+            outcome: list[am.ToolResultContent] = []
+            caller = threading.Thread(target=lambda: outcome.append(third.call_tool(am.ToolCallContent("c1", "job"))))
+            caller.start()
+            assert started.wait(10)
+            stopping = threading.Thread(target=leaving.stop)
+            stopping.start()
+            assert wait_until(lambda: second.list_tools() == [] and third.list_tools() == [], 10)
+            with pytest.raises(am.NotFoundError):
+                third.call_tool(am.ToolCallContent("c2", "job"))
+            replacement = ToolRunner(nodes[1].target, name="replacement")
+            replacement.tool(lambda: "finished by replacement", name="job")
+            start_runner(replacement)  # registers while the first runner still runs its call
+            assert third.call_tool(am.ToolCallContent("c3", "job")).text == "finished by replacement"
+            release.set()
+            caller.join(30)
+            stopping.join(30)
+            assert [result.text for result in outcome] == ["finished by leaving"]
+            assert not stopping.is_alive()
+    finally:
+        release.set()
+        leaving.stop(0)

@@ -23,11 +23,9 @@ export function weatherRunner(target: string): ToolRunner {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const target = process.argv[2] ?? "127.0.0.1:50051";
-  const stop = new AbortController();
-  process.on("SIGINT", () => stop.abort());
-  process.on("SIGTERM", () => stop.abort());
   const runner = weatherRunner(target);
-  const serving = runner.serve({ signal: stop.signal });
+  // Ctrl-C or SIGTERM drains it: no new call, the calls in flight finish (10 s at most), then it unregisters.
+  const serving = runner.serve({ handleSignals: true });
   await runner.registered();
   console.log(`serving get_weather on ${target} as runner ${runner.runnerId}`);
   await serving;

@@ -13,6 +13,7 @@ import {
 } from "@opentelemetry/core";
 import {
   BasicTracerProvider,
+  BatchSpanProcessor,
   type ReadableSpan,
   SimpleSpanProcessor,
   type SpanExporter,
@@ -47,11 +48,18 @@ class Printing implements SpanExporter {
   }
 }
 
-/** Register the SDK (what an application does once, before it traces). */
-export function registerPrintingSdk(): void {
+/**
+ * Register the SDK (what an application does once, before it traces). With `batchDelayMs`, spans are exported in
+ * batches that wait that long (as a production SDK's do), else each as it ends.
+ */
+export function registerPrintingSdk(batchDelayMs?: number): void {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(
     new CompositePropagator({ propagators: [new W3CTraceContextPropagator(), new W3CBaggagePropagator()] }),
   );
-  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new Printing())] }));
+  const processor =
+    batchDelayMs === undefined
+      ? new SimpleSpanProcessor(new Printing())
+      : new BatchSpanProcessor(new Printing(), { scheduledDelayMillis: batchDelayMs });
+  trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [processor] }));
 }

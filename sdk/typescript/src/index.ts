@@ -22,6 +22,13 @@ export * from "./messages.js";
 export * from "./runner.js";
 export * from "./status.js";
 export * from "./streaming.js";
-export { CAPTURE_ENV, contentCapture, otelResponse, traceToolCall, tracingInterceptor } from "./tracing.js";
+export {
+  CAPTURE_ENV,
+  contentCapture,
+  flushTracing,
+  otelResponse,
+  traceToolCall,
+  tracingInterceptor,
+} from "./tracing.js";
 export * from "./transport.js";
 export * from "./validation.js";

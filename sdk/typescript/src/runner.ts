@@ -5,10 +5,15 @@
 // registers again. Each call is an OpenTelemetry span (`execute_tool {name}`, see tracing.ts), the child of the
 // server's span, once the application registers an OpenTelemetry SDK.
 //
+// It stops gracefully (on SIGTERM or SIGINT with `handleSignals`, when `signal` aborts, or on drain()): it sends
+// DrainTools (the service takes its tools off and sends no new call), gives the calls in flight `graceMs` (10 s by
+// default), answers those still running as cancelled (their handlers' AbortSignal aborts), closes its side of the
+// stream (which unregisters it), and flushes the registered tracer provider. A second signal ends the grace at once.
+//
 //   const runner = new ToolRunner("127.0.0.1:50051", { name: "files" });
 //   runner.tool("read_file", { type: "object", properties: { path: { type: "string" } }, required: ["path"] },
 //     async ({ path }, { signal }) => readFile(String(path), { encoding: "utf8", signal }));
-//   await runner.serve({ signal });
+//   await runner.serve({ handleSignals: true });
 
 import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
@@ -25,7 +30,7 @@ import { UnavailableError, ValidationError } from "./errors.js";
 import { type ToolDefinition, ToolDefinitionSchema } from "./gen/agentmsg/v1/tool_pb.js";
 import { type ServeToolsRequest, ServeToolsRequestSchema, ToolService } from "./gen/agentmsg/v1/tool_service_pb.js";
 import { fromCallError, isTransient } from "./status.js";
-import { traceToolCall } from "./tracing.js";
+import { flushTracing, traceToolCall } from "./tracing.js";
 import { type Backoff, backoffDelay, type ConnectionOptions, connect, sleep } from "./transport.js";
 import { validate } from "./validation.js";
 
@@ -63,6 +68,96 @@ export interface RunnerOptions extends ConnectionOptions {
   name?: string;
   /** Reconnecting after the connection drops; `maxAttempts` consecutive failures end serve() with the error. */
   reconnect?: Backoff;
+  /** How long a stopping runner gives its calls in flight before it answers them cancelled (default 10 000 ms). */
+  graceMs?: number;
+}
+
+export interface ServeOptions {
+  /** Aborting it stops the runner gracefully (as drain() does). */
+  signal?: AbortSignal;
+  /** SIGTERM and SIGINT stop the runner gracefully while it serves; a second one ends the grace at once. */
+  handleSignals?: boolean;
+}
+
+/** The grace a runner gives its calls in flight when it stops, unless `RunnerOptions.graceMs` says otherwise. */
+export const DEFAULT_GRACE_MS = 10_000;
+const CLOSE_WAIT_MS = 5_000; // for the last outcomes to go out and the service to end the stream after a drain
+const STOP_SIGNALS = ["SIGTERM", "SIGINT"] as const;
+
+function checkedGrace(graceMs: number): number {
+  if (typeof graceMs !== "number" || !(graceMs >= 0)) {
+    throw ValidationError.single("graceMs", "gte", `must be a number of milliseconds >= 0, not ${String(graceMs)}`);
+  }
+  return graceMs;
+}
+
+/** A stop asked of a serving runner (one per serve()): its grace, which a later ask may shorten, never lengthen. */
+class Stopping {
+  asked = false;
+  graceMs = 0;
+  /** Aborted when the stop is asked (ends a backoff sleep). */
+  readonly askedSignal: AbortSignal;
+  readonly ended: Promise<void>;
+  end!: () => void;
+  private readonly askedController = new AbortController();
+  private askedAt: number | undefined;
+  private deadline: number | undefined;
+  private wake: (() => void)[] = [];
+
+  constructor() {
+    this.askedSignal = this.askedController.signal;
+    this.ended = new Promise((resolve) => {
+      this.end = resolve;
+    });
+  }
+
+  ask(graceMs: number): void {
+    const now = Date.now();
+    this.askedAt ??= now;
+    const deadline = now + Math.max(graceMs, 0);
+    if (this.deadline === undefined || deadline < this.deadline) {
+      this.deadline = deadline;
+      this.graceMs = deadline - this.askedAt; // what the calls in flight get, from the first ask
+    }
+    this.asked = true;
+    this.askedController.abort();
+    for (const wake of this.wake.splice(0)) wake();
+  }
+
+  /** Wait until `promise` settles or the grace ends (a later ask may end it sooner): whether it settled. */
+  async until(promise: Promise<unknown>): Promise<boolean> {
+    let settled = false;
+    const watched = promise.then(
+      () => {
+        settled = true;
+      },
+      () => {
+        settled = true;
+      },
+    );
+    while (!settled) {
+      const remaining = (this.deadline ?? Date.now()) - Date.now();
+      if (remaining <= 0) return false;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const changed = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, remaining);
+        this.wake.push(resolve);
+      });
+      await Promise.race([watched, changed]);
+      clearTimeout(timer);
+    }
+    return true;
+  }
+}
+
+/** A call the runner is running: its handler's controller, and whether a drain's grace ran out on it. */
+interface Running {
+  readonly controller: AbortController;
+  /** Settles once the outcome is queued (or dropped, after the service's cancel). */
+  finished: Promise<void>;
+  /** Answer it cancelled now, and abort its handler. */
+  cut: () => void;
+  isCut: boolean;
 }
 
 interface Tool {
@@ -143,14 +238,18 @@ export class ToolRunner {
   /** The id the service gave this runner at its last registration. */
   runnerId: string | undefined;
   private readonly tools = new Map<string, Tool>();
+  /** How long a stopping runner gives its calls in flight (ms). */
+  readonly graceMs: number;
   private readonly options: RunnerOptions;
   private registeredWaiters: (() => void)[] = [];
+  private stopping: Stopping | undefined;
 
   constructor(
     readonly target: string,
     options: RunnerOptions = {},
   ) {
     this.name = options.name ?? "typescript-runner";
+    this.graceMs = checkedGrace(options.graceMs ?? DEFAULT_GRACE_MS);
     this.options = options;
   }
 
@@ -209,88 +308,202 @@ export class ToolRunner {
   }
 
   /**
-   * Connect, register, and answer calls until `signal` aborts. A dropped connection is reconnected with backoff
-   * (and the tools registered again); a refused registration (a name taken, a bad token) throws.
+   * Connect, register, and answer calls until stopped: `signal` aborting, SIGTERM or SIGINT with `handleSignals`,
+   * or drain() stop it gracefully (see the module comment). A dropped connection is reconnected with backoff (and
+   * the tools registered again); a refused registration (a name taken, a bad token) throws.
    */
-  async serve(options: { signal?: AbortSignal } = {}): Promise<void> {
+  async serve(options: ServeOptions = {}): Promise<void> {
     if (this.tools.size === 0) {
       throw ValidationError.single("tools", "required", "register at least one tool before serving");
     }
+    const stopping = new Stopping();
+    this.stopping = stopping;
     const signal = options.signal;
+    const onAbort = (): void => stopping.ask(this.graceMs);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    const onSignal = (): void => stopping.ask(stopping.asked ? 0 : this.graceMs);
+    if (options.handleSignals) for (const name of STOP_SIGNALS) process.on(name, onSignal);
+    try {
+      await this.serveUntilStopped(stopping);
+      if (stopping.asked) await flushTracing();
+    } finally {
+      if (options.handleSignals) for (const name of STOP_SIGNALS) process.off(name, onSignal);
+      signal?.removeEventListener("abort", onAbort);
+      this.stopping = undefined;
+      stopping.end();
+    }
+  }
+
+  /**
+   * Stop serving gracefully: no new call (the service takes the tools off at once: a new call goes to a runner that
+   * registers them next, or is answered NOT_FOUND), `graceMs` (the runner's when left out) for the calls in flight,
+   * those still running answered cancelled, then unregistered and the tracer provider flushed. Resolves once serve()
+   * has ended; nothing happens when the runner is not serving.
+   */
+  async drain(graceMs?: number): Promise<void> {
+    const grace = graceMs === undefined ? this.graceMs : checkedGrace(graceMs);
+    const stopping = this.stopping;
+    if (stopping === undefined) return;
+    stopping.ask(grace);
+    await stopping.ended;
+  }
+
+  private async serveUntilStopped(stopping: Stopping): Promise<void> {
     const backoff = this.options.reconnect ?? {};
     const attempts = backoff.maxAttempts ?? 20;
     let failures = 0;
-    while (!signal?.aborted) {
+    while (!stopping.asked) {
       let failure: unknown;
       const registeredBefore = this.runnerId;
       try {
-        await this.session(signal);
+        await this.session(stopping);
         failure = new UnavailableError("the server ended the ServeTools stream");
       } catch (error) {
-        if (signal?.aborted) return;
+        if (stopping.asked) return;
         failure = fromCallError(error);
         if (!isTransient(failure)) throw failure;
       }
-      if (signal?.aborted) return;
+      if (stopping.asked) return;
       // A session that registered was healthy: count failures from it afresh.
       if (registeredBefore === undefined && this.runnerId !== undefined) failures = 0;
       this.runnerId = undefined;
       failures += 1;
       if (failures > attempts) throw failure;
-      await sleep(backoffDelay(failures, backoff), signal);
+      await sleep(backoffDelay(failures, backoff), stopping.askedSignal);
     }
   }
 
-  // One ServeTools stream: register, then run calls until the stream ends.
-  private async session(signal: AbortSignal | undefined): Promise<void> {
+  // One ServeTools stream: register, then run calls until the stream ends or the runner drained.
+  private async session(stopping: Stopping): Promise<void> {
     const connection = connect(this.target, this.options);
     const client = createClient(ToolService, connection.transport);
     const outbox = new Outbox<ServeToolsRequest>();
-    const running = new Map<string, AbortController>();
+    const running = new Map<string, Running>();
     const stop = new AbortController();
-    const onAbort = (): void => stop.abort();
-    signal?.addEventListener("abort", onAbort, { once: true });
+    let closed = false; // this side is closed: a call that still comes is left to the service
+    let noMoreCalls: () => void = () => {};
+    const last = new Promise<void>((resolve) => {
+      noMoreCalls = resolve; // the service's Draining came, or the stream ended
+    });
     outbox.push(
       create(ServeToolsRequestSchema, {
         kind: { case: "register", value: { runnerName: this.name, tools: this.definitions } },
       }),
     );
-    try {
-      for await (const response of client.serveTools(outbox, { signal: stop.signal })) {
-        const kind = response.kind;
-        if (kind.case === "registered") {
-          this.runnerId = kind.value.runnerId;
-          for (const wake of this.registeredWaiters.splice(0)) wake();
-        } else if (kind.case === "run" && kind.value.call !== undefined) {
-          const call = kind.value.call;
-          const handle = kind.value.handle;
-          // The service's handle names the call: call ids are the model's, and two callers may share one.
-          // (A server older than handles sends none: the call id names it.)
-          const slot = handle || call.id;
-          const controller = new AbortController();
-          running.set(slot, controller);
-          // The call's span is the child of the server's (RunToolCall.trace_context); a no-op unless the
-          // application registered an OpenTelemetry SDK.
-          const execute = (): Promise<ToolResultContent> => this.call(call, controller.signal);
-          void traceToolCall(call, kind.value.traceContext, execute).then((result) => {
-            if (running.get(slot) === controller) running.delete(slot);
-            if (controller.signal.aborted) return; // cancelled: the service no longer waits for it
-            outbox.push(
-              create(ServeToolsRequestSchema, {
-                kind: { case: "outcome", value: { callId: call.id, result, handle } },
-              }),
-            );
-          });
-        } else if (kind.case === "cancel") {
-          const slot = kind.value.handle || kind.value.callId;
-          running.get(slot)?.abort(new Error(kind.value.reason || "cancelled by the service"));
+    const start = (call: ToolCallContent, handle: string, traceContext: Record<string, string>): void => {
+      // The service's handle names the call: call ids are the model's, and two callers may share one.
+      // (A server older than handles sends none: the call id names it.)
+      const slot = handle || call.id;
+      const controller = new AbortController();
+      let answerCancelled: () => void = () => {};
+      const cutOff = new Promise<ToolResultContent>((resolve) => {
+        answerCancelled = () => resolve(cancelledResult(call, this.name, stopping.graceMs));
+      });
+      const entry: Running = {
+        controller,
+        finished: Promise.resolve(),
+        isCut: false,
+        cut: () => {
+          entry.isCut = true;
+          answerCancelled();
+          controller.abort(new Error("the runner stopped before the call finished"));
+        },
+      };
+      // The call's span is the child of the server's (RunToolCall.trace_context); a no-op unless the
+      // application registered an OpenTelemetry SDK. A call cut off by a drain ends with its cancelled result.
+      const execute = async (): Promise<ToolResultContent> => {
+        const result = await Promise.race([this.call(call, controller.signal), cutOff]);
+        return entry.isCut ? cancelledResult(call, this.name, stopping.graceMs) : result;
+      };
+      entry.finished = traceToolCall(call, traceContext, execute).then((result) => {
+        if (running.get(slot) === entry) running.delete(slot);
+        if (controller.signal.aborted && !entry.isCut) return; // the service's cancel: nobody waits for it
+        const outcome = { callId: call.id, result, handle };
+        outbox.push(create(ServeToolsRequestSchema, { kind: { case: "outcome", value: outcome } }));
+      });
+      running.set(slot, entry);
+    };
+    const reading = (async () => {
+      try {
+        for await (const response of client.serveTools(outbox, { signal: stop.signal })) {
+          const kind = response.kind;
+          if (kind.case === "registered") {
+            this.runnerId = kind.value.runnerId;
+            for (const wake of this.registeredWaiters.splice(0)) wake();
+          } else if (kind.case === "run" && kind.value.call !== undefined) {
+            if (!closed) start(kind.value.call, kind.value.handle, kind.value.traceContext);
+          } else if (kind.case === "cancel") {
+            const slot = kind.value.handle || kind.value.callId;
+            running.get(slot)?.controller.abort(new Error(kind.value.reason || "cancelled by the service"));
+          } else if (kind.case === "draining") {
+            noMoreCalls();
+          }
         }
+      } finally {
+        noMoreCalls();
       }
+    })();
+    let readingDone = false;
+    const read = reading.then(
+      () => {
+        readingDone = true;
+      },
+      () => {
+        readingDone = true;
+      },
+    );
+    let resolveAsked: () => void = () => {};
+    const asked = new Promise<void>((resolve) => {
+      resolveAsked = resolve;
+    });
+    const onAsk = (): void => resolveAsked();
+    if (stopping.asked) onAsk();
+    else stopping.askedSignal.addEventListener("abort", onAsk, { once: true });
+    try {
+      await Promise.race([read, asked]);
+      if (stopping.asked && !readingDone) {
+        // Steps 1-4 of the module comment: no new call, the grace, the rest cancelled, this side closed.
+        outbox.push(create(ServeToolsRequestSchema, { kind: { case: "drain", value: {} } }));
+        await stopping.until(Promise.race([last, read]));
+        while (running.size > 0 && !readingDone) {
+          const everything = Promise.all([...running.values()].map((entry) => entry.finished));
+          if (!(await stopping.until(Promise.race([everything, read])))) break;
+        }
+        const late = [...running.values()];
+        for (const entry of late) entry.cut();
+        await within(Promise.all(late.map((entry) => entry.finished)), CLOSE_WAIT_MS);
+        closed = true;
+        outbox.close();
+        await within(read, CLOSE_WAIT_MS); // the service ends the stream once it read this side
+        return;
+      }
+      await reading; // throws what ended the stream
     } finally {
-      signal?.removeEventListener("abort", onAbort);
-      for (const controller of running.values()) controller.abort(new Error("the runner's connection ended"));
+      stopping.askedSignal.removeEventListener("abort", onAsk);
+      stop.abort();
+      await read;
+      for (const entry of running.values()) entry.controller.abort(new Error("the runner's connection ended"));
       outbox.close();
       connection.close();
     }
   }
+}
+
+/** Wait for `promise`, `ms` at most (no timer is left behind to keep the process alive). */
+async function within(promise: Promise<unknown>, ms: number): Promise<void> {
+  const timeout = new AbortController();
+  try {
+    await Promise.race([promise, sleep(ms, timeout.signal)]);
+  } finally {
+    timeout.abort();
+  }
+}
+
+/** What the caller of a call cut off by a drain's end gets. */
+function cancelledResult(call: ToolCallContent, runner: string, graceMs: number): ToolResultContent {
+  return errorResult(
+    call,
+    `cancelled: the tool runner '${runner}' stopped and the call did not finish within its grace (${graceMs / 1000} s)`,
+  );
 }

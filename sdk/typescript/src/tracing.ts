@@ -62,6 +62,17 @@ export async function traceToolCall(
   }
 }
 
+/**
+ * Export the spans the registered tracer provider still holds (a batch processor's, within its delay): what a
+ * stopping runner does before its process exits. Nothing when no SDK is registered or its provider cannot flush.
+ */
+export async function flushTracing(): Promise<void> {
+  // The API's global provider is a proxy; the SDK's provider the application registered is its delegate.
+  const global = trace.getTracerProvider() as { getDelegate?: () => unknown };
+  const provider = (global.getDelegate?.() ?? global) as { forceFlush?: () => Promise<void> };
+  if (typeof provider.forceFlush === "function") await provider.forceFlush();
+}
+
 const TOOL_SERVICE = "agentmsg.v1.ToolService";
 
 const HEADERS: TextMapSetter<Headers> = {

@@ -13,6 +13,7 @@ import {
   CancelledError,
   type Content,
   citation,
+  DEFAULT_GRACE_MS,
   DecodeError,
   decodeBinary,
   decodeJson,
@@ -275,6 +276,29 @@ test("the runner turns each kind of handler outcome into a result", async () => 
   assert.deepEqual([toolResultText(bad), bad.isError], ["invalid arguments: a JSON array is not an object", true]);
   assert.throws(() => runner.tool("json", {}, () => ""), ValidationError);
   await assert.rejects(new ToolRunner("127.0.0.1:1").serve(), ValidationError);
+});
+
+test("the runner's grace: checked, 10 s by default; drain() and an aborted signal before serving", async () => {
+  assert.equal(new ToolRunner("127.0.0.1:1").graceMs, DEFAULT_GRACE_MS);
+  assert.equal(DEFAULT_GRACE_MS, 10_000);
+  assert.equal(new ToolRunner("127.0.0.1:1", { graceMs: 0 }).graceMs, 0);
+  for (const graceMs of [-1, Number.NaN]) {
+    assert.throws(
+      () => new ToolRunner("127.0.0.1:1", { graceMs }),
+      (error: unknown) => {
+        assert.ok(error instanceof ValidationError);
+        assert.deepEqual(
+          error.violations.map((v) => v.field),
+          ["graceMs"],
+        );
+        return true;
+      },
+    );
+  }
+  const runner = new ToolRunner("127.0.0.1:1").tool("t", { type: "object" }, () => "");
+  await runner.drain();
+  await assert.rejects(runner.drain(-5), ValidationError);
+  await runner.serve({ signal: AbortSignal.abort() }); // stopped before it started: it returns, connecting nowhere
 });
 
 test("v1.1 content: hosted tools, citations, logprobs, usage details, stop sequence", () => {

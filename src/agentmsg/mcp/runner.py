@@ -20,7 +20,13 @@ kind ``MCP``, names with ``prefix`` in front), and answers each call with a
   ``is_error`` result saying so, never a hang;
 - a tool whose definition is bad (a schema that is not a JSON object...) is
   left out and named in :attr:`McpRunner.problems`; a malformed result gives
-  an ``is_error`` result naming the problem. The other tools go on serving.
+  an ``is_error`` result naming the problem. The other tools go on serving;
+- it stops gracefully, as ``ToolRunner`` does (:mod:`agentmsg.service.draining`):
+  on SIGTERM or SIGINT (:meth:`McpRunner.run`, ``serve(handle_signals=True)``)
+  or :meth:`McpRunner.drain`, the service sends it no new call, the calls in
+  flight get ``grace`` seconds, those still running are cancelled (the MCP
+  server hears ``notifications/cancelled``) and answered so, then it
+  unregisters, stops the MCP server and exports its last spans.
 """
 
 from __future__ import annotations
@@ -41,6 +47,15 @@ from agentmsg.errors import ToolArgumentsError, ValidationError
 from agentmsg.mcp._session import McpConnection, MCPServerSpec, connect, describe
 from agentmsg.providers._common import ConversionReport
 from agentmsg.providers.mcp import from_mcp_result, read_mcp_tools
+from agentmsg.service.draining import (
+    DEFAULT_GRACE,
+    ServedStream,
+    Stop,
+    cancelled_result,
+    checked_grace,
+    flush_spans,
+    stop_on_signals,
+)
 from agentmsg.service.telemetry import instrument_stub, tool_execution
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
@@ -84,6 +99,7 @@ class McpRunner:
         restart_delay: float = 0.5,
         max_restart_delay: float = 30.0,
         errlog: TextIO | None = None,
+        grace: float = DEFAULT_GRACE,
     ) -> None:
         self.target = target
         self.server = server
@@ -93,6 +109,9 @@ class McpRunner:
         self._tls = (root_certificates, private_key, certificate_chain)
         self._restart = (restart_delay, max_restart_delay)
         self._errlog = errlog
+        self.grace = checked_grace(grace)
+        """Seconds a stopping runner gives its calls in flight before it answers them cancelled."""
+        self._stop: Stop | None = None  # while serving
         self.tools: list[ToolDefinition] = []
         """The tools registered (or about to be), names prefixed."""
         self.problems: dict[str, str] = {}
@@ -225,61 +244,69 @@ class McpRunner:
         return grpc.aio.insecure_channel(self.target)
 
     async def _serve_stream(
-        self, stub: tool_service_pb2_grpc.ToolServiceAsyncStub, tools: list[ToolDefinition]
+        self, stub: tool_service_pb2_grpc.ToolServiceAsyncStub, tools: list[ToolDefinition], stop: Stop
     ) -> None:
-        """Register ``tools`` and answer calls until the tools change (returns) or the stream ends (raises)."""
+        """Register ``tools`` and answer calls until the tools change or the runner drained (returns) or the stream
+        ends (raises)."""
         metadata = (("authorization", f"Bearer {self._token}"),) if self._token else ()
-        stream = stub.ServeTools(metadata=metadata)
-        writing = asyncio.Lock()
-        running: dict[str, asyncio.Task[None]] = {}
+        served = ServedStream(stub.ServeTools(metadata=metadata))
 
-        async def send(request: tool_service_pb2.ServeToolsRequest) -> None:
-            async with writing:
-                await stream.write(request)
-
-        async def run(call: ToolCallContent, timeout: float | None, handle: str, trace_context: dict[str, str]) -> None:
+        async def run(
+            call: ToolCallContent, slot: str, timeout: float | None, handle: str, trace_context: dict[str, str]
+        ) -> None:
             with tool_execution(call, trace_context) as record:  # a span in the caller's trace, when tracing
-                result = await self.call(call, timeout)
+                try:
+                    result = await self.call(call, timeout)
+                except asyncio.CancelledError:
+                    if slot not in served.cut:
+                        raise  # the service's cancel: nobody waits for the result
+                    result = cancelled_result(call, self.name, stop.grace)
                 record(result)
-            outcome = tool_service_pb2.ToolCallOutcome(call_id=call.id, result=result.pb.tool_result, handle=handle)
-            with contextlib.suppress(grpc.RpcError, asyncio.InvalidStateError):
-                await send(tool_service_pb2.ServeToolsRequest(outcome=outcome))
+            await served.answer(slot, call, result, handle)
 
         async def read() -> None:
-            while (message := await stream.read()) is not grpc.aio.EOF:
-                response: tool_service_pb2.ServeToolsResponse = message  # type: ignore[assignment]
-                kind = response.WhichOneof("kind")
-                if kind == "registered":
-                    self.runner_id = response.registered.runner_id
-                    self.registered.set()
-                elif kind == "run":
-                    call = ToolCallContent._wrap(content_pb2.Content(tool_call=response.run.call))
-                    timeout = (
-                        response.run.timeout.ToTimedelta().total_seconds() if response.run.HasField("timeout") else None
-                    )
-                    # The service's handle names the call (a server older than handles: its call id does).
-                    slot = response.run.handle or call.id
-                    run_call = run(call, timeout, response.run.handle, dict(response.run.trace_context))
-                    task = asyncio.ensure_future(run_call)
-                    running[slot] = task
-                    task.add_done_callback(lambda _, slot=slot: running.pop(slot, None))  # type: ignore[misc]
-                elif kind == "cancel":
-                    found = running.get(response.cancel.handle or response.cancel.call_id)
-                    if found is not None:
-                        log.info("call %s cancelled (%s)", response.cancel.call_id, response.cancel.reason)
-                        found.cancel()
-            raise errors.UnavailableError("the agentmsg server closed the runner's stream")
+            try:
+                while (message := await served.stream.read()) is not grpc.aio.EOF:
+                    response: tool_service_pb2.ServeToolsResponse = message
+                    kind = response.WhichOneof("kind")
+                    if kind == "registered":
+                        self.runner_id = response.registered.runner_id
+                        self.registered.set()
+                    elif kind == "run":
+                        call = ToolCallContent._wrap(content_pb2.Content(tool_call=response.run.call))
+                        timeout = (
+                            response.run.timeout.ToTimedelta().total_seconds()
+                            if response.run.HasField("timeout")
+                            else None
+                        )
+                        # The service's handle names the call (a server older than handles: its call id does).
+                        slot = response.run.handle or call.id
+                        served.start(
+                            slot, run(call, slot, timeout, response.run.handle, dict(response.run.trace_context))
+                        )
+                    elif kind == "cancel":
+                        if served.cancel(response.cancel.handle or response.cancel.call_id):
+                            log.info("call %s cancelled (%s)", response.cancel.call_id, response.cancel.reason)
+                    elif kind == "draining":
+                        served.last.set()
+            finally:
+                served.last.set()
+            if not served.closed:
+                raise errors.UnavailableError("the agentmsg server closed the runner's stream")
 
         register = tool_service_pb2.RegisterTools(runner_name=self.name, tools=[d.pb for d in tools])
         reader = asyncio.ensure_future(read())
         changed = asyncio.ensure_future(self._changed.wait())
+        asked = asyncio.ensure_future(stop.asked.wait())
         try:
-            await send(tool_service_pb2.ServeToolsRequest(register=register))
-            await asyncio.wait([reader, changed], return_when=asyncio.FIRST_COMPLETED)
+            await served.send(tool_service_pb2.ServeToolsRequest(register=register))
+            await asyncio.wait([reader, changed, asked], return_when=asyncio.FIRST_COMPLETED)
             if reader.done():
                 reader.result()  # raises what ended the stream
-            if running:
-                await asyncio.wait(list(running.values()), timeout=_DRAIN_SECONDS)
+            if stop.asked.is_set():
+                await served.drain(stop, reader)
+            elif served.running:
+                await asyncio.wait(list(served.running.values()), timeout=_DRAIN_SECONDS)
         except grpc.RpcError as exc:
             code = exc.code()
             raise _RPC_ERRORS.get(code, errors.UnavailableError)(
@@ -287,33 +314,68 @@ class McpRunner:
             ) from None
         finally:
             self.registered.clear()
-            for task in (reader, changed, *running.values()):
+            for task in (reader, changed, asked):
                 task.cancel()
-            stream.cancel()
+            served.cancel_all()
+            served.stream.cancel()
 
-    async def _register(self) -> None:
+    async def _register(self, stop: Stop) -> None:
         channel = self._channel()
         try:
             stub = instrument_stub(tool_service_pb2_grpc.ToolServiceStub(channel), "agentmsg-runner")
-            while True:
-                await self._changed.wait()
+            while not stop.asked.is_set():
+                changed = asyncio.ensure_future(self._changed.wait())
+                asked = asyncio.ensure_future(stop.asked.wait())
+                try:
+                    await asyncio.wait([changed, asked], return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    changed.cancel()
+                    asked.cancel()
+                if stop.asked.is_set():
+                    return
                 self._changed.clear()
                 if self.tools:
-                    await self._serve_stream(stub, list(self.tools))
+                    await self._serve_stream(stub, list(self.tools), stop)
         finally:
             await channel.close()
 
-    async def serve(self) -> None:
-        """Run until cancelled; raises when the agentmsg service refuses the runner or goes away."""
+    async def serve(self, *, handle_signals: bool = False) -> None:
+        """Run until drained (:meth:`drain`) or cancelled; raises when the agentmsg service refuses the runner or
+        goes away.
+
+        ``handle_signals``: SIGTERM and SIGINT drain the runner (a second one ends the grace at once); only in the
+        main thread's event loop.
+        """
+        stop = self._stop = Stop(self.name)
         supervisor = asyncio.ensure_future(self._supervise())
         try:
-            await self._register()
+            with stop_on_signals(stop, self.grace) if handle_signals else contextlib.nullcontext():
+                try:
+                    await self._register(stop)
+                except errors.ServiceError:
+                    if not stop.asked.is_set():
+                        raise  # stopping anyway: the server answers the callers of what was in flight
         finally:
+            self._stop = None
             supervisor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await supervisor
+            if stop.asked.is_set():
+                await flush_spans()
+            stop.ended.set()
+
+    async def drain(self, grace: float | None = None) -> None:
+        """Stop serving gracefully, and return once :meth:`serve` has ended (in the event loop it serves in): no new
+        call, ``grace`` seconds (``self.grace`` when None) for the calls in flight, the rest cancelled and answered
+        so, then unregistered, the MCP server stopped and the spans exported. Nothing happens when not serving."""
+        grace = self.grace if grace is None else checked_grace(grace)
+        stop = self._stop
+        if stop is None:
+            return
+        stop.ask(grace)
+        await stop.ended.wait()
 
     def run(self) -> None:
-        """Serve until interrupted (blocking)."""
+        """Serve until SIGTERM or SIGINT, then drain (see :meth:`drain`) and return (blocking; the main thread)."""
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(self.serve())
+            asyncio.run(self.serve(handle_signals=True))

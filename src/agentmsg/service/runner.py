@@ -23,12 +23,19 @@ tool; a sync tool cannot be interrupted, and its late result is discarded.
 A runner outlives its server: when the connection is lost (a restart, a
 network gap) it reconnects with capped exponential backoff and registers its
 tools again, with no step from its owner.
+
+It stops gracefully (:mod:`agentmsg.service.draining`): on SIGTERM or SIGINT
+(:meth:`ToolRunner.run`, or ``serve(handle_signals=True)``), :meth:`~ToolRunner.drain`
+or :meth:`~ToolRunner.stop`, it asks the service for no new call, gives the
+calls in flight ``grace`` seconds (10 by default), answers those still running
+as cancelled, unregisters, and exports its last spans.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import inspect
 import json
 import logging
@@ -46,6 +53,17 @@ import grpc
 from agentmsg.content import ContentBase, ToolCallContent, ToolKind, ToolResultContent
 from agentmsg.errors import AgentMsgError, ConflictError, ToolArgumentsError, UnavailableError, ValidationError
 from agentmsg.service import status
+from agentmsg.service.draining import (
+    CLOSE_WAIT,
+    DEFAULT_GRACE,
+    FLUSH_TIMEOUT,
+    ServedStream,
+    Stop,
+    cancelled_result,
+    checked_grace,
+    flush_spans,
+    stop_on_signals,
+)
 from agentmsg.service.telemetry import instrument_stub, tool_execution
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
@@ -127,11 +145,30 @@ def _result(call: ToolCallContent, value: Any) -> ToolResultContent:
     )
 
 
-def _forget(running: dict[str, asyncio.Task[None]], call_id: str) -> Callable[[asyncio.Task[None]], None]:
-    def done(_: asyncio.Task[None]) -> None:
-        running.pop(call_id, None)
+async def _in_thread(function: Callable[..., Any], args: Mapping[str, Any]) -> Any:
+    """A sync tool on a thread of its own, a daemon: one that never returns cannot keep a stopped runner alive."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()  # the call's span stays current inside the tool
 
-    return done
+    def settle(value: Any, error: BaseException | None) -> None:
+        if future.done():
+            return  # the call was cancelled: its late result is discarded
+        if error is None:
+            future.set_result(value)
+        else:
+            future.set_exception(error if isinstance(error, Exception) else RuntimeError(repr(error)))
+
+    def work() -> None:
+        try:
+            value, error = context.run(function, **args), None
+        except BaseException as exc:  # handed to the caller, whatever it is
+            value, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits
+            loop.call_soon_threadsafe(settle, value, error)
+
+    threading.Thread(target=work, name=f"agentmsg-tool-{getattr(function, '__name__', 'tool')}", daemon=True).start()
+    return await future
 
 
 class ToolRunner:
@@ -148,11 +185,15 @@ class ToolRunner:
         certificate_chain: bytes | None = None,
         reconnect: bool = True,
         max_backoff: float = MAX_BACKOFF,
+        grace: float = DEFAULT_GRACE,
     ) -> None:
         self.target = target
         self.name = name
         self.reconnect = reconnect
         self.max_backoff = max_backoff
+        self.grace = checked_grace(grace)
+        """Seconds a stopping runner gives its calls in flight before it answers them cancelled."""
+        self._stop: Stop | None = None  # while serving
         self._token = token
         self._tls = (root_certificates, private_key, certificate_chain)
         self._tools: dict[str, _Tool] = {}
@@ -219,7 +260,7 @@ class ToolRunner:
             if inspect.iscoroutinefunction(tool.function):
                 value = await tool.function(**args)
             else:
-                value = await asyncio.to_thread(tool.function, **args)
+                value = await _in_thread(tool.function, args)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a tool's failure is its result, not the runner's
@@ -229,8 +270,8 @@ class ToolRunner:
         except AgentMsgError as exc:
             return ToolResultContent.error(call.id, f"the tool's return value cannot be sent: {exc}", name=call.name)
 
-    async def serve(self) -> None:
-        """Connect, register, and answer calls, until cancelled.
+    async def serve(self, *, handle_signals: bool = False) -> None:
+        """Connect, register, and answer calls, until drained (:meth:`drain`) or cancelled.
 
         A lost connection (the server restarting or unreachable) is retried with capped exponential
         backoff (``max_backoff`` seconds at most between attempts), and the tools are registered again.
@@ -238,96 +279,139 @@ class ToolRunner:
         so does a refusal after a reconnection, unless it is a tool name still held by this runner's
         previous registration (a cluster keeps it until the old node's lease ends), which is retried.
         With ``reconnect=False`` it returns when the first connection ends.
+
+        ``handle_signals``: SIGTERM and SIGINT drain the runner (a second one ends the grace at once); only in
+        the main thread's event loop. Cancelled, the runner stops at once: its calls in flight go unanswered
+        and the service answers their callers that the runner went away.
         """
         if not self._tools:
             raise ValidationError.single("tools", "required", "register at least one tool before serving")
+        stop = self._stop = Stop(self.name)
+        try:
+            with stop_on_signals(stop, self.grace) if handle_signals else contextlib.nullcontext():
+                await self._serve(stop)
+            if stop.asked.is_set():
+                await flush_spans()
+        finally:
+            self._stop = None
+            stop.ended.set()
+
+    async def _serve(self, stop: Stop) -> None:
         delay, registered_before = INITIAL_BACKOFF, False
-        while True:
+        while not stop.asked.is_set():
             try:
-                await self._serve_once()
+                await self._serve_once(stop)
             except (UnavailableError, grpc.RpcError) as exc:
+                if stop.asked.is_set():
+                    return  # stopping anyway: the server answers the callers of what was in flight
                 if not self.reconnect:
                     raise
                 log.warning("runner %s lost the server at %s: %s", self.name, self.target, exc)
             except ConflictError:
+                if stop.asked.is_set():
+                    return
                 if not (self.reconnect and registered_before):
                     raise
                 log.warning("runner %s: its tools are still held by its previous registration; retrying", self.name)
             else:
-                if not self.reconnect:
+                if not self.reconnect or stop.asked.is_set():
                     return
                 log.warning("runner %s: the server at %s closed the connection", self.name, self.target)
             if self.registered.is_set():
                 registered_before, delay = True, INITIAL_BACKOFF
             self.registered.clear()
-            await asyncio.sleep(delay * (0.5 + random.random() / 2))  # noqa: S311 - jitter, not secrecy
+            await stop.sleep(delay * (0.5 + random.random() / 2))  # noqa: S311 - jitter, not secrecy
             delay = min(delay * 2, self.max_backoff)
 
-    async def _serve_once(self) -> None:
-        """One connection: register, answer calls until it ends (its failure raised as an agentmsg error)."""
+    async def drain(self, grace: float | None = None) -> None:
+        """Stop serving gracefully, and return once :meth:`serve` has ended (in the event loop it serves in).
+
+        The service is told to send no new call (it takes the tools off at once: a new call goes to a runner
+        that registers them next, or is answered ``NOT_FOUND``); the calls in flight get ``grace`` seconds
+        (``self.grace`` when None) to finish; those still running are answered cancelled; then the runner
+        unregisters and exports the spans it has not exported yet. Nothing happens when it is not serving.
+        """
+        grace = self.grace if grace is None else checked_grace(grace)
+        stop = self._stop
+        if stop is None:
+            return
+        stop.ask(grace)
+        await stop.ended.wait()
+
+    async def _serve_once(self, stop: Stop) -> None:
+        """One connection: register, answer calls until it ends or the runner drains (a failure raised as an
+        agentmsg error)."""
         root, key, chain = self._tls
         if root is not None or chain is not None:
             channel = grpc.aio.secure_channel(self.target, grpc.ssl_channel_credentials(root, key, chain))
         else:
             channel = grpc.aio.insecure_channel(self.target)
         metadata = (("authorization", f"Bearer {self._token}"),) if self._token else ()
-        running: dict[str, asyncio.Task[None]] = {}
         stub = instrument_stub(tool_service_pb2_grpc.ToolServiceStub(channel), "agentmsg-runner")
         # The explicit write API (no request generator): nothing is left suspended if the call ends early.
-        stream = stub.ServeTools(metadata=metadata)
-        writing = asyncio.Lock()
+        served = ServedStream(stub.ServeTools(metadata=metadata))
 
-        async def send(request: tool_service_pb2.ServeToolsRequest) -> None:
-            async with writing:
-                await stream.write(request)
-
-        async def run(call: ToolCallContent, handle: str, trace_context: Mapping[str, str]) -> None:
+        async def run(call: ToolCallContent, slot: str, handle: str, trace_context: Mapping[str, str]) -> None:
             with tool_execution(call, trace_context) as record:  # a span in the caller's trace, when tracing
-                result = await self.call(call)
+                try:
+                    result = await self.call(call)
+                except asyncio.CancelledError:
+                    if slot not in served.cut:
+                        raise  # the service's cancel: nobody waits for the result
+                    result = cancelled_result(call, self.name, stop.grace)
                 record(result)
-            outcome = tool_service_pb2.ToolCallOutcome(call_id=call.id, result=result.pb.tool_result, handle=handle)
-            with contextlib.suppress(grpc.RpcError, asyncio.InvalidStateError):
-                await send(tool_service_pb2.ServeToolsRequest(outcome=outcome))
+            await served.answer(slot, call, result, handle)
 
+        async def read() -> None:
+            try:
+                while (message := await served.stream.read()) is not grpc.aio.EOF:
+                    response: tool_service_pb2.ServeToolsResponse = message
+                    kind = response.WhichOneof("kind")
+                    if kind == "registered":
+                        self.runner_id = response.registered.runner_id
+                        self.registered.set()
+                    elif kind == "run":
+                        call = ToolCallContent._wrap(content_pb2.Content(tool_call=response.run.call))
+                        # The service's handle names the call (a server older than handles: its call id does).
+                        slot = response.run.handle or call.id
+                        served.start(slot, run(call, slot, response.run.handle, dict(response.run.trace_context)))
+                    elif kind == "cancel":
+                        cancel = response.cancel
+                        if served.cancel(cancel.handle or cancel.call_id):
+                            log.info("call %s cancelled (%s)", cancel.call_id, cancel.reason)
+                    elif kind == "draining":
+                        served.last.set()
+            finally:
+                served.last.set()
+
+        reader = asyncio.ensure_future(read())
+        asked = asyncio.ensure_future(stop.asked.wait())
         try:
-            await send(
+            await served.send(
                 tool_service_pb2.ServeToolsRequest(
                     register=tool_service_pb2.RegisterTools(
                         runner_name=self.name, tools=[d.pb for d in self.definitions]
                     )
                 )
             )
-            while (read := await stream.read()) is not grpc.aio.EOF:
-                response: tool_service_pb2.ServeToolsResponse = read  # type: ignore[assignment]
-                kind = response.WhichOneof("kind")
-                if kind == "registered":
-                    self.runner_id = response.registered.runner_id
-                    self.registered.set()
-                elif kind == "run":
-                    call = ToolCallContent._wrap(content_pb2.Content(tool_call=response.run.call))
-                    # The service's handle names the call (a server older than handles: its call id does).
-                    slot = response.run.handle or call.id
-                    task = asyncio.ensure_future(run(call, response.run.handle, dict(response.run.trace_context)))
-                    running[slot] = task
-                    task.add_done_callback(_forget(running, slot))
-                elif kind == "cancel":
-                    cancel = response.cancel
-                    found = running.get(cancel.handle or cancel.call_id)
-                    if found is not None:
-                        log.info("call %s cancelled (%s)", cancel.call_id, cancel.reason)
-                        found.cancel()
+            await asyncio.wait({reader, asked}, return_when=asyncio.FIRST_COMPLETED)
+            if not reader.done():
+                await served.drain(stop, reader)
+            if reader.done():
+                reader.result()  # raises what ended the stream
         except grpc.RpcError as exc:
             raise status.from_rpc_error(exc) from None
         finally:
-            for task in running.values():
+            for task in (reader, asked):
                 task.cancel()
-            stream.cancel()
+            served.cancel_all()
+            served.stream.cancel()
             await channel.close()
 
     def run(self) -> None:
-        """Serve until interrupted (blocking)."""
+        """Serve until SIGTERM or SIGINT, then drain (see :meth:`drain`) and return (blocking; the main thread)."""
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(self.serve())
+            asyncio.run(self.serve(handle_signals=True))
 
     def start(self, timeout: float = 10.0) -> None:
         """Serve in a background thread (with its own event loop) and return once the tools are registered.
@@ -362,14 +446,29 @@ class ToolRunner:
                     raise ended[0]
                 raise UnavailableError(f"runner {self.name!r} stopped before registering its tools")
             if time.monotonic() > deadline:
-                self.stop()
+                self._cancel()  # nothing registered, nothing to drain
                 raise UnavailableError(f"runner {self.name!r} could not register at {self.target} in {timeout:g} s")
             time.sleep(0.01)
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """End a runner started with :meth:`start` (its calls in flight are cancelled)."""
+    def stop(self, grace: float | None = None) -> None:
+        """End a runner started with :meth:`start`: drain it (see :meth:`drain`; ``grace`` seconds for its calls
+        in flight, ``self.grace`` when None) and wait for its thread."""
+        grace = self.grace if grace is None else checked_grace(grace)
         thread, loop, task = self._thread, self._loop, self._task
         if thread is None or loop is None or task is None or not thread.is_alive():
             return
-        loop.call_soon_threadsafe(task.cancel)
-        thread.join(timeout)
+        drain = self.drain(grace)
+        try:
+            asyncio.run_coroutine_threadsafe(drain, loop)
+        except RuntimeError:  # the loop closed meanwhile: the thread is ending
+            drain.close()
+        thread.join(grace + CLOSE_WAIT * 2 + FLUSH_TIMEOUT)
+        self._cancel()  # the server did not answer in time: stop at once
+
+    def _cancel(self) -> None:
+        thread, loop, task = self._thread, self._loop, self._task
+        if thread is None or loop is None or task is None or not thread.is_alive():
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: the thread is ending
+            loop.call_soon_threadsafe(task.cancel)
+        thread.join(CLOSE_WAIT)

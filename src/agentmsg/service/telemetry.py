@@ -74,6 +74,7 @@ __all__ = [
     "ServerTelemetry",
     "configure_tracing",
     "content_capture",
+    "flush_tracing",
     "inject_context",
     "instrument_call",
     "instrument_stub",
@@ -1076,3 +1077,13 @@ def tool_execution(call: ToolCallContent, trace_context: Any) -> Iterator[Callab
 
 def _ignore(result: ToolResultContent) -> None:
     del result
+
+
+def flush_tracing(timeout: float = 5.0) -> bool:
+    """Export the spans the tracer provider still holds (a batch processor's, within its delay), within ``timeout``
+    seconds; whether all went. A stopping runner calls it before it exits. True when the process does not trace.
+    """
+    if not tracing_enabled():
+        return True
+    flush = getattr(trace.get_tracer_provider(), "force_flush", None)  # the SDK's provider has it, the API's not
+    return True if flush is None else bool(flush(int(timeout * 1000)))

@@ -166,12 +166,31 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
                 )
         log.info("runner %s (%s) left", runner.name, runner.runner_id)
 
+    def _drain(self, runner: _Runner) -> None:
+        """A stopping runner: its tools are taken off (a replacement may register them) and no call goes to it;
+        the calls it has keep waiting for their outcomes until it closes its side."""
+        self.runners.pop(runner.runner_id, None)  # serving nothing: not re-claimed by a cluster rejoin either
+        for tool in runner.tools:
+            if self.by_tool.get(tool.name) is runner:
+                del self.by_tool[tool.name]
+        if self.cluster is not None:
+            leaving = asyncio.ensure_future(self.cluster.release(runner))
+            self._leaving.add(leaving)
+            leaving.add_done_callback(self._leaving.discard)
+        # Queued behind every call already sent to it: the runner knows no call follows.
+        runner.outbox.put_nowait(tool_service_pb2.ServeToolsResponse(draining=tool_service_pb2.Draining()))
+        log.info("runner %s (%s) is draining: %d call(s) in flight", runner.name, runner.runner_id, len(runner.pending))
+
     async def _read_outcomes(
         self, runner: _Runner, requests: AsyncIterator[tool_service_pb2.ServeToolsRequest]
     ) -> None:
         async for request in requests:
-            if request.WhichOneof("kind") != "outcome":
-                log.warning("runner %s sent %s after registering; ignored", runner.name, request.WhichOneof("kind"))
+            kind = request.WhichOneof("kind")
+            if kind == "drain":
+                self._drain(runner)
+                continue
+            if kind != "outcome":
+                log.warning("runner %s sent %s after registering; ignored", runner.name, kind)
                 continue
             outcome = request.outcome
             pending = runner.find(outcome)

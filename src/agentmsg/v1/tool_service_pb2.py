@@ -28,7 +28,7 @@ from buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 from google.protobuf import duration_pb2 as google_dot_protobuf_dot_duration__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x61gentmsg/v1/tool_service.proto\x12\x0b\x61gentmsg.v1\x1a\x19\x61gentmsg/v1/content.proto\x1a\x16\x61gentmsg/v1/tool.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\"\x83\x01\n\x11ServeToolsRequest\x12.\n\x08register\x18\x01 \x01(\x0b\x32\x1a.agentmsg.v1.RegisterToolsH\x00\x12/\n\x07outcome\x18\x02 \x01(\x0b\x32\x1c.agentmsg.v1.ToolCallOutcomeH\x00\x42\r\n\x04kind\x12\x05\xbaH\x02\x08\x01\"c\n\rRegisterTools\x12\x1c\n\x0brunner_name\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x34\n\x05tools\x18\x02 \x03(\x0b\x32\x1b.agentmsg.v1.ToolDefinitionB\x08\xbaH\x05\x92\x01\x02\x08\x01\"s\n\x0fToolCallOutcome\x12\x18\n\x07\x63\x61ll_id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x36\n\x06result\x18\x02 \x01(\x0b\x32\x1e.agentmsg.v1.ToolResultContentB\x06\xbaH\x03\xc8\x01\x01\x12\x0e\n\x06handle\x18\x03 \x01(\t\"\xa3\x01\n\x12ServeToolsResponse\x12-\n\nregistered\x18\x01 \x01(\x0b\x32\x17.agentmsg.v1.RegisteredH\x00\x12\'\n\x03run\x18\x02 \x01(\x0b\x32\x18.agentmsg.v1.RunToolCallH\x00\x12-\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x1b.agentmsg.v1.CancelToolCallH\x00\x42\x06\n\x04kind\"\x1f\n\nRegistered\x12\x11\n\trunner_id\x18\x01 \x01(\t\"\xed\x01\n\x0bRunToolCall\x12*\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x1c.agentmsg.v1.ToolCallContent\x12*\n\x07timeout\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0e\n\x06handle\x18\x03 \x01(\t\x12\x41\n\rtrace_context\x18\x04 \x03(\x0b\x32*.agentmsg.v1.RunToolCall.TraceContextEntry\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"A\n\x0e\x43\x61ncelToolCall\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0e\n\x06handle\x18\x03 \x01(\t\"\x12\n\x10ListToolsRequest\"?\n\x11ListToolsResponse\x12*\n\x05tools\x18\x01 \x03(\x0b\x32\x1b.agentmsg.v1.RegisteredTool\"c\n\x0eRegisteredTool\x12)\n\x04tool\x18\x01 \x01(\x0b\x32\x1b.agentmsg.v1.ToolDefinition\x12\x13\n\x0brunner_name\x18\x02 \x01(\t\x12\x11\n\trunner_id\x18\x03 \x01(\t\"E\n\x0f\x43\x61llToolRequest\x12\x32\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x1c.agentmsg.v1.ToolCallContentB\x06\xbaH\x03\xc8\x01\x01\"B\n\x10\x43\x61llToolResponse\x12.\n\x06result\x18\x01 \x01(\x0b\x32\x1e.agentmsg.v1.ToolResultContent2\xf5\x01\n\x0bToolService\x12Q\n\nServeTools\x12\x1e.agentmsg.v1.ServeToolsRequest\x1a\x1f.agentmsg.v1.ServeToolsResponse(\x01\x30\x01\x12J\n\tListTools\x12\x1d.agentmsg.v1.ListToolsRequest\x1a\x1e.agentmsg.v1.ListToolsResponse\x12G\n\x08\x43\x61llTool\x12\x1c.agentmsg.v1.CallToolRequest\x1a\x1d.agentmsg.v1.CallToolResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1e\x61gentmsg/v1/tool_service.proto\x12\x0b\x61gentmsg.v1\x1a\x19\x61gentmsg/v1/content.proto\x1a\x16\x61gentmsg/v1/tool.proto\x1a\x1b\x62uf/validate/validate.proto\x1a\x1egoogle/protobuf/duration.proto\"\xad\x01\n\x11ServeToolsRequest\x12.\n\x08register\x18\x01 \x01(\x0b\x32\x1a.agentmsg.v1.RegisterToolsH\x00\x12/\n\x07outcome\x18\x02 \x01(\x0b\x32\x1c.agentmsg.v1.ToolCallOutcomeH\x00\x12(\n\x05\x64rain\x18\x03 \x01(\x0b\x32\x17.agentmsg.v1.DrainToolsH\x00\x42\r\n\x04kind\x12\x05\xbaH\x02\x08\x01\"\x0c\n\nDrainTools\"c\n\rRegisterTools\x12\x1c\n\x0brunner_name\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x34\n\x05tools\x18\x02 \x03(\x0b\x32\x1b.agentmsg.v1.ToolDefinitionB\x08\xbaH\x05\x92\x01\x02\x08\x01\"s\n\x0fToolCallOutcome\x12\x18\n\x07\x63\x61ll_id\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x36\n\x06result\x18\x02 \x01(\x0b\x32\x1e.agentmsg.v1.ToolResultContentB\x06\xbaH\x03\xc8\x01\x01\x12\x0e\n\x06handle\x18\x03 \x01(\t\"\xce\x01\n\x12ServeToolsResponse\x12-\n\nregistered\x18\x01 \x01(\x0b\x32\x17.agentmsg.v1.RegisteredH\x00\x12\'\n\x03run\x18\x02 \x01(\x0b\x32\x18.agentmsg.v1.RunToolCallH\x00\x12-\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x1b.agentmsg.v1.CancelToolCallH\x00\x12)\n\x08\x64raining\x18\x04 \x01(\x0b\x32\x15.agentmsg.v1.DrainingH\x00\x42\x06\n\x04kind\"\n\n\x08\x44raining\"\x1f\n\nRegistered\x12\x11\n\trunner_id\x18\x01 \x01(\t\"\xed\x01\n\x0bRunToolCall\x12*\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x1c.agentmsg.v1.ToolCallContent\x12*\n\x07timeout\x18\x02 \x01(\x0b\x32\x19.google.protobuf.Duration\x12\x0e\n\x06handle\x18\x03 \x01(\t\x12\x41\n\rtrace_context\x18\x04 \x03(\x0b\x32*.agentmsg.v1.RunToolCall.TraceContextEntry\x1a\x33\n\x11TraceContextEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05value\x18\x02 \x01(\t:\x02\x38\x01\"A\n\x0e\x43\x61ncelToolCall\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0e\n\x06reason\x18\x02 \x01(\t\x12\x0e\n\x06handle\x18\x03 \x01(\t\"\x12\n\x10ListToolsRequest\"?\n\x11ListToolsResponse\x12*\n\x05tools\x18\x01 \x03(\x0b\x32\x1b.agentmsg.v1.RegisteredTool\"c\n\x0eRegisteredTool\x12)\n\x04tool\x18\x01 \x01(\x0b\x32\x1b.agentmsg.v1.ToolDefinition\x12\x13\n\x0brunner_name\x18\x02 \x01(\t\x12\x11\n\trunner_id\x18\x03 \x01(\t\"E\n\x0f\x43\x61llToolRequest\x12\x32\n\x04\x63\x61ll\x18\x01 \x01(\x0b\x32\x1c.agentmsg.v1.ToolCallContentB\x06\xbaH\x03\xc8\x01\x01\"B\n\x10\x43\x61llToolResponse\x12.\n\x06result\x18\x01 \x01(\x0b\x32\x1e.agentmsg.v1.ToolResultContent2\xf5\x01\n\x0bToolService\x12Q\n\nServeTools\x12\x1e.agentmsg.v1.ServeToolsRequest\x1a\x1f.agentmsg.v1.ServeToolsResponse(\x01\x30\x01\x12J\n\tListTools\x12\x1d.agentmsg.v1.ListToolsRequest\x1a\x1e.agentmsg.v1.ListToolsResponse\x12G\n\x08\x43\x61llTool\x12\x1c.agentmsg.v1.CallToolRequest\x1a\x1d.agentmsg.v1.CallToolResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -50,31 +50,35 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_CALLTOOLREQUEST'].fields_by_name['call']._loaded_options = None
   _globals['_CALLTOOLREQUEST'].fields_by_name['call']._serialized_options = b'\272H\003\310\001\001'
   _globals['_SERVETOOLSREQUEST']._serialized_start=160
-  _globals['_SERVETOOLSREQUEST']._serialized_end=291
-  _globals['_REGISTERTOOLS']._serialized_start=293
-  _globals['_REGISTERTOOLS']._serialized_end=392
-  _globals['_TOOLCALLOUTCOME']._serialized_start=394
-  _globals['_TOOLCALLOUTCOME']._serialized_end=509
-  _globals['_SERVETOOLSRESPONSE']._serialized_start=512
-  _globals['_SERVETOOLSRESPONSE']._serialized_end=675
-  _globals['_REGISTERED']._serialized_start=677
-  _globals['_REGISTERED']._serialized_end=708
-  _globals['_RUNTOOLCALL']._serialized_start=711
-  _globals['_RUNTOOLCALL']._serialized_end=948
-  _globals['_RUNTOOLCALL_TRACECONTEXTENTRY']._serialized_start=897
-  _globals['_RUNTOOLCALL_TRACECONTEXTENTRY']._serialized_end=948
-  _globals['_CANCELTOOLCALL']._serialized_start=950
-  _globals['_CANCELTOOLCALL']._serialized_end=1015
-  _globals['_LISTTOOLSREQUEST']._serialized_start=1017
-  _globals['_LISTTOOLSREQUEST']._serialized_end=1035
-  _globals['_LISTTOOLSRESPONSE']._serialized_start=1037
-  _globals['_LISTTOOLSRESPONSE']._serialized_end=1100
-  _globals['_REGISTEREDTOOL']._serialized_start=1102
-  _globals['_REGISTEREDTOOL']._serialized_end=1201
-  _globals['_CALLTOOLREQUEST']._serialized_start=1203
-  _globals['_CALLTOOLREQUEST']._serialized_end=1272
-  _globals['_CALLTOOLRESPONSE']._serialized_start=1274
-  _globals['_CALLTOOLRESPONSE']._serialized_end=1340
-  _globals['_TOOLSERVICE']._serialized_start=1343
-  _globals['_TOOLSERVICE']._serialized_end=1588
+  _globals['_SERVETOOLSREQUEST']._serialized_end=333
+  _globals['_DRAINTOOLS']._serialized_start=335
+  _globals['_DRAINTOOLS']._serialized_end=347
+  _globals['_REGISTERTOOLS']._serialized_start=349
+  _globals['_REGISTERTOOLS']._serialized_end=448
+  _globals['_TOOLCALLOUTCOME']._serialized_start=450
+  _globals['_TOOLCALLOUTCOME']._serialized_end=565
+  _globals['_SERVETOOLSRESPONSE']._serialized_start=568
+  _globals['_SERVETOOLSRESPONSE']._serialized_end=774
+  _globals['_DRAINING']._serialized_start=776
+  _globals['_DRAINING']._serialized_end=786
+  _globals['_REGISTERED']._serialized_start=788
+  _globals['_REGISTERED']._serialized_end=819
+  _globals['_RUNTOOLCALL']._serialized_start=822
+  _globals['_RUNTOOLCALL']._serialized_end=1059
+  _globals['_RUNTOOLCALL_TRACECONTEXTENTRY']._serialized_start=1008
+  _globals['_RUNTOOLCALL_TRACECONTEXTENTRY']._serialized_end=1059
+  _globals['_CANCELTOOLCALL']._serialized_start=1061
+  _globals['_CANCELTOOLCALL']._serialized_end=1126
+  _globals['_LISTTOOLSREQUEST']._serialized_start=1128
+  _globals['_LISTTOOLSREQUEST']._serialized_end=1146
+  _globals['_LISTTOOLSRESPONSE']._serialized_start=1148
+  _globals['_LISTTOOLSRESPONSE']._serialized_end=1211
+  _globals['_REGISTEREDTOOL']._serialized_start=1213
+  _globals['_REGISTEREDTOOL']._serialized_end=1312
+  _globals['_CALLTOOLREQUEST']._serialized_start=1314
+  _globals['_CALLTOOLREQUEST']._serialized_end=1383
+  _globals['_CALLTOOLRESPONSE']._serialized_start=1385
+  _globals['_CALLTOOLRESPONSE']._serialized_end=1451
+  _globals['_TOOLSERVICE']._serialized_start=1454
+  _globals['_TOOLSERVICE']._serialized_end=1699
 # @@protoc_insertion_point(module_scope)

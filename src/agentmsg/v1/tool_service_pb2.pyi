@@ -31,6 +31,7 @@ class ServeToolsRequest(_message.Message):
 
     REGISTER_FIELD_NUMBER: _builtins.int
     OUTCOME_FIELD_NUMBER: _builtins.int
+    DRAIN_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def register(self) -> Global___RegisterTools:
         """The first message: who the runner is and what it serves."""
@@ -39,21 +40,51 @@ class ServeToolsRequest(_message.Message):
     def outcome(self) -> Global___ToolCallOutcome:
         """The outcome of a call the service sent."""
 
+    @_builtins.property
+    def drain(self) -> Global___DrainTools:
+        """The runner is stopping: send it no new call."""
+
     def __init__(
         self,
         *,
         register: Global___RegisterTools | None = ...,
         outcome: Global___ToolCallOutcome | None = ...,
+        drain: Global___DrainTools | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "outcome", b"outcome", "register", b"register"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["drain", b"drain", "kind", b"kind", "outcome", b"outcome", "register", b"register"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kind", b"kind", "outcome", b"outcome", "register", b"register"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["drain", b"drain", "kind", b"kind", "outcome", b"outcome", "register", b"register"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["register", "outcome"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["register", "outcome", "drain"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___ServeToolsRequest: _TypeAlias = ServeToolsRequest  # noqa: Y015
+
+@_typing.final
+class DrainTools(_message.Message):
+    """A runner that is stopping (on SIGTERM, say) asks for no new call.
+
+    The service takes the runner's tools off at once: a new call for one of them
+    goes to a runner that registers the name afterwards (a replacement), or is
+    answered `NOT_FOUND`, never held for this runner. Calls already sent stay in
+    flight, and their outcomes are taken as before, until the runner closes its
+    side of the stream. The service answers with `Draining`; no call follows it.
+    A service older than this message ignores it.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DrainTools: _TypeAlias = DrainTools  # noqa: Y015
 
 @_typing.final
 class RegisterTools(_message.Message):
@@ -128,6 +159,7 @@ class ServeToolsResponse(_message.Message):
     REGISTERED_FIELD_NUMBER: _builtins.int
     RUN_FIELD_NUMBER: _builtins.int
     CANCEL_FIELD_NUMBER: _builtins.int
+    DRAINING_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def registered(self) -> Global___Registered:
         """The registration was accepted."""
@@ -140,22 +172,46 @@ class ServeToolsResponse(_message.Message):
     def cancel(self) -> Global___CancelToolCall:
         """Stop running this call: the caller cancelled or its deadline passed."""
 
+    @_builtins.property
+    def draining(self) -> Global___Draining:
+        """The runner's `DrainTools` was taken: no call follows."""
+
     def __init__(
         self,
         *,
         registered: Global___Registered | None = ...,
         run: Global___RunToolCall | None = ...,
         cancel: Global___CancelToolCall | None = ...,
+        draining: Global___Draining | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel", b"cancel", "kind", b"kind", "registered", b"registered", "run", b"run"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel", b"cancel", "draining", b"draining", "kind", b"kind", "registered", b"registered", "run", b"run"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel", b"cancel", "kind", b"kind", "registered", b"registered", "run", b"run"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel", b"cancel", "draining", b"draining", "kind", b"kind", "registered", b"registered", "run", b"run"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["registered", "run", "cancel"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["registered", "run", "cancel", "draining"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
 Global___ServeToolsResponse: _TypeAlias = ServeToolsResponse  # noqa: Y015
+
+@_typing.final
+class Draining(_message.Message):
+    """The answer to `DrainTools`: the runner's tools are off, every call sent to
+    it came before this message, and none will follow.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Draining: _TypeAlias = Draining  # noqa: Y015
 
 @_typing.final
 class Registered(_message.Message):

@@ -32,7 +32,8 @@ class ToolServiceStub:
     answers the calls the service sends it. An engine calls a tool with
     `CallTool` and a deadline; the deadline and a cancellation reach the runner,
     and a runner that goes away mid-call gives the engine an error result, never
-    a hang.
+    a hang. A runner that stops sends `DrainTools` first: the service gives it no
+    new call and waits for the outcomes of the calls it already sent.
     """
 
     def __init__(self, channel):
@@ -65,7 +66,8 @@ class ToolServiceServicer:
     answers the calls the service sends it. An engine calls a tool with
     `CallTool` and a deadline; the deadline and a cancellation reach the runner,
     and a runner that goes away mid-call gives the engine an error result, never
-    a hang.
+    a hang. A runner that stops sends `DrainTools` first: the service gives it no
+    new call and waits for the outcomes of the calls it already sent.
     """
 
     def ServeTools(self, request_iterator, context):
@@ -123,7 +125,8 @@ class ToolService:
     answers the calls the service sends it. An engine calls a tool with
     `CallTool` and a deadline; the deadline and a cancellation reach the runner,
     and a runner that goes away mid-call gives the engine an error result, never
-    a hang.
+    a hang. A runner that stops sends `DrainTools` first: the service gives it no
+    new call and waits for the outcomes of the calls it already sent.
     """
 
     @staticmethod

@@ -35,7 +35,8 @@ class ToolServiceStub:
     answers the calls the service sends it. An engine calls a tool with
     `CallTool` and a deadline; the deadline and a cancellation reach the runner,
     and a runner that goes away mid-call gives the engine an error result, never
-    a hang.
+    a hang. A runner that stops sends `DrainTools` first: the service gives it no
+    new call and waits for the outcomes of the calls it already sent.
     """
 
     @_typing.overload
@@ -59,7 +60,8 @@ class ToolServiceAsyncStub(ToolServiceStub):
     answers the calls the service sends it. An engine calls a tool with
     `CallTool` and a deadline; the deadline and a cancellation reach the runner,
     and a runner that goes away mid-call gives the engine an error result, never
-    a hang.
+    a hang. A runner that stops sends `DrainTools` first: the service gives it no
+    new call and waits for the outcomes of the calls it already sent.
     """
 
     def __init__(self, channel: _aio.Channel) -> None: ...
@@ -79,7 +81,8 @@ class ToolServiceServicer(metaclass=_abc_1.ABCMeta):
     answers the calls the service sends it. An engine calls a tool with
     `CallTool` and a deadline; the deadline and a cancellation reach the runner,
     and a runner that goes away mid-call gives the engine an error result, never
-    a hang.
+    a hang. A runner that stops sends `DrainTools` first: the service gives it no
+    new call and waits for the outcomes of the calls it already sent.
     """
 
     @_abc_1.abstractmethod

@@ -1,7 +1,8 @@
 """An MCP server written with the SDK's MCPServer (FastMCP before mcp 2), run by the tests over stdio
 (or streamable HTTP with ``--http PORT``).
 
-``MCP_TEST_LOG`` names a file where a ``slow`` call writes ``started <tag>`` and, cancelled, ``cancelled <tag>``.
+``MCP_TEST_LOG`` names a file where a ``slow`` or ``hold`` call writes ``started <tag>`` and, cancelled,
+``cancelled <tag>``. A ``hold`` call waits until the file ``MCP_TEST_RELEASE`` names exists.
 """
 
 from __future__ import annotations
@@ -29,6 +30,25 @@ async def slow(seconds: float, tag: str) -> str:
         out.write(f"started {tag}\n")
     try:
         await anyio.sleep(seconds)
+    except anyio.get_cancelled_exc_class():
+        with log.open("a") as out:
+            out.write(f"cancelled {tag}\n")
+        raise
+    return f"done {tag}"
+
+
+@app.tool()
+async def hold(tag: str) -> str:
+    """Wait until the file MCP_TEST_RELEASE names exists (10 minutes at most), then say done."""
+    log = Path(os.environ.get("MCP_TEST_LOG", os.devnull))
+    release = Path(os.environ["MCP_TEST_RELEASE"])
+    with log.open("a") as out:
+        out.write(f"started {tag}\n")
+    try:
+        for _ in range(60_000):
+            if release.exists():
+                break
+            await anyio.sleep(0.01)
     except anyio.get_cancelled_exc_class():
         with log.open("a") as out:
             out.write(f"cancelled {tag}\n")

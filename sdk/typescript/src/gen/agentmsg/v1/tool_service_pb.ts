@@ -20,7 +20,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentmsg/v1/tool_service.proto.
  */
 export const file_agentmsg_v1_tool_service: GenFile = /*@__PURE__*/
-  fileDesc("Ch5hZ2VudG1zZy92MS90b29sX3NlcnZpY2UucHJvdG8SC2FnZW50bXNnLnYxIoMBChFTZXJ2ZVRvb2xzUmVxdWVzdBIuCghyZWdpc3RlchgBIAEoCzIaLmFnZW50bXNnLnYxLlJlZ2lzdGVyVG9vbHNIABIvCgdvdXRjb21lGAIgASgLMhwuYWdlbnRtc2cudjEuVG9vbENhbGxPdXRjb21lSABCDQoEa2luZBIFukgCCAEiYwoNUmVnaXN0ZXJUb29scxIcCgtydW5uZXJfbmFtZRgBIAEoCUIHukgEcgIQARI0CgV0b29scxgCIAMoCzIbLmFnZW50bXNnLnYxLlRvb2xEZWZpbml0aW9uQgi6SAWSAQIIASJzCg9Ub29sQ2FsbE91dGNvbWUSGAoHY2FsbF9pZBgBIAEoCUIHukgEcgIQARI2CgZyZXN1bHQYAiABKAsyHi5hZ2VudG1zZy52MS5Ub29sUmVzdWx0Q29udGVudEIGukgDyAEBEg4KBmhhbmRsZRgDIAEoCSKjAQoSU2VydmVUb29sc1Jlc3BvbnNlEi0KCnJlZ2lzdGVyZWQYASABKAsyFy5hZ2VudG1zZy52MS5SZWdpc3RlcmVkSAASJwoDcnVuGAIgASgLMhguYWdlbnRtc2cudjEuUnVuVG9vbENhbGxIABItCgZjYW5jZWwYAyABKAsyGy5hZ2VudG1zZy52MS5DYW5jZWxUb29sQ2FsbEgAQgYKBGtpbmQiHwoKUmVnaXN0ZXJlZBIRCglydW5uZXJfaWQYASABKAki7QEKC1J1blRvb2xDYWxsEioKBGNhbGwYASABKAsyHC5hZ2VudG1zZy52MS5Ub29sQ2FsbENvbnRlbnQSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIOCgZoYW5kbGUYAyABKAkSQQoNdHJhY2VfY29udGV4dBgEIAMoCzIqLmFnZW50bXNnLnYxLlJ1blRvb2xDYWxsLlRyYWNlQ29udGV4dEVudHJ5GjMKEVRyYWNlQ29udGV4dEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiQQoOQ2FuY2VsVG9vbENhbGwSDwoHY2FsbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSDgoGaGFuZGxlGAMgASgJIhIKEExpc3RUb29sc1JlcXVlc3QiPwoRTGlzdFRvb2xzUmVzcG9uc2USKgoFdG9vbHMYASADKAsyGy5hZ2VudG1zZy52MS5SZWdpc3RlcmVkVG9vbCJjCg5SZWdpc3RlcmVkVG9vbBIpCgR0b29sGAEgASgLMhsuYWdlbnRtc2cudjEuVG9vbERlZmluaXRpb24SEwoLcnVubmVyX25hbWUYAiABKAkSEQoJcnVubmVyX2lkGAMgASgJIkUKD0NhbGxUb29sUmVxdWVzdBIyCgRjYWxsGAEgASgLMhwuYWdlbnRtc2cudjEuVG9vbENhbGxDb250ZW50Qga6SAPIAQEiQgoQQ2FsbFRvb2xSZXNwb25zZRIuCgZyZXN1bHQYASABKAsyHi5hZ2VudG1zZy52MS5Ub29sUmVzdWx0Q29udGVudDL1AQoLVG9vbFNlcnZpY2USUQoKU2VydmVUb29scxIeLmFnZW50bXNnLnYxLlNlcnZlVG9vbHNSZXF1ZXN0Gh8uYWdlbnRtc2cudjEuU2VydmVUb29sc1Jlc3BvbnNlKAEwARJKCglMaXN0VG9vbHMSHS5hZ2VudG1zZy52MS5MaXN0VG9vbHNSZXF1ZXN0Gh4uYWdlbnRtc2cudjEuTGlzdFRvb2xzUmVzcG9uc2USRwoIQ2FsbFRvb2wSHC5hZ2VudG1zZy52MS5DYWxsVG9vbFJlcXVlc3QaHS5hZ2VudG1zZy52MS5DYWxsVG9vbFJlc3BvbnNlYgZwcm90bzM", [file_agentmsg_v1_content, file_agentmsg_v1_tool, file_buf_validate_validate, file_google_protobuf_duration]);
+  fileDesc("Ch5hZ2VudG1zZy92MS90b29sX3NlcnZpY2UucHJvdG8SC2FnZW50bXNnLnYxIq0BChFTZXJ2ZVRvb2xzUmVxdWVzdBIuCghyZWdpc3RlchgBIAEoCzIaLmFnZW50bXNnLnYxLlJlZ2lzdGVyVG9vbHNIABIvCgdvdXRjb21lGAIgASgLMhwuYWdlbnRtc2cudjEuVG9vbENhbGxPdXRjb21lSAASKAoFZHJhaW4YAyABKAsyFy5hZ2VudG1zZy52MS5EcmFpblRvb2xzSABCDQoEa2luZBIFukgCCAEiDAoKRHJhaW5Ub29scyJjCg1SZWdpc3RlclRvb2xzEhwKC3J1bm5lcl9uYW1lGAEgASgJQge6SARyAhABEjQKBXRvb2xzGAIgAygLMhsuYWdlbnRtc2cudjEuVG9vbERlZmluaXRpb25CCLpIBZIBAggBInMKD1Rvb2xDYWxsT3V0Y29tZRIYCgdjYWxsX2lkGAEgASgJQge6SARyAhABEjYKBnJlc3VsdBgCIAEoCzIeLmFnZW50bXNnLnYxLlRvb2xSZXN1bHRDb250ZW50Qga6SAPIAQESDgoGaGFuZGxlGAMgASgJIs4BChJTZXJ2ZVRvb2xzUmVzcG9uc2USLQoKcmVnaXN0ZXJlZBgBIAEoCzIXLmFnZW50bXNnLnYxLlJlZ2lzdGVyZWRIABInCgNydW4YAiABKAsyGC5hZ2VudG1zZy52MS5SdW5Ub29sQ2FsbEgAEi0KBmNhbmNlbBgDIAEoCzIbLmFnZW50bXNnLnYxLkNhbmNlbFRvb2xDYWxsSAASKQoIZHJhaW5pbmcYBCABKAsyFS5hZ2VudG1zZy52MS5EcmFpbmluZ0gAQgYKBGtpbmQiCgoIRHJhaW5pbmciHwoKUmVnaXN0ZXJlZBIRCglydW5uZXJfaWQYASABKAki7QEKC1J1blRvb2xDYWxsEioKBGNhbGwYASABKAsyHC5hZ2VudG1zZy52MS5Ub29sQ2FsbENvbnRlbnQSKgoHdGltZW91dBgCIAEoCzIZLmdvb2dsZS5wcm90b2J1Zi5EdXJhdGlvbhIOCgZoYW5kbGUYAyABKAkSQQoNdHJhY2VfY29udGV4dBgEIAMoCzIqLmFnZW50bXNnLnYxLlJ1blRvb2xDYWxsLlRyYWNlQ29udGV4dEVudHJ5GjMKEVRyYWNlQ29udGV4dEVudHJ5EgsKA2tleRgBIAEoCRINCgV2YWx1ZRgCIAEoCToCOAEiQQoOQ2FuY2VsVG9vbENhbGwSDwoHY2FsbF9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkSDgoGaGFuZGxlGAMgASgJIhIKEExpc3RUb29sc1JlcXVlc3QiPwoRTGlzdFRvb2xzUmVzcG9uc2USKgoFdG9vbHMYASADKAsyGy5hZ2VudG1zZy52MS5SZWdpc3RlcmVkVG9vbCJjCg5SZWdpc3RlcmVkVG9vbBIpCgR0b29sGAEgASgLMhsuYWdlbnRtc2cudjEuVG9vbERlZmluaXRpb24SEwoLcnVubmVyX25hbWUYAiABKAkSEQoJcnVubmVyX2lkGAMgASgJIkUKD0NhbGxUb29sUmVxdWVzdBIyCgRjYWxsGAEgASgLMhwuYWdlbnRtc2cudjEuVG9vbENhbGxDb250ZW50Qga6SAPIAQEiQgoQQ2FsbFRvb2xSZXNwb25zZRIuCgZyZXN1bHQYASABKAsyHi5hZ2VudG1zZy52MS5Ub29sUmVzdWx0Q29udGVudDL1AQoLVG9vbFNlcnZpY2USUQoKU2VydmVUb29scxIeLmFnZW50bXNnLnYxLlNlcnZlVG9vbHNSZXF1ZXN0Gh8uYWdlbnRtc2cudjEuU2VydmVUb29sc1Jlc3BvbnNlKAEwARJKCglMaXN0VG9vbHMSHS5hZ2VudG1zZy52MS5MaXN0VG9vbHNSZXF1ZXN0Gh4uYWdlbnRtc2cudjEuTGlzdFRvb2xzUmVzcG9uc2USRwoIQ2FsbFRvb2wSHC5hZ2VudG1zZy52MS5DYWxsVG9vbFJlcXVlc3QaHS5hZ2VudG1zZy52MS5DYWxsVG9vbFJlc3BvbnNlYgZwcm90bzM", [file_agentmsg_v1_content, file_agentmsg_v1_tool, file_buf_validate_validate, file_google_protobuf_duration]);
 
 /**
  * One message from a runner.
@@ -49,6 +49,14 @@ export type ServeToolsRequest = Message<"agentmsg.v1.ServeToolsRequest"> & {
      */
     value: ToolCallOutcome;
     case: "outcome";
+  } | {
+    /**
+     * The runner is stopping: send it no new call.
+     *
+     * @generated from field: agentmsg.v1.DrainTools drain = 3;
+     */
+    value: DrainTools;
+    case: "drain";
   } | { case: undefined; value?: undefined };
 };
 
@@ -58,6 +66,28 @@ export type ServeToolsRequest = Message<"agentmsg.v1.ServeToolsRequest"> & {
  */
 export const ServeToolsRequestSchema: GenMessage<ServeToolsRequest> = /*@__PURE__*/
   messageDesc(file_agentmsg_v1_tool_service, 0);
+
+/**
+ * A runner that is stopping (on SIGTERM, say) asks for no new call.
+ *
+ * The service takes the runner's tools off at once: a new call for one of them
+ * goes to a runner that registers the name afterwards (a replacement), or is
+ * answered `NOT_FOUND`, never held for this runner. Calls already sent stay in
+ * flight, and their outcomes are taken as before, until the runner closes its
+ * side of the stream. The service answers with `Draining`; no call follows it.
+ * A service older than this message ignores it.
+ *
+ * @generated from message agentmsg.v1.DrainTools
+ */
+export type DrainTools = Message<"agentmsg.v1.DrainTools"> & {
+};
+
+/**
+ * Describes the message agentmsg.v1.DrainTools.
+ * Use `create(DrainToolsSchema)` to create a new message.
+ */
+export const DrainToolsSchema: GenMessage<DrainTools> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_tool_service, 1);
 
 /**
  * A runner's registration.
@@ -85,7 +115,7 @@ export type RegisterTools = Message<"agentmsg.v1.RegisterTools"> & {
  * Use `create(RegisterToolsSchema)` to create a new message.
  */
 export const RegisterToolsSchema: GenMessage<RegisterTools> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_tool_service, 1);
+  messageDesc(file_agentmsg_v1_tool_service, 2);
 
 /**
  * The outcome of one call.
@@ -123,7 +153,7 @@ export type ToolCallOutcome = Message<"agentmsg.v1.ToolCallOutcome"> & {
  * Use `create(ToolCallOutcomeSchema)` to create a new message.
  */
 export const ToolCallOutcomeSchema: GenMessage<ToolCallOutcome> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_tool_service, 2);
+  messageDesc(file_agentmsg_v1_tool_service, 3);
 
 /**
  * One message to a runner.
@@ -160,6 +190,14 @@ export type ServeToolsResponse = Message<"agentmsg.v1.ServeToolsResponse"> & {
      */
     value: CancelToolCall;
     case: "cancel";
+  } | {
+    /**
+     * The runner's `DrainTools` was taken: no call follows.
+     *
+     * @generated from field: agentmsg.v1.Draining draining = 4;
+     */
+    value: Draining;
+    case: "draining";
   } | { case: undefined; value?: undefined };
 };
 
@@ -168,7 +206,23 @@ export type ServeToolsResponse = Message<"agentmsg.v1.ServeToolsResponse"> & {
  * Use `create(ServeToolsResponseSchema)` to create a new message.
  */
 export const ServeToolsResponseSchema: GenMessage<ServeToolsResponse> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_tool_service, 3);
+  messageDesc(file_agentmsg_v1_tool_service, 4);
+
+/**
+ * The answer to `DrainTools`: the runner's tools are off, every call sent to
+ * it came before this message, and none will follow.
+ *
+ * @generated from message agentmsg.v1.Draining
+ */
+export type Draining = Message<"agentmsg.v1.Draining"> & {
+};
+
+/**
+ * Describes the message agentmsg.v1.Draining.
+ * Use `create(DrainingSchema)` to create a new message.
+ */
+export const DrainingSchema: GenMessage<Draining> = /*@__PURE__*/
+  messageDesc(file_agentmsg_v1_tool_service, 5);
 
 /**
  * The registration was accepted.
@@ -189,7 +243,7 @@ export type Registered = Message<"agentmsg.v1.Registered"> & {
  * Use `create(RegisteredSchema)` to create a new message.
  */
 export const RegisteredSchema: GenMessage<Registered> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_tool_service, 4);
+  messageDesc(file_agentmsg_v1_tool_service, 6);
 
 /**
  * A call for a runner to run.
@@ -235,7 +289,7 @@ export type RunToolCall = Message<"agentmsg.v1.RunToolCall"> & {
  * Use `create(RunToolCallSchema)` to create a new message.
  */
 export const RunToolCallSchema: GenMessage<RunToolCall> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_tool_service, 5);
+  messageDesc(file_agentmsg_v1_tool_service, 7);
 
 /**
  * A call a runner should stop.
@@ -270,7 +324,7 @@ export type CancelToolCall = Message<"agentmsg.v1.CancelToolCall"> & {
  * Use `create(CancelToolCallSchema)` to create a new message.
  */
 export const CancelToolCallSchema: GenMessage<CancelToolCall> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_tool_service, 6);
+  messageDesc(file_agentmsg_v1_tool_service, 8);
 
 /**
  * The request of `ListTools`.
@@ -285,7 +339,7 @@ export type ListToolsRequest = Message<"agentmsg.v1.ListToolsRequest"> & {
  * Use `create(ListToolsRequestSchema)` to create a new message.
  */
 export const ListToolsRequestSchema: GenMessage<ListToolsRequest> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_tool_service, 7);
+  messageDesc(file_agentmsg_v1_tool_service, 9);
 
 /**
  * The response of `ListTools`.
@@ -306,7 +360,7 @@ export type ListToolsResponse = Message<"agentmsg.v1.ListToolsResponse"> & {
  * Use `create(ListToolsResponseSchema)` to create a new message.
  */
 export const ListToolsResponseSchema: GenMessage<ListToolsResponse> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_tool_service, 8);
+  messageDesc(file_agentmsg_v1_tool_service, 10);
 
 /**
  * A tool and the runner that serves it.
@@ -341,7 +395,7 @@ export type RegisteredTool = Message<"agentmsg.v1.RegisteredTool"> & {
  * Use `create(RegisteredToolSchema)` to create a new message.
  */
 export const RegisteredToolSchema: GenMessage<RegisteredTool> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_tool_service, 9);
+  messageDesc(file_agentmsg_v1_tool_service, 11);
 
 /**
  * The request of `CallTool`.
@@ -362,7 +416,7 @@ export type CallToolRequest = Message<"agentmsg.v1.CallToolRequest"> & {
  * Use `create(CallToolRequestSchema)` to create a new message.
  */
 export const CallToolRequestSchema: GenMessage<CallToolRequest> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_tool_service, 10);
+  messageDesc(file_agentmsg_v1_tool_service, 12);
 
 /**
  * The response of `CallTool`.
@@ -384,7 +438,7 @@ export type CallToolResponse = Message<"agentmsg.v1.CallToolResponse"> & {
  * Use `create(CallToolResponseSchema)` to create a new message.
  */
 export const CallToolResponseSchema: GenMessage<CallToolResponse> = /*@__PURE__*/
-  messageDesc(file_agentmsg_v1_tool_service, 11);
+  messageDesc(file_agentmsg_v1_tool_service, 13);
 
 /**
  * Tools served by runner processes.
@@ -393,7 +447,8 @@ export const CallToolResponseSchema: GenMessage<CallToolResponse> = /*@__PURE__*
  * answers the calls the service sends it. An engine calls a tool with
  * `CallTool` and a deadline; the deadline and a cancellation reach the runner,
  * and a runner that goes away mid-call gives the engine an error result, never
- * a hang.
+ * a hang. A runner that stops sends `DrainTools` first: the service gives it no
+ * new call and waits for the outcomes of the calls it already sent.
  *
  * @generated from service agentmsg.v1.ToolService
  */
