@@ -1,0 +1,169 @@
+"""How long one heavy request holds up everyone else: small appends answered while a big request is served.
+
+A server (``agentmsg serve``, SQLite in a temporary directory) runs in a subprocess. A probe appends one small
+message after another on its own channel and records each round trip; meanwhile a big request (800 kB or 8 MB,
+several shapes: many messages, many blocks, one large block; legal, over a limit, invalid) is sent on another
+channel. Reported per shape: the big request's time and status, and the slowest probe append while it was in
+flight, beside the probe's median when the server is idle. The probe's worst round trip is the delay one
+request causes every other client.
+
+``--src DIR`` runs the server from another source tree (``--src ../main/src``: the figures before a change).
+Not part of ``make test``; the tests (``tests/service/test_hostile_requests.py``) assert the behaviour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import grpc
+
+import agentmsg as am
+from agentmsg.v1 import message_pb2, session_service_pb2
+
+APPEND = "/agentmsg.v1.SessionService/AppendMessage"
+APPEND_MANY = "/agentmsg.v1.SessionService/AppendMessages"
+_READY = re.compile(r"agentmsg serving on 127\.0\.0\.1:(\d+)")
+
+
+def _message(blocks: int, size: int, index: int = 0) -> message_pb2.Message:
+    return am.AssistantMessage([am.TextContent("x" * size) for _ in range(blocks)], id=f"m{index}").pb
+
+
+def _one(session: str, message: message_pb2.Message) -> bytes:
+    return session_service_pb2.AppendMessageRequest(session_id=session, message=message).SerializeToString()
+
+
+def _many(session: str, messages: list[message_pb2.Message]) -> bytes:
+    return session_service_pb2.AppendMessagesRequest(session_id=session, messages=messages).SerializeToString()
+
+
+def _invalid(blocks: int, size: int) -> message_pb2.Message:
+    message = _message(blocks, size)
+    message.assistant.content[-1].text.citations.add()  # a citation without its required fields
+    return message
+
+
+SHAPES: dict[str, Callable[[], tuple[str, bytes]]] = {
+    "800 kB: 8,000 blocks in one message (over --max-blocks)": lambda: (APPEND, _one("big1", _message(8000, 90))),
+    "800 kB: 1,024 blocks in one message (at the limit)": lambda: (APPEND, _one("big2", _message(1024, 770))),
+    "800 kB: 1,000 messages of one block": lambda: (
+        APPEND_MANY,
+        _many("big3", [_message(1, 770, i) for i in range(1000)]),
+    ),
+    "800 kB: 1,024 blocks, one invalid (protovalidate's pass)": lambda: (APPEND, _one("big4", _invalid(1024, 770))),
+    "8 MB: one 8 MB text block": lambda: (APPEND, _one("big5", _message(1, 8 << 20))),
+    "8 MB: 1,024 blocks of 8 kB in one message": lambda: (APPEND, _one("big6", _message(1024, 8000))),
+    "8 MB: 1,000 messages of 8 kB": lambda: (APPEND_MANY, _many("big7", [_message(1, 8000, i) for i in range(1000)])),
+    "8 MB: 80,000 blocks in one message (over --max-blocks)": lambda: (APPEND, _one("big8", _message(80000, 90))),
+}
+
+
+class Server:
+    def __init__(self, src: str | None, directory: str) -> None:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        if src:
+            env["PYTHONPATH"] = str(Path(src).resolve())
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "agentmsg", "serve", "--host", "127.0.0.1", "--port", "0", "--grace", "0"]
+            + ["--db", str(Path(directory) / "bench.db")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            found = _READY.search(line)
+            if found:
+                self.target = f"127.0.0.1:{found.group(1)}"
+                return
+        raise RuntimeError("the server did not start")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(20)
+
+
+async def _probe(channel: grpc.aio.Channel, stop: asyncio.Event, rounds: list[tuple[float, float]]) -> None:
+    append = channel.unary_unary(APPEND)
+    n = 0
+    while not stop.is_set():
+        n += 1
+        body = _one("probe", am.UserMessage.text("ping", id=f"p{n}-{time.monotonic_ns()}").pb)
+        start = time.perf_counter()
+        await append(body, timeout=120)
+        rounds.append((start, time.perf_counter() - start))
+
+
+async def _measure(target: str, method: str, body: bytes, idle: float) -> dict[str, object]:
+    options = [("grpc.max_send_message_length", 64 << 20), ("grpc.max_receive_message_length", 64 << 20)]
+    async with grpc.aio.insecure_channel(target, options=options) as probe, grpc.aio.insecure_channel(
+        target, options=options
+    ) as heavy:
+        rounds: list[tuple[float, float]] = []
+        stop = asyncio.Event()
+        task = asyncio.create_task(_probe(probe, stop, rounds))
+        await asyncio.sleep(idle)
+        before = [d for _, d in rounds]
+        start = time.perf_counter()
+        try:
+            await heavy.unary_unary(method)(body, timeout=300)
+            code = "OK"
+        except grpc.aio.AioRpcError as exc:
+            code = exc.code().name
+        end = time.perf_counter()
+        await asyncio.sleep(0.05)
+        stop.set()
+        await task
+    during = [d for t, d in rounds if t + d >= start and t <= end]
+    return {
+        "bytes": len(body),
+        "status": code,
+        "request_s": end - start,
+        "probe_idle_median_ms": statistics.median(before) * 1000 if before else None,
+        "probe_worst_during_ms": max(during) * 1000 if during else None,
+        "probe_answered_during": len(during),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--src", help="run the server from this source tree (PYTHONPATH)")
+    parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--quick", action="store_true", help="skip the 80,000-block shape")
+    parser.add_argument("--only", help="run only the shapes whose name contains this")
+    args = parser.parse_args()
+    results: dict[str, dict[str, object]] = {}
+    with tempfile.TemporaryDirectory() as directory:
+        server = Server(args.src, directory)
+        try:
+            for name, build in SHAPES.items():
+                if (args.quick and "80,000" in name) or (args.only and args.only not in name):
+                    continue
+                method, body = build()
+                results[name] = found = asyncio.run(_measure(server.target, method, body, idle=0.5))
+                print(
+                    f"{name}: {found['status']} in {found['request_s']:.3f} s; small appends meanwhile: "
+                    f"{found['probe_answered_during']}, the slowest {found['probe_worst_during_ms'] or 0:.1f} ms "
+                    f"(idle median {found['probe_idle_median_ms'] or 0:.2f} ms)",
+                    flush=True,
+                )
+        finally:
+            server.stop()
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
