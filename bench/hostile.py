@@ -75,8 +75,7 @@ class Server:
         if src:
             env["PYTHONPATH"] = str(Path(src).resolve())
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agentmsg", "serve", "--host", "127.0.0.1", "--port", "0", "--grace", "0"]
-            + ["--db", str(Path(directory) / "bench.db")],
+            [sys.executable, "-m", "agentmsg", "serve", "--host", "127.0.0.1", "--port", "0", "--grace", "0", "--db", str(Path(directory) / "bench.db")],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
@@ -108,9 +107,10 @@ async def _probe(channel: grpc.aio.Channel, stop: asyncio.Event, rounds: list[tu
 
 async def _measure(target: str, method: str, body: bytes, idle: float) -> dict[str, object]:
     options = [("grpc.max_send_message_length", 64 << 20), ("grpc.max_receive_message_length", 64 << 20)]
-    async with grpc.aio.insecure_channel(target, options=options) as probe, grpc.aio.insecure_channel(
-        target, options=options
-    ) as heavy:
+    async with (
+        grpc.aio.insecure_channel(target, options=options) as probe,
+        grpc.aio.insecure_channel(target, options=options) as heavy,
+    ):
         rounds: list[tuple[float, float]] = []
         stop = asyncio.Event()
         task = asyncio.create_task(_probe(probe, stop, rounds))
