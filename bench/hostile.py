@@ -64,7 +64,10 @@ SHAPES: dict[str, Callable[[], tuple[str, bytes]]] = {
     "800 kB: 1,024 blocks, one invalid (protovalidate's pass)": lambda: (APPEND, _one("big4", _invalid(1024, 770))),
     "8 MB: one 8 MB text block": lambda: (APPEND, _one("big5", _message(1, 8 << 20))),
     "8 MB: 1,024 blocks of 8 kB in one message": lambda: (APPEND, _one("big6", _message(1024, 8000))),
-    "8 MB: 1,000 messages of 8 kB": lambda: (APPEND_MANY, _many("big7", [_message(1, 8000, i) for i in range(1000)])),
+    "8 MB: 1,000 messages of 8 kB": lambda: (
+        APPEND_MANY,
+        _many("big7", [_message(1, 8000, i) for i in range(1000)]),
+    ),
     "8 MB: 80,000 blocks in one message (over --max-blocks)": lambda: (APPEND, _one("big8", _message(80000, 90))),
 }
 
@@ -75,7 +78,20 @@ class Server:
         if src:
             env["PYTHONPATH"] = str(Path(src).resolve())
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agentmsg", "serve", "--host", "127.0.0.1", "--port", "0", "--grace", "0", "--db", str(Path(directory) / "bench.db")],
+            [
+                sys.executable,
+                "-m",
+                "agentmsg",
+                "serve",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                "0",
+                "--grace",
+                "0",
+                "--db",
+                str(Path(directory) / "bench.db"),
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,

@@ -45,7 +45,7 @@ def small(tmp_path: Path) -> Iterator[ServerThread]:
     server.stop()
 
 
-def _assistant(blocks: int, size: int = 10, id: str | None = None) -> am.AssistantMessage:
+def _assistant(blocks: int, size: int = 10, id: str | None = None) -> am.AssistantMessage:  # noqa: A002
     fields = {"id": id} if id else {}
     return am.AssistantMessage([am.TextContent("x" * size) for _ in range(blocks)], **fields)
 
