@@ -133,9 +133,10 @@ fuzz: $(VENV)/.fuzz-installed ## Fuzz every decoder with atheris for FUZZ_SECOND
 	$(PY) fuzz/fuzz_decoders.py -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
 		-artifact_prefix=.cache/fuzz-crashes/ .cache/fuzz-corpus
 
-soak: deps ## The reliability tests' long variants (AGENTMSG_SOAK=1: 10x examples, messages, sizes; minutes)
+soak: deps ## The reliability tests' long variants (AGENTMSG_SOAK=1: 10x examples, messages, sizes; RPC fuzzing, 400 requests a method; the reply cache at its cap over 150,000 replies; minutes)
 	AGENTMSG_SOAK=1 $(PY) -m pytest -q tests/test_fuzz_decoders.py tests/test_input_limits.py \
-		tests/service/test_faults.py tests/service/test_load.py
+		tests/service/test_faults.py tests/service/test_load.py \
+		tests/service/test_fuzz_rpcs.py tests/service/test_reply_cache_soak.py
 
 clean: ## Remove the venv, node_modules and caches
 	rm -rf $(VENV) node_modules .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO) proto/google

@@ -27,9 +27,11 @@ from conftest import ServerThread
 from serverproc import ServerProcess
 
 import agentmsg as am
+from agentmsg import _validation
 from agentmsg.errors import ValidationError
 from agentmsg.service import Client, RequestLimits, ServerConfig
 from agentmsg.service.limits import MAX_BATCH, message_blocks
+from agentmsg.service.rpc import check_messages
 from agentmsg.streaming import StreamEvent
 from agentmsg.v1 import message_pb2, session_service_pb2
 
@@ -272,3 +274,43 @@ def test_a_heavy_request_does_not_stall_the_server(server: ServerThread, shape: 
     assert len(answered) > count + 2
     assert probe.ticks > 0
     assert probe.stalls == [], f"the server's loop stalled {len(probe.stalls)} time(s): {probe.stalls}"
+
+
+# --- validation a message at a time gives protovalidate's verdict on the whole request ------------------------
+
+
+def _batches() -> dict[str, session_service_pb2.AppendMessagesRequest]:
+    good = am.UserMessage.text("hi", id="a").pb
+    bad = am.UserMessage.text("hi", id="b").pb
+    bad.ClearField("timestamp")
+    request = session_service_pb2.AppendMessagesRequest
+    return {
+        "valid": request(session_id="x", messages=[good, good]),
+        "bad session id": request(session_id="x y", messages=[good, good]),
+        "second message bad": request(session_id="x", messages=[good, bad]),
+        "everything bad": request(session_id="x y", messages=[bad, good, bad]),
+        "one message, bad": request(session_id="", messages=[bad]),
+        "no messages": request(session_id="x"),
+    }
+
+
+@pytest.mark.parametrize("case", list(_batches()))
+def test_a_batch_checked_a_message_at_a_time_gets_protovalidates_violations(case: str) -> None:
+    request = _batches()[case]
+    expected = sorted((v.field, v.rule_id, v.message) for v in _validation.violations_of(request))
+    try:
+        asyncio.run(check_messages(request, "messages"))
+        got: list[tuple[str, str, str]] = []
+    except ValidationError as exc:
+        got = sorted((v.field, v.rule_id, v.message) for v in exc.violations)
+    assert got == expected
+    assert bool(got) == (case != "valid")
+
+
+@pytest.mark.parametrize(
+    "session_id", ["s1", "acme:tenant.a-b_c", "", "x" * 128, "x" * 129, "a b", "a\n", "\na", "é", "a/b", "🙂"]
+)
+def test_the_compiled_session_id_pattern_agrees_with_protovalidate(session_id: str) -> None:
+    request = session_service_pb2.AppendMessageRequest(session_id=session_id, message=_message(1, 1))
+    compiled = _validation.checker(request.DESCRIPTOR)(request)
+    assert compiled == (not _validation.violations_of(request))
