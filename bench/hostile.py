@@ -8,6 +8,9 @@ flight, beside the probe's median when the server is idle. The probe's worst rou
 request causes every other client.
 
 ``--src DIR`` runs the server from another source tree (``--src ../main/src``: the figures before a change).
+``--loop`` runs the server in this process instead, on an event loop in its own thread, with a task on that loop
+that wakes every millisecond: it reports the loop's longest stall during each big request (the share of the
+delay that is the server's own event loop, rather than the store's single writer or the transfer).
 Not part of ``make test``; the tests (``tests/service/test_hostile_requests.py``) assert the behaviour.
 """
 
@@ -70,6 +73,35 @@ SHAPES: dict[str, Callable[[], tuple[str, bytes]]] = {
     ),
     "8 MB: 80,000 blocks in one message (over --max-blocks)": lambda: (APPEND, _one("big8", _message(80000, 90))),
 }
+
+
+class LoopServer:
+    """``create_server`` on a loop in a thread, with a probe task measuring how late that loop wakes."""
+
+    def __init__(self, directory: str) -> None:
+        import threading  # noqa: PLC0415 - only this mode
+
+        from agentmsg.service import ServerConfig, create_server  # noqa: PLC0415
+
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        config = ServerConfig(db=str(Path(directory) / "bench.db"))
+        self.running = asyncio.run_coroutine_threadsafe(create_server(config), self.loop).result(30)
+        self.target = f"127.0.0.1:{self.running.port}"
+        self.worst = 0.0
+        asyncio.run_coroutine_threadsafe(self._probe(), self.loop)
+
+    async def _probe(self) -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(0.001)
+            self.worst = max(self.worst, time.perf_counter() - before - 0.001)
+
+    def stop(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.running.stop(0), self.loop).result(30)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
 
 
 class Server:
@@ -159,20 +191,28 @@ def main() -> None:
     parser.add_argument("--json", help="write the figures here")
     parser.add_argument("--quick", action="store_true", help="skip the 80,000-block shape")
     parser.add_argument("--only", help="run only the shapes whose name contains this")
+    parser.add_argument("--loop", action="store_true", help="server in this process: report its loop's stalls")
     args = parser.parse_args()
     results: dict[str, dict[str, object]] = {}
     with tempfile.TemporaryDirectory() as directory:
-        server = Server(args.src, directory)
+        server: Server | LoopServer = LoopServer(directory) if args.loop else Server(args.src, directory)
         try:
             for name, build in SHAPES.items():
                 if (args.quick and "80,000" in name) or (args.only and args.only not in name):
                     continue
                 method, body = build()
+                if isinstance(server, LoopServer):
+                    time.sleep(0.2)
+                    server.worst = 0.0
                 results[name] = found = asyncio.run(_measure(server.target, method, body, idle=0.5))
+                stall = ""
+                if isinstance(server, LoopServer):
+                    found["loop_worst_stall_ms"] = server.worst * 1000
+                    stall = f"; the server loop's longest stall {server.worst * 1000:.1f} ms"
                 print(
                     f"{name}: {found['status']} in {found['request_s']:.3f} s; small appends meanwhile: "
                     f"{found['probe_answered_during']}, the slowest {found['probe_worst_during_ms'] or 0:.1f} ms "
-                    f"(idle median {found['probe_idle_median_ms'] or 0:.2f} ms)",
+                    f"(idle median {found['probe_idle_median_ms'] or 0:.2f} ms){stall}",
                     flush=True,
                 )
         finally:

@@ -5,7 +5,7 @@ reply, the worst ratio of objects to reply bytes. The server runs with ``--reply
 that fills the cache, more subscribers read ENTRIES more replies through it (evicting all along), and the
 resident memory may grow by at most ``GROWTH_KIB`` (24 MiB: allocator noise and SQLite's page cache). Before
 the cache counted its objects, these entries held 8.2 times the reply bytes it counted (``test_frames``
-measures that exactly with tracemalloc); under ``make soak`` (150,000 replies) that was about 70 MiB of growth
+measures that exactly with tracemalloc); under ``make soak`` (150,000 replies) that grew the server 57.7 MiB
 here. ``make test`` runs a short version (8,000 replies) of the same check.
 """
 
