@@ -79,9 +79,9 @@ class LoopServer:
     """``create_server`` on a loop in a thread, with a probe task measuring how late that loop wakes."""
 
     def __init__(self, directory: str) -> None:
-        import threading  # noqa: PLC0415 - only this mode
+        import threading
 
-        from agentmsg.service import ServerConfig, create_server  # noqa: PLC0415
+        from agentmsg.service import ServerConfig, create_server
 
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
