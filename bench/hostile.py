@@ -25,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -32,6 +33,7 @@ from pathlib import Path
 import grpc
 
 import agentmsg as am
+from agentmsg.service import ServerConfig, create_server
 from agentmsg.v1 import message_pb2, session_service_pb2
 
 APPEND = "/agentmsg.v1.SessionService/AppendMessage"
@@ -79,10 +81,6 @@ class LoopServer:
     """``create_server`` on a loop in a thread, with a probe task measuring how late that loop wakes."""
 
     def __init__(self, directory: str) -> None:
-        import threading
-
-        from agentmsg.service import ServerConfig, create_server
-
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
