@@ -63,12 +63,15 @@ def _seeds() -> dict[str, bytes]:
 
 
 SEEDS = _seeds()
-SERVICES = {
-    "session": [session_service_pb2.DESCRIPTOR.services_by_name["SessionService"]],
-    "tool": [tool_service_pb2.DESCRIPTOR.services_by_name["ToolService"]],
-    "health": [health_pb2.DESCRIPTOR.services_by_name["Health"]],
-    "reflection": [reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"]],
+_REFLECTION = reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"]
+# (the name the server serves it under, its descriptor): reflection v1 is v1alpha's service renamed.
+SERVICES: dict[str, list[tuple[str, descriptor.ServiceDescriptor]]] = {
+    "session": [("agentmsg.v1.SessionService", session_service_pb2.DESCRIPTOR.services_by_name["SessionService"])],
+    "tool": [("agentmsg.v1.ToolService", tool_service_pb2.DESCRIPTOR.services_by_name["ToolService"])],
+    "health": [("grpc.health.v1.Health", health_pb2.DESCRIPTOR.services_by_name["Health"])],
+    "reflection": [(_REFLECTION.full_name, _REFLECTION), ("grpc.reflection.v1.ServerReflection", _REFLECTION)],
 }
+Method = tuple[str, descriptor.MethodDescriptor]  # its path, its descriptor
 
 
 def _inputs(method: descriptor.MethodDescriptor, rng: random.Random, rounds: int) -> Iterator[bytes]:
@@ -84,8 +87,9 @@ def _inputs(method: descriptor.MethodDescriptor, rng: random.Random, rounds: int
             yield mutate_bytes(seed, iter(choices))
 
 
-async def _call(channel: grpc.aio.Channel, method: descriptor.MethodDescriptor, data: bytes) -> grpc.StatusCode:
-    path = f"/{method.containing_service.full_name}/{method.name}"
+async def _call(
+    channel: grpc.aio.Channel, path: str, method: descriptor.MethodDescriptor, data: bytes
+) -> grpc.StatusCode:
     try:
         if method.client_streaming and method.server_streaming:
             call: Any = channel.stream_stream(path)(iter([data]), timeout=DEADLINE)
@@ -103,25 +107,27 @@ async def _call(channel: grpc.aio.Channel, method: descriptor.MethodDescriptor, 
     return grpc.StatusCode.OK
 
 
-async def _round(target: str, methods: list[descriptor.MethodDescriptor], rounds: int, seed: int) -> list[str]:
+async def _round(target: str, methods: list[Method], rounds: int, seed: int) -> list[str]:
     """Every input to every method (16 at a time); the calls answered UNKNOWN, described."""
     rng = random.Random(seed)
-    work = [(method, data) for method in methods for data in _inputs(method, rng, rounds)]
+    work = [(path, method, data) for path, method in methods for data in _inputs(method, rng, rounds)]
     unknown: list[str] = []
     gate = asyncio.Semaphore(16)
     async with grpc.aio.insecure_channel(target) as channel:
 
-        async def one(method: descriptor.MethodDescriptor, data: bytes) -> None:
+        async def one(path: str, method: descriptor.MethodDescriptor, data: bytes) -> None:
             async with gate:
-                if await _call(channel, method, data) == grpc.StatusCode.UNKNOWN:
-                    unknown.append(f"{method.full_name} <- {data[:40]!r}")
+                if await _call(channel, path, method, data) == grpc.StatusCode.UNKNOWN:
+                    unknown.append(f"{path} <- {data[:40]!r}")
 
-        await asyncio.gather(*(one(method, data) for method, data in work))
+        await asyncio.gather(*(one(path, method, data) for path, method, data in work))
     return unknown
 
 
 def _fuzz(services: list[str]) -> None:
-    methods = [m for name in services for service in SERVICES[name] for m in service.methods]
+    methods = [
+        (f"/{served}/{m.name}", m) for name in services for served, service in SERVICES[name] for m in service.methods
+    ]
     server = ServerProcess("--memory")
     try:
         warm = asyncio.run(_round(server.target, methods, 4, seed=1))
