@@ -140,6 +140,27 @@ def test_agentmsg_serve_takes_the_limits_as_flags() -> None:
         server.stop()
 
 
+def test_the_size_bound_is_on_the_decoded_request() -> None:
+    """4 MB of text gzipped to a few kilobytes is still a 4 MB request: refused under a 1 MiB bound."""
+    server = ServerProcess("--memory", "--max-message-mb", "1")
+    try:
+        message = am.UserMessage.text("a" * (4 << 20)).pb
+        body = session_service_pb2.AppendMessageRequest(session_id="gz", message=message).SerializeToString()
+        options = [("grpc.max_send_message_length", 64 << 20)]
+        gzip = grpc.Compression.Gzip
+        with (
+            grpc.insecure_channel(server.target, options=options, compression=gzip) as channel,
+            pytest.raises(grpc.RpcError) as exc,
+        ):
+            channel.unary_unary("/agentmsg.v1.SessionService/AppendMessage")(body, timeout=20)
+        assert exc.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        with Client(server.target, timeout=10) as client:
+            assert list(client.history("gz")) == []
+    finally:
+        server.stop()
+    assert "Traceback" not in "".join(server.errors)
+
+
 def test_the_default_limits_take_every_message_of_the_recorded_corpus() -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     import test_real_traffic as corpus
