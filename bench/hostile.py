@@ -8,10 +8,14 @@ flight, beside the probe's median when the server is idle. The probe's worst rou
 request causes every other client.
 
 ``--src DIR`` runs the server from another source tree (``--src ../main/src``: the figures before a change).
-``--loop`` runs the server in this process instead, on an event loop in its own thread, with a task on that loop
-that wakes every millisecond: it reports the loop's longest stall during each big request (the share of the
-delay that is the server's own event loop, rather than the store's single writer or the transfer).
+``--loop`` then runs the shapes again with the server in this process, on an event loop in its own thread, with a
+task on that loop that wakes every millisecond: it reports the loop's longest stall during each big request (the
+share of the delay that is the server's own event loop, rather than the store's single writer or the transfer;
+the bench's client shares the process, so these figures include its turns at the GIL). ``make bench`` runs it
+with ``--loop`` and ``bench/report.py`` puts the figures in ``bench/results.md``.
 Not part of ``make test``; the tests (``tests/service/test_hostile_requests.py``) assert the behaviour.
+Server and client share this machine's cores: on a loaded machine the figures move (compare before and after
+in one sitting).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 
 import grpc
@@ -183,40 +188,66 @@ async def _measure(target: str, method: str, body: bytes, idle: float) -> dict[s
     }
 
 
+def _pass(server: Server | LoopServer, args: argparse.Namespace) -> dict[str, dict[str, object]]:
+    """Every shape against ``server``, one after another."""
+    results: dict[str, dict[str, object]] = {}
+    for name, build in SHAPES.items():
+        if (args.quick and "80,000" in name) or (args.only and args.only not in name):
+            continue
+        method, body = build()
+        if isinstance(server, LoopServer):
+            time.sleep(0.2)
+            server.worst = 0.0
+        results[name] = found = asyncio.run(_measure(server.target, method, body, idle=0.5))
+        stall = ""
+        if isinstance(server, LoopServer):
+            found["loop_worst_stall_ms"] = server.worst * 1000
+            stall = f"; the server loop's longest stall {server.worst * 1000:.1f} ms"
+        print(
+            f"  {name}: {found['status']} in {found['request_s']:.3f} s; small appends meanwhile: "
+            f"{found['probe_answered_during']}, the slowest {found['probe_worst_during_ms'] or 0:.1f} ms "
+            f"(idle median {found['probe_idle_median_ms'] or 0:.2f} ms){stall}",
+            flush=True,
+        )
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--src", help="run the server from this source tree (PYTHONPATH)")
-    parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--json", type=Path, help="write the figures here")
     parser.add_argument("--quick", action="store_true", help="skip the 80,000-block shape")
     parser.add_argument("--only", help="run only the shapes whose name contains this")
-    parser.add_argument("--loop", action="store_true", help="server in this process: report its loop's stalls")
+    parser.add_argument("--loop", action="store_true", help="also: the server in this process, its loop's stalls")
     args = parser.parse_args()
-    results: dict[str, dict[str, object]] = {}
+    started, load = time.perf_counter(), os.getloadavg()
+    results: dict[str, object] = {}
     with tempfile.TemporaryDirectory() as directory:
-        server: Server | LoopServer = LoopServer(directory) if args.loop else Server(args.src, directory)
+        print("server process:", flush=True)
+        process = Server(args.src, directory)
         try:
-            for name, build in SHAPES.items():
-                if (args.quick and "80,000" in name) or (args.only and args.only not in name):
-                    continue
-                method, body = build()
-                if isinstance(server, LoopServer):
-                    time.sleep(0.2)
-                    server.worst = 0.0
-                results[name] = found = asyncio.run(_measure(server.target, method, body, idle=0.5))
-                stall = ""
-                if isinstance(server, LoopServer):
-                    found["loop_worst_stall_ms"] = server.worst * 1000
-                    stall = f"; the server loop's longest stall {server.worst * 1000:.1f} ms"
-                print(
-                    f"{name}: {found['status']} in {found['request_s']:.3f} s; small appends meanwhile: "
-                    f"{found['probe_answered_during']}, the slowest {found['probe_worst_during_ms'] or 0:.1f} ms "
-                    f"(idle median {found['probe_idle_median_ms'] or 0:.2f} ms){stall}",
-                    flush=True,
-                )
+            results["process"] = _pass(process, args)
         finally:
-            server.stop()
+            process.stop()
+    if args.loop:
+        with tempfile.TemporaryDirectory() as directory:
+            print("server in this process, its loop probed:", flush=True)
+            in_process = LoopServer(directory)
+            try:
+                results["in_process"] = _pass(in_process, args)
+            finally:
+                in_process.stop()
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2))
+        results.update(
+            created=datetime.now(UTC).isoformat(timespec="seconds"),
+            command=" ".join([Path(sys.executable).name, *sys.argv]),
+            quick=args.quick,
+            total_s=time.perf_counter() - started,
+            load_average=load,
+            load_average_end=os.getloadavg(),
+        )
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(results, indent=2, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":
