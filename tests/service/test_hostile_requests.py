@@ -15,7 +15,6 @@ that, so a loaded machine does not make the test flaky, and a stall of the old k
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -162,8 +161,7 @@ def test_the_size_bound_is_on_the_decoded_request() -> None:
 
 
 def test_the_default_limits_take_every_message_of_the_recorded_corpus() -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    import test_real_traffic as corpus
+    import test_real_traffic as corpus  # the corpus reader of the real-traffic tests (tests/ is on the path)
 
     limits = RequestLimits()
     largest = 0
