@@ -7,9 +7,10 @@ and the bound, with nothing stored. The defaults refuse nothing the recorded pro
 Stalls: a probe task on the server's own event loop wakes every 5 ms and counts the wake-ups that came more
 than ``STALL`` late while big requests (800 kB and 8 MB; legal, and over the limits) are served with small
 appends going on beside them. Before the limits and the compiled validation, one 800 kB request of 8,000
-blocks held the loop 1-3.4 s and an 8 MB one of 80,000 blocks over 10 s; now the longest stall measured is
-tens of milliseconds (``bench/hostile.py`` and docs/reliability.md have the figures). ``STALL`` is ten times
-that, so a loaded machine does not make the test flaky, and a stall of the old kind still fails it.
+blocks held the loop 0.34-3.4 s and an 8 MB one of 80,000 blocks 2.3-36 s, by the machine's load; now the
+longest stalls measured are 5-120 ms, 330 ms at worst at a load average of 7 on 2 cores (``bench/hostile.py``;
+docs/reliability.md has the figures). ``STALL`` (1 s) is three times that worst, so a loaded machine does not
+make the test flaky, while the 80,000-block request of before still fails it.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from agentmsg.service.rpc import check_messages
 from agentmsg.streaming import StreamEvent
 from agentmsg.v1 import message_pb2, session_service_pb2
 
-STALL = 0.5  # seconds: a wake-up of the probe this late counts as a stall of the loop
+STALL = 1.0  # seconds: a wake-up of the probe this late counts as a stall of the loop
 TICK = 0.005
 
 
