@@ -8,10 +8,10 @@ causes grows with its content blocks: every block is validated, and one message 
 took the event loop for seconds. :class:`RequestLimits` bounds the blocks per message and per request (nested
 tool-result content counted) and the events of one ``PublishStream``; each is counted from lengths the parser
 already knows, before any validation, and a request over a bound is ``INVALID_ARGUMENT`` naming the field, the
-count and the bound.
+bound and the ``agentmsg serve`` flag that sets it.
 
 The defaults leave room several times over for real traffic: the largest message of the recorded provider
-corpus (``tests/corpus``) has 146 blocks, its largest request 146 blocks in 15 messages.
+corpus (``tests/corpus``) has 146 blocks, and none of its requests holds more than 146 blocks or 15 messages.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ DEFAULT_MAX_BLOCKS = 1024
 DEFAULT_MAX_REQUEST_BLOCKS = 8192
 DEFAULT_MAX_STREAM_EVENTS = 100_000
 # The contract's own bound on AppendMessages (buf.validate repeated.max_items), checked here before anything
-# iterates the list: protovalidate would walk a list of millions of empty messages first.
+# iterates the list: validation would otherwise walk millions of empty messages (2 bytes each) before refusing.
 MAX_BATCH: int = (
     session_service_pb2.AppendMessagesRequest.DESCRIPTOR.fields_by_name["messages"]
     .GetOptions()
