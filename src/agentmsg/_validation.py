@@ -215,7 +215,10 @@ def _plain_pattern(pattern: str) -> Callable[[str], Any] | None:
     """A ``fullmatch`` equal to RE2's verdict for ``pattern``, or None when that cannot be promised."""
     if not _PLAIN_PATTERN.fullmatch(pattern):
         return None
-    return re.compile(pattern[1:-1]).fullmatch
+    try:
+        return re.compile(pattern[1:-1]).fullmatch
+    except re.error:  # e.g. a repeat of a repeat: protovalidate's to judge
+        return None
 
 
 def _field_rules(fd: Any) -> _Rules | None:
