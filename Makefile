@@ -109,7 +109,7 @@ $(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
 
 BENCH_OUT := bench/.results
 # BENCH_ARGS=--quick for a short smoke run (the results file then says QUICK)
-bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydantic-ai, LangChain, bare gRPC, TCP, bare psycopg, tracing off; the TypeScript SDK vs Python: writes bench/results.md (never part of test)
+bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydantic-ai, LangChain, bare gRPC, TCP, bare psycopg, tracing off; the TypeScript SDK vs Python; the delay heavy requests cause: writes bench/results.md (never part of test)
 	@mkdir -p $(BENCH_OUT)
 	$(PY) bench/run.py --json $(BENCH_OUT)/codec.json $(BENCH_ARGS)
 	$(PY) bench/conversion.py --json $(BENCH_OUT)/conversion.json $(BENCH_ARGS)
@@ -119,6 +119,7 @@ bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSO
 	$(PY) bench/observability.py --json $(BENCH_OUT)/observability.json $(BENCH_ARGS)
 	$(PY) bench/mcp_bridge.py --json $(BENCH_OUT)/mcp.json $(BENCH_ARGS)
 	$(PY) bench/typescript.py --json $(BENCH_OUT)/typescript.json $(BENCH_ARGS)
+	$(PY) bench/hostile.py --loop --json $(BENCH_OUT)/hostile.json $(BENCH_ARGS)
 	$(PY) bench/report.py $(BENCH_OUT) -o bench/results.md --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS=$(BENCH_ARGS))"
 
 .PHONY: fuzz soak
@@ -133,9 +134,10 @@ fuzz: $(VENV)/.fuzz-installed ## Fuzz every decoder with atheris for FUZZ_SECOND
 	$(PY) fuzz/fuzz_decoders.py -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=4096 \
 		-artifact_prefix=.cache/fuzz-crashes/ .cache/fuzz-corpus
 
-soak: deps ## The reliability tests' long variants (AGENTMSG_SOAK=1: 10x examples, messages, sizes; minutes)
+soak: deps ## The reliability tests' long variants (AGENTMSG_SOAK=1: 10x examples, messages, sizes; RPC fuzzing, 400 requests a method; the reply cache at its cap over 150,000 replies; minutes)
 	AGENTMSG_SOAK=1 $(PY) -m pytest -q tests/test_fuzz_decoders.py tests/test_input_limits.py \
-		tests/service/test_faults.py tests/service/test_load.py
+		tests/service/test_faults.py tests/service/test_load.py \
+		tests/service/test_fuzz_rpcs.py tests/service/test_reply_cache_soak.py
 
 clean: ## Remove the venv, node_modules and caches
 	rm -rf $(VENV) node_modules .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO) proto/google

@@ -2,8 +2,8 @@
 
 ``python bench/report.py DIR [-o bench/results.md] [--command "make bench"]`` reads
 ``DIR/codec.json`` (``bench/run.py --json``), ``DIR/conversion.json``,
-``DIR/streaming.json``, ``DIR/service.json``, ``DIR/cluster.json``, ``DIR/mcp.json`` and
-``DIR/typescript.json`` (each optional) and writes one Markdown file: the
+``DIR/streaming.json``, ``DIR/service.json``, ``DIR/cluster.json``, ``DIR/mcp.json``,
+``DIR/typescript.json`` and ``DIR/hostile.json`` (each optional) and writes one Markdown file: the
 machine and versions, every target with PASS/MISS, the tables, and for every
 missed target its profile and what bounds it. Nothing is measured here: every
 figure comes from the JSON of the run.
@@ -56,7 +56,7 @@ def header(runs: dict[str, dict[str, Any] | None], command: str) -> list[str]:
         f"- **Date**: {created} (UTC){' — QUICK run (smoke figures, not for quoting)' if quick else ''}",
         f"- **Command**: `{command}`, which ran:",
     ]
-    for name in ("codec", "conversion", "streaming", "service", "cluster", "observability", "mcp", "typescript"):
+    for name in NAMES:
         run = runs.get(name)
         if run:
             start = run.get("load_average") or run.get("machine", {}).get("load_average")
@@ -722,9 +722,37 @@ def service_misses(service: dict[str, Any]) -> list[str]:
 # --- main -------------------------------------------------------------------------------------
 
 
+def hostile_section(run: dict[str, Any]) -> list[str]:
+    """``bench/hostile.py``: the delay one heavy request causes a concurrent small append."""
+    process = run.get("process", {})
+    in_process = run.get("in_process", {})
+    lines = [
+        "## Heavy requests (`bench/hostile.py`)",
+        "",
+        "A probe client appends one small message after another while one big request is served: the slowest of "
+        "its appends while the big one was in flight is the delay that request caused every other client. With "
+        "the server in the bench's process, a task on the server's event loop measured the loop's longest stall "
+        "(the share of the delay that is the loop, not the store's single writer or the transfer).",
+        "",
+        "| request | status | its time | slowest small append meanwhile | idle median | loop's longest stall |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, found in process.items():
+        stall = in_process.get(name, {}).get("loop_worst_stall_ms")
+        worst, idle = found.get("probe_worst_during_ms"), found.get("probe_idle_median_ms")
+        lines.append(
+            f"| {name} | {found['status']} | {found['request_s'] * 1000:,.0f} ms | "
+            f"{f'{worst:,.1f} ms' if worst is not None else DASH} | {f'{idle:.2f} ms' if idle is not None else DASH} | "
+            f"{f'{stall:,.1f} ms' if stall is not None else DASH} |"
+        )
+    return lines
+
+
+NAMES = ("codec", "conversion", "streaming", "service", "cluster", "observability", "mcp", "typescript", "hostile")
+
+
 def build(directory: Path, command: str) -> str:
-    names = ("codec", "conversion", "streaming", "service", "cluster", "observability", "mcp", "typescript")
-    runs = {name: load(directory, name) for name in names}
+    runs = {name: load(directory, name) for name in NAMES}
     if not any(runs.values()):
         raise SystemExit(f"no benchmark JSON in {directory}")
     lines = header(runs, command)
@@ -748,6 +776,8 @@ def build(directory: Path, command: str) -> str:
         lines += ["", *mcp_section(runs["mcp"])]
     if runs["typescript"]:
         lines += ["", *typescript_section(runs["typescript"])]
+    if runs["hostile"]:
+        lines += ["", *hostile_section(runs["hostile"])]
     if missed:
         lines += [
             "",

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -203,6 +204,23 @@ class _Rules:
         self.required = False
 
 
+# Patterns the checker runs with Python's ``re``: anchored at both ends, made of bracket classes of plain
+# characters, groups and counted repeats only. For these RE2 (protovalidate's) and ``re`` agree (no escapes,
+# flags, alternations or ``.``; ``$`` is the end of the text in both when matched whole); any other pattern
+# sends its message type to protovalidate.
+_PLAIN_PATTERN = re.compile(r"\^(?:\[\^?[A-Za-z0-9._:!#$&+-]+\]|[()]|\{\d+(?:,\d+)?\}|[?*+])+\$")
+
+
+def _plain_pattern(pattern: str) -> Callable[[str], Any] | None:
+    """A ``fullmatch`` equal to RE2's verdict for ``pattern``, or None when that cannot be promised."""
+    if not _PLAIN_PATTERN.fullmatch(pattern):
+        return None
+    try:
+        return re.compile(pattern[1:-1]).fullmatch
+    except re.error:  # e.g. a repeat of a repeat: protovalidate's to judge
+        return None
+
+
 def _field_rules(fd: Any) -> _Rules | None:
     """The field's own rules, or None when one is not a rule the checker knows."""
     out = _Rules()
@@ -225,9 +243,11 @@ def _field_rules(fd: Any) -> _Rules | None:
         return None  # field-level CEL, bytes, maps, durations...: protovalidate's
     sub = getattr(rules, kind)
     inner = _set_fields(sub)
-    if kind == "repeated" and fd.is_repeated and inner <= {"min_items", "items"}:
+    if kind == "repeated" and fd.is_repeated and inner <= {"min_items", "max_items", "items"}:
         if "min_items" in inner:
             out.fails.append(("len(v) < {}", sub.min_items))
+        if "max_items" in inner:
+            out.fails.append(("len(v) > {}", sub.max_items))
         if "items" in inner:
             if _set_fields(sub.items) != {"cel"}:
                 return None
@@ -241,6 +261,11 @@ def _field_rules(fd: Any) -> _Rules | None:
         return None
     if kind == "string" and inner == {"min_len"} and fd.type == FieldDescriptor.TYPE_STRING:
         out.fails.append(("len(v) < {}", sub.min_len))  # protovalidate counts code points, as len() does
+    elif kind == "string" and inner == {"pattern"} and fd.type == FieldDescriptor.TYPE_STRING:
+        matcher = _plain_pattern(sub.pattern)
+        if matcher is None:
+            return None
+        out.fails.append(("{}(v) is None", matcher))
     elif kind in ("int32", "int64") and inner == {"gte"}:
         out.fails.append(("v < {}", sub.gte))
     elif kind in ("double", "float") and inner <= {"gte", "finite"}:
@@ -262,13 +287,36 @@ def _field_rules(fd: Any) -> _Rules | None:
     return out
 
 
+def checker(desc: Any) -> Callable[[Any], bool]:
+    """The compiled checker of a message type: True means protovalidate finds nothing; False, "ask it"."""
+    return _checker(desc)
+
+
+# Checkers being compiled, published to _CHECKERS together once the outermost one is done: a checker that
+# refers to a type still compiling (a recursive type) is never seen by another thread before that type is.
+_STAGED: dict[str, _Check] = {}
+_COMPILING = threading.RLock()
+
+
 def _checker(desc: Any) -> _Check:
-    found = _CHECKERS.get(desc.full_name)
-    if found is None:
-        # A recursive type (Content -> ToolResultContent -> Content) finds the late-bound entry while compiling.
-        name = desc.full_name
-        _CHECKERS[name] = lambda pb: _CHECKERS[name](pb)  # noqa: PLW0108 - looked up when called
-        found = _CHECKERS[desc.full_name] = _compile(desc)
+    name = desc.full_name
+    found = _CHECKERS.get(name)
+    if found is not None:
+        return found
+    with _COMPILING:
+        found = _CHECKERS.get(name) or _STAGED.get(name)
+        if found is not None:
+            return found
+        outermost = not _STAGED
+        try:
+            # A recursive type (Content -> ToolResultContent -> Content) finds the late-bound entry while compiling.
+            _STAGED[name] = lambda pb: _CHECKERS[name](pb)  # noqa: PLW0108 - looked up when called
+            found = _STAGED[name] = _compile(desc)
+            if outermost:
+                _CHECKERS.update(_STAGED)
+        finally:
+            if outermost:
+                _STAGED.clear()
     return found
 
 

@@ -60,6 +60,17 @@ def _redact(url: str) -> str:
     return redact(url)
 
 
+def _count(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _read(path: str | None) -> bytes | None:
     return Path(path).read_bytes() if path else None
 
@@ -80,6 +91,7 @@ def _client(args: argparse.Namespace) -> Any:
 def _serve(args: argparse.Namespace) -> int:
     from agentmsg.service import ServerConfig, serve
     from agentmsg.service.access import FULL, Scope, load_token_file, parse_token
+    from agentmsg.service.limits import RequestLimits
     from agentmsg.service.server import Running
 
     grants: dict[str, Scope] = dict(parse_token(spec) for spec in args.token or [])
@@ -103,6 +115,8 @@ def _serve(args: argparse.Namespace) -> int:
         tls_client_ca=_read(args.tls_client_ca),
         max_message_bytes=int(args.max_message_mb * 1024 * 1024),
         max_concurrent_rpcs=args.max_concurrent_rpcs,
+        limits=RequestLimits(args.max_blocks, args.max_request_blocks, args.max_stream_events),
+        reply_cache_bytes=int(args.reply_cache_mb * 1024 * 1024),
         reflection=not args.no_reflection,
         grace=args.grace,
         metrics_port=args.metrics_port,
@@ -437,6 +451,14 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--tls-client-ca", help="PEM CA bundle: require client certificates (mTLS)")
     serve.add_argument("--max-message-mb", type=float, default=32.0, help="largest message accepted or sent")
     serve.add_argument("--max-concurrent-rpcs", type=int, default=256)
+    serve.add_argument(
+        "--max-blocks", type=_count, default=1024, help="content blocks in one message, tool results' counted (1024)"
+    )
+    serve.add_argument("--max-request-blocks", type=_count, default=8192, help="content blocks in one request (8192)")
+    serve.add_argument("--max-stream-events", type=_count, default=100_000, help="events in one PublishStream (100000)")
+    serve.add_argument(
+        "--reply-cache-mb", type=float, default=64.0, help="Subscribe replies kept framed for other subscribers (64)"
+    )
     serve.add_argument("--no-reflection", action="store_true", help="turn server reflection off")
     serve.add_argument("--grace", type=float, default=5.0, help="seconds calls in flight get at shutdown")
     serve.add_argument(

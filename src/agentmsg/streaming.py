@@ -412,6 +412,11 @@ class StreamAccumulator:
         return self._end is not None
 
     @property
+    def blocks(self) -> int:
+        """Content blocks started so far."""
+        return len(self._blocks)
+
+    @property
     def message_id(self) -> str | None:
         """The id from ``message_start``."""
         return self._start.message_id if self._start is not None else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import threading
+import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -59,7 +60,8 @@ def test_a_partial_batch_at_the_tail_is_shared_until_the_log_grows() -> None:
     five = cache.encode("s", 10, 100, rows(10, 5))
     assert five != three
     assert session_service_pb2.SubscribeResponse.FromString(five[0]).messages[-1].offset == 15
-    assert cache.size == len(five[0])
+    # Counted with the objects that hold it (key, tuples, the bytes object's header): the reply and under 1 kB.
+    assert len(five[0]) < cache.size < len(five[0]) + 1024
 
 
 def test_a_batch_over_the_reply_budget_is_framed_as_several_replies() -> None:
@@ -77,6 +79,29 @@ def test_the_cache_keeps_to_its_byte_bound() -> None:
     assert 0 < cache.size <= 4096
     assert cache.full("s", 0, 4) is None  # the oldest went first
     assert cache.full("s", 396, 4) is not None
+
+
+@pytest.mark.parametrize("body", [10, 60, 1000, 20_000])
+def test_what_the_cache_holds_is_what_it_counts(body: int) -> None:
+    """The Python heap the cache keeps (tracemalloc) stays within its cap, for tiny batches too.
+
+    Before, only the reply bytes were counted: a cache of one-message batches of ~70 bytes (a live tail)
+    held 8.2 times its cap (69 MB under an 8 MiB cap).
+    """
+    cap = 2 << 20
+    tracemalloc.start()
+    try:
+        cache = FrameCache(budget=1 << 20, max_bytes=cap)
+        base = tracemalloc.get_traced_memory()[0]
+        message = b"x" * body
+        for i in range(3 * cap // (body + 100)):  # enough to go round the cap about three times
+            cache.encode(f"session-{i % 50}", i, 256, [(i + 1, message)])
+        held = tracemalloc.get_traced_memory()[0] - base
+    finally:
+        tracemalloc.stop()
+    assert cache.size <= cap
+    assert held <= cap, f"the cache holds {held} bytes under a cap of {cap} (it counts {cache.size})"
+    assert held > cap // 2  # it did fill up
 
 
 def test_subscribers_of_one_session_share_the_framed_batches(server: ServerThread, client: Client) -> None:

@@ -12,6 +12,7 @@ One module per concern (the README's "Architecture" section has the map):
 from __future__ import annotations
 
 from agentmsg.service.client import AsyncClient, Client, Live, Logged, RegisteredTool, SessionInfo
+from agentmsg.service.limits import RequestLimits
 from agentmsg.service.runner import ToolRunner, schema_for
 from agentmsg.service.server import Running, ServerConfig, create_server, serve
 from agentmsg.service.stores import Appended, MemoryStore, SessionRecord, SQLiteStore, Store, open_store
@@ -24,6 +25,7 @@ __all__ = [
     "Logged",
     "MemoryStore",
     "RegisteredTool",
+    "RequestLimits",
     "Running",
     "SQLiteStore",
     "ServerConfig",

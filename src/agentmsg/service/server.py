@@ -30,6 +30,8 @@ from agentmsg.errors import StoreError, UnavailableError, ValidationError
 from agentmsg.service import reflection
 from agentmsg.service.access import Access, BearerTokenInterceptor, Scope
 from agentmsg.service.cluster import Cluster, peer_credentials
+from agentmsg.service.frames import DEFAULT_REPLY_CACHE_BYTES
+from agentmsg.service.limits import RequestLimits
 from agentmsg.service.live import LiveHub
 from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME, capture, register
 from agentmsg.service.session_service import SESSION_SERVICE, SessionServicer, _add_session_service
@@ -66,6 +68,9 @@ class ServerConfig:
     tls_client_ca: bytes | None = None  # PEM CA bundle: clients must present a certificate it signed (mTLS)
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     max_concurrent_rpcs: int = 256
+    # Blocks per message and per request, events per PublishStream (see limits.py and docs/reliability.md).
+    limits: RequestLimits = field(default_factory=RequestLimits)
+    reply_cache_bytes: int = DEFAULT_REPLY_CACHE_BYTES  # Subscribe replies framed once and shared, at most this
     reflection: bool = True
     grace: float = 5.0
     store: Store | None = field(default=None, repr=False)  # a ready store (overrides db)
@@ -216,7 +221,14 @@ async def create_server(config: ServerConfig) -> Running:
         interceptors=interceptors, options=options, maximum_concurrent_rpcs=config.max_concurrent_rpcs
     )
     hub = LiveHub()
-    sessions = SessionServicer(store, hub, access, max_message_bytes=config.max_message_bytes)
+    sessions = SessionServicer(
+        store,
+        hub,
+        access,
+        max_message_bytes=config.max_message_bytes,
+        limits=config.limits,
+        reply_cache_bytes=config.reply_cache_bytes,
+    )
     tools = ToolServicer(access)
     # With telemetry, the services register through it: each handler is wrapped once (a span, the metrics).
     registering = telemetry.instrument(server) if telemetry else server

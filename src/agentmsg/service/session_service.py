@@ -18,7 +18,6 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from agentmsg import _validation
 from agentmsg.errors import AgentMsgError, NotFoundError, UnavailableError, ValidationError, Violation
 from agentmsg.messages import (
     AgentMessage,
@@ -29,7 +28,15 @@ from agentmsg.messages import (
 )
 from agentmsg.service import status
 from agentmsg.service.access import Access, Scope
-from agentmsg.service.frames import FrameCache, ReceivedAppend, blind_encoding, field_span, is_canonical
+from agentmsg.service.frames import (
+    DEFAULT_REPLY_CACHE_BYTES,
+    FrameCache,
+    ReceivedAppend,
+    blind_encoding,
+    field_span,
+    is_canonical,
+)
+from agentmsg.service.limits import RequestLimits
 from agentmsg.service.live import LiveHub
 from agentmsg.service.rpc import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -37,6 +44,7 @@ from agentmsg.service.rpc import (
     _guard,
     _guard_stream,
     capture,
+    check_messages,
     fit,
     register,
     reply_budget,
@@ -141,15 +149,18 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         access: Access | None = None,
         *,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        limits: RequestLimits | None = None,
+        reply_cache_bytes: int = DEFAULT_REPLY_CACHE_BYTES,
     ) -> None:
         self.store = store
         self.hub = hub
         self.access = access if access is not None else Access()
+        self.limits = limits if limits is not None else RequestLimits()
         # Every reply carries messages up to this many bytes, and no entry may be larger: whatever was
         # appended can be read back, by every reading RPC, under the configured maximum message size.
         self.budget = reply_budget(max_message_bytes)
         # Subscribers of a session read the same batches: each is framed once and shared.
-        self.frames = FrameCache(self.budget)
+        self.frames = FrameCache(self.budget, reply_cache_bytes)
         # Subscribers per session on this node: the store's change event is dropped when the last one leaves.
         self._watchers: dict[str, int] = {}
         # Set while the store is unavailable: every waiting subscription ends UNAVAILABLE.
@@ -271,6 +282,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             received, sizes = [request.encoding], [len(request.encoding)]
             request = request.request
         self._allow(context, request.session_id)
+        self.limits.check_messages([request.message], "message")
         _check(request)
         # A received canonical encoding's length is what ByteSize would say (of the message, not the cut form).
         self._check_sizes([request.message], "message", sizes)
@@ -284,7 +296,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
     ) -> session_service_pb2.AppendMessagesResponse:
         self._allow(context, request.session_id)
-        _check(request)
+        self.limits.check_messages(request.messages, "messages")
+        await check_messages(request, "messages")
         self._check_sizes(request.messages, "messages")
         appended = await self.store.append(request.session_id, list(request.messages))
         return session_service_pb2.AppendMessagesResponse(
@@ -420,8 +433,13 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         accumulator = StreamAccumulator()
         deleted = asyncio.Event()  # set when the session is deleted during the stream
         watching = contextlib.ExitStack()
+        events = received = 0
         try:
             async for request in request_iterator:
+                events += 1
+                received += request.ByteSize()
+                # The events carry the message: far more of them than an entry may be is refused as they come.
+                self.limits.check_stream(events, received, 2 * self.budget)
                 _check(request)
                 if not session_id:
                     if not request.session_id:
@@ -433,6 +451,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                     deleted = watching.enter_context(self._watch_deletion(session_id))
                 self._check_not_deleted(session_id, deleted)
                 accumulator.add(request.event)
+                self.limits.check_blocks(accumulator.blocks)
                 self.hub.publish(session_id, session_service_pb2.LiveEvent(stream_id=stream_id, event=request.event))
                 if self.hub.cluster is not None:
                     await self.hub.cluster.pace()  # a publisher ahead of the relay waits for it
@@ -441,7 +460,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             if not session_id:
                 raise ValidationError([Violation("event", "required", "the stream sent no events")])
             message = accumulator.finish()
-            _validation.check(message.pb)
+            _check(message.pb)
             self._check_sizes([message.pb], "message")
             # Other nodes get the stream's events before the message: both go through one feed, in order.
             await self.hub.flushed()
