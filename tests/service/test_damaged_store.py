@@ -11,9 +11,9 @@ import pytest
 from conftest import ServerThread
 
 import agentmsg as am
-from agentmsg.sessions import Session
 from agentmsg.service import Client
 from agentmsg.service.stores.sqlite import SQLiteStore
+from agentmsg.sessions import Session
 
 
 def _damaged(path: Path, session_id: str, entries: list[am.UserMessage]) -> None:
