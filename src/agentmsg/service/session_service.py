@@ -357,6 +357,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                 if got in done and got is not None and not got.cancelled() and got.exception() is None:
                     yield session_service_pb2.SubscribeResponse(live_event=got.result())
 
+    @_guard
     async def PublishStream(  # noqa: N802
         self,
         request_iterator: AsyncIterator[session_service_pb2.PublishStreamRequest],
@@ -399,6 +400,9 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         except asyncio.CancelledError:
             self._relay_failure(session_id, stream_id, "the publisher went away mid-stream")
             raise
+        except Exception:
+            self._relay_failure(session_id, stream_id, "the server failed to publish the stream")
+            raise  # INTERNAL, and logged (_guard)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _relay_failure(self, session_id: str, stream_id: str, reason: str) -> None:
