@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import grpc
@@ -453,7 +453,3 @@ def test_the_async_client_reads_compacts_and_builds_the_context(server: ServerTh
     assert "the story so far" in got["context"][0].text_content()  # the compaction comes first, as user text
     assert got["at_a1"] == ["u1", "a1"]
     assert got["sessions"] == [("s", 4), ("t", 1)]
-
-
-async def _drain(items: AsyncIterator[Any]) -> list[Any]:
-    return [item async for item in items]
