@@ -15,10 +15,12 @@ import grpc
 import pytest
 import trustme
 from conftest import RunnerThread, ServerThread
+from google.rpc import error_details_pb2, status_pb2
 from serverproc import ServerProcess
 
 import agentmsg as am
 from agentmsg.cli import main
+from agentmsg.providers._common import ConversionError
 from agentmsg.service import Client, ToolRunner
 from agentmsg.service import status as service_status
 from agentmsg.v1 import session_service_pb2
@@ -320,3 +322,23 @@ def test_make_run_mcp_runs_the_mcp_demo_end_to_end() -> None:
     assert "the 30-second operation hit its 1.5 s deadline; the MCP server was told" in out
     assert "engine: session 'mcp-demo' holds 3 messages" in out
     assert "\ndone\n" in out
+
+
+def test_an_error_outside_the_vocabulary_is_internal_under_its_own_name() -> None:
+    """A private subclass of a vocabulary class goes out as that class; an agentmsg error the table does not
+    map (a conversion error) is INTERNAL, reason its own name."""
+
+    class _Private(am.ConflictError):
+        pass
+
+    assert service_status.code_for(_Private("x")) == grpc.StatusCode.ALREADY_EXISTS
+    conversion = ConversionError("openai-chat", [])
+    assert service_status.code_for(conversion) == grpc.StatusCode.INTERNAL
+    reasons = {}
+    for error in (_Private("x"), conversion):
+        status = service_status.to_status(error)
+        details = dict(status.trailing_metadata)["grpc-status-details-bin"]
+        info = error_details_pb2.ErrorInfo()
+        status_pb2.Status.FromString(details).details[0].Unpack(info)
+        reasons[type(error).__name__] = info.reason
+    assert reasons == {"_Private": "ConflictError", "ConversionError": "ConversionError"}

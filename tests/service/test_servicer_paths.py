@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -225,6 +226,62 @@ def test_a_publisher_gone_mid_stream_ends_the_stream_for_live_subscribers(
         "the stream has not ended (no message_stop or error)",
         "the publisher went away mid-stream",
     )
+
+
+def test_a_publisher_gone_while_its_message_is_stored_ends_the_stream_for_live_subscribers(
+    server: ServerThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancelled while the server waits on the store (held here until the call is gone): the handler's
+    cancellation, and live subscribers get the stream's end with the reason."""
+    entered = threading.Event()
+    release = threading.Event()
+    append = server.running.sessions.store.append
+
+    async def held(*args: Any, **kwargs: Any) -> Any:
+        entered.set()
+        while not release.is_set():
+            await asyncio.sleep(0.01)
+        return await append(*args, **kwargs)
+
+    monkeypatch.setattr(server.running.sessions.store, "append", held)
+    events = _publish_requests("held", am.AssistantMessage.text("a whole answer", id="a1"))
+
+    async def scenario() -> list[Any]:
+        async with AsyncClient(server.target, timeout=20) as client:
+            seen: list[Any] = []
+
+            async def watch() -> None:
+                async for item in client.subscribe("held", live_events=True):
+                    seen.append(item)
+                    if isinstance(item, am.service.Live) and item.event.kind == "error":
+                        return
+
+            watcher = asyncio.ensure_future(watch())
+            await _watched(server, "held")
+            async with grpc.aio.insecure_channel(server.target) as channel:
+                call = session_service_pb2_grpc.SessionServiceStub(channel).PublishStream()
+                for event in events:
+                    await call.write(event)
+                await call.done_writing()
+                for _ in range(2000):  # until the server waits on the store
+                    if entered.is_set():
+                        break
+                    await asyncio.sleep(0.01)
+                assert entered.is_set()
+                call.cancel()
+            await asyncio.wait_for(watcher, 20)
+            release.set()
+            assert [m.message.id async for m in client.history("held")] == []
+            return seen
+
+    try:
+        seen = asyncio.run(scenario())
+    finally:
+        release.set()
+    failed = seen[-1]
+    assert len(seen) == len(events) + 1  # every event of the stream, then its end
+    assert failed.event.kind == "error"
+    assert failed.event.pb.error.message == "the publisher went away mid-stream"
 
 
 # --- SessionService: AppendMessage's decoder -----------------------------------------------------------------------
