@@ -1,6 +1,6 @@
 """The walk from a session entry back to the root, one set of rules for every reader of a session tree.
 
-:class:`~agentmsg.Session` walks its entries in memory; the service walks a stored session through its
+:class:`~agentmsg.sessions.Session` walks its entries in memory; the service walks a stored session through its
 store's indexes, reading only the path. Both step through a :class:`PathWalk`, which says where each
 entry's parent is and reports a broken tree the same way.
 """
