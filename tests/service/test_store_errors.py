@@ -98,3 +98,57 @@ def test_postgres_failures_are_store_errors_saying_what_failed(postgres: LocalPo
             await store.last_offset("s")
 
     asyncio.run(scenario())
+
+
+def test_a_lost_notify_connection_is_a_store_error_and_the_next_notify_reconnects(postgres: LocalPostgres) -> None:
+    url = fresh_database(postgres)
+
+    async def scenario() -> None:
+        store = PostgresStore(url, pool_size=2)
+        await store.start()
+        try:
+            await store.notify("agentmsg_test", "first")
+            assert store._notifier is not None
+            pid = store._notifier.info.backend_pid
+            async with store.connection("end the notifier") as conn:
+                await conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            with pytest.raises(am.StoreError, match="could not notify other nodes"):
+                await store.notify("agentmsg_test", "second")
+            await store.notify("agentmsg_test", "third")  # a new connection
+            assert store._notifier is not None
+            assert store._notifier.info.backend_pid != pid
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_pool_with_no_free_connection_is_a_store_error_and_the_store_comes_back(postgres: LocalPostgres) -> None:
+    """Every connection held and none free within the connect timeout: the call fails UNAVAILABLE at once and the
+    store counts PostgreSQL as lost until its health probe succeeds again."""
+    url = fresh_database(postgres)
+
+    async def scenario() -> None:
+        store = PostgresStore(url, pool_size=2, connect_timeout=0.5, health_interval=0.05)
+        await store.start()
+        try:
+            async with store.connection("hold one") as one, store.connection("hold two") as two:
+                await one.execute("SELECT 1")
+                await two.execute("SELECT 1")
+                with pytest.raises(am.StoreError, match="could not read a third: PostgreSQL is unreachable"):
+                    async with store.connection("read a third"):
+                        pass
+                assert not store.healthy  # counted as lost while no connection is free
+                with pytest.raises(am.StoreError, match=r"could not read again: .* \(the node is NOT_SERVING"):
+                    async with store.connection("read again"):  # refused at once while lost, no second wait
+                        pass
+            for _ in range(400):  # the health probe finds it again
+                if store.healthy:
+                    break
+                await asyncio.sleep(0.05)
+            assert store.healthy
+            assert await store.last_offset("s") == 0
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
