@@ -13,7 +13,7 @@ RPC_PROTOS := proto/google/rpc/status.proto
 RELEASE_TAG := v0.1.0
 
 .DEFAULT_GOAL := help
-.PHONY: help deps run run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean ts-build ts-lint ts-test
+.PHONY: help deps run run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean ts-build ts-lint ts-test coverage
 
 help: ## List the targets with one line each
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -84,6 +84,14 @@ format: deps ## Apply buf format and ruff format
 	$(BUF) format -w --path proto/agentmsg
 	$(VENV)/bin/ruff format src tests bench scripts
 	$(VENV)/bin/ruff check --fix src tests bench scripts
+
+# Subprocesses (servers, CLIs, cluster nodes) are measured too: coverage's `patch = ["subprocess"]` (pyproject.toml).
+COVERAGE_TESTS ?=
+coverage: deps ts-build ## The pytest suite under coverage, subprocess servers too; reports src/agentmsg/service/ with missing lines (COVERAGE_TESTS=paths for a part)
+	rm -rf .coverage-data && mkdir -p .coverage-data
+	$(PY) -m coverage run -m pytest -q -p no:cacheprovider $(COVERAGE_TESTS)
+	$(PY) -m coverage combine -q
+	$(PY) -m coverage report --include='src/agentmsg/service/*' --show-missing --skip-covered
 
 typecheck: deps ## mypy --strict on src/ (generated code excluded)
 	$(VENV)/bin/mypy

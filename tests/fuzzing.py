@@ -216,6 +216,62 @@ def _binary_seeds(kind: str) -> tuple[bytes, ...]:
     )
 
 
+def _append_seeds() -> tuple[bytes, ...]:
+    """``AppendMessageRequest`` encodings as a client sends them: every role, and one over the size at which the
+    server keeps the received bytes (with an image payload it parses cut short)."""
+    from samples import every_role
+
+    from agentmsg.service.frames import append_request
+
+    image = am.ImageContent(b"\x89PNG\r\n\x1a\n" + bytes(70_000), media_type="image/png")
+    large = am.UserMessage([am.TextContent("a large one"), image], id="large")
+    return tuple(append_request("s", m.to_bytes()) for m in [*every_role(), large])
+
+
+def _wire_reader(data: bytes) -> None:
+    """The service's hand-written wire reader (``agentmsg.service.frames``, used by AppendMessage's deserializer)
+    on request bytes from a peer: it never raises, and what it says agrees with protobuf's own parser."""
+    from google.protobuf.message import DecodeError as PbDecodeError
+
+    from agentmsg.service import frames
+    from agentmsg.service.session_service import _receive_append
+    from agentmsg.v1 import message_pb2, session_service_pb2
+
+    request_type = session_service_pb2.AppendMessageRequest
+    try:
+        parsed: Any = request_type.FromString(data)
+    except PbDecodeError:
+        parsed = None
+    canonical = frames.is_canonical(data, request_type.DESCRIPTOR)
+    if canonical and parsed is not None:
+        assert parsed.SerializeToString(deterministic=True) == data, "is_canonical said yes to another encoding"
+    if frames.is_canonical(data, message_pb2.Message.DESCRIPTOR):  # the bytes read as a message, too
+        with contextlib.suppress(PbDecodeError):
+            as_message = message_pb2.Message.FromString(data)
+            assert as_message.SerializeToString(deterministic=True) == data, "is_canonical said yes to another encoding"
+    span = frames.field_span(data, 2)
+    if span is not None:
+        assert 0 <= span[0] <= span[1] <= len(data)
+        if parsed is not None:
+            assert message_pb2.Message.FromString(data[span[0] : span[1]]) == parsed.message
+    blind = frames.blind_encoding(data, request_type.DESCRIPTOR)
+    assert blind is None or len(blind) < len(data)
+    try:
+        received = _receive_append(data)
+    except PbDecodeError as exc:  # the server answers INVALID_ARGUMENT with the parser's message
+        refused = str(exc)
+    else:
+        refused = ""
+    assert (parsed is None) == bool(refused), f"the reader and protobuf disagree: {refused or 'it took it'}"
+    if refused:
+        raise am.DecodeError(refused)
+    if isinstance(received, frames.ReceivedAppend):
+        assert message_pb2.Message.FromString(bytes(received.encoding)) == parsed.message
+        assert received.request.session_id == parsed.session_id
+    else:
+        assert received == parsed
+
+
 def targets() -> list[Target]:
     """Every decoder of untrusted input, with its golden seeds."""
     chat_requests, chat_responses = _split("openai_chat", "response")
@@ -261,6 +317,7 @@ def targets() -> list[Target]:
             lambda b: fold([StreamEvent.from_bytes(b)]),
             _binary_seeds("event"),
         ),
+        Target("service.frames (AppendMessage wire reader)", "bytes", _wire_reader, _append_seeds()),
         # ProtoJSON (a decoded dict as the service's JSON gateway would pass it, or JSON text)
         Target("BaseMessage.from_json", "json", _protojson(am.BaseMessage), protojson),
         Target("ContentBase.from_json", "json", _protojson(am.ContentBase)),

@@ -259,11 +259,19 @@ def _read_format(name: str, data: Any, pass_through: bool | None) -> list[am.Age
         return read(anthropic.from_anthropic)
     if name == "gemini":
         return read(gemini.from_gemini)
-    from langchain_core.messages import messages_from_dict
-
+    messages_from_dict = _langchain_messages().messages_from_dict
     from agentmsg.providers import langchain
 
     return langchain.from_langchain(messages_from_dict(data))
+
+
+def _langchain_messages() -> Any:
+    """``langchain_core.messages``, or an error saying which extra brings it."""
+    try:
+        from langchain_core import messages
+    except ImportError as exc:
+        raise am.AgentMsgError(f"{exc} (the langchain format needs: pip install 'agentmsg[langchain]')") from None
+    return messages
 
 
 def _write_format(name: str, messages: list[am.AgentMessage], strict: bool, report: Any) -> Any:
@@ -284,8 +292,7 @@ def _write_format(name: str, messages: list[am.AgentMessage], strict: bool, repo
         return anthropic.to_anthropic(messages, **options)
     if name == "gemini":
         return gemini.to_gemini(messages, **options)
-    from langchain_core.messages import messages_to_dict
-
+    messages_to_dict = _langchain_messages().messages_to_dict
     from agentmsg.providers import langchain
 
     return messages_to_dict(langchain.to_langchain(messages, **options))
@@ -570,8 +577,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (am.AgentMsgError, OSError) as exc:
         print(f"agentmsg: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except ImportError as exc:
-        print(f"agentmsg: {exc} (the langchain format needs: pip install 'agentmsg[langchain]')", file=sys.stderr)
+    except ImportError as exc:  # a module an extra brings (the commands that need one say which)
+        print(f"agentmsg: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130

@@ -35,6 +35,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from agentmsg._tree import PathWalk
 from agentmsg.content import TextContent, ToolCallContent, ToolResultContent
 from agentmsg.errors import ConflictError, DecodeError, NotFoundError, ValidationError, Violation
 from agentmsg.messages import (
@@ -310,18 +311,18 @@ def _parent(entries: Sequence[AgentMessage], position: int) -> str | None:
 
 def _walk(entries: Sequence[AgentMessage], index: dict[str, int], position: int) -> list[AgentMessage]:
     path: list[AgentMessage] = []
-    seen: set[str] = set()
+    walk = PathWalk()
     current: int | None = position
     while current is not None:
         entry = entries[current]
-        if entry.id in seen:
-            raise ValidationError.single("parent_id", "session.cycle", f"the parents of {entry.id!r} form a cycle")
-        seen.add(entry.id)
+        parent = walk.step(entry.id, entry.parent_id)
         path.append(entry)
-        parent = _parent(entries, current)
-        current = index.get(parent) if parent is not None else None
-        if parent is not None and current is None:
-            raise NotFoundError(f"entry {entry.id!r} follows {parent!r}, which is not in the session")
+        if parent is None:
+            current = current - 1 if current > 0 else None
+            continue
+        current = index.get(parent)
+        if current is None:
+            raise walk.missing(entry.id, parent)
     path.reverse()
     return path
 

@@ -88,7 +88,9 @@ export function fromCallError(error: unknown): unknown {
   return out;
 }
 
-/** True for an error worth retrying on a new connection (the service was unreachable or restarting). */
+/** True for an error worth retrying on a new connection: UNAVAILABLE, the service or its store was unreachable or
+ * restarting (a StoreError too, as the Python client's retry policy has it; a full store, StoreFullError, is
+ * RESOURCE_EXHAUSTED and is not retried). */
 export function isTransient(error: unknown): boolean {
-  return error instanceof UnavailableError && !(error instanceof StoreError);
+  return (error instanceof UnavailableError || error instanceof StoreError) && !(error instanceof StoreFullError);
 }

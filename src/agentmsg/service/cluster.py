@@ -316,9 +316,8 @@ class Cluster:
 
     async def claim(self, runner: LocalRunner) -> None:
         """Record a runner's tools for the cluster; a name a live node already serves is a ConflictError."""
-        taken = await self._insert_tools(runner, strict=True)
-        if taken:
-            raise ConflictError(f"tool name(s) already served by another node: {', '.join(taken)}")
+        # A taken name raises inside the registration transaction (undoing it), as a ConflictError.
+        await self._insert_tools(runner, strict=True)
 
     async def _insert_tools(self, runner: LocalRunner, *, strict: bool) -> list[str]:
         names = [tool.name for tool in runner.tools]

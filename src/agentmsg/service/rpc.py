@@ -129,7 +129,13 @@ async def check_messages(request: Any, field: str) -> None:
 
 
 async def _fail(context: grpc.aio.ServicerContext, name: str, exc: Exception) -> None:  # type: ignore[type-arg]
-    """End a call that raised: agentmsg errors as rich statuses; anything else INTERNAL, logged."""
+    """End a call that raised: agentmsg errors as rich statuses; anything else INTERNAL, logged.
+
+    A call that has ended already (its peer left while the handler answered, and the answer failed) is left as it is.
+    """
+    if context.done():
+        log.debug("%s ended before it could answer: %s", name, exc)
+        return
     if isinstance(exc, AgentMsgError):
         await status.abort(context, exc)
     log.error("internal error in %s", name, exc_info=exc)

@@ -203,7 +203,16 @@ async def create_server(config: ServerConfig) -> Running:
         store = open_store(config.db, pool_size=config.pool_size, statement_timeout=config.statement_timeout)
     else:
         store = open_store(config.db)
-    # Before the store starts: a metrics port without the otel extra fails here, leaving nothing open.
+    # Before the store starts, so a refused configuration leaves nothing open (no store, no bound port).
+    peers = None
+    if isinstance(store, PostgresStore):
+        peers = peer_credentials(config)
+        if config.advertise is None and config.host in ("0.0.0.0", "::", ""):  # noqa: S104 - checked, not bound
+            raise UnavailableError(
+                f"a cluster node bound to {config.host!r} needs advertise (--advertise HOST:PORT): "
+                "the address other nodes reach it at"
+            )
+    # A metrics port without the otel extra fails here, leaving nothing open too.
     telemetry = ServerTelemetry.create(
         metrics_port=config.metrics_port, store=type(store).__name__.removesuffix("Store").lower()
     )
@@ -266,12 +275,6 @@ async def create_server(config: ServerConfig) -> Running:
         raise UnavailableError(f"cannot listen on {address}: the port is in use (or not one this user may bind)")
     cluster = None
     if isinstance(store, PostgresStore):
-        peers = peer_credentials(config)
-        if config.advertise is None and config.host in ("0.0.0.0", "::", ""):  # noqa: S104 - checked, not bound
-            raise UnavailableError(
-                f"a cluster node bound to {config.host!r} needs advertise (--advertise HOST:PORT): "
-                "the address other nodes reach it at"
-            )
         advertise = config.advertise or f"{config.host}:{port}"
         cluster = Cluster(
             store,

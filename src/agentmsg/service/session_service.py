@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
+from agentmsg._tree import PathWalk
 from agentmsg.errors import AgentMsgError, NotFoundError, UnavailableError, ValidationError, Violation
 from agentmsg.messages import (
     AgentMessage,
@@ -220,24 +221,19 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         """The entries from ``start`` back to the root, each parent found through the store's indexes.
 
         An entry with no ``parent_id`` follows the one before it in the log: those are read a page at a
-        time. Only the path is read, never the rest of the session.
+        time. Only the path is read, never the rest of the session. The rules, and how a broken tree is
+        reported, are :class:`~agentmsg._tree.PathWalk`'s, as for :class:`~agentmsg.sessions.Session`.
         """
         by_offset: dict[int, message_pb2.Message] = {}
         offset, message = start
-        seen: set[str] = set()
+        walk = PathWalk()
         while True:
-            if message.id in seen:
-                raise ValidationError.single(
-                    "parent_id", "session.cycle", f"the parents of {message.id!r} form a cycle"
-                )
-            seen.add(message.id)
+            parent = walk.step(message.id, message.parent_id)
             yield message
-            if message.parent_id:
-                found = await self.store.entry(session_id, message.parent_id)
+            if parent is not None:
+                found = await self.store.entry(session_id, parent)
                 if found is None:
-                    raise NotFoundError(
-                        f"entry {message.id!r} follows {message.parent_id!r}, which is not in the session"
-                    )
+                    raise walk.missing(message.id, parent)
                 offset, message = found[0], _parse(found[1])
                 continue
             if offset <= 1:
@@ -423,6 +419,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                 if got in done and got is not None and not got.cancelled() and got.exception() is None:
                     yield session_service_pb2.SubscribeResponse(live_event=got.result())
 
+    @_guard
     async def PublishStream(  # noqa: N802
         self,
         request_iterator: AsyncIterator[session_service_pb2.PublishStreamRequest],
@@ -476,6 +473,9 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         except asyncio.CancelledError:
             self._relay_failure(session_id, stream_id, "the publisher went away mid-stream")
             raise
+        except Exception:
+            self._relay_failure(session_id, stream_id, "the server failed to publish the stream")
+            raise  # INTERNAL, and logged (_guard)
         finally:
             watching.close()
         raise AssertionError("unreachable")  # pragma: no cover

@@ -1,7 +1,7 @@
 """One table from agentmsg errors to gRPC statuses, and back.
 
 The server aborts with a ``google.rpc.Status`` carrying an ``ErrorInfo``
-(reason = the error class, domain ``agentmsg``) and, for validation errors, a
+(reason = the error class, or its nearest base in the table; domain ``agentmsg``) and, for validation errors, a
 ``BadRequest`` with one field violation per broken rule. The client reads the
 details and raises the same class, with the same violations.
 """
@@ -20,7 +20,7 @@ from agentmsg.errors import AgentMsgError, ValidationError, Violation
 
 DOMAIN = "agentmsg"
 
-# error class -> status code; the ErrorInfo reason is the class name.
+# error class -> status code; the ErrorInfo reason is the class's name (the nearest one in this table).
 _CODES: dict[type[AgentMsgError], grpc.StatusCode] = {
     errors.ValidationError: grpc.StatusCode.INVALID_ARGUMENT,
     errors.DecodeError: grpc.StatusCode.INVALID_ARGUMENT,
@@ -53,18 +53,24 @@ _BY_CODE: dict[grpc.StatusCode, type[AgentMsgError]] = {
 _BY_NAME: dict[str, type[AgentMsgError]] = {cls.__name__: cls for cls in _CODES}
 
 
-def code_for(error: AgentMsgError) -> grpc.StatusCode:
-    """The gRPC status code for an agentmsg error (INTERNAL for anything unmapped)."""
+def _vocabulary_class(error: AgentMsgError) -> type[AgentMsgError]:
+    """The class of the error vocabulary ``error`` is (itself, or its nearest base in the table): a private
+    subclass goes out as the public class clients know, never as its own name."""
     for cls in type(error).__mro__:
         if cls in _CODES:
-            return _CODES[cls]
-    return grpc.StatusCode.INTERNAL
+            return cls
+    return type(error)
+
+
+def code_for(error: AgentMsgError) -> grpc.StatusCode:
+    """The gRPC status code for an agentmsg error (INTERNAL for anything unmapped)."""
+    return _CODES.get(_vocabulary_class(error), grpc.StatusCode.INTERNAL)
 
 
 def to_status(error: AgentMsgError) -> grpc.Status:
     """A rich status for ``error``: ErrorInfo always, BadRequest for violations."""
     code = code_for(error)
-    info = error_details_pb2.ErrorInfo(reason=type(error).__name__, domain=DOMAIN)
+    info = error_details_pb2.ErrorInfo(reason=_vocabulary_class(error).__name__, domain=DOMAIN)
     details = [info]
     if isinstance(error, ValidationError):
         details.append(

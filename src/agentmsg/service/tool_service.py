@@ -19,17 +19,15 @@ import grpc
 
 from agentmsg import _validation
 from agentmsg.errors import (
-    AgentMsgError,
     ConflictError,
     DeadlineExceededError,
     NotFoundError,
     ValidationError,
     Violation,
 )
-from agentmsg.service import status
 from agentmsg.service.access import Access
 from agentmsg.service.cluster import FORWARDED_HEADER, Cluster
-from agentmsg.service.rpc import _check, _guard
+from agentmsg.service.rpc import _check, _guard, _guard_stream
 from agentmsg.service.telemetry import inject_context
 from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
 
@@ -91,6 +89,7 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         if self.access.enabled:
             self.access.check_tools(context.invocation_metadata(), serve=serve)
 
+    @_guard_stream
     async def ServeTools(  # noqa: N802
         self,
         request_iterator: AsyncIterator[tool_service_pb2.ServeToolsRequest],
@@ -98,23 +97,20 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
     ) -> AsyncIterator[tool_service_pb2.ServeToolsResponse]:
         requests = request_iterator.__aiter__()
         try:
+            first = await requests.__anext__()
+        except StopAsyncIteration:
+            return
+        self._allow(context, serve=True)
+        _check(first)
+        if first.WhichOneof("kind") != "register":
+            raise ValidationError([Violation("register", "required", "the first message must register tools")])
+        runner = self._register(first.register)
+        if self.cluster is not None:
             try:
-                first = await requests.__anext__()
-            except StopAsyncIteration:
-                return
-            self._allow(context, serve=True)
-            _check(first)
-            if first.WhichOneof("kind") != "register":
-                raise ValidationError([Violation("register", "required", "the first message must register tools")])
-            runner = self._register(first.register)
-            if self.cluster is not None:
-                try:
-                    await self.cluster.claim(runner)
-                except AgentMsgError:
-                    self._unregister(runner)
-                    raise
-        except AgentMsgError as exc:
-            await status.abort(context, exc)
+                await self.cluster.claim(runner)
+            except BaseException:
+                self._unregister(runner)
+                raise
         reader = asyncio.ensure_future(self._read_outcomes(runner, requests))
         getter: asyncio.Future[tool_service_pb2.ServeToolsResponse] | None = None
         try:
@@ -126,8 +122,8 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
                 done, _ = await asyncio.wait({getter, reader}, return_when=asyncio.FIRST_COMPLETED)
                 if getter not in done:
                     failure = reader.exception()
-                    if isinstance(failure, AgentMsgError):  # e.g. an outcome whose bytes do not decode
-                        await status.abort(context, failure)
+                    if failure is not None:  # e.g. an outcome whose bytes do not decode: the call ends with it
+                        raise failure
                     break  # the runner closed its side
                 response, getter = getter.result(), None
                 yield response
