@@ -8,10 +8,12 @@ details and raises the same class, with the same violations.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -61,11 +63,14 @@ def code_for(error: AgentMsgError) -> grpc.StatusCode:
     return grpc.StatusCode.INTERNAL
 
 
-def to_status(error: AgentMsgError) -> grpc.Status:
-    """A rich status for ``error``: ErrorInfo always, BadRequest for violations."""
+def to_status(
+    error: AgentMsgError, *, extra: Sequence[Message] = (), metadata: Mapping[str, str] | None = None
+) -> grpc.Status:
+    """A rich status for ``error``: ErrorInfo always (with ``metadata``), BadRequest for violations, then
+    the ``extra`` details (a ``QuotaFailure``, say)."""
     code = code_for(error)
-    info = error_details_pb2.ErrorInfo(reason=type(error).__name__, domain=DOMAIN)
-    details = [info]
+    info = error_details_pb2.ErrorInfo(reason=type(error).__name__, domain=DOMAIN, metadata=metadata or {})
+    details: list[Message] = [info]
     if isinstance(error, ValidationError):
         details.append(
             error_details_pb2.BadRequest(
@@ -75,6 +80,7 @@ def to_status(error: AgentMsgError) -> grpc.Status:
                 ]
             )
         )
+    details.extend(extra)
     packed = []
     for detail in details:
         holder = any_pb2.Any()
