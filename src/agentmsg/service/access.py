@@ -298,7 +298,7 @@ def refusing_with(handler: grpc.RpcMethodHandler[Any, Any], rich: grpc.Status) -
         await context.abort_with_status(rich)
         yield  # pragma: no cover - makes this an async generator
 
-    kwargs = {"request_deserializer": _ignore, "response_serializer": handler.response_serializer}
+    kwargs: dict[str, Any] = {"request_deserializer": _ignore, "response_serializer": handler.response_serializer}
     if handler.unary_unary:
         return grpc.unary_unary_rpc_method_handler(unary, **kwargs)
     if handler.unary_stream:

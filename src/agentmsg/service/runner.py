@@ -43,6 +43,7 @@ from typing import Any
 
 import grpc
 
+from agentmsg._logtext import loggable
 from agentmsg.content import ContentBase, ToolCallContent, ToolKind, ToolResultContent
 from agentmsg.errors import AgentMsgError, ConflictError, ToolArgumentsError, UnavailableError, ValidationError
 from agentmsg.service import status
@@ -314,7 +315,7 @@ class ToolRunner:
                     cancel = response.cancel
                     found = running.get(cancel.handle or cancel.call_id)
                     if found is not None:
-                        log.info("call %s cancelled (%s)", cancel.call_id, cancel.reason)
+                        log.info("call %s cancelled (%s)", loggable(cancel.call_id), loggable(cancel.reason))
                         found.cancel()
         except grpc.RpcError as exc:
             raise status.from_rpc_error(exc) from None

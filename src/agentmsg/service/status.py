@@ -8,6 +8,7 @@ details and raises the same class, with the same violations.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
@@ -21,6 +22,8 @@ from agentmsg import errors
 from agentmsg.errors import AgentMsgError, ValidationError, Violation
 
 DOMAIN = "agentmsg"
+
+log = logging.getLogger("agentmsg.service")
 
 # error class -> status code; the ErrorInfo reason is the class name.
 _CODES: dict[type[AgentMsgError], grpc.StatusCode] = {
@@ -92,7 +95,14 @@ def to_status(
 
 
 async def abort(context: grpc.aio.ServicerContext, error: AgentMsgError) -> NoReturn:  # type: ignore[type-arg]
-    """End the call with ``error`` as a rich status."""
+    """End the call with ``error`` as a rich status.
+
+    A store's failure is logged here with what it keeps from clients (its notes: the database's path, the
+    driver's message); the client gets the error's message alone.
+    """
+    if isinstance(error, errors.StoreError):
+        notes = "; ".join(getattr(error, "__notes__", ()))
+        log.warning("store error answered %s: %s%s", code_for(error).name, error, f" ({notes})" if notes else "")
     await context.abort_with_status(to_status(error))
     raise AssertionError("abort_with_status returned")  # pragma: no cover
 
