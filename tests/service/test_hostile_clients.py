@@ -25,6 +25,7 @@ import agentmsg as am
 from agentmsg.cli import main
 from agentmsg.service import AsyncClient, Client, ToolRunner, session_service
 from agentmsg.service.access import Scope, named_session
+from agentmsg.service.budgets import Budgets
 from agentmsg.service.frames import append_request
 from agentmsg.service.stores import SQLiteStore
 from agentmsg.v1 import content_pb2, session_service_pb2, tool_pb2, tool_service_pb2, tool_service_pb2_grpc
@@ -309,6 +310,13 @@ def test_agentmsg_serve_takes_the_budget_flags() -> None:
         server.stop()
     with pytest.raises(SystemExit):
         main(["serve", "--max-unary", "-1"])
+
+
+def test_a_negative_budget_is_refused_naming_it() -> None:
+    with pytest.raises(am.ValidationError, match="max_streams_per_tenant") as info:
+        Budgets(max_streams_per_tenant=-1)
+    assert info.value.violations[0].field == "max_streams_per_tenant"
+    assert Budgets(0, 0, 0, 0).max_unary == 0  # 0: no limit
 
 
 # --- 5. the smaller defects -------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from typing import Any
 import grpc
 from google.rpc import error_details_pb2
 
-from agentmsg.errors import ResourceExhaustedError
+from agentmsg.errors import ResourceExhaustedError, ValidationError
 from agentmsg.service import status
 from agentmsg.service.access import Access, refusing_with
 
@@ -72,7 +72,9 @@ class Budgets:
     def __post_init__(self) -> None:
         for name in ("max_streams", "max_streams_per_tenant", "max_unary", "max_unary_per_tenant"):
             if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be 0 (no limit) or more, not {getattr(self, name)}")
+                raise ValidationError.single(
+                    name, "budget", f"must be 0 (no limit) or more, not {getattr(self, name)}", "budget"
+                )
 
 
 class Ledger:
