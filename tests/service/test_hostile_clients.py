@@ -291,6 +291,29 @@ def test_a_tenant_past_its_unary_budget_is_refused_and_the_others_are_not(
         assert acme.append("acme:s", text(1)) == 1  # its place given back
 
 
+def test_health_watch_streams_are_budgeted_and_health_checks_never_are(
+    make_server: Callable[..., ServerThread],
+) -> None:
+    """Callers without a token (health probes) are one tenant: their Watch streams are bounded like any
+    tenant's; a Check is answered however many streams are open."""
+    server = make_server(grants=GRANTS, max_streams_per_tenant=1, max_unary_per_tenant=1)
+
+    async def scenario() -> None:
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            health = health_pb2_grpc.HealthStub(channel)
+            watch = health.Watch(health_pb2.HealthCheckRequest())
+            first = await asyncio.wait_for(watch.read(), 10)
+            assert first.status == health_pb2.HealthCheckResponse.SERVING  # type: ignore[union-attr]
+            with pytest.raises(grpc.RpcError) as info:
+                await asyncio.wait_for(health.Watch(health_pb2.HealthCheckRequest()).read(), 10)
+            assert _quota(info.value)[0] == "max_streams_per_tenant"
+            checks = await asyncio.gather(*(health.Check(health_pb2.HealthCheckRequest()) for _ in range(20)))
+            assert {c.status for c in checks} == {health_pb2.HealthCheckResponse.SERVING}
+            watch.cancel()
+
+    asyncio.run(scenario())
+
+
 def test_agentmsg_serve_takes_the_budget_flags() -> None:
     server = ServerProcess("--memory", "--token", "t", "--max-streams-per-tenant", "1")
     try:
