@@ -128,6 +128,7 @@ bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSO
 	$(PY) bench/mcp_bridge.py --json $(BENCH_OUT)/mcp.json $(BENCH_ARGS)
 	$(PY) bench/typescript.py --json $(BENCH_OUT)/typescript.json $(BENCH_ARGS)
 	$(PY) bench/hostile.py --loop --json $(BENCH_OUT)/hostile.json $(BENCH_ARGS)
+	$(PY) bench/refusals.py --json $(BENCH_OUT)/refusals.json $(BENCH_ARGS)
 	$(PY) bench/report.py $(BENCH_OUT) -o bench/results.md --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS=$(BENCH_ARGS))"
 
 .PHONY: fuzz soak

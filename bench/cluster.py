@@ -134,7 +134,7 @@ async def all_lengths(url: str, directory: Path, lengths: list[int], appends: in
 @contextmanager
 def server(*args: str) -> Iterator[str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "agentmsg", "serve", "--port", "0", "--max-concurrent-rpcs", "1024", *args],
+        [sys.executable, "-m", "agentmsg", "serve", "--port", "0", "--max-unary", "4096", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -141,7 +141,7 @@ def agentmsg_server(
     *args: str, profile: Path | None = None, env: dict[str, str] | None = None
 ) -> Iterator[ServerProcess]:
     """``agentmsg serve --port 0 ...`` in a subprocess (under cProfile when ``profile`` is given)."""
-    serve = ["serve", "--port", "0", "--max-concurrent-rpcs", "1024", *args]
+    serve = ["serve", "--port", "0", "--max-unary", "4096", *args]
     command = (
         [sys.executable, str(BENCH / "profiled_server.py"), str(profile), *serve]
         if profile

@@ -71,6 +71,17 @@ def _count(text: str) -> int:
     return value
 
 
+def _budget(text: str) -> int:
+    """A budget flag's value: a count of calls, 0 for no limit."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative (0 turns the limit off)")
+    return value
+
+
 def _read(path: str | None) -> bytes | None:
     return Path(path).read_bytes() if path else None
 
@@ -114,7 +125,6 @@ def _serve(args: argparse.Namespace) -> int:
         tls_key=_read(args.tls_key),
         tls_client_ca=_read(args.tls_client_ca),
         max_message_bytes=int(args.max_message_mb * 1024 * 1024),
-        max_concurrent_rpcs=args.max_concurrent_rpcs,
         limits=RequestLimits(args.max_blocks, args.max_request_blocks, args.max_stream_events),
         reply_cache_bytes=int(args.reply_cache_mb * 1024 * 1024),
         reflection=not args.no_reflection,
@@ -122,6 +132,10 @@ def _serve(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
         retain_days=args.retain_days,
     )
+    # The budget flags left out keep ServerConfig's defaults (agentmsg.service.budgets).
+    for name in ("max_streams", "max_streams_per_tenant", "max_unary", "max_unary_per_tenant"):
+        if getattr(args, name) is not None:
+            setattr(config, name, getattr(args, name))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
 
     def ready(running: Running) -> None:
@@ -457,7 +471,6 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--tls-key", help="PEM private key for --tls-cert")
     serve.add_argument("--tls-client-ca", help="PEM CA bundle: require client certificates (mTLS)")
     serve.add_argument("--max-message-mb", type=float, default=32.0, help="largest message accepted or sent")
-    serve.add_argument("--max-concurrent-rpcs", type=int, default=256)
     serve.add_argument(
         "--max-blocks", type=_count, default=1024, help="content blocks in one message, tool results' counted (1024)"
     )
@@ -465,6 +478,22 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--max-stream-events", type=_count, default=100_000, help="events in one PublishStream (100000)")
     serve.add_argument(
         "--reply-cache-mb", type=float, default=64.0, help="Subscribe replies kept framed for other subscribers (64)"
+    )
+    serve.add_argument(
+        "--max-streams",
+        type=_budget,
+        help="long-lived streams (Subscribe, ServeTools, PublishStream, ...) open at once (default 4096; 0: no limit)",
+    )
+    serve.add_argument(
+        "--max-streams-per-tenant",
+        type=_budget,
+        help="streams one token holds open at once (default 1024; 0: no limit); raise for many subscribers",
+    )
+    serve.add_argument("--max-unary", type=_budget, help="unary calls in progress at once (default 1024; 0: no limit)")
+    serve.add_argument(
+        "--max-unary-per-tenant",
+        type=_budget,
+        help="unary calls one token has in progress at once (default 256; 0: no limit); health is never counted",
     )
     serve.add_argument("--no-reflection", action="store_true", help="turn server reflection off")
     serve.add_argument("--grace", type=float, default=5.0, help="seconds calls in flight get at shutdown")

@@ -256,7 +256,8 @@ def test_retain_days_sweeps_in_the_background_from_the_start(tmp_path: Path) -> 
     try:
         with Client(server.target, timeout=10) as client:
             assert wait_until(lambda: [s.session_id for s in client.sessions()] == ["live"], 15)
-        assert any("retention: deleted 1 session(s)" in line for line in server.errors)
+        # The log line is read from the server's stderr by another thread: polled, not read once.
+        assert wait_until(lambda: any("retention: deleted 1 session(s)" in line for line in server.errors), 15)
     finally:
         assert server.stop()
 

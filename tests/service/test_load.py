@@ -41,7 +41,7 @@ STREAMERS = 10  # of the publishers, these relay their messages live (PublishStr
 
 @pytest.fixture
 def subprocess_server(tmp_path: Path) -> Iterator[ServerProcess]:
-    server = ServerProcess("--db", str(tmp_path / "load.db"), "--max-concurrent-rpcs", "512")
+    server = ServerProcess("--db", str(tmp_path / "load.db"))
     yield server
     server.kill()
 

@@ -42,6 +42,7 @@ from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
 
 from agentmsg import errors
+from agentmsg._logtext import loggable
 from agentmsg.content import ToolCallContent, ToolKind, ToolResultContent
 from agentmsg.errors import ToolArgumentsError, ValidationError
 from agentmsg.mcp._session import McpConnection, MCPServerSpec, connect, describe
@@ -144,13 +145,13 @@ class McpRunner:
             named = tool.get("name") if isinstance(tool, dict) else None
             label = named if isinstance(named, str) and named else f"#{index}"
             self.problems[label] = "; ".join(str(v) for v in found.found)
-            log.warning("MCP tool %s left out: %s", label, self.problems[label])
+            log.warning("MCP tool %s left out: %s", loggable(label), self.problems[label])
         prefixed = []
         names: dict[str, str] = {}
         for definition in definitions:
             if self.prefix + definition.name in names:
                 self.problems[definition.name] = "the server lists two tools by this name: the first one is served"
-                log.warning("MCP tool %s left out: %s", definition.name, self.problems[definition.name])
+                log.warning("MCP tool %s left out: %s", loggable(definition.name), self.problems[definition.name])
                 continue
             renamed = definition.copy()
             renamed.pb.name = self.prefix + definition.name
@@ -286,7 +287,11 @@ class McpRunner:
                         )
                     elif kind == "cancel":
                         if served.cancel(response.cancel.handle or response.cancel.call_id):
-                            log.info("call %s cancelled (%s)", response.cancel.call_id, response.cancel.reason)
+                            log.info(
+                                "call %s cancelled (%s)",
+                                loggable(response.cancel.call_id),
+                                loggable(response.cancel.reason),
+                            )
                     elif kind == "draining":
                         served.last.set()
             finally:

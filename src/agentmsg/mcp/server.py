@@ -44,6 +44,7 @@ from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared.exceptions import MCPError
 
+from agentmsg._logtext import loggable
 from agentmsg.content import ToolCallContent
 from agentmsg.errors import AgentMsgError, CancelledError, NotFoundError, ValidationError
 from agentmsg.providers._common import ConversionReport
@@ -125,7 +126,7 @@ class AgentmsgMcpServer(Server[Any]):
             try:
                 listed.append(mcp_types.Tool.model_validate(tool))
             except pydantic.ValidationError as exc:  # one runner's odd definition must not hide the others
-                log.warning("tools/list: %r left out, not a valid MCP tool: %s", tool.get("name"), exc)
+                log.warning("tools/list: %s left out, not a valid MCP tool: %s", loggable(tool.get("name")), exc)
         return mcp_types.ListToolsResult(tools=listed)
 
     def _remember(self, registered: list[RegisteredTool]) -> tuple[bytes, ...]:
@@ -158,7 +159,7 @@ class AgentmsgMcpServer(Server[Any]):
         report = ConversionReport()
         written = to_mcp_result(result, report=report)
         for loss in report.losses:
-            log.info("tools/call %s: %s", params.name, loss)
+            log.info("tools/call %s: %s", loggable(params.name), loss)
         try:
             return mcp_types.CallToolResult.model_validate(written)
         except pydantic.ValidationError as exc:

@@ -35,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,17 @@ import grpc
 from agentmsg.errors import AgentMsgError, PermissionDeniedError, UnauthenticatedError, ValidationError
 from agentmsg.service import status
 
-__all__ = ["FULL", "Access", "BearerTokenInterceptor", "Scope", "load_token_file", "parse_token"]
+__all__ = [
+    "FULL",
+    "Access",
+    "BearerTokenInterceptor",
+    "Scope",
+    "load_token_file",
+    "named_session",
+    "parse_token",
+    "refusing",
+    "refusing_with",
+]
 
 _SESSION = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 _PREFIX = re.compile(r"^[A-Za-z0-9._:-]{1,127}\*$")
@@ -158,6 +168,18 @@ class Access:
         """The scope of the bearer token in ``metadata``; None when it is missing or unknown."""
         if not self._scopes:
             return FULL
+        found = self._lookup(metadata)
+        return None if found is None else found[1]
+
+    def tenant_of(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> bytes | None:
+        """Who is calling, for budgets: the SHA-256 of the caller's valid bearer token (a tenant is a token);
+        None without tokens configured, or for a caller with no valid token."""
+        if not self._scopes:
+            return None
+        found = self._lookup(metadata)
+        return None if found is None else found[0]
+
+    def _lookup(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> tuple[bytes, Scope] | None:
         for key, value in metadata or ():
             if key == "authorization":
                 text = value.decode() if isinstance(value, bytes) else value
@@ -165,10 +187,11 @@ class Access:
                 if scheme.lower() != "bearer":
                     return None
                 given = token.strip().encode()
-                found = self._scopes.get(_digest(given))
+                digest = _digest(given)
+                found = self._scopes.get(digest)
                 if found is None or not hmac.compare_digest(found[0], given):
                     return None
-                return found[1]
+                return digest, found[1]
         return None
 
     def require(self, metadata: Iterable[tuple[str, str | bytes]] | None) -> Scope:
@@ -201,20 +224,33 @@ class Access:
 
 # Methods any caller may use without a token: load balancers and orchestrators probe health.
 PUBLIC_METHODS = ("/grpc.health.v1.Health/",)
+_SESSIONS = "/agentmsg.v1.SessionService/"
+_LIST_SESSIONS = "/agentmsg.v1.SessionService/ListSessions"
+_TOOL_METHODS = {
+    "/agentmsg.v1.ToolService/ListTools": False,
+    "/agentmsg.v1.ToolService/CallTool": False,
+    "/agentmsg.v1.ToolService/ServeTools": True,
+}
+# Every SessionService request names its session in field 1 (ListSessions excepted, which names none).
+_SESSION_FIELD = 1
+# How many top-level fields the session id is looked for among before the request is left to the
+# servicer's own check (a canonical request has two to six; a longer run is handed on undecided).
+_PEEK_FIELDS = 16
 
 
 class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
-    """Refuses calls without ``authorization: Bearer <token>`` for one of the configured tokens.
+    """Refuses calls without ``authorization: Bearer <token>`` for one of the configured tokens, and calls
+    their token's scope rules out, before a byte of the request is decoded.
 
-    Only authentication happens here; what a token may touch (its scope) is checked by each RPC,
-    which knows the session the request names.
+    A refused call's request bytes are never parsed or walked: the refusing handler's deserializer ignores
+    them (the method's own one could spend seconds on a large request). What the metadata alone decides is
+    decided here: the tool capabilities, a token that holds no session at all; for a token scoped to some
+    sessions, a SessionService request naming a session out of scope among its first top-level fields is
+    refused by reading that one string, not the request. The servicers check the decoded request again.
     """
 
     def __init__(self, access: Access) -> None:
         self._access = access
-
-    def _allowed(self, metadata: Sequence[tuple[str, str | bytes]] | None) -> bool:
-        return self._access.scope_of(metadata) is not None
 
     async def intercept_service(
         self,
@@ -222,16 +258,38 @@ class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
         handler_call_details: grpc.HandlerCallDetails,
     ) -> grpc.RpcMethodHandler[Any, Any] | None:
         method = handler_call_details.method
-        if method.startswith(PUBLIC_METHODS) or self._allowed(handler_call_details.invocation_metadata):
+        if method.startswith(PUBLIC_METHODS):
             return await continuation(handler_call_details)
+        scope = self._access.scope_of(handler_call_details.invocation_metadata)
         handler = await continuation(handler_call_details)
         if handler is None:
             return handler
-        return _refusing(handler, UnauthenticatedError("missing or wrong bearer token"))
+        if scope is None:
+            return refusing(handler, UnauthenticatedError("missing or wrong bearer token"))
+        if method in _TOOL_METHODS:
+            serve = _TOOL_METHODS[method]
+            if not (scope.serve_tools if serve else scope.call_tools):
+                what = "serve tools" if serve else "call or list tools"
+                return refusing(handler, PermissionDeniedError(f"this token may not {what}"))
+        elif method.startswith(_SESSIONS) and method != _LIST_SESSIONS and not scope.all_sessions:
+            if not scope.prefixes and not scope.sessions:
+                return refusing(handler, PermissionDeniedError("this token's scope includes no session"))
+            return _peeking(handler, scope)
+        return handler
 
 
-def _refusing(handler: grpc.RpcMethodHandler[Any, Any], error: AgentMsgError) -> grpc.RpcMethodHandler[Any, Any]:
+def _ignore(data: bytes) -> None:
+    """The deserializer of a refused call: its request bytes are not looked at."""
+
+
+def refusing(handler: grpc.RpcMethodHandler[Any, Any], error: AgentMsgError) -> grpc.RpcMethodHandler[Any, Any]:
+    """A handler of ``handler``'s kind that ends every call with ``error``, never decoding its request."""
     rich = status.to_status(error)
+    return refusing_with(handler, rich)
+
+
+def refusing_with(handler: grpc.RpcMethodHandler[Any, Any], rich: grpc.Status) -> grpc.RpcMethodHandler[Any, Any]:
+    """A handler of ``handler``'s kind that ends every call with the status ``rich``, never decoding its request."""
 
     async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
         await context.abort_with_status(rich)
@@ -240,7 +298,7 @@ def _refusing(handler: grpc.RpcMethodHandler[Any, Any], error: AgentMsgError) ->
         await context.abort_with_status(rich)
         yield  # pragma: no cover - makes this an async generator
 
-    kwargs = {"request_deserializer": handler.request_deserializer, "response_serializer": handler.response_serializer}
+    kwargs: dict[str, Any] = {"request_deserializer": _ignore, "response_serializer": handler.response_serializer}
     if handler.unary_unary:
         return grpc.unary_unary_rpc_method_handler(unary, **kwargs)
     if handler.unary_stream:
@@ -248,3 +306,106 @@ def _refusing(handler: grpc.RpcMethodHandler[Any, Any], error: AgentMsgError) ->
     if handler.stream_unary:
         return grpc.stream_unary_rpc_method_handler(unary, **kwargs)
     return grpc.stream_stream_rpc_method_handler(streaming, **kwargs)
+
+
+# --- the session a request names, read without decoding it ------------------------------------
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    result = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+        if shift > 63:
+            raise IndexError("varint too long")
+
+
+def named_session(data: bytes) -> str | None:
+    """The session id a SessionService request's bytes name (field 1; the last one, as a parser takes it),
+    read from its top-level fields without decoding the rest; None when it is not found within the first
+    ``_PEEK_FIELDS`` fields, or the bytes are not well formed there (the full decoder then says what it finds).
+    """
+    found: str | None = None
+    pos, end = 0, len(data)
+    try:
+        for _ in range(_PEEK_FIELDS):
+            if pos >= end:
+                return found
+            key, pos = _varint(data, pos)
+            wire = key & 7
+            if wire == 2:
+                length, pos = _varint(data, pos)
+                if pos + length > end:
+                    return None
+                if key >> 3 == _SESSION_FIELD:
+                    found = data[pos : pos + length].decode("utf-8")
+                pos += length
+            elif wire == 0:
+                _, pos = _varint(data, pos)
+            elif wire in (1, 5):
+                pos += 8 if wire == 1 else 4
+            else:
+                return None
+    except (IndexError, UnicodeDecodeError):
+        return None
+    return found if pos >= end else None
+
+
+class _OutOfScope:
+    """A request that names a session its caller's scope does not include: refused undecoded."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, session_id: str) -> None:
+        self.error = PermissionDeniedError(f"this token's scope does not include session {session_id!r}")
+
+
+def _peeking(handler: grpc.RpcMethodHandler[Any, Any], scope: Scope) -> grpc.RpcMethodHandler[Any, Any]:
+    """``handler`` with each request first checked for the session it names, by that one field."""
+    decode = handler.request_deserializer
+    assert decode is not None
+
+    def deserialize(data: bytes) -> Any:
+        session_id = named_session(data)
+        if session_id is not None and not scope.allows(session_id):
+            return _OutOfScope(session_id)
+        return decode(data)
+
+    async def checked(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        async for request in requests:
+            if isinstance(request, _OutOfScope):
+                raise request.error
+            yield request
+
+    kwargs: dict[str, Any] = {"request_deserializer": deserialize, "response_serializer": handler.response_serializer}
+    if handler.unary_unary is not None:
+        unary_unary: Any = handler.unary_unary
+
+        async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+            if isinstance(request, _OutOfScope):
+                await status.abort(context, request.error)
+            return await unary_unary(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(unary, **kwargs)
+    if handler.unary_stream is not None:
+        unary_stream: Any = handler.unary_stream
+
+        async def server_streaming(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:  # type: ignore[type-arg]
+            if isinstance(request, _OutOfScope):
+                await status.abort(context, request.error)
+            async for item in unary_stream(request, context):
+                yield item
+
+        return grpc.unary_stream_rpc_method_handler(server_streaming, **kwargs)
+    if handler.stream_unary is not None:
+        stream_unary: Any = handler.stream_unary
+
+        async def client_streaming(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+            return await stream_unary(checked(requests), context)
+
+        return grpc.stream_unary_rpc_method_handler(client_streaming, **kwargs)
+    return handler

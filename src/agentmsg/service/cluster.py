@@ -41,6 +41,7 @@ from typing import Any, Protocol
 
 import grpc
 
+from agentmsg._logtext import loggable
 from agentmsg.errors import ConflictError, StoreError
 from agentmsg.service import status
 from agentmsg.service.stores.postgres import LIVE_CHANNEL, PostgresStore
@@ -187,7 +188,11 @@ class Cluster:
             for runner in list(self.tools.runners.values()):
                 taken = await self._insert_tools(runner, strict=False)
                 if taken:
-                    log.error("runner %s lost its tools to another node while cut off: %s", runner.name, taken)
+                    log.error(
+                        "runner %s lost its tools to another node while cut off: %s",
+                        loggable(runner.name),
+                        ", ".join(loggable(t) for t in taken),
+                    )
         except StoreError as exc:
             log.warning("could not rejoin the cluster yet: %s", exc)
 
@@ -351,7 +356,9 @@ class Cluster:
                 await conn.execute("DELETE FROM agentmsg_tools WHERE runner_id = %s", (runner.runner_id,))
         except StoreError as exc:
             log.warning(
-                "runner %s left, and its tools stay recorded until this node's lease ends: %s", runner.name, exc
+                "runner %s left, and its tools stay recorded until this node's lease ends: %s",
+                loggable(runner.name),
+                exc,
             )
 
     async def remote_tools(self) -> list[tuple[tool_pb2.ToolDefinition, str, str]]:

@@ -15,6 +15,8 @@ import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
+from agentmsg.service.rpc import capture, register
+
 __all__ = ["V1ALPHA_SERVICE", "V1_SERVICE", "enable"]
 
 V1ALPHA_SERVICE = reflection.SERVICE_NAME
@@ -50,12 +52,7 @@ def enable(server: grpc.aio.Server, service_names: Sequence[str]) -> None:
     pool = descriptor_pool.Default()
     _add_v1_descriptor(pool)
     servicer = reflection.aio.ReflectionServicer([*service_names, V1_SERVICE, V1ALPHA_SERVICE], pool=pool)
-    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
-    handler = grpc.stream_stream_rpc_method_handler(
-        servicer.ServerReflectionInfo,
-        request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
-        response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString,
-    )
-    server.add_generic_rpc_handlers(
-        (grpc.method_handlers_generic_handler(V1_SERVICE, {"ServerReflectionInfo": handler}),)
-    )
+    # Both names served by one handler, made tolerant of undecodable requests like every other service.
+    handlers = capture(reflection_pb2_grpc.add_ServerReflectionServicer_to_server, servicer)
+    register(server, V1ALPHA_SERVICE, handlers)
+    register(server, V1_SERVICE, handlers)

@@ -10,6 +10,7 @@ a peer sends crashes the server.
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -249,12 +250,21 @@ def _decoding(handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler
         return grpc.unary_unary_rpc_method_handler(unary, **kwargs)
     if handler.unary_stream is not None:
         unary_stream: Any = handler.unary_stream
+        server_streaming: Any
+        if inspect.isasyncgenfunction(unary_stream):
 
-        async def server_streaming(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:  # type: ignore[type-arg]
-            if isinstance(request, _Undecodable):
-                await status.abort(context, request.error)
-            async for item in unary_stream(request, context):
-                yield item
+            async def server_streaming(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:  # type: ignore[type-arg]
+                if isinstance(request, _Undecodable):
+                    await status.abort(context, request.error)
+                async for item in unary_stream(request, context):
+                    yield item
+
+        else:  # a handler that writes its replies with context.write (health's Watch)
+
+            async def server_streaming(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+                if isinstance(request, _Undecodable):
+                    await status.abort(context, request.error)
+                return await unary_stream(request, context)
 
         return grpc.unary_stream_rpc_method_handler(server_streaming, **kwargs)
     if handler.stream_unary is not None:
@@ -268,8 +278,11 @@ def _decoding(handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler
     stream_stream: Any = handler.stream_stream
 
     async def bidi(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:  # type: ignore[type-arg]
-        async for item in stream_stream(_decoded_stream(requests), context):
-            yield item
+        try:
+            async for item in stream_stream(_decoded_stream(requests), context):
+                yield item
+        except ValidationError as exc:  # an undecodable message a handler let through (reflection's) ends here
+            await status.abort(context, exc)
 
     return grpc.stream_stream_rpc_method_handler(bidi, **kwargs)
 

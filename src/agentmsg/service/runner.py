@@ -50,6 +50,7 @@ from typing import Any
 
 import grpc
 
+from agentmsg._logtext import loggable
 from agentmsg.content import ContentBase, ToolCallContent, ToolKind, ToolResultContent
 from agentmsg.errors import AgentMsgError, ConflictError, ToolArgumentsError, UnavailableError, ValidationError
 from agentmsg.service import status
@@ -378,7 +379,7 @@ class ToolRunner:
                     elif kind == "cancel":
                         cancel = response.cancel
                         if served.cancel(cancel.handle or cancel.call_id):
-                            log.info("call %s cancelled (%s)", cancel.call_id, cancel.reason)
+                            log.info("call %s cancelled (%s)", loggable(cancel.call_id), loggable(cancel.reason))
                     elif kind == "draining":
                         served.last.set()
             finally:

@@ -27,8 +27,9 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from agentmsg.errors import StoreError, UnavailableError, ValidationError
-from agentmsg.service import reflection
+from agentmsg.service import budgets, reflection
 from agentmsg.service.access import Access, BearerTokenInterceptor, Scope
+from agentmsg.service.budgets import BudgetInterceptor, Budgets
 from agentmsg.service.cluster import Cluster, peer_credentials
 from agentmsg.service.frames import DEFAULT_REPLY_CACHE_BYTES
 from agentmsg.service.limits import RequestLimits
@@ -67,10 +68,15 @@ class ServerConfig:
     tls_key: bytes | None = None  # PEM private key of the server
     tls_client_ca: bytes | None = None  # PEM CA bundle: clients must present a certificate it signed (mTLS)
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    max_concurrent_rpcs: int = 256
     # Blocks per message and per request, events per PublishStream (see limits.py and docs/reliability.md).
     limits: RequestLimits = field(default_factory=RequestLimits)
     reply_cache_bytes: int = DEFAULT_REPLY_CACHE_BYTES  # Subscribe replies framed once and shared, at most this
+    # Calls in progress at once (0: no limit), long-lived streams and unary calls apart, per tenant (token)
+    # and in total; health checks are never counted (see budgets.py).
+    max_streams: int = budgets.DEFAULT_MAX_STREAMS
+    max_streams_per_tenant: int = budgets.DEFAULT_MAX_STREAMS_PER_TENANT
+    max_unary: int = budgets.DEFAULT_MAX_UNARY
+    max_unary_per_tenant: int = budgets.DEFAULT_MAX_UNARY_PER_TENANT
     reflection: bool = True
     grace: float = 5.0
     store: Store | None = field(default=None, repr=False)  # a ready store (overrides db)
@@ -225,10 +231,12 @@ async def create_server(config: ServerConfig) -> Running:
         ("grpc.http2.max_frame_size", HTTP2_MAX_FRAME),
     ]
     access = Access(config.tokens, config.grants)
-    interceptors = [BearerTokenInterceptor(access)] if access.enabled else []
-    server = grpc.aio.server(
-        interceptors=interceptors, options=options, maximum_concurrent_rpcs=config.max_concurrent_rpcs
-    )
+    limits = Budgets(config.max_streams, config.max_streams_per_tenant, config.max_unary, config.max_unary_per_tenant)
+    # Authentication first (a refused call is never counted), then the budgets; neither decodes a request it
+    # refuses. gRPC's own maximum_concurrent_rpcs stays off: it would count streams and health with the rest.
+    interceptors: list[grpc.aio.ServerInterceptor] = [BearerTokenInterceptor(access)] if access.enabled else []
+    interceptors.append(BudgetInterceptor(access, limits))
+    server = grpc.aio.server(interceptors=interceptors, options=options)
     hub = LiveHub()
     sessions = SessionServicer(
         store,
@@ -244,7 +252,7 @@ async def create_server(config: ServerConfig) -> Running:
     _add_session_service(sessions, registering)
     register(registering, TOOL_SERVICE, capture(tool_service_pb2_grpc.add_ToolServiceServicer_to_server, tools))
     health_servicer = health.aio.HealthServicer()
-    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    register(server, health.SERVICE_NAME, capture(health_pb2_grpc.add_HealthServicer_to_server, health_servicer))
     if config.reflection:
         reflection.enable(server, [SESSION_SERVICE, TOOL_SERVICE, health.SERVICE_NAME])
     address = f"{config.host}:{config.port}"

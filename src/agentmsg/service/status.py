@@ -8,10 +8,13 @@ details and raises the same class, with the same violations.
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
 import grpc
 from google.protobuf import any_pb2
+from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
@@ -19,6 +22,8 @@ from agentmsg import errors
 from agentmsg.errors import AgentMsgError, ValidationError, Violation
 
 DOMAIN = "agentmsg"
+
+log = logging.getLogger("agentmsg.service")
 
 # error class -> status code; the ErrorInfo reason is the class's name (the nearest one in this table).
 _CODES: dict[type[AgentMsgError], grpc.StatusCode] = {
@@ -67,11 +72,14 @@ def code_for(error: AgentMsgError) -> grpc.StatusCode:
     return _CODES.get(_vocabulary_class(error), grpc.StatusCode.INTERNAL)
 
 
-def to_status(error: AgentMsgError) -> grpc.Status:
-    """A rich status for ``error``: ErrorInfo always, BadRequest for violations."""
+def to_status(
+    error: AgentMsgError, *, extra: Sequence[Message] = (), metadata: Mapping[str, str] | None = None
+) -> grpc.Status:
+    """A rich status for ``error``: ErrorInfo always (with ``metadata``), BadRequest for violations, then
+    the ``extra`` details (a ``QuotaFailure``, say)."""
     code = code_for(error)
-    info = error_details_pb2.ErrorInfo(reason=_vocabulary_class(error).__name__, domain=DOMAIN)
-    details = [info]
+    info = error_details_pb2.ErrorInfo(reason=_vocabulary_class(error).__name__, domain=DOMAIN, metadata=metadata or {})
+    details: list[Message] = [info]
     if isinstance(error, ValidationError):
         details.append(
             error_details_pb2.BadRequest(
@@ -81,6 +89,7 @@ def to_status(error: AgentMsgError) -> grpc.Status:
                 ]
             )
         )
+    details.extend(extra)
     packed = []
     for detail in details:
         holder = any_pb2.Any()
@@ -92,7 +101,14 @@ def to_status(error: AgentMsgError) -> grpc.Status:
 
 
 async def abort(context: grpc.aio.ServicerContext, error: AgentMsgError) -> NoReturn:  # type: ignore[type-arg]
-    """End the call with ``error`` as a rich status."""
+    """End the call with ``error`` as a rich status.
+
+    A store's failure is logged here with what it keeps from clients (its notes: the database's path, the
+    driver's message); the client gets the error's message alone.
+    """
+    if isinstance(error, errors.StoreError):
+        notes = "; ".join(getattr(error, "__notes__", ()))
+        log.warning("store error answered %s: %s%s", code_for(error).name, error, f" ({notes})" if notes else "")
     await context.abort_with_status(to_status(error))
     raise AssertionError("abort_with_status returned")  # pragma: no cover
 

@@ -18,6 +18,7 @@ from typing import Any
 import grpc
 
 from agentmsg import _validation
+from agentmsg._logtext import loggable
 from agentmsg.errors import (
     ConflictError,
     DeadlineExceededError,
@@ -47,6 +48,8 @@ def _error_result(call: content_pb2.ToolCallContent, text: str) -> content_pb2.T
 # A cancellation that comes this close to the call's deadline is the deadline: gRPC may cancel the handler a
 # moment before its own clock says the deadline has passed.
 DEADLINE_SLACK = 0.1
+# How long a call whose deadline passed waits for gRPC to end it before ending it itself.
+DEADLINE_WAIT = 1.0
 
 
 @dataclass
@@ -68,11 +71,24 @@ class _Runner:
 
     def find(self, outcome: tool_service_pb2.ToolCallOutcome) -> _Call | None:
         """The call an outcome answers: by its handle, or, from a runner older than handles, by a call id
-        that only one of its waiting calls has."""
+        that only one of its waiting calls has.
+
+        An outcome without a handle for a call id that several waiting calls share answers none of them:
+        each of those calls gets an error result at once and ValidationError is raised (the runner's stream
+        ends INVALID_ARGUMENT saying to echo the handle), rather than both callers waiting out their deadline.
+        """
         if outcome.handle:
             return self.pending.get(outcome.handle)
         waiting = [p for p in self.pending.values() if p.call.id == outcome.call_id and not p.future.done()]
-        return waiting[0] if len(waiting) == 1 else None
+        if len(waiting) > 1:
+            problem = (
+                f"an outcome for call id {outcome.call_id!r} has no handle, and {len(waiting)} calls with that id "
+                "are waiting: echo RunToolCall.handle in ToolCallOutcome.handle"
+            )
+            for pending in waiting:
+                pending.future.set_result(_error_result(pending.call, f"the runner's result was refused: {problem}"))
+            raise ValidationError.single("outcome.handle", "required", problem, "tool call outcome")
+        return waiting[0] if waiting else None
 
 
 class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
@@ -147,7 +163,12 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         self.runners[runner.runner_id] = runner
         for name in names:
             self.by_tool[name] = runner
-        log.info("runner %s (%s) registered %s", runner.name, runner.runner_id, ", ".join(names))
+        log.info(
+            "runner %s (%s) registered %s",
+            loggable(runner.name),
+            runner.runner_id,
+            ", ".join(loggable(n) for n in names),
+        )
         return runner
 
     def _unregister(self, runner: _Runner) -> None:
@@ -160,7 +181,7 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
                 pending.future.set_result(
                     _error_result(pending.call, f"tool runner {runner.name!r} disconnected before answering")
                 )
-        log.info("runner %s (%s) left", runner.name, runner.runner_id)
+        log.info("runner %s (%s) left", loggable(runner.name), runner.runner_id)
 
     def _drain(self, runner: _Runner) -> None:
         """A stopping runner: its tools are taken off (a replacement may register them) and no call goes to it;
@@ -175,7 +196,12 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
             leaving.add_done_callback(self._leaving.discard)
         # Queued behind every call already sent to it: the runner knows no call follows.
         runner.outbox.put_nowait(tool_service_pb2.ServeToolsResponse(draining=tool_service_pb2.Draining()))
-        log.info("runner %s (%s) is draining: %d call(s) in flight", runner.name, runner.runner_id, len(runner.pending))
+        log.info(
+            "runner %s (%s) is draining: %d call(s) in flight",
+            loggable(runner.name),
+            runner.runner_id,
+            len(runner.pending),
+        )
 
     async def _read_outcomes(
         self, runner: _Runner, requests: AsyncIterator[tool_service_pb2.ServeToolsRequest]
@@ -186,7 +212,7 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
                 self._drain(runner)
                 continue
             if kind != "outcome":
-                log.warning("runner %s sent %s after registering; ignored", runner.name, kind)
+                log.warning("runner %s sent %s after registering; ignored", loggable(runner.name), kind)
                 continue
             outcome = request.outcome
             pending = runner.find(outcome)
@@ -258,6 +284,10 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
             result = await asyncio.wait_for(asyncio.shield(pending.future), remaining)
         except TimeoutError:
             stop("deadline_exceeded")
+            # gRPC ends the call DEADLINE_EXCEEDED itself at this same moment, and cancels this handler: an
+            # abort racing it fails inside gRPC (ExecuteBatchError, logged with a traceback). Its cancellation
+            # ends the wait; the error below is for a call gRPC has not ended by then.
+            await asyncio.sleep(DEADLINE_WAIT)
             raise DeadlineExceededError(f"the tool call {call.id!r} ({call.name}) overran its deadline") from None
         except asyncio.CancelledError:
             late = deadline is not None and loop.time() >= deadline - DEADLINE_SLACK

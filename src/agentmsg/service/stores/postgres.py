@@ -187,6 +187,12 @@ def _require_driver() -> Any:
     return psycopg, psycopg_pool
 
 
+def _noted(error: StoreError, cause: BaseException) -> StoreError:
+    """``error`` with the driver's message as a note (``__notes__``: logged by the server, never sent)."""
+    error.add_note(f"PostgreSQL: {type(cause).__name__}: {cause}")
+    return error
+
+
 class PostgresStore(Store):
     """The session log in PostgreSQL (see the module docstring). ``await start()`` before use."""
 
@@ -348,15 +354,17 @@ class PostgresStore(Store):
         except psycopg_pool.PoolTimeout:
             self._lost(f"no PostgreSQL connection within {self.connect_timeout:g} s")
             raise StoreError(f"could not {what}: PostgreSQL is unreachable") from None
+        # The driver's own text (file paths, socket paths, hosts) is a note the server logs, not the message
+        # clients get.
         except psycopg.errors.DiskFull as exc:
-            raise StoreFullError(f"could not {what}: the database's disk is full ({exc})") from None
+            raise _noted(StoreFullError(f"could not {what}: the database's disk is full"), exc) from None
         except psycopg.errors.QueryCanceled as exc:
-            raise StoreError(f"could not {what}: the statement timed out ({exc})") from None
+            raise _noted(StoreError(f"could not {what}: the statement timed out"), exc) from None
         except psycopg.OperationalError as exc:
             self._lost(str(exc))
-            raise StoreError(f"could not {what}: PostgreSQL connection failed ({exc})") from None
+            raise _noted(StoreError(f"could not {what}: PostgreSQL connection failed"), exc) from None
         except psycopg.Error as exc:
-            raise StoreError(f"could not {what}: {type(exc).__name__}: {exc}") from None
+            raise _noted(StoreError(f"could not {what}: {type(exc).__name__}"), exc) from None
 
     def _lost(self, why: str) -> None:
         if self._pinged:

@@ -111,7 +111,7 @@ class SQLiteStore(Store):
                     with contextlib.suppress(sqlite3.Error):  # SQLite may have rolled back already
                         db.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise _store_error(exc, f"the store could not write to {self.path!r}") from None
+                    raise _store_error(exc, "the store could not write", self.path) from None
                 raise
 
     async def _delete(self, session_id: str) -> int:
@@ -130,7 +130,7 @@ class SQLiteStore(Store):
                     (idle_before_us, limit),
                 ).fetchall()
             except sqlite3.Error as exc:
-                raise _store_error(exc, f"the store could not read {self.path!r}") from None
+                raise _store_error(exc, "the store could not read", self.path) from None
         return [str(row[0]) for row in rows]
 
     def _delete_sync(self, session_id: str, idle_before_us: int | None) -> int:
@@ -154,7 +154,7 @@ class SQLiteStore(Store):
                     with contextlib.suppress(sqlite3.Error):
                         db.execute("ROLLBACK")
                 if isinstance(exc, sqlite3.Error):
-                    raise _store_error(exc, f"the store could not delete in {self.path!r}") from None
+                    raise _store_error(exc, "the store could not delete", self.path) from None
                 raise
 
     async def read(self, session_id: str, after: int, limit: int) -> list[tuple[int, Body]]:
@@ -168,7 +168,7 @@ class SQLiteStore(Store):
                     (session_id, after, limit),
                 ).fetchall()
             except sqlite3.Error as exc:
-                raise _store_error(exc, f"the store could not read {self.path!r}") from None
+                raise _store_error(exc, "the store could not read", self.path) from None
         return [(offset, bytes(body)) for offset, body in rows]
 
     async def last_offset(self, session_id: str) -> int:
@@ -181,7 +181,7 @@ class SQLiteStore(Store):
                     "SELECT last_offset FROM sessions WHERE session_id = ?", (session_id,)
                 ).fetchone()
             except sqlite3.Error as exc:
-                raise _store_error(exc, f"the store could not read {self.path!r}") from None
+                raise _store_error(exc, "the store could not read", self.path) from None
         return int(row[0]) if row else 0
 
     async def known_ids(self, session_id: str, message_ids: set[str]) -> set[str]:
@@ -200,7 +200,7 @@ class SQLiteStore(Store):
                     ).fetchall()
                     found.update(row[0] for row in rows)
             except sqlite3.Error as exc:
-                raise _store_error(exc, f"the store could not read {self.path!r}") from None
+                raise _store_error(exc, "the store could not read", self.path) from None
         return found
 
     async def entry(self, session_id: str, message_id: str) -> tuple[int, Body] | None:
@@ -214,7 +214,7 @@ class SQLiteStore(Store):
                     (session_id, message_id),
                 ).fetchone()
             except sqlite3.Error as exc:
-                raise _store_error(exc, f"the store could not read {self.path!r}") from None
+                raise _store_error(exc, "the store could not read", self.path) from None
         return None if row is None else (int(row[0]), bytes(row[1]))
 
     async def sessions(self, after: str, limit: int, *, prefix: str = "") -> list[SessionRecord]:
@@ -231,7 +231,7 @@ class SQLiteStore(Store):
                     (after, prefix, end, limit),
                 ).fetchall()
             except sqlite3.Error as exc:
-                raise _store_error(exc, f"the store could not read {self.path!r}") from None
+                raise _store_error(exc, "the store could not read", self.path) from None
         return [SessionRecord(*row) for row in rows]
 
     async def close(self) -> None:
@@ -239,12 +239,20 @@ class SQLiteStore(Store):
             self._db.close()
 
 
-def _store_error(exc: sqlite3.Error, what: str) -> StoreError:
-    """The agentmsg error for an SQLite failure: full (SQLITE_FULL) is StoreFullError, anything else StoreError."""
+def _store_error(exc: sqlite3.Error, what: str, path: str) -> StoreError:
+    """The agentmsg error for an SQLite failure: full (SQLITE_FULL) is StoreFullError, anything else StoreError.
+
+    Its message goes to clients, so it names no file: the database's path is a note (``__notes__``), which
+    the server logs where it sends the error.
+    """
     code = getattr(exc, "sqlite_errorcode", None)
     name = getattr(exc, "sqlite_errorname", "") or type(exc).__name__
+    error: StoreError
     if code == sqlite3.SQLITE_FULL:
-        return StoreFullError(f"{what}: the disk or database is full ({name}: {exc})")
-    if code is not None and code & 0xFF == sqlite3.SQLITE_READONLY:
-        return StoreError(f"{what}: the database is read-only ({name}: {exc}); reads still work")
-    return StoreError(f"{what}: {name}: {exc}")
+        error = StoreFullError(f"{what}: the disk or database is full ({name}: {exc})")
+    elif code is not None and code & 0xFF == sqlite3.SQLITE_READONLY:
+        error = StoreError(f"{what}: the database is read-only ({name}: {exc}); reads still work")
+    else:
+        error = StoreError(f"{what}: {name}: {exc}")
+    error.add_note(f"SQLite database {path}")
+    return error
