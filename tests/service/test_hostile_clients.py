@@ -23,7 +23,7 @@ from serverproc import ServerProcess
 
 import agentmsg as am
 from agentmsg.cli import main
-from agentmsg.service import AsyncClient, Client, ToolRunner, session_service
+from agentmsg.service import AsyncClient, Client, RequestLimits, ToolRunner, session_service
 from agentmsg.service.access import Scope, named_session
 from agentmsg.service.budgets import Budgets
 from agentmsg.service.frames import append_request
@@ -120,7 +120,8 @@ def test_a_4mb_unauthenticated_append_is_refused_undecoded_while_health_and_anot
 def test_an_out_of_scope_append_is_refused_by_its_session_field_alone(
     make_server: Callable[..., ServerThread], decoded: list[int], big: bytes
 ) -> None:
-    server = make_server(grants=GRANTS)
+    # Limits raised so the in-scope request below is decoded and stored whole (150,000 blocks).
+    server = make_server(grants=GRANTS, limits=RequestLimits(max_blocks=200_000, max_request_blocks=200_000))
     foreign = big_append("globex:s")
     with grpc.insecure_channel(server.target, options=BIG_SEND) as channel:
         append = channel.unary_unary(APPEND)

@@ -419,7 +419,7 @@ def test_a_message_other_than_an_outcome_after_registering_is_ignored(
     with caplog.at_level(logging.WARNING, "agentmsg.service"):
         result = asyncio.run(scenario())
     assert (result.text, result.is_error) == ("still served", False)
-    assert any(r.getMessage() == "runner raw sent register after registering; ignored" for r in caplog.records)
+    assert any(r.getMessage() == "runner 'raw' sent register after registering; ignored" for r in caplog.records)
 
 
 def test_an_outcome_after_the_caller_left_is_dropped_and_the_runner_serves_on(server: ServerThread) -> None:
