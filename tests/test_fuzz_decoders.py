@@ -94,10 +94,11 @@ def test_every_decoder_is_covered() -> None:
 
 @pytest.mark.parametrize("target", BY_KIND["json"] + BY_KIND["events"], ids=_ids(BY_KIND["json"] + BY_KIND["events"]))
 def test_golden_payloads_decode(target: Target) -> None:
-    for seed in target.seeds:
+    """Every golden payload decodes to a value: ``run`` hands an AgentMsgError back, so a refusal fails here."""
+    for i, seed in enumerate(target.seeds):
         result = _call(target, seed)
-        # The goldens hold both sides of each format; none is so broken that it gives a non-agentmsg error.
-        assert result is not None
+        assert not isinstance(result, am.AgentMsgError), f"{target.name}: golden payload {i} is refused: {result}"
+        assert result, f"{target.name}: golden payload {i} decodes to nothing: {result!r}"
 
 
 @pytest.mark.parametrize("target", [t for t in TARGETS if t.seeds], ids=_ids([t for t in TARGETS if t.seeds]))
