@@ -14,6 +14,8 @@ an expectation with the code under test.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -201,6 +203,43 @@ def test_a_timestamp_whose_nanos_are_out_of_range_is_refused_where_it_is(nanos: 
     assert ensure_outcome(conversation) == [nanos_violation("messages[1].timestamp", nanos)]
     for edge in (0, 999_999_999):
         assert ensure_outcome(timestamped(1_700_000_000, edge)) == []
+
+
+FIRST_USE_IN_THREADS = """
+import sys, threading
+import agentmsg as am
+
+sys.setswitchinterval(1e-6)  # switch threads as often as possible: they meet the compiler mid-way
+barrier = threading.Barrier(8)
+errors = []
+
+def build(i):
+    barrier.wait()
+    try:
+        am.UserMessage.text(f"m{i}", id=f"m{i}", timestamp=1)
+        am.AssistantMessage.text("a", stop_reason="stop", id=f"a{i}")
+    except BaseException as exc:
+        errors.append(repr(exc)[:200])
+
+threads = [threading.Thread(target=build, args=(i,)) for i in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(errors)
+"""
+
+
+def test_threads_that_build_their_first_messages_at_once_all_get_the_finished_checker() -> None:
+    """Checkers are compiled on first use; a thread arriving while another compiles waits for it (a fresh
+    process each time: this one's checkers are compiled already). Four writer threads of test_faults once
+    met a half-built entry and recursed until RecursionError."""
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-c", FIRST_USE_IN_THREADS], capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "[]"
 
 
 def test_the_checker_is_compiled_for_the_hot_types_and_defers_for_media() -> None:

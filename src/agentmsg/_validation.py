@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable
 from functools import cache
 from typing import Any
@@ -138,7 +139,9 @@ def is_valid(pb: Message) -> bool:
 # The compiled checker. Sound, not complete: True means protovalidate finds nothing; False means "ask it".
 
 _Check = Callable[[Any], bool]
-_CHECKERS: dict[str, _Check] = {}
+_CHECKERS: dict[str, _Check] = {}  # finished checkers only: what any thread may call
+_BUILDING: dict[str, _Check] = {}  # stand-ins for the types being compiled (a recursive type meets itself)
+_COMPILING = threading.RLock()  # one thread compiles; another waits for the finished checker
 
 # Message-level CEL expressions the checker knows, by their exact text. Any other expression (or an edit to one
 # of these) makes its message type go to protovalidate.
@@ -264,11 +267,20 @@ def _field_rules(fd: Any) -> _Rules | None:
 
 def _checker(desc: Any) -> _Check:
     found = _CHECKERS.get(desc.full_name)
-    if found is None:
-        # A recursive type (Content -> ToolResultContent -> Content) finds the late-bound entry while compiling.
+    if found is not None:
+        return found
+    with _COMPILING:
         name = desc.full_name
-        _CHECKERS[name] = lambda pb: _CHECKERS[name](pb)  # noqa: PLW0108 - looked up when called
-        found = _CHECKERS[desc.full_name] = _compile(desc)
+        found = _CHECKERS.get(name) or _BUILDING.get(name)
+        if found is None:
+            # A recursive type (Content -> ToolResultContent -> Content) meets this stand-in while compiling.
+            # It asks for the finished checker when called, so a thread that calls a child's checker before
+            # the parent's is done waits for it here rather than finding a half-built entry.
+            _BUILDING[name] = lambda pb: _checker(desc)(pb)  # noqa: PLW0108 - looked up when called
+            try:
+                found = _CHECKERS[name] = _compile(desc)
+            finally:
+                del _BUILDING[name]
     return found
 
 
