@@ -11,7 +11,7 @@ stream parser over decoded events and over raw SSE lines) gets
 - for binary decoders, mutated encodings of every role and content kind.
 
 A value must also be valid against the contract and re-encode. Every call
-runs under a time bound (a hang fails the test). ``AGENTMSG_SOAK=1`` runs ten
+runs under a CPU-time bound (a hang fails the test; a loaded machine does not). ``AGENTMSG_SOAK=1`` runs ten
 times the examples. The examples are derandomized: the same inputs every run.
 """
 
@@ -45,7 +45,7 @@ import agentmsg as am
 TARGETS = targets()
 BY_KIND = {kind: [t for t in TARGETS if t.kind == kind] for kind in ("json", "events", "text", "bytes", "lines")}
 EXAMPLES = 600 if SOAK else 60
-PER_CALL = 10.0  # seconds: the hang bound of one decoder call (they take milliseconds)
+PER_CALL = 10.0  # CPU seconds: the hang bound of one decoder call (they take milliseconds)
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
