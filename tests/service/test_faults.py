@@ -148,9 +148,9 @@ def test_a_subscriber_resumes_across_a_server_kill_and_restart(tmp_path: Path, p
         for i in range(total // 2):
             offset = writer.append("live", am.UserMessage.text(f"m{i}", id=f"m{i}", timestamp=1))
             if i == total // 4:
-                assert reading.wait(5)
+                assert reading.wait(60)
     first.kill()  # mid-stream: the subscriber may be anywhere in the first half
-    subscriber.join(15)
+    subscriber.join(60)
     assert cut.is_set(), "the subscriber did not see the server go"
     assert offset == total // 2
     last = seen[-1]
