@@ -96,7 +96,7 @@ def test_a_resumed_subscription_across_a_restart_loses_and_repeats_nothing(
     with Client(target, timeout=10) as client:
         for i in range(15):
             client.append("s", text(i))
-    assert wait_until(lambda: len(got) == 15, 10)
+    assert wait_until(lambda: len(got) == 15, 60)
     server = restart(server, make_server)
     with Client(server.target, timeout=10) as client:
         for i in range(15, 30):
