@@ -4,11 +4,18 @@ The checker (``agentmsg._validation.ensure``) may only say "valid" when protoval
 says "not valid", protovalidate runs and its violations are raised, so a refused message carries exactly
 protovalidate's fields, rule ids and messages. The full pass swaps large media bytes for a placeholder; the
 verdicts must be the ones protovalidate gives on the message itself.
+
+The expected verdicts come from protovalidate alone (its field paths read as ``buf.validate.FieldPath`` and
+written out here) and from the hand-written vector manifest; the one rule agentmsg adds (a Timestamp's nanos
+in range, which protovalidate cannot see) is expected where a mutation put it, by hand. Nothing here computes
+an expectation with the code under test.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +29,7 @@ from google.protobuf.message import Message
 import agentmsg as am
 from agentmsg import _validation
 from agentmsg.v1 import content_pb2, message_pb2
+from buf.validate import validate_pb2
 
 VECTORS = Path(__file__).parent / "vectors"
 MANIFEST: list[dict[str, Any]] = json.loads((VECTORS / "manifest.json").read_text(encoding="utf-8"))["vectors"]
@@ -35,14 +43,30 @@ def decoded(entry: dict[str, Any]) -> Message:
 
 
 def plain_violations(pb: Message) -> list[tuple[str, str, str]]:
-    """protovalidate on the message itself, nothing swapped, plus the Timestamp nanos rule agentmsg adds."""
-    found = _as_agentmsg(PLAIN.collect_violations(pb))
-    _validation._bad_nanos(pb, "", found)
-    return [(v.field, v.rule_id, v.message) for v in found]
+    """protovalidate on the message itself, nothing swapped: (field path, rule id, message) in its order."""
+    return [(field_path(v), v.proto.rule_id, v.proto.message) for v in PLAIN.collect_violations(pb)]
 
 
-def _as_agentmsg(found: list[protovalidate.Violation]) -> list[am.Violation]:
-    return [am.Violation(_validation._field_path(v), v.proto.rule_id, v.proto.message) for v in found]
+def field_path(violation: protovalidate.Violation) -> str:
+    """protovalidate's ``buf.validate.FieldPath`` as agentmsg spells a path: ``a.b[2].c``, ``m['key']``."""
+    if violation.proto.field is None:
+        return ""  # a rule of the validated message itself
+    path = validate_pb2.FieldPath.FromString(violation.proto.field.to_binary())
+    parts = []
+    for element in path.elements:
+        kind = element.WhichOneof("subscript")
+        if kind is None:
+            parts.append(element.field_name)
+        elif kind == "string_key":
+            parts.append(f"{element.field_name}[{element.string_key!r}]")
+        else:
+            parts.append(f"{element.field_name}[{getattr(element, kind)}]")
+    return ".".join(parts)
+
+
+def nanos_violation(path: str, nanos: int) -> tuple[str, str, str]:
+    """The Timestamp rule agentmsg adds to protovalidate's, as message.proto states it."""
+    return (path, "timestamp.nanos", f"nanos must be 0 to 999,999,999, got {nanos}")
 
 
 def ensure_outcome(pb: Message) -> list[tuple[str, str, str]]:
@@ -55,6 +79,24 @@ def ensure_outcome(pb: Message) -> list[tuple[str, str, str]]:
 
 def mutations(pb: Message) -> Iterator[Message]:
     """Copies of ``pb`` each with one field emptied, negated or cleared, anywhere in the tree."""
+    for mutant, _ in expected_mutations(pb):
+        yield mutant
+
+
+def expected_mutations(pb: Message) -> Iterator[tuple[Message, list[tuple[str, str, str]]]]:
+    """Each mutation of ``pb`` with the verdict it must get: protovalidate's, and the nanos rule where it broke it."""
+    for mutant, path, fd, change in _mutations(pb):
+        expected = plain_violations(mutant)
+        if fd.containing_type.full_name == "google.protobuf.Timestamp" and fd.name == "nanos" and change == "negative":
+            expected.append(nanos_violation(_spelled(path), -1))
+        yield mutant, expected
+
+
+def _spelled(path: tuple[str | int, ...]) -> str:
+    return "".join(f"[{step}]" if isinstance(step, int) else f".{step}" for step in path).lstrip(".")
+
+
+def _mutations(pb: Message) -> Iterator[tuple[Message, tuple[str | int, ...], Any, str]]:
     for path, fd in _fields(pb):
         for change in ("clear", "empty", "negative"):
             copy = type(pb)()
@@ -76,7 +118,7 @@ def mutations(pb: Message) -> Iterator[Message]:
                 setattr(holder, fd.name, 99)
             else:
                 continue
-            yield copy
+            yield copy, path, fd, change
 
 
 def _fields(pb: Message, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], Any]]:
@@ -95,9 +137,10 @@ def _fields(pb: Message, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tup
 @pytest.mark.parametrize("entry", MANIFEST, ids=[entry["name"] for entry in MANIFEST])
 def test_a_vector_gets_protovalidates_verdict_from_the_constructors_check(entry: dict[str, Any]) -> None:
     pb = decoded(entry)
-    expected = sorted((v["field"], v["rule_id"]) for v in entry["violations"])
-    assert sorted((f, r) for f, r, _ in plain_violations(pb)) == expected
-    assert ensure_outcome(pb) == plain_violations(pb)
+    expected = sorted((v["field"], v["rule_id"]) for v in entry["violations"])  # written by hand
+    assert sorted((f, r) for f, r, _ in ensure_outcome(pb)) == expected
+    assert sorted((f, r) for f, r, _ in plain_violations(pb)) == expected  # the paths are spelled alike
+    assert ensure_outcome(pb) == plain_violations(pb)  # and the messages are protovalidate's, in its order
     assert _validation.is_valid(pb) == (not expected)
 
 
@@ -133,12 +176,70 @@ def test_the_blind_copy_is_the_message_with_only_its_media_bytes_swapped(entry: 
 @pytest.mark.parametrize("entry", MANIFEST, ids=[entry["name"] for entry in MANIFEST])
 def test_every_one_field_mutation_of_a_vector_gets_protovalidates_verdict(entry: dict[str, Any]) -> None:
     checked = 0
-    for mutant in mutations(decoded(entry)):
-        expected = plain_violations(mutant)
+    for mutant, expected in expected_mutations(decoded(entry)):
         assert ensure_outcome(mutant) == expected, mutant
         assert _validation.violations_of(mutant) == [am.Violation(*v) for v in expected]
         checked += 1
     assert checked or not decoded(entry).ListFields()
+
+
+def timestamped(seconds: int, nanos: int, message_id: str = "m1") -> message_pb2.Message:
+    pb = message_pb2.Message(
+        id=message_id,
+        user=message_pb2.UserMessage(content=[content_pb2.Content(text=content_pb2.TextContent(text="hi"))]),
+    )
+    pb.timestamp.seconds, pb.timestamp.nanos = seconds, nanos
+    return pb
+
+
+@pytest.mark.parametrize("nanos", [-1, -999_999_999, 1_000_000_000, 2**31 - 1])
+def test_a_timestamp_whose_nanos_are_out_of_range_is_refused_where_it_is(nanos: int) -> None:
+    """protovalidate reads such a Timestamp normalised (and passes it); agentmsg's rule names the field."""
+    pb = timestamped(1_700_000_000, nanos)
+    assert plain_violations(pb) == []
+    assert ensure_outcome(pb) == [nanos_violation("timestamp", nanos)]
+    assert _validation.violations_of(pb) == [am.Violation(*nanos_violation("timestamp", nanos))]
+    conversation = message_pb2.Conversation(messages=[timestamped(1, 0), timestamped(2, nanos, "m2")])
+    assert ensure_outcome(conversation) == [nanos_violation("messages[1].timestamp", nanos)]
+    for edge in (0, 999_999_999):
+        assert ensure_outcome(timestamped(1_700_000_000, edge)) == []
+
+
+FIRST_USE_IN_THREADS = """
+import sys, threading
+import agentmsg as am
+
+sys.setswitchinterval(1e-6)  # switch threads as often as possible: they meet the compiler mid-way
+barrier = threading.Barrier(8)
+errors = []
+
+def build(i):
+    barrier.wait()
+    try:
+        am.UserMessage.text(f"m{i}", id=f"m{i}", timestamp=1)
+        am.AssistantMessage.text("a", stop_reason="stop", id=f"a{i}")
+    except BaseException as exc:
+        errors.append(repr(exc)[:200])
+
+threads = [threading.Thread(target=build, args=(i,)) for i in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(errors)
+"""
+
+
+def test_threads_that_build_their_first_messages_at_once_all_get_the_finished_checker() -> None:
+    """Checkers are compiled on first use; a thread arriving while another compiles waits for it (a fresh
+    process each time: this one's checkers are compiled already). Four writer threads of test_faults once
+    met a half-built entry and recursed until RecursionError."""
+    for _ in range(3):
+        done = subprocess.run(
+            [sys.executable, "-c", FIRST_USE_IN_THREADS], capture_output=True, text=True, timeout=120, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "[]"
 
 
 def test_the_checker_is_compiled_for_the_hot_types_and_defers_for_media() -> None:

@@ -1,7 +1,8 @@
 """Hostile sizes stay bounded: values nested 100,000 deep, 100,000 blocks, 50 MB strings.
 
-Each case runs a decoder under a hang bound (``fuzzing.time_bound``, 10 s, 30 s
-under soak; they take well under a second or two) and measures the Python heap with
+Each case runs a decoder under a hang bound (``fuzzing.time_bound``: 60 s of CPU
+time, 180 s under soak; the slowest case takes about 3 s of CPU traced, and CPU
+time does not grow when other processes load the machine) and measures the Python heap with
 ``tracemalloc``: the peak must stay under the stated bound (a small multiple of
 the input). The answer is a value or an AgentMsgError, as for any bad input.
 ``AGENTMSG_SOAK=1`` raises the block counts to 100,000 for every decoder
@@ -13,12 +14,13 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 import tracemalloc
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from fuzzing import SOAK, nested, nested_message_bytes, time_bound
+from fuzzing import SOAK, Hang, nested, nested_message_bytes, time_bound
 
 import agentmsg as am
 from agentmsg import dict_form
@@ -40,7 +42,18 @@ MiB = 1 << 20
 LEVELS = 100_000
 BLOCKS = 100_000 if SOAK else 10_000
 GIANT = 50 * MiB
-BOUND = 30.0 if SOAK else 10.0  # seconds: the hang bound (100,000 blocks of pure-Python ProtoJSON take ~10 s traced)
+BOUND = 180.0 if SOAK else 60.0  # CPU seconds: the hang bound (100,000 blocks of pure-Python ProtoJSON: ~10 s traced)
+
+
+def test_the_hang_bound_trips_on_a_call_that_spins_and_not_on_one_that_waits() -> None:
+    def spin() -> None:
+        while True:
+            pass
+
+    with pytest.raises(Hang, match="CPU time"), time_bound(0.2):
+        spin()
+    with time_bound(0.2):
+        time.sleep(0.5)  # waiting uses no CPU: only spinning counts
 
 
 def measure(call: Callable[[], Any]) -> tuple[Any, int]:

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from samples import PDF, WAV, png_bytes
 
@@ -140,12 +139,31 @@ def test_arbitrary_bytes_give_a_value_or_an_agentmsg_error(data: bytes) -> None:
         am.violations(value)  # validation of garbage reports, never crashes
 
 
+SEED1_USER = {"role": "user", "contents": [{"type": "text", "content": "hi"}], "id": "u1", "timestamp": 1.5}
+
+
 @settings(max_examples=200, deadline=None)
 @given(json_value)
+@example({})  # ProtoJSON's empty message: a value, so the value checks below always run
+@example({"id": "m1", "user": {"content": [{"text": {"text": "hi"}}]}, "timestamp": "2024-01-01T00:00:00Z"})
+@example([SEED1_USER, {**SEED1_USER, "id": "u2"}])
 def test_arbitrary_json_gives_a_value_or_an_agentmsg_error(value: Any) -> None:
-    for parse in (
-        lambda: am.BaseMessage.from_json(json.dumps(value)),
-        lambda: dict_form.messages_from_dicts(value if isinstance(value, list) else [value]),
-    ):
-        with contextlib.suppress(am.AgentMsgError):
-            parse()
+    text = json.dumps(value)
+    try:
+        message = am.BaseMessage.from_json(text)
+    except am.AgentMsgError:
+        pass
+    else:
+        # A message, whole: what it prints in either form reads back equal.
+        assert isinstance(message, am.BaseMessage)
+        assert am.BaseMessage.from_json(message.to_json()) == message
+        assert am.BaseMessage.from_bytes(message.to_bytes()) == message
+    items = value if isinstance(value, list) else [value]
+    try:
+        messages = dict_form.messages_from_dicts(items)
+    except am.AgentMsgError:
+        return
+    # One message per dict, each valid (the constructors checked it), the same again from its own dicts.
+    assert len(messages) == len(items)
+    assert all(isinstance(m, am.BaseMessage) and not am.violations(m) for m in messages)
+    assert dict_form.messages_from_dicts(dict_form.messages_to_dicts(messages)) == messages

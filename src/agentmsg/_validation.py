@@ -139,7 +139,7 @@ def is_valid(pb: Message) -> bool:
 # The compiled checker. Sound, not complete: True means protovalidate finds nothing; False means "ask it".
 
 _Check = Callable[[Any], bool]
-_CHECKERS: dict[str, _Check] = {}
+_CHECKERS: dict[str, _Check] = {}  # finished checkers only: what any thread may call
 
 # Message-level CEL expressions the checker knows, by their exact text. Any other expression (or an edit to one
 # of these) makes its message type go to protovalidate.

@@ -1,4 +1,5 @@
-"""Running the Node side of the cross-language tests: find node and the npm packages, or skip saying why."""
+"""Running the Node side of the cross-language tests: find node and the npm packages, or skip saying why
+(fail under CI: see tests/gates.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gates import skip_or_fail
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "tests" / "interop"
@@ -19,15 +21,15 @@ TIMEOUT = 60  # seconds for one node process; each takes about a second
 
 
 def require_node(*packages: str) -> str:
-    """The path of ``node``, or skip the test: node, the npm packages or validate.proto are missing."""
+    """The path of ``node``, or skip the test (fail it under CI): node, npm packages or validate.proto missing."""
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node is not installed: the Node interop tests need Node 20+ (CI has it)")
+        skip_or_fail("node is not installed: the Node interop tests need Node 20+ (CI has it)")
     missing = [p for p in packages if not (NODE_MODULES / p / "package.json").is_file()]
     if missing:
-        pytest.skip(f"node is installed but node_modules lacks {', '.join(missing)}: run `npm install` (or make deps)")
+        skip_or_fail(f"node is installed but node_modules lacks {', '.join(missing)}: run `npm install` (or make deps)")
     if not VALIDATE_PROTO.is_file():
-        pytest.skip("proto/buf/validate/validate.proto is missing: run `make deps`")
+        skip_or_fail("proto/buf/validate/validate.proto is missing: run `make deps`")
     return node
 
 

@@ -257,7 +257,7 @@ def test_a_python_runner_answers_a_typescript_engine(node: str, server: PythonSe
     runner = PythonRunner(server.target)
     try:
         report = run_ts(node, "engine", server.target)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 60  # a bound on a hang: the assertion below says what was missed
         while len(runner.cancelled) < 2 and time.monotonic() < deadline:
             time.sleep(0.02)
     finally:
@@ -291,14 +291,13 @@ def test_a_typescript_subscriber_resumes_across_a_server_restart(node: str, tmp_
         seen = [subscriber.wait_for("offset") for _ in range(3)]
 
         server.stop()
-        time.sleep(0.3)  # the subscriber finds the server gone and starts reconnecting
+        reconnects = [subscriber.wait_for("reconnect", timeout=60)]  # it found the server gone and retries
         server.start()
         with Client(server.target, timeout=10) as client:
             for i in range(5):
                 message = am.UserMessage.text(f"after {i}", id=f"after-{i}")
                 client.append(session, message)
                 sent.append(message.id)
-        reconnects = []
         while len(seen) < 8:
             line = subscriber.next()
             if "reconnect" in line:

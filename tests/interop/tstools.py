@@ -1,7 +1,8 @@
 """Running the TypeScript SDK's interop programs (sdk/typescript/interop/*.ts, compiled to dist/) from pytest.
 
 The programs import @agentmsg/sdk's sources through tsc's output; ``built_sdk`` compiles them when the output is
-missing or older than a source (``make test`` has built it already), or skips saying why (no node, no npm packages).
+missing or older than a source (``make test`` has built it already), or skips saying why (no node, no npm packages;
+under CI it fails instead: see tests/gates.py).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import threading
 from typing import Any
 
 import pytest
+from gates import skip_or_fail
 from nodetools import NODE_MODULES, ROOT, require_node
 
 from agentmsg.service import Running, ServerConfig, create_server
@@ -33,10 +35,10 @@ def _stale() -> bool:
 
 
 def built_sdk() -> str:
-    """``node``, with sdk/typescript compiled to dist/ (built here when stale), or skip."""
+    """``node``, with sdk/typescript compiled to dist/ (built here when stale), or skip (fail under CI)."""
     node = require_node(*PACKAGES)
     if not (SDK / "node_modules" / "typescript").is_dir() and not (NODE_MODULES / "typescript").is_dir():
-        pytest.skip("typescript is not installed: run `npm install` (or make deps)")
+        skip_or_fail("typescript is not installed: run `npm install` (or make deps)")
     if _stale():
         subprocess.run(["npm", "run", "--silent", "build", "-w", "@agentmsg/sdk"], cwd=ROOT, check=True, timeout=300)
     return node

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp_types
-import pytest
+from gates import skip_or_fail
 from mcp import StdioServerParameters
 
 from agentmsg.mcp import McpRunner, stdio_server
@@ -20,8 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 EVERYTHING = ROOT / "node_modules" / ".bin" / "mcp-server-everything"
 SERVERS = Path(__file__).resolve().parent / "servers"  # the MCP servers the tests run over stdio
 WAIT = 30.0
-
-needs_node = pytest.mark.skipif(not EVERYTHING.exists(), reason="node_modules is not installed (make deps)")
 
 
 def dump(result: mcp_types.CallToolResult) -> dict[str, Any]:
@@ -63,7 +61,14 @@ def run(main: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(asyncio.wait_for(main(), 120))
 
 
+def require_everything() -> None:
+    """Skip the test (fail it under CI) when the reference MCP server from npm is not installed."""
+    if not EVERYTHING.exists():
+        skip_or_fail(f"{EVERYTHING.relative_to(ROOT)} is missing: node_modules is not installed (make deps)")
+
+
 def everything() -> StdioServerParameters:
+    """The reference MCP server over stdio; a test that uses it calls :func:`require_everything` first."""
     return stdio_server(str(EVERYTHING), ["stdio"])
 
 

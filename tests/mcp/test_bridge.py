@@ -11,14 +11,12 @@ from pathlib import Path
 import pytest
 from mcp import Client
 from mcp.shared.exceptions import MCPError
-from mcphelpers import SERVERS, agentmsg_server, dump, everything, fast, needs_node, run, serving, until
+from mcphelpers import SERVERS, agentmsg_server, dump, everything, fast, require_everything, run, serving, until
 
 import agentmsg as am
 from agentmsg.mcp import McpRunner, create_mcp_server, serve_http, stdio_server
 from agentmsg.providers.mcp import structured_content
 from agentmsg.service import AsyncClient
-
-pytestmark = needs_node
 
 # The reference server's tools with every content kind, and the arguments the tests call them with.
 CALLS = [
@@ -35,6 +33,7 @@ CALLS = [
 
 def test_whole_loop(tmp_path: Path) -> None:
     """MCP client -> agentmsg mcp serve -> agentmsg server -> agentmsg mcp runner -> MCP server, and back."""
+    require_everything()
 
     async def main(tmp: Path) -> None:
         log = tmp / "cancelled.log"
@@ -102,6 +101,7 @@ def test_whole_loop(tmp_path: Path) -> None:
 
 def test_runner_results_as_blocks() -> None:
     """What an engine gets through CallTool: agentmsg blocks, the structured part beside them."""
+    require_everything()
 
     async def main() -> None:
         async with (

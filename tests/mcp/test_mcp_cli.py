@@ -16,14 +16,12 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
-from mcphelpers import SERVERS, agentmsg_server, everything, fast, needs_node, run, serving, until
+from mcphelpers import SERVERS, agentmsg_server, everything, fast, require_everything, run, serving, until
 
 import agentmsg as am
 from agentmsg.mcp import McpRunner, create_mcp_server, serve_http
 from agentmsg.providers.mcp import structured_content
 from agentmsg.service import AsyncClient
-
-pytestmark = needs_node
 
 
 @asynccontextmanager
@@ -43,6 +41,7 @@ async def process(*args: str) -> AsyncIterator[asyncio.subprocess.Process]:
 
 def test_processes_over_stdio() -> None:
     """An MCP client runs `agentmsg mcp serve`; `agentmsg mcp runner` runs an MCP server; list_changed reaches it."""
+    require_everything()
 
     async def main() -> None:
         changed = asyncio.Event()
@@ -84,6 +83,7 @@ def test_processes_over_stdio() -> None:
 
 def test_modern_client_hears_list_changed_on_its_listen_stream() -> None:
     """At the 2026-07-28 protocol, list_changed reaches a client through subscriptions/listen (HTTP)."""
+    require_everything()
 
     async def main() -> None:
         async with agentmsg_server() as target, AsyncClient(target) as client:
@@ -146,6 +146,7 @@ def test_runner_over_streamable_http(tmp_path: Path) -> None:
 
 def test_runner_refused_when_its_tool_names_are_taken() -> None:
     """Two runners serving the same names: the second is refused with a clear error (use --prefix)."""
+    require_everything()
 
     async def main() -> None:
         async with agentmsg_server() as target, serving(McpRunner(target, everything())) as first:

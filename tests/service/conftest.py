@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -12,6 +11,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from gates import skip_or_fail
 from serverproc import ServerProcess
 
 from agentmsg.service import Client, ServerConfig, ToolRunner, create_server
@@ -135,9 +135,7 @@ def postgres() -> Iterator[LocalPostgres]:
         server_cm = LocalPostgres.temporary()
         server = server_cm.__enter__()
     except PostgresUnavailableError as exc:
-        if os.environ.get("CI"):
-            pytest.fail(f"PostgreSQL must run under CI, and could not start: {exc}")
-        pytest.skip(f"no local PostgreSQL: {exc}")
+        skip_or_fail(f"no local PostgreSQL: {exc}")
     try:
         yield server
     finally:

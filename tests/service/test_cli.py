@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -36,22 +38,45 @@ def test_send_tail_sessions(server: ServerThread, capsys: pytest.CaptureFixture[
     assert "chat" in capsys.readouterr().out
 
 
-def test_tail_follow_until_stop(server: ServerThread, capsys: pytest.CaptureFixture[str]) -> None:
+class _Watched(io.StringIO):
+    """stdout for ``main``: sets ``seen`` once a line starting with ``prefix`` has been printed."""
+
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self.prefix = prefix
+        self.seen = threading.Event()
+
+    def write(self, text: str) -> int:
+        written = super().write(text)
+        if any(line.startswith(self.prefix) for line in self.getvalue().splitlines()):
+            self.seen.set()
+        return written
+
+
+def test_tail_follow_prints_a_message_appended_after_it_started(server: ServerThread) -> None:
+    """The answer is appended only once the tail has printed the question: only following can show it."""
+    out = _Watched("#1 ")
+    appended: list[int] = []
     with Client(server.target) as client:
         client.append("t", am.UserMessage.text("q"))
 
-        def answer_later() -> None:
-            import time
-
-            time.sleep(0.3)
+        def answer_once_tailing() -> None:
+            # On a timeout it appends all the same, so the tail ends and the assertions below say why.
+            appended.append(int(out.seen.wait(60)))
             client.append("t", am.AssistantMessage.text("a", stop_reason="stop"))
 
-        thread = threading.Thread(target=answer_later)
+        thread = threading.Thread(target=answer_once_tailing)
         thread.start()
-        assert main(["tail", "t", "--follow", "--until-stop", "--target", server.target]) == 0
-        thread.join()
-    out = capsys.readouterr().out
-    assert "stop=stop" in out
+        with contextlib.redirect_stdout(out):
+            code = main(["tail", "t", "--follow", "--until-stop", "--target", server.target])
+        thread.join(30)
+    assert appended == [1], "the tail never printed the first message"
+    assert code == 0
+    headers = [line for line in out.getvalue().splitlines() if line.startswith("#")]
+    assert len(headers) == 2, headers
+    assert headers[0].startswith("#1    user")
+    assert headers[1].startswith("#2    assistant")
+    assert headers[1].endswith("stop=stop")
 
 
 def test_tools_list_and_call(

@@ -13,6 +13,7 @@ from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
 import agentmsg as am
 from agentmsg.service import Client, Live, Logged
+from agentmsg.service.localpg import wait_until
 from agentmsg.streaming import StreamEvent, events_from_message
 
 
@@ -111,26 +112,28 @@ def test_subscribe_resumes_with_no_loss_and_no_duplicate(client: Client) -> None
 
 
 def test_subscribe_follows_live_appends(server: ServerThread, client: Client) -> None:
+    """Offsets 2 to 30 are appended only once the subscriber has read offset 1: only following delivers them."""
     received: list[int] = []
-    ready = threading.Event()
+    first = threading.Event()
 
     def follow() -> None:
         with Client(server.target) as c:
-            stream = c.subscribe("live", timeout=10)
-            ready.set()
+            stream = c.subscribe("live", timeout=60)
             for item in stream:
                 assert isinstance(item, Logged)
                 received.append(item.offset)
+                first.set()
                 if item.offset == 30:
                     stream.close()
                     return
 
+    client.append("live", text(0, "live"))
     thread = threading.Thread(target=follow)
     thread.start()
-    ready.wait(5)
-    for i in range(30):
+    assert first.wait(60)
+    for i in range(1, 30):
         client.append("live", text(i, "live"))
-    thread.join(15)
+    thread.join(60)
     assert received == list(range(1, 31))
 
 
@@ -138,12 +141,10 @@ def test_published_streams_are_relayed_live_and_logged_once(server: ServerThread
     answer = am.AssistantMessage.text("streamed, piece by piece", stop_reason="stop", id="a-1")
     events = events_from_message(answer, chunk_size=5)
     items: list[Logged | Live] = []
-    ready = threading.Event()
 
     def watch() -> None:
         with Client(server.target) as c:
-            stream = c.subscribe("chat", live_events=True, timeout=10)
-            ready.set()
+            stream = c.subscribe("chat", live_events=True, timeout=60)
             for item in stream:
                 items.append(item)
                 if isinstance(item, Logged):
@@ -152,12 +153,11 @@ def test_published_streams_are_relayed_live_and_logged_once(server: ServerThread
 
     thread = threading.Thread(target=watch)
     thread.start()
-    ready.wait(5)
-    import time
-
-    time.sleep(0.2)  # let the subscription reach the server before publishing
+    # Live events go to the subscribers registered when they are published: publish once the server has it.
+    hub = server.running.sessions.hub
+    assert wait_until(lambda: "chat" in hub._subscribers, 60), "the subscription never reached the server"
     offset, message = client.publish_stream("chat", events)
-    thread.join(10)
+    thread.join(60)
     assert offset == 1
     assert message == answer
     live = [item for item in items if isinstance(item, Live)]

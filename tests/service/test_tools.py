@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from collections.abc import Callable
 
 import pytest
@@ -88,11 +87,10 @@ def test_the_deadline_reaches_the_runner(
         return "finished"
 
     start_runner(runner)
-    began = time.monotonic()
     with pytest.raises(am.DeadlineExceededError):
-        client.call_tool(am.ToolCallContent("c1", "slow", {"seconds": 30}), timeout=0.5)
-    assert time.monotonic() - began < 5
-    assert cancelled.wait(5), "the runner's task was not cancelled"
+        client.call_tool(am.ToolCallContent("c1", "slow", {"seconds": 600}), timeout=0.5)
+    # Only the deadline ends a 600 s sleep within the wait: the runner's task was cancelled, not finished.
+    assert cancelled.wait(60), "the runner's task was not cancelled"
     assert client.call_tool(am.ToolCallContent("c2", "slow", {"seconds": 0})).text == "finished"
 
 
@@ -118,13 +116,13 @@ def test_a_cancelled_call_cancels_the_runner_task(
     async def call_then_cancel() -> None:
         async with AsyncClient(server.target) as client:
             task = asyncio.ensure_future(client.call_tool(am.ToolCallContent("c1", "wait_forever")))
-            await asyncio.to_thread(started.wait, 5)
+            assert await asyncio.to_thread(started.wait, 60)
             task.cancel()
             with pytest.raises(asyncio.CancelledError):
                 await task
 
     asyncio.run(call_then_cancel())
-    assert cancelled.wait(5)
+    assert cancelled.wait(60)
 
 
 def test_a_runner_that_leaves_mid_call_gives_an_error_result(
@@ -136,21 +134,26 @@ def test_a_runner_that_leaves_mid_call_gives_an_error_result(
     @runner.tool
     async def hang() -> str:
         started.set()
-        await asyncio.sleep(60)
+        await asyncio.sleep(600)
         return "never"
 
     thread = start_runner(runner)
-    outcome: list[am.ToolResultContent] = []
-    caller = threading.Thread(
-        target=lambda: outcome.append(client.call_tool(am.ToolCallContent("c", "hang"), timeout=20))
-    )
-    began = time.monotonic()
+    outcome: list[am.ToolResultContent | am.AgentMsgError] = []
+
+    def call() -> None:
+        try:
+            outcome.append(client.call_tool(am.ToolCallContent("c", "hang"), timeout=60))
+        except am.AgentMsgError as exc:
+            outcome.append(exc)
+
+    caller = threading.Thread(target=call)
     caller.start()
-    assert started.wait(5)
+    assert started.wait(60)
     thread.stop()  # the runner process goes away
-    caller.join(10)
-    assert time.monotonic() - began < 10
+    caller.join(90)
+    # The answer is the disconnection (an error result), not the call's deadline (DeadlineExceededError).
     (result,) = outcome
+    assert isinstance(result, am.ToolResultContent), result
     assert result.is_error
     assert "tool runner 'flaky' disconnected" in result.text
     assert client.list_tools() == []

@@ -43,6 +43,8 @@ RUNNER = textwrap.dedent(
     import signal, sys
     from agentmsg.service import ToolRunner
 
+    # The test stops it with SIGINT: a suite started in the background (`make test &`) hands SIGINT down ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     runner = ToolRunner(sys.argv[1], name="weather-runner", max_backoff=0.5)
 
     @runner.tool
