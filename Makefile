@@ -13,7 +13,7 @@ RPC_PROTOS := proto/google/rpc/status.proto
 RELEASE_TAG := v0.1.0
 
 .DEFAULT_GOAL := help
-.PHONY: help deps run run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs bench clean ts-build ts-lint ts-test coverage
+.PHONY: help deps run run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs schema check-schema bench clean ts-build ts-lint ts-test coverage
 
 help: ## List the targets with one line each
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -74,6 +74,12 @@ docs: $(VENV)/.installed $(VALIDATE_PROTO) ## Render the proto comments to docs/
 check-docs: $(VENV)/.installed $(VALIDATE_PROTO) ## Fail when docs/proto.md differs from what the protos give
 	$(PY) scripts/proto_docs.py --check
 
+schema: $(VENV)/.installed ## Write the contract's JSON Schema (draft 2020-12, ProtoJSON form) to schema/agentmsg.v1.schema.json
+	$(PY) scripts/json_schema.py
+
+check-schema: $(VENV)/.installed ## Fail when schema/agentmsg.v1.schema.json differs from what the protos give
+	$(PY) scripts/json_schema.py --check
+
 lint: deps ## buf lint + buf format check + ruff lint + ruff format check
 	$(BUF) lint
 	$(BUF) format -d --exit-code --path proto/agentmsg
@@ -108,7 +114,7 @@ ts-lint: deps ## Biome (lint + format check) and tsc --noEmit on sdk/typescript
 ts-test: ts-build ## The SDK's own tests with node --test (golden and fold vectors, helpers, dict form)
 	npm run --silent test -w @agentmsg/sdk
 
-test: deps lint ts-lint breaking check-generated check-docs typecheck ts-test pytest ## Everything CI runs: lint, breaking, generated-code and docs drift, types, TypeScript and Python tests
+test: deps lint ts-lint breaking check-generated check-docs check-schema typecheck ts-test pytest ## Everything CI runs: lint, breaking, generated-code, docs and schema drift, types, TypeScript and Python tests
 
 # The peer libraries the codec benchmark compares with (pydantic-ai, LangChain): benchmark-only.
 $(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
