@@ -14,6 +14,7 @@ vectors (tests/vectors/*.json, listed in manifest.json), every event and expecte
 from __future__ import annotations
 
 import copy
+import importlib.util
 import json
 import re
 import tempfile
@@ -409,3 +410,77 @@ def test_every_mutation_the_schema_refuses_is_refused_by_protojson_or_protovalid
         if parses and not rule_ids:
             accepted.append(mutation.name)
     assert accepted == []
+
+
+# --- the forms ProtoJSON parsers accept besides the canonical one (docs/json-schema.md) --------------------------
+
+TS = "2026-01-02T03:04:05Z"
+USER = {"id": "m1", "timestamp": TS, "user": {"content": [{"text": {"text": "hi"}}]}}
+# Accepted by ProtoJSON parsing, protovalidate and the schema alike.
+ALTERNATIVES = [
+    Case("int64 as a JSON number", "agentmsg.v1.Usage", {"inputTokens": 812, "outputTokens": "64"}),
+    Case("enum by number", "agentmsg.v1.AssistantMessage", {"content": [], "stopReason": 1, "error": "x"}),
+    Case("the proto field name", "agentmsg.v1.ToolResultContent", {"id": "c1", "is_error": True}),
+    Case("a media type in capitals (RE2's (?i:image))", "agentmsg.v1.ImageContent", {"data": "", "mediaType": "IMAGE/PNG"}),  # noqa: E501
+    Case("URL-safe base64 without padding", "agentmsg.v1.ImageContent", {"data": "-_8", "mediaType": "image/png"}),
+    Case("a timestamp with an offset", "agentmsg.v1.Message", USER | {"timestamp": "2026-01-02T03:04:05.1+02:00"}),
+    Case("NaN as a logprob (no rule on it)", "agentmsg.v1.TokenLogprob", {"token": "a", "logprob": "NaN"}),
+    Case("an empty media type (ignored)", "agentmsg.v1.ImageContent", {"url": "https://a.test/", "mediaType": ""}),
+]  # fmt: skip
+# Refused by the schema though ProtoJSON parsers read them: the schema is stricter on purpose (see the docs).
+STRICTER = [
+    Case("null for a field", "agentmsg.v1.Message", USER | {"name": None}),
+    Case("a 32-bit integer as a string", "agentmsg.v1.ToolCallContent", {"id": "c", "name": "n", "index": "1"}),
+    Case("a double as a string", "agentmsg.v1.UsageCost", {"total": "0.5"}),
+    Case("a field under both names", "agentmsg.v1.ToolResultContent", {"id": "c1", "isError": True, "is_error": False}),
+]
+
+
+def test_the_alternative_forms_protojson_reads_are_accepted_by_both_validators() -> None:
+    assert [verdict(c) for c in ALTERNATIVES] == [(True, [])] * len(ALTERNATIVES)
+    assert python_verdicts(ALTERNATIVES) == [[]] * len(ALTERNATIVES)
+    assert ajv_verdicts(ALTERNATIVES) == [[]] * len(ALTERNATIVES)
+
+
+def test_the_schema_is_stricter_than_protojson_parsing_only_where_documented() -> None:
+    assert [verdict(c) for c in STRICTER] == [(True, [])] * len(STRICTER)  # Python's json_format reads them
+    assert all(python_verdicts(STRICTER))
+    assert all(ajv_verdicts(STRICTER))
+
+
+# --- the generator's boundaries ------------------------------------------------------------------------------
+
+
+def generator() -> Any:
+    spec = importlib.util.spec_from_file_location("json_schema_script", ROOT / "scripts" / "json_schema.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_generator_translates_re2_patterns_to_ecma_262_or_refuses() -> None:
+    script = generator()
+    translated = script.ecma_pattern(r"^(?i:image)/[a-z]+(\s*;)?$")
+    assert translated == r"^[Ii][Mm][Aa][Gg][Ee]/[a-z]+([\t\n\f\r ]*;)?$"
+    assert re.search(translated, "Image/png ;")
+    assert not re.search(translated, "Image/png\u00a0;")  # RE2's \s is ASCII
+    for unsupported in (r"^(?s:.)$", r"^(?i:a-b)$", r"^\p{L}$"):
+        with pytest.raises(script.UnsupportedRuleError):
+            script.ecma_pattern(unsupported)
+
+
+def test_the_generator_refuses_a_rule_it_cannot_render_instead_of_dropping_it() -> None:
+    script = generator()
+    rules = validate_pb2.FieldRules()
+    rules.string.email = True
+    with pytest.raises(script.UnsupportedRuleError, match=r"string\.email"):
+        script.scalar(FD.TYPE_STRING, rules, None)
+    rules = validate_pb2.FieldRules()
+    rules.int64.gte = 5  # a floor other than 0 or 1 has no pattern for the string form of an int64
+    with pytest.raises(script.UnsupportedRuleError, match="64-bit"):
+        script.scalar(FD.TYPE_INT64, rules, None)
+    rules = validate_pb2.FieldRules()
+    rules.int32.gte = 5
+    assert script.scalar(FD.TYPE_INT32, rules, None)["minimum"] == 5
