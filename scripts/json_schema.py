@@ -15,7 +15,7 @@ options. The schema describes the ProtoJSON form (docs/json-schema.md says what 
 - the protovalidate rules JSON Schema can say: ``required``, string ``min_len`` / ``max_len`` / ``pattern`` /
   ``const`` / ``in``, numeric ranges, ``repeated`` ``min_items`` / ``max_items`` / ``unique``, map key
   patterns, ``enum.defined_only`` / ``in`` / ``not_in``, ``double.finite``, the timestamp range. A rule this
-  script does not know makes it fail (a new rule is rendered or named in ``SKIPPED``, never dropped silently);
+  script does not know makes it fail (a new rule is rendered, never dropped silently);
   CEL rules cannot be said in JSON Schema and are listed in each definition's ``$comment``.
 
 The output depends only on the descriptors, so it is the same on every machine.
@@ -88,12 +88,10 @@ WRAPPERS = {
     "google.protobuf.BoolValue": FD.TYPE_BOOL, "google.protobuf.StringValue": FD.TYPE_STRING,
     "google.protobuf.BytesValue": FD.TYPE_BYTES,
 }  # fmt: skip
-# Rules that have nothing JSON Schema can check, named so that the script fails on any other unknown rule.
-SKIPPED = {"string.uri"}  # rendered as `format: uri`, an annotation: validators do not assert formats by default
 
 
 class UnsupportedRuleError(Exception):
-    """A buf.validate rule this script cannot render: render it, or name it in SKIPPED with a reason."""
+    """A buf.validate rule this script cannot render: teach the script to render it (or say in the docs why not)."""
 
 
 def ecma_pattern(pattern: str) -> str:
@@ -154,11 +152,13 @@ def int64_string(bounds: dict[str, Any], kind: str) -> dict[str, Any]:
 
 def scalar(field_type: int, rules: Any | None, enum: EnumDescriptor | None) -> dict[str, Any]:
     """The schema of one scalar or enum value, with its rules applied."""
-    kind = RULE_FIELD.get(field_type, "")
+    kind = RULE_FIELD.get(field_type) or {FD.TYPE_STRING: "string", FD.TYPE_BYTES: "bytes", FD.TYPE_BOOL: "bool"}.get(
+        field_type, "enum"
+    )
     typed = rules.WhichOneof("type") if rules is not None else None
     typed_rules = getattr(rules, typed) if typed else None
-    if typed and typed not in {kind, "string", "bytes", "bool", "enum", "timestamp", "duration"}:
-        raise UnsupportedRuleError(f"{typed} rules on a {kind or field_type} field")
+    if typed and typed != kind:
+        raise UnsupportedRuleError(f"{typed} rules on a {kind} field")
 
     if enum is not None:
         names = [v.name for v in enum.values]
@@ -199,9 +199,9 @@ def scalar(field_type: int, rules: Any | None, enum: EnumDescriptor | None) -> d
                 out["enum"] = list(value)
             elif name == "not_in":
                 out["not"] = {"enum": list(value)}
-            elif name == "uri":
+            elif name == "uri":  # an annotation: validators do not assert formats by default (docs/json-schema.md)
                 out["format"] = "uri"
-            elif f"string.{name}" not in SKIPPED:
+            else:
                 raise UnsupportedRuleError(f"string.{name}")
         return out
     if field_type == FD.TYPE_BYTES:
@@ -300,6 +300,9 @@ def message_schema(message: descriptor.Descriptor) -> dict[str, Any]:
     required: list[FieldDescriptor] = []
     comments: list[str] = []
     message_rules = message.GetOptions().Extensions[validate_pb2.message]
+    for f, _ in message_rules.ListFields():
+        if f.name != "cel":
+            raise UnsupportedRuleError(f"message rule {f.name} on {message.full_name}")
     for cel in message_rules.cel:
         comments.append(f"CEL rule {cel.id!r} (not expressible here): {cel.expression}")
     for field in message.fields:
@@ -308,6 +311,9 @@ def message_schema(message: descriptor.Descriptor) -> dict[str, Any]:
             if field.GetOptions().HasExtension(validate_pb2.field)
             else None
         )
+        for f, _ in rules.ListFields() if rules is not None else []:
+            if f.containing_oneof is None and f.name not in ("required", "ignore", "cel"):
+                raise UnsupportedRuleError(f"field rule {f.name} on {field.full_name}")
         if rules is not None and rules.ignore == validate_pb2.IGNORE_ALWAYS:
             rules = None
         for cel in rules.cel if rules is not None else []:
@@ -380,7 +386,10 @@ def message_schema(message: descriptor.Descriptor) -> dict[str, Any]:
             continue  # a proto3 `optional` field's synthetic oneof
         arms = [f.json_name for f in oneof.fields]
         one = [present(f) for f in oneof.fields]
-        if oneof.GetOptions().Extensions[validate_pb2.oneof].required:
+        oneof_rules = oneof.GetOptions().Extensions[validate_pb2.oneof]
+        if any(f.name != "required" for f, _ in oneof_rules.ListFields()):
+            raise UnsupportedRuleError(f"oneof rules other than required on {oneof.full_name}")
+        if oneof_rules.required:
             exclusive.append({"oneOf": one, "$comment": f"oneof {oneof.name}: exactly one of {', '.join(arms)}"})
         else:
             none = {"not": {"anyOf": one}}
