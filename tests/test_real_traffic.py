@@ -150,7 +150,7 @@ _REQUEST_KEYS = {
 }
 # The keys of a response body that are compared.
 _RESPONSE_KEYS = {
-    "openai_chat": ("id", "model", "created", "choices", "usage"),
+    "openai_chat": ("id", "model", "created", "choices", "usage", "prompt_filter_results", "prompt_annotations"),
     "openai_responses": ("id", "model", "created_at", "status", "incomplete_details", "error", "output", "usage"),
     "anthropic": (
         "id",
@@ -754,6 +754,11 @@ def sdk_accumulation(fmt: str, stream: str | list[Any]) -> dict[str, Any] | None
             list(state.handle_chunk(ChatCompletionChunk.construct(**chunk)))
             usage = chunk.get("usage") or usage
         final = state.get_final_completion().to_dict()
+        for key in ("id", "model", "created"):
+            if not final.get(key):
+                # the state takes these from the first chunk, which on Azure OpenAI is the prompt-filter
+                # chunk (id and model "", created 0): the completion's are those of its first real chunk
+                final[key] = next((chunk[key] for chunk in events if chunk.get(key)), final.get(key))
         if usage is not None and final.get("usage") is None:
             # the state copies every chunk's usage, so a later chunk's "usage": null (the moderation
             # chunk after the usage chunk) wipes the counts: take the last counts the stream sent
@@ -986,6 +991,8 @@ def _responses(fmt: str, stream: str | list[Any]) -> list[str | list[Any]]:
     numbers restart at 0) or ``message_start`` (a new message id). Each is checked
     as the stream it was.
     """
+    if fmt == "openai_chat" and isinstance(stream, list):
+        return _azure_calls(stream)
     terminal = _STREAM_TERMINAL.get(fmt)
     if terminal is None or not isinstance(stream, list):
         return [stream]
@@ -995,6 +1002,18 @@ def _responses(fmt: str, stream: str | list[Any]) -> list[str | list[Any]]:
         if isinstance(event, dict) and event.get("type") in terminal:
             segments.append([])
     segments = [segment for segment in segments if segment]
+    return [stream] if len(segments) == 1 else list(segments)
+
+
+def _azure_calls(stream: list[Any]) -> list[str | list[Any]]:
+    """An Azure OpenAI chunk list recorded over several calls: each call opens with a prompt-filter chunk
+    (``object`` ``""``, no choices, ``prompt_filter_results``), so one starts a new stream."""
+    segments: list[list[Any]] = [[]]
+    for chunk in stream:
+        opens = isinstance(chunk, dict) and chunk.get("object") == "" and "prompt_filter_results" in chunk
+        if opens and segments[-1]:
+            segments.append([])
+        segments[-1].append(chunk)
     return [stream] if len(segments) == 1 else list(segments)
 
 

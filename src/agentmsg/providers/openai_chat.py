@@ -235,6 +235,14 @@ field for; ``response.logprobs``: a choice's ``logprobs`` that do not fit the te
 request writers leave them out without a report; the response writer puts them back."""
 USAGE_BLOCK: Final = RESPONSE_PREFIX + "usage"
 LOGPROBS_BLOCK: Final = RESPONSE_PREFIX + "logprobs"
+PROMPT_FILTER_KEYS: Final = ("prompt_filter_results", "prompt_annotations")
+"""Azure OpenAI's prompt-filter results on a ``ChatCompletion`` (and its first stream chunk):
+``prompt_filter_results``, and ``prompt_annotations`` in older API versions. Each is kept whole as a
+``response.<key>`` block (``{"<key>": value}``) and written back at the top of the response."""
+CONTENT_FILTER_KEY: Final = "content_filter_results"
+"""Azure OpenAI's content-filter results on a choice: kept whole as a ``response.content_filter_results``
+block (``{"content_filter_results": value}``) and written back on the choice."""
+CONTENT_FILTER_BLOCK: Final = RESPONSE_PREFIX + CONTENT_FILTER_KEY
 CITATION_TYPE: Final = "url_citation"
 
 FINISH_REASONS: Final = ("stop", "length", "tool_calls", "content_filter", "function_call")
@@ -928,6 +936,12 @@ def to_openai_chat_response(
     kept = {block.block_type: block.block() for block in cut.response}
     if logprobs is None and LOGPROBS_BLOCK in kept:
         logprobs = kept[LOGPROBS_BLOCK].get("logprobs")
+    finish = _finish_out(message, reporter)
+    choice: dict[str, Any] = {"index": 0, "message": body, "finish_reason": finish, "logprobs": logprobs}
+    if CONTENT_FILTER_BLOCK in kept:
+        choice[CONTENT_FILTER_KEY] = kept[CONTENT_FILTER_BLOCK].get(CONTENT_FILTER_KEY)
+    if finish == "content_filter" and not any(v is not None for k, v in body.items() if k != "role"):
+        del choice["message"]  # Azure: a choice its content filter stopped before any output has no message
     if message.name:
         reporter.loss("name", "name", "a ChatCompletionMessage has no name")
     if message.error:
@@ -944,10 +958,11 @@ def to_openai_chat_response(
         "object": "chat.completion",
         "created": message.pb.timestamp.seconds,
         "model": (provenance.model if provenance is not None else "") or model or "",
-        "choices": [
-            {"index": 0, "message": body, "finish_reason": _finish_out(message, reporter), "logprobs": logprobs}
-        ],
+        "choices": [choice],
     }
+    for key in PROMPT_FILTER_KEYS:
+        if RESPONSE_PREFIX + key in kept:
+            out[key] = kept[RESPONSE_PREFIX + key].get(key)
     usage = message.usage
     if usage is not None:
         out["usage"] = _usage_out(usage, reporter)
@@ -1637,6 +1652,11 @@ def from_openai_chat_response(
         kept = reader.keep("usage", USAGE_BLOCK, details, sort=True) if details else None
         if kept is not None:
             tail.append(kept)
+    for key in PROMPT_FILTER_KEYS:  # Azure OpenAI
+        if not _nothing(response.get(key)):
+            kept = reader.keep(key, RESPONSE_PREFIX + key, {key: response[key]}, sort=True)
+            if kept is not None:
+                tail.append(kept)
     result: AssistantMessage | None = None
     if choices is not None:
         path = f"choices[{choice}]"
@@ -1647,7 +1667,16 @@ def from_openai_chat_response(
         else:
             picked = choices[choice]
             finish = reader.string(picked, "finish_reason", path, required=False)
-            message = reader.obj(picked, "message", path)
+            filters = picked.get(CONTENT_FILTER_KEY)
+            if not _nothing(filters):  # Azure OpenAI
+                kept = reader.keep(
+                    _at(path, CONTENT_FILTER_KEY), CONTENT_FILTER_BLOCK, {CONTENT_FILTER_KEY: filters}, sort=True
+                )
+                if kept is not None:
+                    tail.append(kept)
+            # Azure: a choice its content filter stopped before any output has no message
+            filtered = finish == "content_filter" and picked.get("message") is None
+            message = {} if filtered else reader.obj(picked, "message", path)
             if message is not None:
                 message_path = _at(path, "message")
                 role = reader.string(message, "role", message_path, required=False)
