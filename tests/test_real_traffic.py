@@ -48,7 +48,9 @@ Normalisation (applied to both sides of every comparison, nothing else):
    (``data``, ``thoughtSignature``) in the URL-safe base64 alphabet or unpadded
    equal the standard padded spelling (ProtoJSON reads both), a
    content without ``role`` (or ``function`` / ``tool``) a ``user`` content,
-   and the ``role`` of ``systemInstruction`` is not compared.
+   and the ``role`` of ``systemInstruction`` is not compared; Vertex AI's integer
+   ``finishReason`` / ``blockReason`` (``enum-encoding=int``) equal their names
+   (``_VERTEX_FINISH``, ``_VERTEX_BLOCK``: ProtoJSON reads both).
 
 A difference is covered by a ``Loss`` as follows. A reader's loss (when a
 reader takes ``report=``) names a JSON path of the payload and covers every
@@ -340,10 +342,26 @@ def _norm_anthropic_block(block: Any) -> Any:
     return block
 
 
+# Vertex AI's integer enum encoding (``$alt=json;enum-encoding=int``): ProtoJSON reads a number and its name
+# alike; the numbers of google.cloud.aiplatform.v1 content.proto that the corpus holds.
+_VERTEX_FINISH = {1: "STOP", 2: "MAX_TOKENS", 3: "SAFETY"}
+_VERTEX_BLOCK = {1: "SAFETY", 2: "OTHER"}
+
+
+def _vertex_enum_names(body: dict[str, Any]) -> dict[str, Any]:
+    for candidate in body.get("candidates") or []:
+        if isinstance(candidate, dict) and type(candidate.get("finishReason")) is int:
+            candidate["finishReason"] = _VERTEX_FINISH[candidate["finishReason"]]
+    feedback = body.get("promptFeedback")
+    if isinstance(feedback, dict) and type(feedback.get("blockReason")) is int:
+        feedback["blockReason"] = _VERTEX_BLOCK[feedback["blockReason"]]
+    return body
+
+
 def normalise_response(fmt: str, body: Mapping[str, Any]) -> dict[str, Any]:
     body = {k: body[k] for k in _RESPONSE_KEYS[fmt] if k in body}
     if fmt == "gemini":
-        body = _gemini_camel(body)
+        body = _vertex_enum_names(_gemini_camel(body))
     for where, keys in _IGNORED_RESPONSE_KEYS[fmt].items():
         if where.endswith("[]"):
             body[where[:-2]] = [
@@ -689,7 +707,7 @@ def _expected_usage(fmt: str, raw: Mapping[str, Any]) -> tuple[dict[str, int | N
             "reasoning_tokens": _int(odt.get("reasoning_tokens")),
             "total_tokens": _int(u.get("total_tokens")),
         }, stop
-    raw = _gemini_camel(raw)
+    raw = _vertex_enum_names(_gemini_camel(raw))
     candidates = raw.get("candidates") or []
     stop = (
         (candidates[0].get("finishReason") if candidates else None)

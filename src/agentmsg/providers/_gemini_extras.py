@@ -64,6 +64,40 @@ USAGE_COUNTS: Final = (
     "totalTokenCount",
 )
 # Candidate keys read elsewhere (content, stop, error) or not message data (safety scores, the index).
+# Vertex AI with ``$alt=json;enum-encoding=int`` (what its clients' REST transport asks for) sends enums as
+# their numbers. The names by number, from ``google.cloud.aiplatform.v1`` (``content.proto``:
+# ``Candidate.FinishReason``, ``GenerateContentResponse.PromptFeedback.BlockedReason``).
+FINISH_REASON_NAMES: Final = (
+    "FINISH_REASON_UNSPECIFIED",
+    "STOP",
+    "MAX_TOKENS",
+    "SAFETY",
+    "RECITATION",
+    "OTHER",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "MALFORMED_FUNCTION_CALL",
+    "MODEL_ARMOR",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+    "IMAGE_OTHER",
+    "UNEXPECTED_TOOL_CALL",
+    "NO_IMAGE",
+)
+BLOCK_REASON_NAMES: Final = ("BLOCKED_REASON_UNSPECIFIED", "SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT")
+
+
+def enum_name(value: Any, names: Sequence[str]) -> Any:
+    """An enum sent as its number (Vertex AI's integer encoding) as its name; a number this version does not
+    know as its decimal string (kept, not guessed); anything else unchanged (a name, or a wrong type the
+    caller reports)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return names[value] if 0 <= value < len(names) else str(value)
+    return value
+
+
 CANDIDATE_READ: Final = frozenset({"content", "finishReason", "finishMessage", "index", GROUNDING, URL_CONTEXT})
 # Response keys read elsewhere.
 RESPONSE_READ: Final = frozenset({"candidates", "usageMetadata", "modelVersion", "responseId", PROMPT_FEEDBACK})

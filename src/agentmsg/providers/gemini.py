@@ -1601,7 +1601,11 @@ def _response_message(reader: _Reader, top: _Fields) -> AssistantMessage | None:
     feedback_path = top.at("", "promptFeedback")
     feedback = reader.fields(top.get("promptFeedback") or {}, feedback_path, "promptFeedback")
     if not candidates:
-        reason = reader.typed(feedback, "blockReason", feedback_path, str) if feedback is not None else None
+        reason = None
+        if feedback is not None:
+            reason = extras.enum_name(feedback.get("blockReason"), extras.BLOCK_REASON_NAMES)
+            if reason is not None and not isinstance(reason, str):
+                reason = reader.typed(feedback, "blockReason", feedback_path, str)  # reports the wrong type
         if not reason or reader.count() > before:
             return None
         tail = _metadata_blocks(reader, top, None, [])
@@ -1621,7 +1625,10 @@ def _response_message(reader: _Reader, top: _Fields) -> AssistantMessage | None:
     candidate = reader.fields(candidates[0], path, "a candidate")
     if candidate is None:
         return None
-    raw = reader.typed(candidate, "finishReason", path, str) or ""
+    finish = extras.enum_name(candidate.get("finishReason"), extras.FINISH_REASON_NAMES)
+    if finish is not None and not isinstance(finish, str):
+        finish = reader.typed(candidate, "finishReason", path, str)  # reports the wrong type
+    raw = finish or ""
     error = reader.typed(candidate, "finishMessage", path, str) or ""
     blocks: list[Content] | None = []
     if candidate.get("content") is not None:

@@ -408,7 +408,8 @@ class GeminiStreamParser:
             out.extend(self._candidate(candidate, i, f"{where}.candidates[{i}]"))
         feedback = _get(event, "promptFeedback", Mapping, where, "an object")
         if feedback is not None:
-            reason = _get(feedback, "blockReason", str, f"{where}.promptFeedback", "a string")
+            reason = extras.enum_name(feedback.get("blockReason"), extras.BLOCK_REASON_NAMES)
+            reason = _get({"blockReason": reason}, "blockReason", str, f"{where}.promptFeedback", "a string")
             if reason and reason != "BLOCK_REASON_UNSPECIFIED":
                 self._blocked = reason
         metadata = _get(event, "usageMetadata", Mapping, where, "an object")
@@ -533,7 +534,8 @@ class GeminiStreamParser:
             parts = _get(content, "parts", list, f"{where}.content", "an array")
             for j, part in enumerate(parts or ()):
                 out.extend(self._part(part, f"{where}.content.parts[{j}]"))
-        finish = _get(candidate, "finishReason", str, where, "a string")
+        finish = extras.enum_name(candidate.get("finishReason"), extras.FINISH_REASON_NAMES)
+        finish = _get({"finishReason": finish}, "finishReason", str, where, "a string")
         if finish:
             self._finish = finish
             self._finish_message = _get(candidate, "finishMessage", str, where, "a string") or ""
