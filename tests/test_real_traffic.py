@@ -777,6 +777,16 @@ def sdk_accumulation(fmt: str, stream: str | list[Any]) -> dict[str, Any] | None
                 # the state takes these from the first chunk, which on Azure OpenAI is the prompt-filter
                 # chunk (id and model "", created 0): the completion's are those of its first real chunk
                 final[key] = next((chunk[key] for chunk in events if chunk.get(key)), final.get(key))
+        filters = [
+            choice["content_filter_results"]
+            for chunk in events
+            for choice in chunk.get("choices") or []
+            if choice.get("index") == 0 and choice.get("content_filter_results")
+        ]
+        if filters and final.get("choices"):
+            # Azure OpenAI: the state keeps the choice's content_filter_results of its first chunk (often {})
+            # and never updates them; the completion's are the last the stream sent (the verdict in force)
+            final["choices"][0]["content_filter_results"] = filters[-1]
         if usage is not None and final.get("usage") is None:
             # the state copies every chunk's usage, so a later chunk's "usage": null (the moderation
             # chunk after the usage chunk) wipes the counts: take the last counts the stream sent

@@ -87,6 +87,13 @@ FINISH_REASON_NAMES: Final = (
     "NO_IMAGE",
 )
 BLOCK_REASON_NAMES: Final = ("BLOCKED_REASON_UNSPECIFIED", "SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT")
+# ``tool.proto`` ``CodeExecutionResult.Outcome`` and ``content.proto`` ``UrlMetadata.UrlRetrievalStatus``.
+OUTCOME_NAMES: Final = ("OUTCOME_UNSPECIFIED", "OUTCOME_OK", "OUTCOME_FAILED", "OUTCOME_DEADLINE_EXCEEDED")
+URL_RETRIEVAL_NAMES: Final = (
+    "URL_RETRIEVAL_STATUS_UNSPECIFIED",
+    "URL_RETRIEVAL_STATUS_SUCCESS",
+    "URL_RETRIEVAL_STATUS_ERROR",
+)
 
 
 def enum_name(value: Any, names: Sequence[str]) -> Any:
@@ -164,7 +171,7 @@ def hosted_part(kind: str, part: Mapping[str, Any], signature: str) -> Content:
             original=original,
         )
     if kind == "codeExecutionResult":
-        outcome = _str(_get(body, "outcome"))
+        outcome = _str(enum_name(_get(body, "outcome"), OUTCOME_NAMES))
         status = _OUTCOMES.get(outcome)
         return HostedToolResultContent(
             call_id,
@@ -305,7 +312,7 @@ def url_context_blocks(metadata: Mapping[str, Any]) -> list[Content]:
         )
     ]
     for entry, url in zip(entries, urls, strict=True):
-        status = _str(_get(entry, "urlRetrievalStatus"))
+        status = _str(enum_name(_get(entry, "urlRetrievalStatus"), URL_RETRIEVAL_NAMES))
         ok = status in ("", "URL_RETRIEVAL_STATUS_SUCCESS")
         blocks.append(
             HostedToolResultContent(

@@ -410,7 +410,7 @@ class GeminiStreamParser:
         if feedback is not None:
             reason = extras.enum_name(feedback.get("blockReason"), extras.BLOCK_REASON_NAMES)
             reason = _get({"blockReason": reason}, "blockReason", str, f"{where}.promptFeedback", "a string")
-            if reason and reason != "BLOCK_REASON_UNSPECIFIED":
+            if reason and reason not in ("BLOCK_REASON_UNSPECIFIED", "BLOCKED_REASON_UNSPECIFIED"):
                 self._blocked = reason
         metadata = _get(event, "usageMetadata", Mapping, where, "an object")
         if metadata is not None:

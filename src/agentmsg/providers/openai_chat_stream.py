@@ -229,7 +229,7 @@ class OpenAIChatStreamParser:
         self._audio: dict[str, Any] | None = None  # delta.audio pieces merged (strings appended)
         self._annotations: list[Any] = []  # annotations that are not URL citations: kept whole
         self._prompt_filters: dict[str, Any] = {}  # Azure: prompt-filter results, by key
-        self._content_filters: Any = None  # Azure: the choice's content-filter results, the last chunk's
+        self._content_filters: Any = None  # Azure: the choice's content-filter results, the last non-empty ones
 
     @property
     def events_seen(self) -> int:
@@ -360,7 +360,7 @@ class OpenAIChatStreamParser:
         audio = where.get(delta, "audio", Mapping, path, required=False)
         annotations = where.get(delta, "annotations", list, path, required=False)
         logprobs = where.get(choice, "logprobs", Mapping, path[: -len(".delta")], required=False)
-        if CONTENT_FILTER_KEY in choice:  # Azure OpenAI: each chunk's results replace the last (as the SDK keeps them)
+        if not _nothing(choice.get(CONTENT_FILTER_KEY)):  # Azure OpenAI: the last results a chunk carried
             self._content_filters = choice[CONTENT_FILTER_KEY]
         if delta.get("function_call") is not None:
             raise where.error(f"{path}.function_call: the deprecated function_call delta is not supported (use tools)")
