@@ -936,12 +936,6 @@ def to_openai_chat_response(
     kept = {block.block_type: block.block() for block in cut.response}
     if logprobs is None and LOGPROBS_BLOCK in kept:
         logprobs = kept[LOGPROBS_BLOCK].get("logprobs")
-    finish = _finish_out(message, reporter)
-    choice: dict[str, Any] = {"index": 0, "message": body, "finish_reason": finish, "logprobs": logprobs}
-    if CONTENT_FILTER_BLOCK in kept:
-        choice[CONTENT_FILTER_KEY] = kept[CONTENT_FILTER_BLOCK].get(CONTENT_FILTER_KEY)
-    if finish == "content_filter" and not any(v is not None for k, v in body.items() if k != "role"):
-        del choice["message"]  # Azure: a choice its content filter stopped before any output has no message
     if message.name:
         reporter.loss("name", "name", "a ChatCompletionMessage has no name")
     if message.error:
@@ -953,6 +947,12 @@ def to_openai_chat_response(
             f"provenance {provenance.provider}/{provenance.api}",
             "a ChatCompletion comes from openai/openai-chat-completions; model and response id are kept",
         )
+    finish = _finish_out(message, reporter)
+    choice: dict[str, Any] = {"index": 0, "message": body, "finish_reason": finish, "logprobs": logprobs}
+    if CONTENT_FILTER_BLOCK in kept:
+        choice[CONTENT_FILTER_KEY] = kept[CONTENT_FILTER_BLOCK].get(CONTENT_FILTER_KEY)
+    if finish == "content_filter" and not any(v is not None for k, v in body.items() if k != "role"):
+        del choice["message"]  # Azure: a choice its content filter stopped before any output has no message
     out: dict[str, Any] = {
         "id": (provenance.response_id if provenance is not None else "") or f"chatcmpl-{message.id}",
         "object": "chat.completion",
