@@ -85,6 +85,15 @@ def test_filter_results_are_response_data_not_model_input() -> None:
     assert report.losses == []
 
 
+def test_a_filtered_choice_without_filter_results_is_an_empty_content_filter_stop() -> None:
+    body = _filtered_response()
+    del body["choices"][0]["content_filter_results"], body["prompt_filter_results"]
+    message = openai_chat.from_openai_chat_response(body)
+    assert (list(message.contents), message.stop_reason) == ([], StopReason.CONTENT_FILTER)
+    written = openai_chat.to_openai_chat_response(message)
+    assert written["choices"] == [{"index": 0, "finish_reason": "content_filter", "logprobs": None}]
+
+
 def test_a_choice_without_message_is_still_refused_unless_the_filter_stopped_it() -> None:
     body = _filtered_response()
     body["choices"][0]["finish_reason"] = "stop"

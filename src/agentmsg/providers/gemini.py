@@ -163,7 +163,21 @@ Choices where the two models differ:
   ``UNEXPECTED_TOOL_CALL``, ``TOO_MANY_TOOL_CALLS``, ``OTHER``,
   ``IMAGE_OTHER`` and ``NO_IMAGE`` are ERROR; anything else (and
   ``FINISH_REASON_UNSPECIFIED``) is unspecified. The string is always kept in
-  ``stop_reason_raw``. A response with no candidate and a
+  ``stop_reason_raw``.
+- Vertex AI's integer enum encoding (clients that ask for
+  ``$alt=json;enum-encoding=int``, as the Vertex AI SDK's REST transport does,
+  get ``"finishReason": 1``): ``finishReason``, ``promptFeedback.blockReason``,
+  ``codeExecutionResult.outcome`` and ``urlMetadata.urlRetrievalStatus`` sent
+  as numbers read as their names, by the numbering of
+  ``google.cloud.aiplatform.v1`` (``content.proto``, ``tool.proto``;
+  ``_gemini_extras.FINISH_REASON_NAMES`` and its neighbours), so
+  ``stop_reason_raw`` holds the name (``1`` is ``STOP``); a number this
+  version does not know is kept as its digits (``"17"``, stop reason
+  unspecified). Written back, a finish or block reason is its name (ProtoJSON
+  readers take both spellings). The other enums Vertex AI sends as numbers
+  (``safetyRatings`` category, probability and severity, per-modality token
+  counts, ``trafficType``, ``executableCode.language``) sit in blocks kept
+  verbatim and go back as they came. A response with no candidate and a
   ``promptFeedback.blockReason`` (a blocked prompt) reads as a CONTENT_FILTER
   message whose raw reason is the block reason and whose block is the
   ``promptFeedback`` kept verbatim; written back, that block gives a response

@@ -108,7 +108,9 @@ lists it in ``issues`` as arguments that are not a JSON object.
 ``OTHER`` (an unknown reason: the answer may be incomplete), ``IMAGE_OTHER``
 and ``NO_IMAGE`` are ``ERROR``; ``FINISH_REASON_UNSPECIFIED`` and reasons this
 version does not know give no normalised reason. The raw string is always
-kept verbatim in ``stop_reason_raw``. The message ends with ``message_stop``,
+kept verbatim in ``stop_reason_raw``. Vertex AI's integer enum encoding
+(``"finishReason": 1``, ``"blockReason": 1``) reads as the names, as the
+converter reads it (``1`` is ``STOP``). The message ends with ``message_stop``,
 except: an ``ERROR`` reason with a ``finishMessage`` ends with an ``error``
 event holding the message (code = the reason), which is how the message gets
 its ``error`` text; and a message with no block at all that would stop with

@@ -44,7 +44,10 @@ ProviderContent (``openai``)       the block verbatim: a content part (type = th
                                    block is ``{"<field>": value}``) or response data (type
                                    ``response.usage``: the usage details agentmsg has no field
                                    for, such as ``audio_tokens`` and ``text_tokens``;
-                                   ``response.logprobs``: logprobs that do not fit the text)
+                                   ``response.logprobs``: logprobs that do not fit the text;
+                                   Azure OpenAI's ``response.prompt_filter_results`` (or
+                                   ``response.prompt_annotations``) and the choice's
+                                   ``response.content_filter_results``)
 AssistantMessage usage / stop      ``ChatCompletion`` (responses only): ``usage``,
 reason / provenance / timestamp    ``choices[0].finish_reason``, ``model`` and ``id``,
                                    ``created``
@@ -61,6 +64,18 @@ Choices where the two models differ:
   block as ``refusal``; an Anthropic ``refusal`` stop goes out the same way.
   (So a response holding a refusal *and* ending with ``content_filter``, which
   the API does not document, would write its refusal back as content.)
+- Azure OpenAI. A response's ``prompt_filter_results`` (``prompt_annotations``
+  in older API versions) and its choice's ``content_filter_results`` are kept
+  whole as ``response.*`` blocks (after the usage block) and written back
+  where they came from; empty ones (``{}``) equal absent ones. A choice
+  Azure's content filter stopped before any output has ``finish_reason``
+  ``content_filter`` and no ``message``: it reads as an assistant message
+  holding only those blocks (stop reason CONTENT_FILTER), and a message with
+  no text, refusal or tool call and that finish reason is written back
+  without ``message`` (so a recorded ``"message": {"content": null}`` of that
+  kind comes back without it). Without filter results it is an assistant
+  message with no content (the contract allows one for a CONTENT_FILTER stop).
+  A choice without ``message`` and any other finish reason is refused.
 - Tool-result ``name`` and ``index`` are not in a ``tool`` message; reading
   takes them from the call the result answers (its function name and its
   position in ``tool_calls``), or ``""`` and 0 when no earlier call has the id.

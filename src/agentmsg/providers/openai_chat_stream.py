@@ -49,6 +49,18 @@ first chunk                            ``message_start``: id = ``message_id`` or
 ``usage`` (not null, any chunk)        ``usage`` (see below); the details agentmsg has no field
                                        for, from the last usage, as a ``response.usage`` provider
                                        block at the end
+``prompt_filter_results`` (Azure)      kept, as the converter keeps it: a
+                                       ``response.prompt_filter_results`` provider block at the end
+                                       (``prompt_annotations`` likewise). Azure opens a stream with a
+                                       chunk holding only these (``object``, ``id`` and ``model``
+                                       ``""``, ``created`` 0, no choices): it starts nothing, the
+                                       message starts with the first real chunk
+``choices[i].content_filter_results``  (Azure) the last non-empty one the stream sent: a
+                                       ``response.content_filter_results`` provider block at the end
+                                       (the verdict in force when the stream ended: a stream Azure's
+                                       filter cut carries the category that fired on its
+                                       ``content_filter`` finish). The openai SDK's accumulation keeps
+                                       the first chunk's instead (usually ``{}``)
 ``{"error": {...}}`` payload           ``error`` (message; code = ``error.code`` or ``error.type``)
 end of input (:meth:`close`)           ``message_stop`` after a ``finish_reason``; otherwise an
                                        ``error`` saying the stream was cut short
@@ -84,7 +96,7 @@ choices (``n`` > 1) are ignored. Skipped as harmless: ``delta.role``,
 ``moderation`` (and unknown keys). Rejected with
 :class:`~agentmsg.streaming.StreamProtocolError`, naming the event number
 (from 0): chunks of the wrong shape or types, an ``object`` other than
-``chat.completion.chunk``, a chunk ``id`` that changes mid-stream, a tool
+``chat.completion.chunk`` (but Azure's opening prompt-filter chunk), a chunk ``id`` that changes mid-stream, a tool
 call's first delta without ``id`` or ``function.name``, content after the
 choice's ``finish_reason``, chunks after an error, token logprobs for a
 content or refusal that never came, and the deprecated ``delta.function_call``
