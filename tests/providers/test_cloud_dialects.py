@@ -125,7 +125,14 @@ def _chunk(delta: dict[str, Any], finish: str | None = None, filters: Any = None
     }
 
 
-PROMPT_CHUNK = {"id": "", "object": "", "created": 0, "model": "", "choices": [], "prompt_filter_results": PROMPT_FILTER}
+PROMPT_CHUNK = {
+    "id": "",
+    "object": "",
+    "created": 0,
+    "model": "",
+    "choices": [],
+    "prompt_filter_results": PROMPT_FILTER,
+}
 
 
 def _cut_stream() -> list[dict[str, Any]]:
@@ -170,13 +177,13 @@ def test_a_cut_stream_folds_as_the_openai_sdk_accumulates_it() -> None:
 
 
 def test_an_empty_object_chunk_without_prompt_filter_results_is_still_refused() -> None:
-    with pytest.raises(StreamProtocolError, match="chunk.object"):
+    with pytest.raises(StreamProtocolError, match=r"chunk\.object"):
         list(openai_chat_stream.stream_events([{"id": "", "object": "", "created": 0, "model": "", "choices": []}]))
 
 
 def test_a_prompt_filter_chunk_after_the_stream_started_is_refused() -> None:
     chunks = [_chunk({"content": "a"}), PROMPT_CHUNK]
-    with pytest.raises(StreamProtocolError, match="chunk.object"):
+    with pytest.raises(StreamProtocolError, match=r"chunk\.object"):
         list(openai_chat_stream.stream_events(chunks))
 
 
