@@ -15,8 +15,12 @@ APIs by public projects (HTTP cassettes, SDK fixtures). Every case is one test:
   both are what clients hand over) and folded; the fold must finish without an
   error and equal the fold of the other line form; it is compared with the
   provider's own accumulation of the same stream (``openai``'s
-  ``ChatCompletionStreamState``, ``anthropic``'s (beta) ``accumulate_event``, the
-  Responses stream's ``response.completed`` object, and for Gemini, which has
+  ``ChatCompletionStreamState``, with two gaps of it on Azure OpenAI streams filled
+  from the chunks: the id, model and created of the first chunk that has them, where
+  the state takes the blanks of Azure's opening prompt-filter chunk, and the choice's
+  last non-empty ``content_filter_results``, where the state keeps its first chunk's;
+  an Azure recording of several calls is one stream per prompt-filter chunk;
+  ``anthropic``'s (beta) ``accumulate_event``, the Responses stream's ``response.completed`` object, and for Gemini, which has
   no SDK accumulation in the dev extra, the chunk merge of
   ``_gemini_accumulate``): first as messages (the fold equals the response
   reader's reading of that accumulation, message id and timestamp aside),
