@@ -20,7 +20,8 @@ APIs by public projects (HTTP cassettes, SDK fixtures). Every case is one test:
   the state takes the blanks of Azure's opening prompt-filter chunk, and the choice's
   last non-empty ``content_filter_results``, where the state keeps its first chunk's;
   an Azure recording of several calls is one stream per prompt-filter chunk;
-  ``anthropic``'s (beta) ``accumulate_event``, the Responses stream's ``response.completed`` object, and for Gemini, which has
+  ``anthropic``'s (beta) ``accumulate_event``, the Responses stream's
+  ``response.completed`` object, and for Gemini, which has
   no SDK accumulation in the dev extra, the chunk merge of
   ``_gemini_accumulate``): first as messages (the fold equals the response
   reader's reading of that accumulation, message id and timestamp aside),
