@@ -15,8 +15,13 @@ APIs by public projects (HTTP cassettes, SDK fixtures). Every case is one test:
   both are what clients hand over) and folded; the fold must finish without an
   error and equal the fold of the other line form; it is compared with the
   provider's own accumulation of the same stream (``openai``'s
-  ``ChatCompletionStreamState``, ``anthropic``'s (beta) ``accumulate_event``, the
-  Responses stream's ``response.completed`` object, and for Gemini, which has
+  ``ChatCompletionStreamState``, with two gaps of it on Azure OpenAI streams filled
+  from the chunks: the id, model and created of the first chunk that has them, where
+  the state takes the blanks of Azure's opening prompt-filter chunk, and the choice's
+  last non-empty ``content_filter_results``, where the state keeps its first chunk's;
+  an Azure recording of several calls is one stream per prompt-filter chunk;
+  ``anthropic``'s (beta) ``accumulate_event``, the Responses stream's
+  ``response.completed`` object, and for Gemini, which has
   no SDK accumulation in the dev extra, the chunk merge of
   ``_gemini_accumulate``): first as messages (the fold equals the response
   reader's reading of that accumulation, message id and timestamp aside),
@@ -48,7 +53,9 @@ Normalisation (applied to both sides of every comparison, nothing else):
    (``data``, ``thoughtSignature``) in the URL-safe base64 alphabet or unpadded
    equal the standard padded spelling (ProtoJSON reads both), a
    content without ``role`` (or ``function`` / ``tool``) a ``user`` content,
-   and the ``role`` of ``systemInstruction`` is not compared.
+   and the ``role`` of ``systemInstruction`` is not compared; Vertex AI's integer
+   ``finishReason`` / ``blockReason`` (``enum-encoding=int``) equal their names
+   (``_VERTEX_FINISH``, ``_VERTEX_BLOCK``: ProtoJSON reads both).
 
 A difference is covered by a ``Loss`` as follows. A reader's loss (when a
 reader takes ``report=``) names a JSON path of the payload and covers every
@@ -150,7 +157,7 @@ _REQUEST_KEYS = {
 }
 # The keys of a response body that are compared.
 _RESPONSE_KEYS = {
-    "openai_chat": ("id", "model", "created", "choices", "usage"),
+    "openai_chat": ("id", "model", "created", "choices", "usage", "prompt_filter_results", "prompt_annotations"),
     "openai_responses": ("id", "model", "created_at", "status", "incomplete_details", "error", "output", "usage"),
     "anthropic": (
         "id",
@@ -340,10 +347,26 @@ def _norm_anthropic_block(block: Any) -> Any:
     return block
 
 
+# Vertex AI's integer enum encoding (``$alt=json;enum-encoding=int``): ProtoJSON reads a number and its name
+# alike; the numbers of google.cloud.aiplatform.v1 content.proto that the corpus holds.
+_VERTEX_FINISH = {1: "STOP", 2: "MAX_TOKENS", 3: "SAFETY"}
+_VERTEX_BLOCK = {1: "SAFETY", 2: "OTHER"}
+
+
+def _vertex_enum_names(body: dict[str, Any]) -> dict[str, Any]:
+    for candidate in body.get("candidates") or []:
+        if isinstance(candidate, dict) and type(candidate.get("finishReason")) is int:
+            candidate["finishReason"] = _VERTEX_FINISH[candidate["finishReason"]]
+    feedback = body.get("promptFeedback")
+    if isinstance(feedback, dict) and type(feedback.get("blockReason")) is int:
+        feedback["blockReason"] = _VERTEX_BLOCK[feedback["blockReason"]]
+    return body
+
+
 def normalise_response(fmt: str, body: Mapping[str, Any]) -> dict[str, Any]:
     body = {k: body[k] for k in _RESPONSE_KEYS[fmt] if k in body}
     if fmt == "gemini":
-        body = _gemini_camel(body)
+        body = _vertex_enum_names(_gemini_camel(body))
     for where, keys in _IGNORED_RESPONSE_KEYS[fmt].items():
         if where.endswith("[]"):
             body[where[:-2]] = [
@@ -689,7 +712,7 @@ def _expected_usage(fmt: str, raw: Mapping[str, Any]) -> tuple[dict[str, int | N
             "reasoning_tokens": _int(odt.get("reasoning_tokens")),
             "total_tokens": _int(u.get("total_tokens")),
         }, stop
-    raw = _gemini_camel(raw)
+    raw = _vertex_enum_names(_gemini_camel(raw))
     candidates = raw.get("candidates") or []
     stop = (
         (candidates[0].get("finishReason") if candidates else None)
@@ -754,6 +777,21 @@ def sdk_accumulation(fmt: str, stream: str | list[Any]) -> dict[str, Any] | None
             list(state.handle_chunk(ChatCompletionChunk.construct(**chunk)))
             usage = chunk.get("usage") or usage
         final = state.get_final_completion().to_dict()
+        for key in ("id", "model", "created"):
+            if not final.get(key):
+                # the state takes these from the first chunk, which on Azure OpenAI is the prompt-filter
+                # chunk (id and model "", created 0): the completion's are those of its first real chunk
+                final[key] = next((chunk[key] for chunk in events if chunk.get(key)), final.get(key))
+        filters = [
+            choice["content_filter_results"]
+            for chunk in events
+            for choice in chunk.get("choices") or []
+            if choice.get("index") == 0 and choice.get("content_filter_results")
+        ]
+        if filters and final.get("choices"):
+            # Azure OpenAI: the state keeps the choice's content_filter_results of its first chunk (often {})
+            # and never updates them; the completion's are the last the stream sent (the verdict in force)
+            final["choices"][0]["content_filter_results"] = filters[-1]
         if usage is not None and final.get("usage") is None:
             # the state copies every chunk's usage, so a later chunk's "usage": null (the moderation
             # chunk after the usage chunk) wipes the counts: take the last counts the stream sent
@@ -986,6 +1024,8 @@ def _responses(fmt: str, stream: str | list[Any]) -> list[str | list[Any]]:
     numbers restart at 0) or ``message_start`` (a new message id). Each is checked
     as the stream it was.
     """
+    if fmt == "openai_chat" and isinstance(stream, list):
+        return _azure_calls(stream)
     terminal = _STREAM_TERMINAL.get(fmt)
     if terminal is None or not isinstance(stream, list):
         return [stream]
@@ -995,6 +1035,18 @@ def _responses(fmt: str, stream: str | list[Any]) -> list[str | list[Any]]:
         if isinstance(event, dict) and event.get("type") in terminal:
             segments.append([])
     segments = [segment for segment in segments if segment]
+    return [stream] if len(segments) == 1 else list(segments)
+
+
+def _azure_calls(stream: list[Any]) -> list[str | list[Any]]:
+    """An Azure OpenAI chunk list recorded over several calls: each call opens with a prompt-filter chunk
+    (``object`` ``""``, no choices, ``prompt_filter_results``), so one starts a new stream."""
+    segments: list[list[Any]] = [[]]
+    for chunk in stream:
+        opens = isinstance(chunk, dict) and chunk.get("object") == "" and "prompt_filter_results" in chunk
+        if opens and segments[-1]:
+            segments.append([])
+        segments[-1].append(chunk)
     return [stream] if len(segments) == 1 else list(segments)
 
 

@@ -941,7 +941,7 @@ def test_roles_read_leniently() -> None:
 
 def test_bad_response_reports_every_problem() -> None:
     bad = {
-        "candidates": [{"content": {"role": "user", "parts": [{"text": 1}]}, "finishReason": 7}],
+        "candidates": [{"content": {"role": "user", "parts": [{"text": 1}]}, "finishReason": True}],
         "usageMetadata": {"promptTokenCount": -1, "thoughtsTokenCount": "3"},
         "responseId": 5,
     }

@@ -913,7 +913,7 @@ def test_an_error_chunk_without_a_message_names_the_status() -> None:
         ),
         ([{"candidates": [{"index": 1}]}], "candidates[0]: candidate 1: the parser folds one candidate"),
         ([{"candidates": [{}, {}]}], "candidates[1]: candidate 1: the parser folds one candidate"),
-        ([{"candidates": [{"finishReason": 1}]}], "candidates[0].finishReason: expected a string, got number"),
+        ([{"candidates": [{"finishReason": [1]}]}], "candidates[0].finishReason: expected a string, got array"),
         ([{"usageMetadata": {"promptTokenCount": "7"}}], "usageMetadata.promptTokenCount: expected a non-negative"),
         ([{"usageMetadata": {"promptTokenCount": True}}], "usageMetadata.promptTokenCount: expected a non-negative"),
         ([{"usageMetadata": {"totalTokenCount": -1}}], "usageMetadata.totalTokenCount: expected a non-negative"),

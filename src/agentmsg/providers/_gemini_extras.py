@@ -64,6 +64,47 @@ USAGE_COUNTS: Final = (
     "totalTokenCount",
 )
 # Candidate keys read elsewhere (content, stop, error) or not message data (safety scores, the index).
+# Vertex AI with ``$alt=json;enum-encoding=int`` (what its clients' REST transport asks for) sends enums as
+# their numbers. The names by number, from ``google.cloud.aiplatform.v1`` (``content.proto``:
+# ``Candidate.FinishReason``, ``GenerateContentResponse.PromptFeedback.BlockedReason``).
+FINISH_REASON_NAMES: Final = (
+    "FINISH_REASON_UNSPECIFIED",
+    "STOP",
+    "MAX_TOKENS",
+    "SAFETY",
+    "RECITATION",
+    "OTHER",
+    "BLOCKLIST",
+    "PROHIBITED_CONTENT",
+    "SPII",
+    "MALFORMED_FUNCTION_CALL",
+    "MODEL_ARMOR",
+    "IMAGE_SAFETY",
+    "IMAGE_PROHIBITED_CONTENT",
+    "IMAGE_RECITATION",
+    "IMAGE_OTHER",
+    "UNEXPECTED_TOOL_CALL",
+    "NO_IMAGE",
+)
+BLOCK_REASON_NAMES: Final = ("BLOCKED_REASON_UNSPECIFIED", "SAFETY", "OTHER", "BLOCKLIST", "PROHIBITED_CONTENT")
+# ``tool.proto`` ``CodeExecutionResult.Outcome`` and ``content.proto`` ``UrlMetadata.UrlRetrievalStatus``.
+OUTCOME_NAMES: Final = ("OUTCOME_UNSPECIFIED", "OUTCOME_OK", "OUTCOME_FAILED", "OUTCOME_DEADLINE_EXCEEDED")
+URL_RETRIEVAL_NAMES: Final = (
+    "URL_RETRIEVAL_STATUS_UNSPECIFIED",
+    "URL_RETRIEVAL_STATUS_SUCCESS",
+    "URL_RETRIEVAL_STATUS_ERROR",
+)
+
+
+def enum_name(value: Any, names: Sequence[str]) -> Any:
+    """An enum sent as its number (Vertex AI's integer encoding) as its name; a number this version does not
+    know as its decimal string (kept, not guessed); anything else unchanged (a name, or a wrong type the
+    caller reports)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return names[value] if 0 <= value < len(names) else str(value)
+    return value
+
+
 CANDIDATE_READ: Final = frozenset({"content", "finishReason", "finishMessage", "index", GROUNDING, URL_CONTEXT})
 # Response keys read elsewhere.
 RESPONSE_READ: Final = frozenset({"candidates", "usageMetadata", "modelVersion", "responseId", PROMPT_FEEDBACK})
@@ -130,7 +171,7 @@ def hosted_part(kind: str, part: Mapping[str, Any], signature: str) -> Content:
             original=original,
         )
     if kind == "codeExecutionResult":
-        outcome = _str(_get(body, "outcome"))
+        outcome = _str(enum_name(_get(body, "outcome"), OUTCOME_NAMES))
         status = _OUTCOMES.get(outcome)
         return HostedToolResultContent(
             call_id,
@@ -271,7 +312,7 @@ def url_context_blocks(metadata: Mapping[str, Any]) -> list[Content]:
         )
     ]
     for entry, url in zip(entries, urls, strict=True):
-        status = _str(_get(entry, "urlRetrievalStatus"))
+        status = _str(enum_name(_get(entry, "urlRetrievalStatus"), URL_RETRIEVAL_NAMES))
         ok = status in ("", "URL_RETRIEVAL_STATUS_SUCCESS")
         blocks.append(
             HostedToolResultContent(

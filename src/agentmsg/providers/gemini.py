@@ -163,7 +163,21 @@ Choices where the two models differ:
   ``UNEXPECTED_TOOL_CALL``, ``TOO_MANY_TOOL_CALLS``, ``OTHER``,
   ``IMAGE_OTHER`` and ``NO_IMAGE`` are ERROR; anything else (and
   ``FINISH_REASON_UNSPECIFIED``) is unspecified. The string is always kept in
-  ``stop_reason_raw``. A response with no candidate and a
+  ``stop_reason_raw``.
+- Vertex AI's integer enum encoding (clients that ask for
+  ``$alt=json;enum-encoding=int``, as the Vertex AI SDK's REST transport does,
+  get ``"finishReason": 1``): ``finishReason``, ``promptFeedback.blockReason``,
+  ``codeExecutionResult.outcome`` and ``urlMetadata.urlRetrievalStatus`` sent
+  as numbers read as their names, by the numbering of
+  ``google.cloud.aiplatform.v1`` (``content.proto``, ``tool.proto``;
+  ``_gemini_extras.FINISH_REASON_NAMES`` and its neighbours), so
+  ``stop_reason_raw`` holds the name (``1`` is ``STOP``); a number this
+  version does not know is kept as its digits (``"17"``, stop reason
+  unspecified). Written back, a finish or block reason is its name (ProtoJSON
+  readers take both spellings). The other enums Vertex AI sends as numbers
+  (``safetyRatings`` category, probability and severity, per-modality token
+  counts, ``trafficType``, ``executableCode.language``) sit in blocks kept
+  verbatim and go back as they came. A response with no candidate and a
   ``promptFeedback.blockReason`` (a blocked prompt) reads as a CONTENT_FILTER
   message whose raw reason is the block reason and whose block is the
   ``promptFeedback`` kept verbatim; written back, that block gives a response
@@ -1601,7 +1615,11 @@ def _response_message(reader: _Reader, top: _Fields) -> AssistantMessage | None:
     feedback_path = top.at("", "promptFeedback")
     feedback = reader.fields(top.get("promptFeedback") or {}, feedback_path, "promptFeedback")
     if not candidates:
-        reason = reader.typed(feedback, "blockReason", feedback_path, str) if feedback is not None else None
+        reason = None
+        if feedback is not None:
+            reason = extras.enum_name(feedback.get("blockReason"), extras.BLOCK_REASON_NAMES)
+            if reason is not None and not isinstance(reason, str):
+                reason = reader.typed(feedback, "blockReason", feedback_path, str)  # reports the wrong type
         if not reason or reader.count() > before:
             return None
         tail = _metadata_blocks(reader, top, None, [])
@@ -1621,7 +1639,10 @@ def _response_message(reader: _Reader, top: _Fields) -> AssistantMessage | None:
     candidate = reader.fields(candidates[0], path, "a candidate")
     if candidate is None:
         return None
-    raw = reader.typed(candidate, "finishReason", path, str) or ""
+    finish = extras.enum_name(candidate.get("finishReason"), extras.FINISH_REASON_NAMES)
+    if finish is not None and not isinstance(finish, str):
+        finish = reader.typed(candidate, "finishReason", path, str)  # reports the wrong type
+    raw = finish or ""
     error = reader.typed(candidate, "finishMessage", path, str) or ""
     blocks: list[Content] | None = []
     if candidate.get("content") is not None:

@@ -108,7 +108,9 @@ lists it in ``issues`` as arguments that are not a JSON object.
 ``OTHER`` (an unknown reason: the answer may be incomplete), ``IMAGE_OTHER``
 and ``NO_IMAGE`` are ``ERROR``; ``FINISH_REASON_UNSPECIFIED`` and reasons this
 version does not know give no normalised reason. The raw string is always
-kept verbatim in ``stop_reason_raw``. The message ends with ``message_stop``,
+kept verbatim in ``stop_reason_raw``. Vertex AI's integer enum encoding
+(``"finishReason": 1``, ``"blockReason": 1``) reads as the names, as the
+converter reads it (``1`` is ``STOP``). The message ends with ``message_stop``,
 except: an ``ERROR`` reason with a ``finishMessage`` ends with an ``error``
 event holding the message (code = the reason), which is how the message gets
 its ``error`` text; and a message with no block at all that would stop with
@@ -408,8 +410,9 @@ class GeminiStreamParser:
             out.extend(self._candidate(candidate, i, f"{where}.candidates[{i}]"))
         feedback = _get(event, "promptFeedback", Mapping, where, "an object")
         if feedback is not None:
-            reason = _get(feedback, "blockReason", str, f"{where}.promptFeedback", "a string")
-            if reason and reason != "BLOCK_REASON_UNSPECIFIED":
+            reason = extras.enum_name(feedback.get("blockReason"), extras.BLOCK_REASON_NAMES)
+            reason = _get({"blockReason": reason}, "blockReason", str, f"{where}.promptFeedback", "a string")
+            if reason and reason not in ("BLOCK_REASON_UNSPECIFIED", "BLOCKED_REASON_UNSPECIFIED"):
                 self._blocked = reason
         metadata = _get(event, "usageMetadata", Mapping, where, "an object")
         if metadata is not None:
@@ -533,7 +536,8 @@ class GeminiStreamParser:
             parts = _get(content, "parts", list, f"{where}.content", "an array")
             for j, part in enumerate(parts or ()):
                 out.extend(self._part(part, f"{where}.content.parts[{j}]"))
-        finish = _get(candidate, "finishReason", str, where, "a string")
+        finish = extras.enum_name(candidate.get("finishReason"), extras.FINISH_REASON_NAMES)
+        finish = _get({"finishReason": finish}, "finishReason", str, where, "a string")
         if finish:
             self._finish = finish
             self._finish_message = _get(candidate, "finishMessage", str, where, "a string") or ""

@@ -44,7 +44,10 @@ ProviderContent (``openai``)       the block verbatim: a content part (type = th
                                    block is ``{"<field>": value}``) or response data (type
                                    ``response.usage``: the usage details agentmsg has no field
                                    for, such as ``audio_tokens`` and ``text_tokens``;
-                                   ``response.logprobs``: logprobs that do not fit the text)
+                                   ``response.logprobs``: logprobs that do not fit the text;
+                                   Azure OpenAI's ``response.prompt_filter_results`` (or
+                                   ``response.prompt_annotations``) and the choice's
+                                   ``response.content_filter_results``)
 AssistantMessage usage / stop      ``ChatCompletion`` (responses only): ``usage``,
 reason / provenance / timestamp    ``choices[0].finish_reason``, ``model`` and ``id``,
                                    ``created``
@@ -61,6 +64,18 @@ Choices where the two models differ:
   block as ``refusal``; an Anthropic ``refusal`` stop goes out the same way.
   (So a response holding a refusal *and* ending with ``content_filter``, which
   the API does not document, would write its refusal back as content.)
+- Azure OpenAI. A response's ``prompt_filter_results`` (``prompt_annotations``
+  in older API versions) and its choice's ``content_filter_results`` are kept
+  whole as ``response.*`` blocks (after the usage block) and written back
+  where they came from; empty ones (``{}``) equal absent ones. A choice
+  Azure's content filter stopped before any output has ``finish_reason``
+  ``content_filter`` and no ``message``: it reads as an assistant message
+  holding only those blocks (stop reason CONTENT_FILTER), and a message with
+  no text, refusal or tool call and that finish reason is written back
+  without ``message`` (so a recorded ``"message": {"content": null}`` of that
+  kind comes back without it). Without filter results it is an assistant
+  message with no content (the contract allows one for a CONTENT_FILTER stop).
+  A choice without ``message`` and any other finish reason is refused.
 - Tool-result ``name`` and ``index`` are not in a ``tool`` message; reading
   takes them from the call the result answers (its function name and its
   position in ``tool_calls``), or ``""`` and 0 when no earlier call has the id.
@@ -235,6 +250,14 @@ field for; ``response.logprobs``: a choice's ``logprobs`` that do not fit the te
 request writers leave them out without a report; the response writer puts them back."""
 USAGE_BLOCK: Final = RESPONSE_PREFIX + "usage"
 LOGPROBS_BLOCK: Final = RESPONSE_PREFIX + "logprobs"
+PROMPT_FILTER_KEYS: Final = ("prompt_filter_results", "prompt_annotations")
+"""Azure OpenAI's prompt-filter results on a ``ChatCompletion`` (and its first stream chunk):
+``prompt_filter_results``, and ``prompt_annotations`` in older API versions. Each is kept whole as a
+``response.<key>`` block (``{"<key>": value}``) and written back at the top of the response."""
+CONTENT_FILTER_KEY: Final = "content_filter_results"
+"""Azure OpenAI's content-filter results on a choice: kept whole as a ``response.content_filter_results``
+block (``{"content_filter_results": value}``) and written back on the choice."""
+CONTENT_FILTER_BLOCK: Final = RESPONSE_PREFIX + CONTENT_FILTER_KEY
 CITATION_TYPE: Final = "url_citation"
 
 FINISH_REASONS: Final = ("stop", "length", "tool_calls", "content_filter", "function_call")
@@ -939,15 +962,22 @@ def to_openai_chat_response(
             f"provenance {provenance.provider}/{provenance.api}",
             "a ChatCompletion comes from openai/openai-chat-completions; model and response id are kept",
         )
+    finish = _finish_out(message, reporter)
+    choice: dict[str, Any] = {"index": 0, "message": body, "finish_reason": finish, "logprobs": logprobs}
+    if CONTENT_FILTER_BLOCK in kept:
+        choice[CONTENT_FILTER_KEY] = kept[CONTENT_FILTER_BLOCK].get(CONTENT_FILTER_KEY)
+    if finish == "content_filter" and not any(v is not None for k, v in body.items() if k != "role"):
+        del choice["message"]  # Azure: a choice its content filter stopped before any output has no message
     out: dict[str, Any] = {
         "id": (provenance.response_id if provenance is not None else "") or f"chatcmpl-{message.id}",
         "object": "chat.completion",
         "created": message.pb.timestamp.seconds,
         "model": (provenance.model if provenance is not None else "") or model or "",
-        "choices": [
-            {"index": 0, "message": body, "finish_reason": _finish_out(message, reporter), "logprobs": logprobs}
-        ],
+        "choices": [choice],
     }
+    for key in PROMPT_FILTER_KEYS:
+        if RESPONSE_PREFIX + key in kept:
+            out[key] = kept[RESPONSE_PREFIX + key].get(key)
     usage = message.usage
     if usage is not None:
         out["usage"] = _usage_out(usage, reporter)
@@ -1637,6 +1667,11 @@ def from_openai_chat_response(
         kept = reader.keep("usage", USAGE_BLOCK, details, sort=True) if details else None
         if kept is not None:
             tail.append(kept)
+    for key in PROMPT_FILTER_KEYS:  # Azure OpenAI
+        if not _nothing(response.get(key)):
+            kept = reader.keep(key, RESPONSE_PREFIX + key, {key: response[key]}, sort=True)
+            if kept is not None:
+                tail.append(kept)
     result: AssistantMessage | None = None
     if choices is not None:
         path = f"choices[{choice}]"
@@ -1647,7 +1682,16 @@ def from_openai_chat_response(
         else:
             picked = choices[choice]
             finish = reader.string(picked, "finish_reason", path, required=False)
-            message = reader.obj(picked, "message", path)
+            filters = picked.get(CONTENT_FILTER_KEY)
+            if not _nothing(filters):  # Azure OpenAI
+                kept = reader.keep(
+                    _at(path, CONTENT_FILTER_KEY), CONTENT_FILTER_BLOCK, {CONTENT_FILTER_KEY: filters}, sort=True
+                )
+                if kept is not None:
+                    tail.append(kept)
+            # Azure: a choice its content filter stopped before any output has no message
+            filtered = finish == "content_filter" and picked.get("message") is None
+            message = {} if filtered else reader.obj(picked, "message", path)
             if message is not None:
                 message_path = _at(path, "message")
                 role = reader.string(message, "role", message_path, required=False)

@@ -49,6 +49,18 @@ first chunk                            ``message_start``: id = ``message_id`` or
 ``usage`` (not null, any chunk)        ``usage`` (see below); the details agentmsg has no field
                                        for, from the last usage, as a ``response.usage`` provider
                                        block at the end
+``prompt_filter_results`` (Azure)      kept, as the converter keeps it: a
+                                       ``response.prompt_filter_results`` provider block at the end
+                                       (``prompt_annotations`` likewise). Azure opens a stream with a
+                                       chunk holding only these (``object``, ``id`` and ``model``
+                                       ``""``, ``created`` 0, no choices): it starts nothing, the
+                                       message starts with the first real chunk
+``choices[i].content_filter_results``  (Azure) the last non-empty one the stream sent: a
+                                       ``response.content_filter_results`` provider block at the end
+                                       (the verdict in force when the stream ended: a stream Azure's
+                                       filter cut carries the category that fired on its
+                                       ``content_filter`` finish). The openai SDK's accumulation keeps
+                                       the first chunk's instead (usually ``{}``)
 ``{"error": {...}}`` payload           ``error`` (message; code = ``error.code`` or ``error.type``)
 end of input (:meth:`close`)           ``message_stop`` after a ``finish_reason``; otherwise an
                                        ``error`` saying the stream was cut short
@@ -84,7 +96,7 @@ choices (``n`` > 1) are ignored. Skipped as harmless: ``delta.role``,
 ``moderation`` (and unknown keys). Rejected with
 :class:`~agentmsg.streaming.StreamProtocolError`, naming the event number
 (from 0): chunks of the wrong shape or types, an ``object`` other than
-``chat.completion.chunk``, a chunk ``id`` that changes mid-stream, a tool
+``chat.completion.chunk`` (but Azure's opening prompt-filter chunk), a chunk ``id`` that changes mid-stream, a tool
 call's first delta without ``id`` or ``function.name``, content after the
 choice's ``finish_reason``, chunks after an error, token logprobs for a
 content or refusal that never came, and the deprecated ``delta.function_call``
@@ -107,9 +119,14 @@ from agentmsg.providers._common import json_type
 from agentmsg.providers.openai_chat import (
     _FINISH_TO_STOP,
     BLOCK_FORMAT,
+    CONTENT_FILTER_BLOCK,
+    CONTENT_FILTER_KEY,
     FIELD_PREFIX,
+    PROMPT_FILTER_KEYS,
+    RESPONSE_PREFIX,
     USAGE_BLOCK,
     _citations_in,
+    _nothing,
     _Reader,
     _sorted_json,
     _tokens_in,
@@ -223,6 +240,8 @@ class OpenAIChatStreamParser:
         self._usage_details: dict[str, Any] = {}  # the last usage's details agentmsg has no field for
         self._audio: dict[str, Any] | None = None  # delta.audio pieces merged (strings appended)
         self._annotations: list[Any] = []  # annotations that are not URL citations: kept whole
+        self._prompt_filters: dict[str, Any] = {}  # Azure: prompt-filter results, by key
+        self._content_filters: Any = None  # Azure: the choice's content-filter results, the last non-empty ones
 
     @property
     def events_seen(self) -> int:
@@ -245,10 +264,20 @@ class OpenAIChatStreamParser:
         if event.get("error") is not None and event.get("object") is None:
             return self._error_payload(event, where)
         obj = where.get(event, "object", str, "chunk", required=True)
+        choices = where.get(event, "choices", list, "chunk", required=True)
+        for key in PROMPT_FILTER_KEYS:  # Azure OpenAI
+            value = event.get(key)
+            if not _nothing(value):
+                self._prompt_filters[key] = value
+        if obj == "" and not choices and not self._started:
+            # Azure OpenAI opens its streams with a prompt-filter chunk: object, id and model empty,
+            # created 0, no choices. It starts nothing: the message starts with the first real chunk.
+            if not any(key in event for key in PROMPT_FILTER_KEYS):
+                raise where.error("chunk.object must be 'chat.completion.chunk', got ''")
+            return []
         if obj != "chat.completion.chunk":
             raise where.error(f"chunk.object must be 'chat.completion.chunk', got {obj!r}")
         chunk_id = where.get(event, "id", str, "chunk", required=True)
-        choices = where.get(event, "choices", list, "chunk", required=True)
         model = where.get(event, "model", str, "chunk", required=False)
         created = where.get(event, "created", (int, float), "chunk", required=False)
         out: list[StreamEvent] = []
@@ -287,6 +316,11 @@ class OpenAIChatStreamParser:
             return out
         if self._usage_details:
             self._whole_block(self._kept(USAGE_BLOCK, self._usage_details), out)
+        for key in PROMPT_FILTER_KEYS:
+            if key in self._prompt_filters:
+                self._whole_block(self._kept(RESPONSE_PREFIX + key, {key: self._prompt_filters[key]}), out)
+        if not _nothing(self._content_filters):
+            self._whole_block(self._kept(CONTENT_FILTER_BLOCK, {CONTENT_FILTER_KEY: self._content_filters}), out)
         refused = self._refusal_block is not None
         reason = StopReason.CONTENT_FILTER if refused else _FINISH_TO_STOP.get(self._finish_reason)
         out.append(StreamEvent.message_stop(reason, self._finish_reason))
@@ -338,6 +372,8 @@ class OpenAIChatStreamParser:
         audio = where.get(delta, "audio", Mapping, path, required=False)
         annotations = where.get(delta, "annotations", list, path, required=False)
         logprobs = where.get(choice, "logprobs", Mapping, path[: -len(".delta")], required=False)
+        if not _nothing(choice.get(CONTENT_FILTER_KEY)):  # Azure OpenAI: the last results a chunk carried
+            self._content_filters = choice[CONTENT_FILTER_KEY]
         if delta.get("function_call") is not None:
             raise where.error(f"{path}.function_call: the deprecated function_call delta is not supported (use tools)")
         if self._finish_reason is not None:
