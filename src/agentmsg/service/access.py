@@ -32,6 +32,8 @@ valid token (UNAUTHENTICATED otherwise).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 import hmac
 import re
@@ -278,6 +280,10 @@ class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
         return handler
 
 
+# How long a refused client-streaming call waits for its first message (see refusing_with).
+FIRST_MESSAGE_WAIT = 1.0
+
+
 def _ignore(data: bytes) -> None:
     """The deserializer of a refused call: its request bytes are not looked at."""
 
@@ -298,14 +304,29 @@ def refusing_with(handler: grpc.RpcMethodHandler[Any, Any], rich: grpc.Status) -
         await context.abort_with_status(rich)
         yield  # pragma: no cover - makes this an async generator
 
+    async def after_first(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+        # A client-streaming caller writes as soon as the call opens; a write that races this status fails on
+        # the client with gRPC's own INTERNAL ("Internal error from Core"), hiding the refusal. Its first
+        # message is taken (not decoded: the deserializer ignores it), for a second at most, before refusing.
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(anext(aiter(requests)), FIRST_MESSAGE_WAIT)
+        await context.abort_with_status(rich)
+
+    async def after_first_streaming(
+        requests: AsyncIterator[Any],
+        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+    ) -> AsyncIterator[Any]:
+        await after_first(requests, context)
+        yield  # pragma: no cover - makes this an async generator
+
     kwargs: dict[str, Any] = {"request_deserializer": _ignore, "response_serializer": handler.response_serializer}
     if handler.unary_unary:
         return grpc.unary_unary_rpc_method_handler(unary, **kwargs)
     if handler.unary_stream:
         return grpc.unary_stream_rpc_method_handler(streaming, **kwargs)
     if handler.stream_unary:
-        return grpc.stream_unary_rpc_method_handler(unary, **kwargs)
-    return grpc.stream_stream_rpc_method_handler(streaming, **kwargs)
+        return grpc.stream_unary_rpc_method_handler(after_first, **kwargs)
+    return grpc.stream_stream_rpc_method_handler(after_first_streaming, **kwargs)
 
 
 # --- the session a request names, read without decoding it ------------------------------------
