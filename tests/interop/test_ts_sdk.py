@@ -70,7 +70,7 @@ def test_a_typescript_runner_answers_a_python_engine(node: str, server: PythonSe
         runner.wait_for("registered")
         with Client(server.target, timeout=10) as client:
             tools = {t.tool.name: t for t in client.list_tools()}
-            assert set(tools) == {"ts_add", "ts_describe", "ts_fail", "ts_wait"}
+            assert set(tools) == {"ts_add", "ts_describe", "ts_result", "ts_fail", "ts_wait"}
             assert tools["ts_add"].runner_name == "ts-runner"
             assert tools["ts_add"].tool.kind is am.ToolKind.EXECUTE
             assert json.loads(tools["ts_add"].tool.pb.parameters)["required"] == ["a", "b"]
@@ -83,6 +83,11 @@ def test_a_typescript_runner_answers_a_python_engine(node: str, server: PythonSe
 
             described = client.call_tool(am.ToolCallContent("py_2", "ts_describe", {"subject": "rain"}))
             assert [b.content for b in described.blocks] == ["call py_2 about rain", " from TypeScript"]
+
+            # A handler may return a result made by toolResult(...): it goes out as that result, not nested in one.
+            returned = client.call_tool(am.ToolCallContent("py_r", "ts_result", {"note": "dry"}))
+            assert (returned.id, returned.text, returned.is_error) == ("py_r", "noted: dry", True)
+            assert returned.metadata == {"by": "ts"}
 
             failed = client.call_tool(am.ToolCallContent("py_3", "ts_fail", {}))
             assert failed.is_error

@@ -1,11 +1,11 @@
-// A TypeScript tool runner for the cross-language tests (tests/interop/test_ts_sdk.py): serves four tools through
+// A TypeScript tool runner for the cross-language tests (tests/interop/test_ts_sdk.py): serves five tools through
 // an agentmsg server and reports on stdout, one JSON object a line, when it registers and when a call is cancelled.
 //
 //   node dist/interop/runner.js <target> [token]
 //
 // It runs until SIGTERM, then stops serving and exits 0.
 
-import { type JsonObject, ToolRunner, text } from "../src/index.js";
+import { type JsonObject, ToolRunner, text, toolResult } from "../src/index.js";
 
 function report(line: JsonObject): void {
   process.stdout.write(`${JSON.stringify(line)}\n`);
@@ -27,6 +27,12 @@ runner
     { type: "object", properties: { subject: { type: "string" } } },
     ({ subject }, { call }) => [text(`call ${call.id} about ${String(subject)}`), text(" from TypeScript")],
     { description: "Answer with two text blocks." },
+  )
+  .tool(
+    "ts_result",
+    { type: "object", properties: { note: { type: "string" } } },
+    ({ note }, { call }) => toolResult(call.id, `noted: ${String(note)}`, { isError: true, metadata: { by: "ts" } }),
+    { description: "Answer with a tool result made by toolResult(...)." },
   )
   .tool("ts_fail", { type: "object" }, () => {
     throw new RangeError("the tool failed on purpose");

@@ -41,7 +41,8 @@ export interface ToolContext {
 }
 
 /**
- * What a handler returns: a string (the result's text), a content block or a list of blocks, a ToolResultContent,
+ * What a handler returns: a string (the result's text), a content block or a list of blocks, a ToolResultContent
+ * (or the block `toolResult(...)` makes, sent as that result),
  * or any JSON value (sent as JSON text). A thrown error becomes an `isError` result with its message.
  */
 export type ToolReturn = string | Content | Content[] | ToolResultContent | JsonValue;
@@ -192,6 +193,8 @@ function toResult(call: ToolCallContent, value: ToolReturn): ToolResultContent {
   const options = { name: call.name, index: call.index };
   if (isResult(value)) return value.id === call.id ? value : { ...value, id: call.id };
   if (typeof value === "string") return resultOf(toolResult(call.id, value, options));
+  // A block made by `toolResult(...)` is the result itself, not content to put inside a new one.
+  if (isContent(value) && value.kind.case === "toolResult") return toResult(call, value.kind.value);
   if (isContent(value)) return resultOf(toolResult(call.id, [value], options));
   if (Array.isArray(value) && value.length > 0 && value.every(isContent)) {
     return resultOf(toolResult(call.id, value as Content[], options));
