@@ -19,6 +19,7 @@ from typing import Any
 
 import agentmsg as am
 from agentmsg import dict_form
+from agentmsg._logtext import quiet_grpc_core
 
 DEFAULT_TARGET = "127.0.0.1:50051"
 
@@ -80,6 +81,26 @@ def _budget(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value} is negative (0 turns the limit off)")
     return value
+
+
+def port_number(text: str) -> int:
+    """A port flag's value: 0 (any free port) to 65535. A port outside that range is refused, not wrapped (the
+    kernel would take 70000 as 4464 and -1 as 65535, and serve somewhere nobody asked for)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a port number (0 to 65535; 0 picks a free one)")
+    return value
+
+
+class _Parser(argparse.ArgumentParser):
+    """Refuses a bad command line in one line on stderr (``agentmsg serve: error: ...``), exit status 2; ``--help``
+    shows the usage."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def _read(path: str | None) -> bytes | None:
@@ -415,7 +436,7 @@ def _connection_options(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="agentmsg", description="The schema-first message contract for LLM agents.")
+    parser = _Parser(prog="agentmsg", description="The schema-first message contract for LLM agents.")
     parser.add_argument("--version", action="version", version=f"agentmsg {am.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -443,7 +464,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the gRPC server")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=50051, help="0 picks a free port (printed)")
+    serve.add_argument("--port", type=port_number, default=50051, help="0 picks a free port (printed)")
     serve.add_argument("--db", default="agentmsg.db", help="SQLite file (created if missing)")
     serve.add_argument("--memory", action="store_true", help="keep messages in memory only")
     serve.add_argument(
@@ -499,7 +520,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--grace", type=float, default=5.0, help="seconds calls in flight get at shutdown")
     serve.add_argument(
         "--metrics-port",
-        type=int,
+        type=port_number,
         help="serve Prometheus metrics at http://HOST:PORT/metrics (0: any free port; needs agentmsg[otel])",
     )
     serve.add_argument(
@@ -567,7 +588,7 @@ def build_parser() -> argparse.ArgumentParser:
     runner.set_defaults(handler=_mcp)
     mcp_serve = mcp_commands.add_parser("serve", help="the cluster's tools as an MCP server (stdio, or --http PORT)")
     mcp_serve.add_argument(
-        "--http", type=int, metavar="PORT", help="streamable HTTP on PORT (at /mcp) instead of stdio"
+        "--http", type=port_number, metavar="PORT", help="streamable HTTP on PORT (at /mcp) instead of stdio"
     )
     mcp_serve.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on")
     mcp_serve.add_argument("--poll", type=float, default=1.0, help="seconds between checks for changed tools")
@@ -581,6 +602,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    quiet_grpc_core()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "send" and not (args.text or args.file):

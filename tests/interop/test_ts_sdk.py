@@ -543,3 +543,5 @@ def test_the_make_run_ts_demo_runs_end_to_end(node: str) -> None:
     assert "[engine] tool answered: 14°C and light rain" in out
     assert out.count("the live fold equals the logged message") == 2
     assert "TypeScript demo finished" in out
+    # gRPC core's informational lines (the Python server's "Got goaway [8]" as each Node client closes) stay out.
+    assert "goaway" not in (out + done.stderr).lower()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -23,6 +24,7 @@ from agentmsg.cli import main
 from agentmsg.providers._common import ConversionError
 from agentmsg.service import Client, ToolRunner
 from agentmsg.service import status as service_status
+from agentmsg.service.server import ServerConfig, create_server
 from agentmsg.v1 import session_service_pb2
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -342,3 +344,40 @@ def test_an_error_outside_the_vocabulary_is_internal_under_its_own_name() -> Non
         status_pb2.Status.FromString(details).details[0].Unpack(info)
         reasons[type(error).__name__] = info.reason
     assert reasons == {"_Private": "ConflictError", "ConversionError": "ConversionError"}
+
+
+# --- port numbers (issue 33) ------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag", "value"),
+    [
+        (["serve", "--memory", "--port", "70000"], "--port", "70000"),
+        (["serve", "--memory", "--port", "-1"], "--port", "-1"),
+        (["serve", "--memory", "--metrics-port", "65536"], "--metrics-port", "65536"),
+        (["mcp", "serve", "--http", "99999"], "--http", "99999"),
+    ],
+)
+def test_a_port_out_of_range_is_refused_in_one_line_with_status_2(argv: list[str], flag: str, value: str) -> None:
+    # Before: 70000 was served on 4464 and -1 on 65535, silently.
+    done = subprocess.run(
+        [sys.executable, "-m", "agentmsg", *argv], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.splitlines() == [
+        f"agentmsg {argv[0] if argv[0] != 'mcp' else 'mcp serve'}: error: argument {flag}: {value} is not a port "
+        "number (0 to 65535; 0 picks a free one)"
+    ]
+
+
+@pytest.mark.parametrize("field", ["port", "metrics_port"])
+def test_server_config_refuses_a_port_out_of_range_before_opening_anything(field: str, tmp_path: Path) -> None:
+    db = tmp_path / "never.db"
+    config = ServerConfig(db=str(db), **{field: 70000})  # type: ignore[arg-type]
+    with pytest.raises(am.ValidationError) as info:
+        asyncio.run(create_server(config))
+    assert [(v.field, v.message) for v in info.value.violations] == [
+        (field, "must be a port number from 0 to 65535, got 70000")
+    ]
+    assert not db.exists()

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import agentmsg as am
+from agentmsg._logtext import quiet_grpc_core
 from agentmsg.providers.mcp import structured_content
 from agentmsg.service import AsyncClient, ServerConfig, create_server
 
@@ -143,4 +144,5 @@ async def main() -> None:
 
 
 if __name__ == "__main__":
+    quiet_grpc_core()  # and the processes it starts inherit it
     asyncio.run(main())

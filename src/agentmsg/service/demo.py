@@ -33,6 +33,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import agentmsg as am
+from agentmsg._logtext import quiet_grpc_core
 from agentmsg.service import AsyncClient, ToolRunner
 from agentmsg.streaming import StreamEvent, events_from_message
 
@@ -215,6 +216,7 @@ def cluster_main(nodes: int = 3) -> int:
 
 
 if __name__ == "__main__":
+    quiet_grpc_core()  # and the processes it starts inherit it
     if len(sys.argv) > 1 and sys.argv[1] == "engine":
         asyncio.run(engine(sys.argv[2]))
     elif len(sys.argv) > 1 and sys.argv[1] == "runner":

@@ -47,6 +47,7 @@ log = logging.getLogger("agentmsg.service")
 
 SHUTDOWN_STEP = 10.0  # seconds each shutdown step that talks to the store may take
 RETENTION_EVERY = 60.0  # seconds between retention sweeps
+MAX_PORT = 65535  # 0 asks for any free port
 RETENTION_BATCH = 100  # sessions one sweep deletes at most; a full sweep is followed by the next after a second
 
 
@@ -199,6 +200,9 @@ def _bind_problem(host: str, port: int) -> str | None:
 
 async def create_server(config: ServerConfig) -> Running:
     """Build, bind and start a server; ``running.port`` is the bound port (useful with port 0)."""
+    for name, port in (("port", config.port), ("metrics_port", config.metrics_port)):
+        if port is not None and not 0 <= port <= MAX_PORT:
+            raise ValidationError.single(name, "port", f"must be a port number from 0 to {MAX_PORT}, got {port}")
     if config.retain_days is not None and not config.retain_days > 0:
         raise ValidationError.single(
             "retain_days", "gt", f"must be a positive number of days, got {config.retain_days}"
