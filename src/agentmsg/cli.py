@@ -409,7 +409,14 @@ def _mcp(args: argparse.Namespace) -> int:
         server: mcp.MCPServerSpec = args.url or mcp.stdio_server(command[0], command[1:])
         grace = {} if args.grace is None else {"grace": args.grace}  # else the runner's default
         runner = mcp.McpRunner(
-            args.target, server, name=args.name, prefix=args.prefix, token=args.token, **tls, **grace
+            args.target,
+            server,
+            name=args.name,
+            prefix=args.prefix,
+            token=args.token,
+            start_attempts=args.start_attempts,
+            **tls,
+            **grace,
         )
         runner.run()
         return 0
@@ -582,6 +589,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         metavar="SECONDS",
         help="on SIGTERM/SIGINT, how long calls in flight may finish before they are answered cancelled (default 10)",
+    )
+    runner.add_argument(
+        "--start-attempts",
+        type=int,
+        default=5,
+        metavar="N",
+        help="stop with an error when the MCP server never came up in N tries in a row (default 5; once up, it is "
+        "restarted whenever it exits); a command that does not exist stops it at once",
     )
     runner.add_argument("server_command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]: run over stdio")
     _connection_options(runner)

@@ -14,7 +14,7 @@ from mcp.shared.exceptions import MCPError
 from mcphelpers import SERVERS, agentmsg_server, dump, everything, fast, require_everything, run, serving, until
 
 import agentmsg as am
-from agentmsg.mcp import McpRunner, create_mcp_server, serve_http, stdio_server
+from agentmsg.mcp import McpRunner, McpServerStartError, create_mcp_server, serve_http, stdio_server
 from agentmsg.providers.mcp import structured_content
 from agentmsg.service import AsyncClient
 
@@ -200,3 +200,40 @@ def test_list_changed_re_registers(tmp_path: Path) -> None:
             assert sprout.text == "sprout is here"
 
     run(main)
+
+
+def test_a_server_that_never_comes_up_stops_the_runner_with_a_clear_error() -> None:
+    """Not forever: after ``start_attempts`` failed starts in a row (and never up), ``serve`` raises, saying why."""
+
+    async def main() -> None:
+        async with agentmsg_server() as target:
+            broken = stdio_server(sys.executable, [str(SERVERS / "odd_server.py"), "--exit-at-start"])
+            runner = McpRunner(target, broken, restart_delay=0.01, max_restart_delay=0.02, start_attempts=3)
+            with pytest.raises(McpServerStartError) as info:
+                await runner.serve()
+            assert "odd_server.py --exit-at-start did not start" in str(info.value)
+            assert str(info.value).endswith("(gave up after 3 attempts in a row)")
+            assert runner.restarts == 2
+            assert not runner.registered.is_set()
+
+    run(main)
+
+
+def test_a_command_that_does_not_exist_stops_the_runner_at_once() -> None:
+    async def main() -> None:
+        async with agentmsg_server() as target:
+            runner = McpRunner(target, stdio_server("agentmsg-no-such-mcp-server", ["--x"]), restart_delay=5)
+            with pytest.raises(McpServerStartError) as info:
+                await runner.serve()
+            assert "agentmsg-no-such-mcp-server --x did not start" in str(info.value)
+            assert "FileNotFoundError" in str(info.value)
+            assert str(info.value).endswith("(the command cannot run)")
+            assert runner.restarts == 0
+
+    run(main)
+
+
+def test_start_attempts_must_be_positive() -> None:
+    with pytest.raises(am.ValidationError) as info:
+        McpRunner("127.0.0.1:1", stdio_server("x"), start_attempts=0)
+    assert info.value.violations[0].field == "start_attempts"

@@ -190,3 +190,46 @@ def test_cli_needs_a_server(capsys: pytest.CaptureFixture[str]) -> None:
     assert "give the MCP server as -- COMMAND" in capsys.readouterr().err
     args = build_parser().parse_args(["mcp", "runner", "--prefix", "p.", "--", "npx", "-y", "pkg", "--", "--flag"])
     assert (args.server_command, args.prefix) == (["--", "npx", "-y", "pkg", "--", "--flag"], "p.")
+
+
+def test_the_readme_runner_command_runs_as_written() -> None:
+    """The README's `agentmsg mcp runner ... -- npx -y ...` line, its target swapped for a test server's: npx finds
+    the package `make deps` installed, the runner registers its tools, SIGTERM stops it with status 0."""
+    require_everything()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    line = next(ln for ln in readme.splitlines() if ln.startswith("agentmsg mcp runner --target 127.0.0.1:50051"))
+    words = line.split()
+    assert words[words.index("--") + 1 : words.index("--") + 3] == ["npx", "-y"]  # -y: npx asks nothing on the pipe
+
+    async def main() -> None:
+        async with agentmsg_server() as target, AsyncClient(target) as client:
+            argv = ["-m", "agentmsg", *words[1:]]
+            argv[argv.index("127.0.0.1:50051")] = target
+            async with process(*argv) as child:
+                for _ in range(600):
+                    names = {t.tool.name for t in await client.list_tools()}
+                    if "everything.echo" in names:
+                        break
+                    assert child.returncode is None, "the runner exited"
+                    await asyncio.sleep(0.1)
+                echoed = await client.call_tool(am.ToolCallContent("c1", "everything.echo", {"message": "as written"}))
+                assert echoed.text == "Echo: as written"
+                child.terminate()
+                assert await child.wait() == 0
+
+    run(main)
+
+
+def test_a_runner_whose_command_cannot_run_exits_2_saying_why() -> None:
+    async def main() -> None:
+        async with agentmsg_server() as target:
+            argv = ["-m", "agentmsg", "mcp", "runner", "--target", target, "--", "agentmsg-no-such-mcp-server"]
+            async with process(*argv) as child:
+                assert await asyncio.wait_for(child.wait(), 60) == 2
+                assert child.stdout is not None
+                out = (await child.stdout.read()).decode()
+        last = out.strip().splitlines()[-1]
+        assert last.startswith("agentmsg: MCP server agentmsg-no-such-mcp-server did not start")
+        assert last.endswith("(the command cannot run)")
+
+    run(main)

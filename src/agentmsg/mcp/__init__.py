@@ -11,13 +11,14 @@ The pure converters they use are in :mod:`agentmsg.providers.mcp`.
 from __future__ import annotations
 
 from agentmsg.mcp._session import MCPServerSpec, describe, stdio_server
-from agentmsg.mcp.runner import McpRunner
+from agentmsg.mcp.runner import McpRunner, McpServerStartError
 from agentmsg.mcp.server import AgentmsgMcpServer, create_mcp_server, serve_http, serve_stdio
 
 __all__ = [
     "AgentmsgMcpServer",
     "MCPServerSpec",
     "McpRunner",
+    "McpServerStartError",
     "create_mcp_server",
     "describe",
     "serve_http",

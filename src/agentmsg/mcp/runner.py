@@ -15,7 +15,9 @@ kind ``MCP``, names with ``prefix`` in front), and answers each call with a
   which sends the MCP server ``notifications/cancelled``;
 - ``notifications/tools/list_changed`` makes it list again and re-register
   when the tools changed;
-- a server that exits (or never starts) is restarted with exponential backoff;
+- a server that exits is restarted with exponential backoff; one that cannot start
+  (its command does not exist, or it never came up in ``start_attempts``
+  tries in a row) stops the runner with :class:`McpServerStartError`;
   a call in flight when it dies, or arriving while it is down, gets an
   ``is_error`` result saying so, never a hang;
 - a tool whose definition is bad (a schema that is not a JSON object...) is
@@ -61,7 +63,7 @@ from agentmsg.service.telemetry import instrument_stub, tool_execution
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
 
-__all__ = ["McpRunner"]
+__all__ = ["McpRunner", "McpServerStartError"]
 
 log = logging.getLogger("agentmsg.mcp.runner")
 
@@ -74,10 +76,21 @@ _RPC_ERRORS: dict[grpc.StatusCode, type[errors.ServiceError]] = {
 _DRAIN_SECONDS = 10.0
 
 
-def _reason(exc: BaseException) -> str:
-    """The innermost useful message of an error (task groups wrap what the transport raised)."""
+class McpServerStartError(errors.AgentMsgError):
+    """The MCP server a runner starts (stdio) cannot start: its command does not exist or may not run, or it never
+    came up in ``start_attempts`` tries in a row. The runner stops with this error instead of retrying forever. (A
+    server reached by URL runs elsewhere and may come up later: it is retried.)"""
+
+
+def _innermost(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
+    return exc
+
+
+def _reason(exc: BaseException) -> str:
+    """The innermost useful message of an error (task groups wrap what the transport raised)."""
+    exc = _innermost(exc)
     if isinstance(exc, MCPError):
         return f"{exc.message} (MCP error {exc.code})"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -101,7 +114,10 @@ class McpRunner:
         max_restart_delay: float = 30.0,
         errlog: TextIO | None = None,
         grace: float = DEFAULT_GRACE,
+        start_attempts: int = 5,
     ) -> None:
+        if start_attempts < 1:
+            raise ValidationError.single("start_attempts", "gte", f"must be at least 1, got {start_attempts}")
         self.target = target
         self.server = server
         self.name = name or f"mcp:{describe(server)}"[:200]
@@ -109,6 +125,7 @@ class McpRunner:
         self._token = token
         self._tls = (root_certificates, private_key, certificate_chain)
         self._restart = (restart_delay, max_restart_delay)
+        self._start_attempts = start_attempts
         self._errlog = errlog
         self.grace = checked_grace(grace)
         """Seconds a stopping runner gives its calls in flight before it answers them cancelled."""
@@ -165,6 +182,7 @@ class McpRunner:
         first, most = self._restart
         delay = first
         loop = asyncio.get_running_loop()
+        ever_up, failed_starts = False, 0
         while True:
             started = loop.time()
             stage = "did not start (it exited or hung up before the handshake and tools/list)"
@@ -173,6 +191,7 @@ class McpRunner:
                     await self._load_tools(conn)
                     stage = "stopped"
                     self._conn, self.last_error = conn, None
+                    ever_up = True
                     self.connected.set()
                     log.info("MCP server %s up: %d tool(s)", describe(self.server), len(self.tools))
                     while not conn.ended.is_set():
@@ -190,6 +209,16 @@ class McpRunner:
                 raise
             except Exception as exc:
                 self.last_error = f"MCP server {describe(self.server)} {stage}: {_reason(exc)}"
+                if not ever_up and not isinstance(self.server, str):  # a URL's server may come up later
+                    # A command that does not exist never will; one that never came up in a row of tries is not
+                    # coming (npx waiting at "Ok to proceed?" on a pipe, a wrong path): stop, saying why.
+                    failed_starts += 1
+                    if isinstance(_innermost(exc), (FileNotFoundError, PermissionError)):
+                        raise McpServerStartError(f"{self.last_error} (the command cannot run)") from exc
+                    if failed_starts >= self._start_attempts:
+                        raise McpServerStartError(
+                            f"{self.last_error} (gave up after {failed_starts} attempts in a row)"
+                        ) from exc
                 log.warning("%s; restarting in %.1fs", self.last_error, delay)
             finally:
                 self._conn = None
@@ -346,7 +375,8 @@ class McpRunner:
 
     async def serve(self, *, handle_signals: bool = False) -> None:
         """Run until drained (:meth:`drain`) or cancelled; raises when the agentmsg service refuses the runner or
-        goes away.
+        goes away, and :class:`McpServerStartError` when the MCP server cannot start (its command cannot run, or it
+        never came up in ``start_attempts`` tries in a row; once it has been up, it is restarted whenever it exits).
 
         ``handle_signals``: SIGTERM and SIGINT drain the runner (a second one ends the grace at once); only in the
         main thread's event loop.
@@ -355,15 +385,24 @@ class McpRunner:
         supervisor = asyncio.ensure_future(self._supervise())
         try:
             with stop_on_signals(stop, self.grace) if handle_signals else contextlib.nullcontext():
+                registering = asyncio.ensure_future(self._register(stop))
                 try:
-                    await self._register(stop)
+                    await asyncio.wait({registering, supervisor}, return_when=asyncio.FIRST_COMPLETED)
+                    if supervisor.done() and not registering.done():
+                        supervisor.result()  # the MCP server cannot start: McpServerStartError
+                    await registering
                 except errors.ServiceError:
                     if not stop.asked.is_set():
                         raise  # stopping anyway: the server answers the callers of what was in flight
+                finally:
+                    if not registering.done():
+                        registering.cancel()
+                        with contextlib.suppress(asyncio.CancelledError, errors.ServiceError):
+                            await registering
         finally:
             self._stop = None
             supervisor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(asyncio.CancelledError, McpServerStartError):  # raised above when it was
                 await supervisor
             if stop.asked.is_set():
                 await flush_spans()
