@@ -13,6 +13,7 @@ How the README's fenced blocks are run (keep to it when you add one):
 - A server (``agentmsg serve --memory``) runs for the whole README; the address the README writes,
   ``127.0.0.1:50051``, is replaced by that server's (it listens on a free port), and ``AGENTMSG_TARGET``
   holds it.
+- Blocks inside a list item (fences indented under it) run too, their indentation taken off.
 - **To leave a block out**, put ``<!-- readme-test: skip (why) -->`` on the line right before its opening
   fence; the reason is required and shows in the test's id. Blocks in other languages (``js``) and blocks
   with no language (sample output) are never run.
@@ -37,7 +38,7 @@ README = ROOT / "README.md"
 ADDRESS = "127.0.0.1:50051"
 RUN = {"python": "python", "sh": "shell", "bash": "shell", "shell": "shell"}
 SKIP = re.compile(r"^<!--\s*readme-test:\s*skip\s*\((?P<reason>[^)]+)\)\s*-->\s*$")
-FENCE = re.compile(r"^```(?P<lang>[\w+-]*)\s*$")
+FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w+-]*)\s*$")  # indented: a block inside a list item
 TIMEOUT = 180  # seconds for all the Python blocks, or for one shell block
 
 
@@ -59,12 +60,13 @@ def blocks(text: str) -> list[Block]:
         if opening is None:
             i += 1
             continue
-        start, body = i, []
+        start, body, indent = i, [], opening["indent"]
         i += 1
-        while i < len(lines) and not lines[i].startswith("```"):
-            body.append(lines[i])
+        while i < len(lines) and not lines[i].startswith(indent + "```"):
+            line = lines[i]
+            body.append(line[len(indent) :] if line.startswith(indent) else line.lstrip(" "))
             i += 1
-        marker = SKIP.match(lines[start - 1]) if start else None
+        marker = SKIP.match(lines[start - 1].strip()) if start else None
         found.append(Block(start + 1, opening["lang"], "\n".join(body) + "\n", marker["reason"] if marker else None))
         i += 1
     return found
@@ -128,7 +130,7 @@ def test_the_readme_has_blocks_to_run() -> None:
     lines = README.read_text(encoding="utf-8").splitlines()
     marked = [b.line for b in blocks(README.read_text(encoding="utf-8")) if b.skip]
     for number, line in enumerate(lines, start=1):
-        if SKIP.match(line):
+        if SKIP.match(line.strip()):
             assert number + 1 in marked, f"README.md:{number}: a skip marker not right before a fence"
         elif "readme-test" in line:
             pytest.fail(f"README.md:{number}: a malformed marker (write <!-- readme-test: skip (why) -->)")
@@ -188,3 +190,12 @@ def test_the_extractor_reads_markers_and_languages() -> None:
         ("js", None, "console.log(1)\n"),
     ]
     assert [RUN.get(b.lang) for b in found] == ["python", "shell", None, None]
+
+
+def test_a_fence_inside_a_list_item_is_found_and_dedented() -> None:
+    text = "- an item:\n\n  ```python\n  x = 1\n  if x:\n      y = 2\n  ```\n\n  <!-- readme-test: skip (why) -->\n  ```sh\n  false\n  ```\n"
+    found = blocks(text)
+    assert [(b.line, b.lang, b.code, b.skip) for b in found] == [
+        (3, "python", "x = 1\nif x:\n    y = 2\n", None),
+        (10, "sh", "false\n", "why"),
+    ]
