@@ -193,7 +193,10 @@ def test_the_extractor_reads_markers_and_languages() -> None:
 
 
 def test_a_fence_inside_a_list_item_is_found_and_dedented() -> None:
-    text = "- an item:\n\n  ```python\n  x = 1\n  if x:\n      y = 2\n  ```\n\n  <!-- readme-test: skip (why) -->\n  ```sh\n  false\n  ```\n"
+    text = (
+        "- an item:\n\n  ```python\n  x = 1\n  if x:\n      y = 2\n  ```\n\n"
+        "  <!-- readme-test: skip (why) -->\n  ```sh\n  false\n  ```\n"
+    )
     found = blocks(text)
     assert [(b.line, b.lang, b.code, b.skip) for b in found] == [
         (3, "python", "x = 1\nif x:\n    y = 2\n", None),
