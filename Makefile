@@ -40,6 +40,7 @@ $(RPC_PROTOS): scripts/fetch_rpc_protos.py
 	touch $@
 
 deps: $(VENV)/.installed node_modules/.installed $(VALIDATE_PROTO) $(RPC_PROTOS) ## Install Python and Node tooling, fetch validate.proto and the google/rpc protos
+	@echo "ready: run 'source .venv/bin/activate' (or put .venv/bin first on PATH) for the agentmsg command the README uses"
 
 run: $(VENV)/.installed ## The main job: a server on embedded SQLite with an engine, a tool runner and a tail observer
 	$(PY) -m agentmsg.service.demo

@@ -202,3 +202,15 @@ def test_a_fence_inside_a_list_item_is_found_and_dedented() -> None:
         (3, "python", "x = 1\nif x:\n    y = 2\n", None),
         (10, "sh", "false\n", "why"),
     ]
+
+
+def test_the_readme_says_up_front_how_to_reach_the_agentmsg_command() -> None:
+    """A newcomer who types `agentmsg serve` after `make run` must not meet "command not found" (issue 33)."""
+    text = README.read_text(encoding="utf-8")
+    first_command = min(b.line for b in blocks(text) if "agentmsg " in b.code and RUN.get(b.lang) == "shell")
+    advice = text.index("source .venv/bin/activate")
+    assert text[:advice].count("\n") + 1 < first_command
+    assert text.count("source .venv/bin/activate") == 1  # once
+    done = subprocess.run(["make", "-s", "deps"], cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "source .venv/bin/activate" in done.stdout
