@@ -43,14 +43,18 @@ def test_a_plain_reader_sees_the_text_and_files_of_an_extended_message() -> None
     kinds = [p.WhichOneof("content") for p in a2a_user.parts]
     assert kinds == ["text", "raw", "raw", "raw"]
     assert a2a_user.parts[0].text == "What is this?"
-    assert a2a_user.parts[1].raw == png_bytes() and a2a_user.parts[1].media_type == "image/png"
-    assert a2a_user.parts[3].filename == "spec.pdf" and a2a_user.parts[3].media_type == "application/pdf"
-    assert a2a_user.role == Role.ROLE_USER and a2a_assistant.role == Role.ROLE_AGENT
+    assert a2a_user.parts[1].raw == png_bytes()
+    assert a2a_user.parts[1].media_type == "image/png"
+    assert a2a_user.parts[3].filename == "spec.pdf"
+    assert a2a_user.parts[3].media_type == "application/pdf"
+    assert a2a_user.role == Role.ROLE_USER
+    assert a2a_assistant.role == Role.ROLE_AGENT
     # what A2A has no kind for rides as data parts of the agentmsg content type, readable JSON
     data = [p for p in a2a_assistant.parts if p.WhichOneof("content") == "data"]
     assert [p.media_type for p in data] == [CONTENT_MEDIA_TYPE] * 4
     call = json_format.MessageToDict(data[2].data)
-    assert call["toolCall"]["name"] == "lookup" and call["toolCall"]["arguments"] == '{"q": "cat", "n": 10}'
+    assert call["toolCall"]["name"] == "lookup"
+    assert call["toolCall"]["arguments"] == '{"q": "cat", "n": 10}'
     envelope = json_format.MessageToDict(a2a_assistant.metadata)[EXTENSION_URI]
     assert envelope["assistant"]["usage"]["inputTokens"] == "100"
     assert envelope["assistant"]["provenance"]["provider"] == "anthropic"
@@ -91,7 +95,8 @@ def test_without_the_extension_every_drop_is_a_loss() -> None:
         am.DocumentContent(PDF, filename="spec.pdf"),
     ]
     assert back[2].text_content() == "Checking."
-    assert isinstance(back[0], am.UserMessage) and back[0].text_content() == "You are terse."
+    assert isinstance(back[0], am.UserMessage)
+    assert back[0].text_content() == "You are terse."
 
 
 def test_strict_refuses_and_no_report_warns() -> None:
@@ -120,7 +125,8 @@ def test_several_images_and_media_by_file_id_through_the_extension() -> None:
     report = ConversionReport()
     to_a2a([message], extension=False, report=report)
     whats = [loss.what for loss in report.losses]
-    assert "the grouping of 2 images in one block" in whats and "the image by file id" in whats
+    assert "the grouping of 2 images in one block" in whats
+    assert "the image by file id" in whats
     assert "the document title" in whats
 
 
@@ -139,7 +145,8 @@ def test_plain_a2a_from_another_agent() -> None:
     }
     report = ConversionReport()
     (message,) = from_a2a([incoming], report=report)
-    assert isinstance(message, am.AssistantMessage) and message.id == "x1"
+    assert isinstance(message, am.AssistantMessage)
+    assert message.id == "x1"
     assert [b.content for b in message.contents] == ["Here you go.", '{"rows":[1.0,2.0]}']
     whats = [loss.what for loss in report.losses]
     assert whats == [
@@ -157,7 +164,8 @@ def test_plain_a2a_from_another_agent() -> None:
 def test_the_agent_card_declaration() -> None:
     extension = agent_extension()
     assert extension.uri == EXTENSION_URI == "https://agentmsg.dev/a2a/ext/v1"
-    assert not extension.required and "tool calls" in extension.description
+    assert not extension.required
+    assert "tool calls" in extension.description
     assert agent_extension(required=True).required
 
 
@@ -215,7 +223,9 @@ def test_bad_input_names_the_field_and_the_problem(bad: Any, field: str, problem
 
 
 def test_a_tool_call_with_an_empty_id_is_refused_by_the_contract() -> None:
-    bad = _extended(parts=[{"data": {"toolCall": {"id": "", "name": "n"}}, "metadata": {EXTENSION_URI: {"data": True}}}])
+    bad = _extended(
+        parts=[{"data": {"toolCall": {"id": "", "name": "n"}}, "metadata": {EXTENSION_URI: {"data": True}}}]
+    )
     with pytest.raises(am.ValidationError) as caught:
         from_a2a([bad])
     assert [v.field for v in caught.value.violations] == ["[0].assistant.content[0].tool_call.id"]

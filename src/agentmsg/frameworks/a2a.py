@@ -275,7 +275,9 @@ def _report_envelope(pb: message_pb2.Message, role_arm: str, path: str, reporter
         reporter.loss(f"{path}.role", "the system role", "A2A has user and agent roles only: sent as ROLE_USER")
     for field, _ in getattr(pb, role_arm).ListFields():
         if field.name != "content":
-            reporter.loss(f"{path}.{field.name}", f"the {field.name.replace('_', ' ')}", "A2A messages have no place for it")
+            reporter.loss(
+                f"{path}.{field.name}", f"the {field.name.replace('_', ' ')}", "A2A messages have no place for it"
+            )
 
 
 def _plain_parts(wrapper: Any, block: content_pb2.Content, path: str, reporter: Reporter) -> list[Part]:
@@ -302,7 +304,9 @@ def _plain_parts(wrapper: Any, block: content_pb2.Content, path: str, reporter: 
             part.filename = media.filename
             for field in ("title", "context"):
                 if getattr(media, field):
-                    reporter.loss(f"{item_path}.{field}", f"the document {field}", "A2A file parts have no place for it")
+                    reporter.loss(
+                        f"{item_path}.{field}", f"the document {field}", "A2A file parts have no place for it"
+                    )
         parts.append(part)
     return parts
 
