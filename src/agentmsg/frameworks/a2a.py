@@ -401,7 +401,7 @@ def _read_extended(message: A2AMessage, path: str, errors: PayloadErrors, report
     others = [key for key in message.metadata if key != EXTENSION_URI]
     _report_metadata(others, f"{path}.metadata", reporter)
     with errors.building(path):
-        _validation.check(envelope)
+        _validation.ensure(envelope)
         return message_from_proto(envelope)
     return None
 
@@ -497,7 +497,7 @@ def _read_plain(message: A2AMessage, path: str, errors: PayloadErrors, reporter:
         return None
     pb.timestamp.FromMicroseconds(time.time_ns() // 1000)
     with errors.building(path):
-        _validation.check(pb)
+        _validation.ensure(pb)
         return message_from_proto(pb)
     return None
 
