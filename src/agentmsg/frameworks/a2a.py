@@ -220,10 +220,13 @@ def _projection_text(pb: message_pb2.Message, role_arm: str) -> str:
 def _extended_parts(block: content_pb2.Content) -> list[Part]:
     arm = block.WhichOneof("kind")
     if arm == "text":
+        text = block.text
+        if not (text.signature or text.citations or text.logprobs):  # the common case, without ProtoJSON
+            return [_meta(Part(text=text.text), {"content": {"text": {}}})]
         rest = content_pb2.Content()
         rest.CopyFrom(block)
         rest.text.ClearField("text")
-        return [_meta(Part(text=block.text.text), {"content": json_format.MessageToDict(rest)})]
+        return [_meta(Part(text=text.text), {"content": json_format.MessageToDict(rest)})]
     if arm in _MEDIA_ARMS:
         media = getattr(block, arm)
         items = list(getattr(media, _MORE[arm])) if arm in _MORE else []
@@ -450,6 +453,9 @@ def _extended_block(
         _fill_source(item, part)
         getattr(getattr(previous, arm), _MORE[arm]).append(item)
         return None
+    if marker["content"] == {"text": {}} and kind == "text":  # the common case, without ProtoJSON
+        block.text.text = part.text
+        return block
     try:
         json_format.ParseDict(marker["content"], block)
     except (json_format.ParseError, ValueError, TypeError, RecursionError, AttributeError) as exc:
