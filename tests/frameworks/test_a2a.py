@@ -9,7 +9,7 @@ from a2a.types import Message, Part, Role
 from google.protobuf import json_format
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from samples import PDF, WAV, every_role, png_bytes
+from samples import PDF, WAV, every_content, every_role, hosted_content, png_bytes
 from test_properties import messages as any_message
 
 import agentmsg as am
@@ -34,6 +34,22 @@ def test_every_role_round_trips_exactly_through_the_extension() -> None:
     back = from_a2a(_wire(written), report=report)
     assert back == originals
     assert [m.to_bytes() for m in back] == [m.to_bytes() for m in originals]
+    assert not report, report.summary()
+
+
+def test_every_content_kind_round_trips_exactly_through_the_extension() -> None:
+    """Each block in a role that may carry it: citations, logprobs, hosted tools, provider blocks included."""
+    user_kinds = (am.TextContent, am.ImageContent, am.AudioContent, am.DocumentContent, am.ToolResultContent)
+    blocks = [*every_content(), *hosted_content()]
+    user = [b for b in blocks if isinstance(b, user_kinds)]
+    assistant = [b for b in blocks if not isinstance(b, user_kinds[1:])]
+    originals = [
+        am.UserMessage(user, id="u", timestamp=1.0),
+        am.AssistantMessage(assistant, id="a", timestamp=2.0),
+    ]
+    assert len(user) + len(assistant) > len(blocks)  # text is in both; every other block in one
+    report = ConversionReport()
+    assert from_a2a(_wire(to_a2a(originals)), report=report) == originals
     assert not report, report.summary()
 
 
