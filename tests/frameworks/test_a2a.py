@@ -153,7 +153,7 @@ def test_plain_a2a_from_another_agent() -> None:
         "role": "ROLE_AGENT",
         "parts": [
             {"text": "Here you go."},
-            {"data": {"rows": [1, 2]}, "metadata": {"https://other.test/ext": {"a": 1}}},
+            {"data": {"rows": [1, 2.5]}, "metadata": {"https://other.test/ext": {"a": 1}}},
             {"url": "https://example.test/r.pdf", "mediaType": "application/pdf", "filename": "r.pdf"},
         ],
         "metadata": {"trace": "t"},
@@ -163,7 +163,7 @@ def test_plain_a2a_from_another_agent() -> None:
     (message,) = from_a2a([incoming], report=report)
     assert isinstance(message, am.AssistantMessage)
     assert message.id == "x1"
-    assert [b.content for b in message.contents] == ["Here you go.", '{"rows":[1.0,2.0]}']
+    assert [b.content for b in message.contents] == ["Here you go.", '{"rows":[1,2.5]}']
     whats = [loss.what for loss in report.losses]
     assert whats == [
         "metadata 'https://other.test/ext'",
@@ -276,3 +276,22 @@ def test_any_message_without_the_extension_reports_what_it_drops(message: am.Age
     if written and not isinstance(message, am.SessionMessage):
         kept = [b for b in message.contents if isinstance(b, am.TextContent)]
         assert [b.content for b in read[0].contents if isinstance(b, am.TextContent)] == [b.content for b in kept]
+
+
+def test_another_extensions_metadata_on_an_extended_part_is_reported() -> None:
+    value = json_format.MessageToDict(to_a2a([am.UserMessage.text("hi", id="m", timestamp=1.0)])[0])
+    value["parts"][0]["metadata"]["https://other.test/ext"] = {"x": 1}
+    report = ConversionReport()
+    (message,) = from_a2a([value], report=report)
+    assert message.text_content() == "hi"
+    assert [(loss.path, loss.what) for loss in report.losses] == [
+        ('[0].parts[0].metadata["https://other.test/ext"]', "metadata 'https://other.test/ext'")
+    ]
+
+
+def test_a_timestamp_protojson_cannot_print_is_a_validation_error() -> None:
+    message = am.UserMessage.text("hi", id="m", timestamp=1.0)
+    message.pb.timestamp.seconds = 253_402_300_800 + 86_400  # after 9999-12-31, stored before the range rule
+    with pytest.raises(am.ValidationError) as caught:
+        to_a2a([message])
+    assert [(v.field, v.rule_id) for v in caught.value.violations] == [("[0]", "json.unprintable")]

@@ -158,7 +158,10 @@ def to_a2a(
             reporter.loss(path, "the message", "its role is unknown to this version of agentmsg")
             continue
         if extension:
-            written: A2AMessage | None = _write_extended(message.pb)
+            try:
+                written: A2AMessage | None = _write_extended(message.pb)
+            except (ValueError, json_format.Error) as exc:  # a timestamp outside ProtoJSON's years
+                raise ValidationError.single(path, "json.unprintable", f"no ProtoJSON form: {exc}") from None
         else:
             written = _write_plain(message, path, reporter, session_messages)
         if written is None:
@@ -388,6 +391,8 @@ def _read_extended(message: A2AMessage, path: str, errors: PayloadErrors, report
     for j, part in enumerate(message.parts):
         part_path = f"{path}.parts[{j}]"
         marker = _part_marker(part, part_path, errors)
+        if marker is not None:
+            _report_metadata([key for key in part.metadata if key != EXTENSION_URI], f"{part_path}.metadata", reporter)
         if marker is None:  # a part without the extension (added on the way): read as plain A2A
             block = _plain_block(part, role_arm == "assistant", part_path, reporter)
             if block is not None and takes_content:
@@ -508,6 +513,17 @@ def _read_plain(message: A2AMessage, path: str, errors: PayloadErrors, reporter:
     return None
 
 
+def _integral(value: Any) -> Any:
+    """JSON from a ``google.protobuf.Value`` with its whole numbers as integers (a Value holds doubles only)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _integral(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_integral(item) for item in value]
+    return value
+
+
 def _report_metadata(keys: Iterable[str], path: str, reporter: Reporter) -> None:
     for key in keys:
         reporter.loss(f'{path}["{key}"]', f"metadata {key!r}", "agentmsg has no place for another extension's data")
@@ -523,7 +539,7 @@ def _plain_block(part: Part, agent: bool, path: str, reporter: Reporter) -> cont
         return content_pb2.Content(text=content_pb2.TextContent(text=part.text))
     if kind == "data":
         reporter.loss(path, "the data part's type", "agentmsg has no data block: read as its JSON text")
-        text = json.dumps(json_format.MessageToDict(part.data), ensure_ascii=False, separators=(",", ":"))
+        text = json.dumps(_integral(json_format.MessageToDict(part.data)), ensure_ascii=False, separators=(",", ":"))
         return content_pb2.Content(text=content_pb2.TextContent(text=text))
     if kind not in ("raw", "url"):
         reporter.loss(path, "an empty part", "it holds no content")
