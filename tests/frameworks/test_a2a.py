@@ -15,6 +15,7 @@ from test_properties import messages as any_message
 import agentmsg as am
 from agentmsg.frameworks.a2a import CONTENT_MEDIA_TYPE, EXTENSION_URI, agent_extension, from_a2a, to_a2a
 from agentmsg.providers._common import ConversionError, ConversionReport, ConversionWarning
+from agentmsg.v1 import message_pb2
 
 
 def _wire(messages: list[Message]) -> list[Message]:
@@ -295,3 +296,21 @@ def test_a_timestamp_protojson_cannot_print_is_a_validation_error() -> None:
     with pytest.raises(am.ValidationError) as caught:
         to_a2a([message])
     assert [(v.field, v.rule_id) for v in caught.value.violations] == [("[0]", "json.unprintable")]
+
+
+def test_a_newer_peers_block_and_message_are_reported_not_lost_silently() -> None:
+    user = am.UserMessage.text("hi", id="u", timestamp=1)
+    user.pb.user.content.add().MergeFromString(b"\x9a\x06\x00")  # content arm 99, unknown to this version
+    newer = am.BaseMessage.from_bytes(_newer_message())
+    for extension in (True, False):
+        report = ConversionReport()
+        written = to_a2a([user, newer], extension=extension, report=report)
+        assert [m.message_id for m in written] == ["u"]
+        lost = [(loss.path, loss.what) for loss in report.losses if loss.what != "the timestamp"]
+        assert lost == [("[0].contents[1]", "a block of unknown kind"), ("[1]", "the message")]
+
+
+def _newer_message() -> bytes:
+    newer = message_pb2.Message(id="n1")
+    newer.timestamp.FromSeconds(1)
+    return newer.SerializeToString() + b"\x9a\x06\x02\x08\x01"  # role arm 99

@@ -159,7 +159,7 @@ def to_a2a(
             continue
         if extension:
             try:
-                written: A2AMessage | None = _write_extended(message.pb)
+                written: A2AMessage | None = _write_extended(message.pb, path, reporter)
             except (ValueError, json_format.Error) as exc:  # a timestamp outside ProtoJSON's years
                 raise ValidationError.single(path, "json.unprintable", f"no ProtoJSON form: {exc}") from None
         else:
@@ -189,7 +189,7 @@ def _source_part(source: Any, media_type: str) -> Part:
     return Part(url=source.url, media_type=media_type)
 
 
-def _write_extended(pb: message_pb2.Message) -> A2AMessage:
+def _write_extended(pb: message_pb2.Message, path: str, reporter: Reporter) -> A2AMessage:
     role_arm = pb.WhichOneof("role")
     assert role_arm is not None
     envelope = message_pb2.Message()
@@ -202,7 +202,12 @@ def _write_extended(pb: message_pb2.Message) -> A2AMessage:
         body.ClearField("content")
     out = A2AMessage(message_id=pb.id, role=_a2a_role(role_arm), extensions=[EXTENSION_URI])
     out.metadata.update({EXTENSION_URI: json_format.MessageToDict(envelope)})
-    for block in blocks:
+    for j, block in enumerate(blocks):
+        if block.WhichOneof("kind") is None:  # a newer peer's kind: ProtoJSON has no form for its unknown fields
+            reporter.loss(
+                f"{path}.contents[{j}]", "a block of unknown kind", "this version of agentmsg cannot write it"
+            )
+            continue
         out.parts.extend(_extended_parts(block))
     if not out.parts:
         # A2A needs a part: a summary's text, or what an assistant message without content records.
