@@ -71,7 +71,9 @@ from agentmsg import _validation
 from agentmsg.errors import ValidationError
 from agentmsg.messages import AgentMessage, BaseMessage, message_from_proto
 from agentmsg.providers._common import (
+    ConversionError,
     ConversionReport,
+    Loss,
     PayloadErrors,
     Reporter,
     SessionPolicy,
@@ -84,6 +86,9 @@ __all__ = [
     "CONTENT_MEDIA_TYPE",
     "EXTENSION_URI",
     "AgentmsgExecutor",
+    "ConversionError",
+    "ConversionReport",
+    "Loss",
     "agent_extension",
     "client_context",
     "from_a2a",
