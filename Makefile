@@ -124,7 +124,7 @@ $(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
 
 BENCH_OUT := bench/.results
 # BENCH_ARGS=--quick for a short smoke run (the results file then says QUICK)
-bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydantic-ai, LangChain, bare gRPC, TCP, bare psycopg, tracing off; the TypeScript SDK vs Python; the delay heavy requests cause: writes bench/results.md (never part of test)
+bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydantic-ai, LangChain, a2a-sdk, bare gRPC, TCP, bare psycopg, tracing off; the TypeScript SDK vs Python; the delay heavy requests cause: writes bench/results.md (never part of test)
 	@mkdir -p $(BENCH_OUT)
 	$(PY) bench/run.py --json $(BENCH_OUT)/codec.json $(BENCH_ARGS)
 	$(PY) bench/conversion.py --json $(BENCH_OUT)/conversion.json $(BENCH_ARGS)
@@ -133,6 +133,7 @@ bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSO
 	$(PY) bench/cluster.py --json $(BENCH_OUT)/cluster.json $(BENCH_ARGS)
 	$(PY) bench/observability.py --json $(BENCH_OUT)/observability.json $(BENCH_ARGS)
 	$(PY) bench/mcp_bridge.py --json $(BENCH_OUT)/mcp.json $(BENCH_ARGS)
+	$(PY) bench/a2a_conversion.py --json $(BENCH_OUT)/a2a.json $(BENCH_ARGS)
 	$(PY) bench/typescript.py --json $(BENCH_OUT)/typescript.json $(BENCH_ARGS)
 	$(PY) bench/hostile.py --loop --json $(BENCH_OUT)/hostile.json $(BENCH_ARGS)
 	$(PY) bench/refusals.py --json $(BENCH_OUT)/refusals.json $(BENCH_ARGS)

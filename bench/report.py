@@ -2,7 +2,7 @@
 
 ``python bench/report.py DIR [-o bench/results.md] [--command "make bench"]`` reads
 ``DIR/codec.json`` (``bench/run.py --json``), ``DIR/conversion.json``,
-``DIR/streaming.json``, ``DIR/service.json``, ``DIR/cluster.json``, ``DIR/mcp.json``,
+``DIR/streaming.json``, ``DIR/service.json``, ``DIR/cluster.json``, ``DIR/mcp.json``, ``DIR/a2a.json``,
 ``DIR/typescript.json`` and ``DIR/hostile.json`` (each optional) and writes one Markdown file: the
 machine and versions, every target with PASS/MISS, the tables, and for every
 missed target its profile and what bounds it. Nothing is measured here: every
@@ -748,7 +748,38 @@ def hostile_section(run: dict[str, Any]) -> list[str]:
     return lines
 
 
-NAMES = ("codec", "conversion", "streaming", "service", "cluster", "observability", "mcp", "typescript", "hostile")
+def a2a_section(run: dict[str, Any]) -> list[str]:
+    lines = [
+        "## A2A",
+        "",
+        f"{run['payload']} ({run['binary_bytes']:,} bytes as binary A2A messages, {run['protojson_bytes']:,} as "
+        "ProtoJSON): agentmsg's converter (`agentmsg.frameworks.a2a`) against a2a-sdk's own serialisation of the "
+        "same `Message` objects.",
+        "",
+        "| operation | median [min" + DASH + "max] | vs the anchor |",
+        "|---|---|---|",
+    ]
+    for case in run["cases"]:
+        ratio = f"{case['ratio_vs_anchor']:.2f}{TIMES} {case['anchor']}" if "anchor" in case else "anchor"
+        lines.append(
+            f"| {case['name']} | {fmt_time(case['median_ns'])} [{fmt_time(case['min_ns'])}{DASH}"
+            f"{fmt_time(case['max_ns'])}] | {ratio} |"
+        )
+    return lines
+
+
+NAMES = (
+    "codec",
+    "conversion",
+    "streaming",
+    "service",
+    "cluster",
+    "observability",
+    "mcp",
+    "a2a",
+    "typescript",
+    "hostile",
+)
 
 
 def build(directory: Path, command: str) -> str:
@@ -774,6 +805,8 @@ def build(directory: Path, command: str) -> str:
         lines += ["", *observability_section(runs["observability"])]
     if runs["mcp"]:
         lines += ["", *mcp_section(runs["mcp"])]
+    if runs["a2a"]:
+        lines += ["", *a2a_section(runs["a2a"])]
     if runs["typescript"]:
         lines += ["", *typescript_section(runs["typescript"])]
     if runs["hostile"]:
