@@ -1,5 +1,5 @@
 """One call, four transports: gRPC (grpcio's own stubs), and Connect JSON, Connect binary and gRPC-Web through
-connectrpc's own Python client. Every failure becomes the same :class:`Failure` (code, message, ErrorInfo
+connectrpc's own Python client. Every failure becomes the same :class:`CallFailedError` (code, message, ErrorInfo
 reason, BadRequest violations), so tests compare the transports' answers with ``==``."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ _TOOL_RPCS = {"ServeTools", "ListTools", "CallTool"}
 
 
 @dataclass(frozen=True)
-class Failure(Exception):
+class CallFailedError(Exception):
     """A failed call as any transport reports it."""
 
     code: str  # the gRPC status code's name (CANCELLED for Connect's "canceled")
@@ -64,17 +64,17 @@ def _from_details(details: list[tuple[str, bytes]]) -> tuple[str, tuple[tuple[st
     return reason, violations
 
 
-def _grpc_failure(error: grpc.aio.AioRpcError) -> Failure:
+def _grpc_failure(error: grpc.aio.AioRpcError) -> CallFailedError:
     status = rpc_status.from_call(error)  # type: ignore[arg-type]
     details = [(d.TypeName(), d.value) for d in status.details] if status is not None else []
     reason, violations = _from_details(details)
-    return Failure(error.code().name, error.details() or "", reason, violations)
+    return CallFailedError(error.code().name, error.details() or "", reason, violations)
 
 
-def _connect_failure(error: ConnectError) -> Failure:
+def _connect_failure(error: ConnectError) -> CallFailedError:
     code = "CANCELLED" if error.code is Code.CANCELED else error.code.name
     reason, violations = _from_details([(d.type_name, d.message_bytes) for d in error.details])
-    return Failure(code, error.message, reason, violations)
+    return CallFailedError(code, error.message, reason, violations)
 
 
 class Transport:
@@ -120,7 +120,7 @@ class Transport:
     async def unary(
         self, rpc: str, request: Any, *, token: str | None = None, timeout: float = 30, get: bool = False
     ) -> Any:
-        """The response, or a :class:`Failure` raised. ``get``: over Connect, a GET (read-only RPCs)."""
+        """The response, or a :class:`CallFailedError` raised. ``get``: over Connect, a GET (read-only RPCs)."""
         headers = self._metadata(token)
         try:
             if self.name == "grpc":
@@ -136,7 +136,7 @@ class Transport:
     async def stream(
         self, rpc: str, request: Any, *, token: str | None = None, timeout: float = 30
     ) -> AsyncIterator[Any]:
-        """A server stream's responses; its failure as a :class:`Failure`."""
+        """A server stream's responses; its failure as a :class:`CallFailedError`."""
         headers = self._metadata(token)
         try:
             if self.name == "grpc":
@@ -156,7 +156,7 @@ class Transport:
             raise _connect_failure(exc) from None
 
     async def client_stream(self, rpc: str, requests: list[Any], *, timeout: float = 10) -> Any:
-        """A client-streaming call (PublishStream): its response, or a :class:`Failure`."""
+        """A client-streaming call (PublishStream): its response, or a :class:`CallFailedError`."""
 
         async def each() -> AsyncIterator[Any]:
             for request in requests:

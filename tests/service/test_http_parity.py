@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from conftest import ServerThread
-from transports import TRANSPORTS, Failure, Transport
+from transports import TRANSPORTS, CallFailedError, Transport
 
 import agentmsg as am
 from agentmsg.service import ToolRunner
@@ -58,7 +58,7 @@ def _server_made(messages: Any) -> None:
 async def _outcome(call: Any) -> Any:
     try:
         return _scrub(await call)
-    except Failure as failure:
+    except CallFailedError as failure:
         return failure
 
 
@@ -123,7 +123,7 @@ async def _script(transport: Transport) -> list[Any]:
         try:
             async for reply in transport.stream("Subscribe", S.SubscribeRequest(session_id="", after_offset=0)):
                 refused.append(reply)
-        except Failure as failure:
+        except CallFailedError as failure:
             refused.append(failure)
     out.append(refused)
     out.append(await _outcome(u("DeleteSession", S.DeleteSessionRequest(session_id="s"))))
@@ -147,15 +147,15 @@ def test_every_rpc_answers_as_over_grpc(make_server: Callable[..., ServerThread]
     for i, (expected, got) in enumerate(zip(grpc_answers, other, strict=True)):
         assert got == expected, f"answer {i} differs over {name}"
     # the script reached both kinds of answer
-    assert any(isinstance(a, Failure) and a.violations for a in grpc_answers)
+    assert any(isinstance(a, CallFailedError) and a.violations for a in grpc_answers)
     assert any(isinstance(a, S.ListMessagesResponse) and a.messages for a in grpc_answers)
 
 
 def test_streaming_requests_are_refused_over_http_naming_the_grpc_port(server_with_http: ServerThread) -> None:
-    async def run(name: str) -> Failure:
+    async def run(name: str) -> CallFailedError:
         async with Transport(name, server_with_http.target, server_with_http.running.http_port) as transport:
             event = S.PublishStreamRequest(session_id="s")
-            with pytest.raises(Failure) as publish:
+            with pytest.raises(CallFailedError) as publish:
                 await transport.client_stream("PublishStream", [event])
             return publish.value
 
@@ -193,7 +193,7 @@ async def _access_script(transport: Transport) -> list[Any]:
             "Subscribe", S.SubscribeRequest(session_id="globex:one"), token="acme-token"
         ):
             refused.append(reply)
-    except Failure as failure:
+    except CallFailedError as failure:
         refused.append(failure)
     out.append(refused)
     return out
@@ -216,7 +216,7 @@ def test_tokens_and_scopes_answer_as_over_grpc(make_server: Callable[..., Server
 
         answers[transport_name] = asyncio.run(run())
     assert answers[name] == answers["grpc"]
-    codes = [a.code for a in answers["grpc"] if isinstance(a, Failure)]
+    codes = [a.code for a in answers["grpc"] if isinstance(a, CallFailedError)]
     assert "UNAUTHENTICATED" in codes
     assert "PERMISSION_DENIED" in codes
 
@@ -229,7 +229,7 @@ def image_message(i: int, size: int = MIB) -> Any:
 
 
 def test_byte_bounded_replies_split_alike(server_with_http: ServerThread) -> None:
-    """40 × 1 MiB images (more than the 32 MiB maximum message size): ListMessages pages and Subscribe replies
+    """40 x 1 MiB images (more than the 32 MiB maximum message size): ListMessages pages and Subscribe replies
     are cut at the same messages on every transport."""
     server = server_with_http
 
@@ -305,7 +305,7 @@ def test_deadlines_and_tool_calls_cross_transports(
             slow = content_pb2.ToolCallContent(id="c2", name="wait_forever", arguments="{}")
             try:
                 await transport.unary("CallTool", T.CallToolRequest(call=slow), timeout=0.5)
-            except Failure as failure:
+            except CallFailedError as failure:
                 return done, failure.code
             return done, "answered"
 
