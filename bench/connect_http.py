@@ -33,7 +33,7 @@ import grpc
 from connectrpc.compat import google_protobuf_binary_codec, google_protobuf_json_codec
 
 import agentmsg as am
-from agentmsg.v1 import session_service_pb2 as S
+from agentmsg.v1 import session_service_pb2 as sessions
 from agentmsg.v1 import session_service_pb2_grpc
 from agentmsg.v1.session_service_connect import SessionServiceClient
 
@@ -111,7 +111,7 @@ async def measure(grpc_target: str, http_port: int, appends: int, prefill: int) 
     filler = Caller("grpc", grpc_target, http_port)
     for start in range(0, prefill, 500):
         batch = [message(i) for i in range(start, min(start + 500, prefill))]
-        await filler.stub.AppendMessages(S.AppendMessagesRequest(session_id="read", messages=batch), timeout=60)
+        await filler.stub.AppendMessages(sessions.AppendMessagesRequest(session_id="read", messages=batch), timeout=60)
     await filler.close()
     for name in TRANSPORTS:
         caller = Caller(name, grpc_target, http_port)
@@ -119,12 +119,12 @@ async def measure(grpc_target: str, http_port: int, appends: int, prefill: int) 
             session = f"append-{name}"
 
             async def append(i: int, caller: Caller = caller, session: str = session) -> None:
-                await caller.append(S.AppendMessageRequest(session_id=session, message=message(i)))
+                await caller.append(sessions.AppendMessageRequest(session_id=session, message=message(i)))
 
             samples = await timed(append, appends, warmup=min(100, appends // 5))
             start = time.perf_counter()
             seen = 0
-            stream = caller.subscribe(S.SubscribeRequest(session_id="read", max_batch=256))
+            stream = caller.subscribe(sessions.SubscribeRequest(session_id="read", max_batch=256))
             async for reply in stream:
                 seen += len(reply.messages)
                 if seen >= prefill:

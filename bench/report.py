@@ -2,7 +2,8 @@
 
 ``python bench/report.py DIR [-o bench/results.md] [--command "make bench"]`` reads
 ``DIR/codec.json`` (``bench/run.py --json``), ``DIR/conversion.json``,
-``DIR/streaming.json``, ``DIR/service.json``, ``DIR/http.json`` (``bench/connect_http.py``), ``DIR/cluster.json``, ``DIR/mcp.json``,
+``DIR/streaming.json``, ``DIR/service.json``, ``DIR/http.json`` (``bench/connect_http.py``),
+``DIR/cluster.json``, ``DIR/mcp.json``,
 ``DIR/typescript.json`` and ``DIR/hostile.json`` (each optional) and writes one Markdown file: the
 machine and versions, every target with PASS/MISS, the tables, and for every
 missed target its profile and what bounds it. Nothing is measured here: every
