@@ -34,13 +34,14 @@ from agentmsg.service.access import Access, BearerTokenInterceptor, Scope
 from agentmsg.service.budgets import BudgetInterceptor, Budgets
 from agentmsg.service.cluster import Cluster, peer_credentials
 from agentmsg.service.frames import DEFAULT_REPLY_CACHE_BYTES, FrameCache
+from agentmsg.service.grpc.calls import capture, register
 from agentmsg.service.grpc.sessions import SessionServicer, add_session_service
 from agentmsg.service.grpc.tools import ToolServicer, add_tool_service
 from agentmsg.service.handlers.sessions import SESSION_SERVICE, SessionHandler
 from agentmsg.service.handlers.tools import TOOL_SERVICE, ToolHandler
 from agentmsg.service.limits import RequestLimits
 from agentmsg.service.live import LiveHub
-from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME, capture, register
+from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
 from agentmsg.service.stores import PostgresStore, Store, open_store
 from agentmsg.service.telemetry import ServerTelemetry
 
