@@ -431,7 +431,9 @@ def create_app(
     codecs = _codecs()
     apps: list[ConnectASGIApplication[Any]] = [
         SessionServiceASGIApplication(
-            SessionService(sessions, grpc_address, telemetry, budgeting), read_max_bytes=max_message_bytes, codecs=codecs
+            SessionService(sessions, grpc_address, telemetry, budgeting),
+            read_max_bytes=max_message_bytes,
+            codecs=codecs,
         ),
         ToolServiceASGIApplication(
             ToolService(tools, grpc_address, telemetry, budgeting), read_max_bytes=max_message_bytes, codecs=codecs
