@@ -355,6 +355,7 @@ def test_an_error_outside_the_vocabulary_is_internal_under_its_own_name() -> Non
         (["serve", "--memory", "--port", "70000"], "--port", "70000"),
         (["serve", "--memory", "--port", "-1"], "--port", "-1"),
         (["serve", "--memory", "--metrics-port", "65536"], "--metrics-port", "65536"),
+        (["serve", "--memory", "--http", "70000"], "--http", "70000"),
         (["mcp", "serve", "--http", "99999"], "--http", "99999"),
     ],
 )
@@ -371,7 +372,7 @@ def test_a_port_out_of_range_is_refused_in_one_line_with_status_2(argv: list[str
     ]
 
 
-@pytest.mark.parametrize("field", ["port", "metrics_port"])
+@pytest.mark.parametrize("field", ["port", "metrics_port", "http_port"])
 def test_server_config_refuses_a_port_out_of_range_before_opening_anything(field: str, tmp_path: Path) -> None:
     db = tmp_path / "never.db"
     config = ServerConfig(db=str(db), **{field: 70000})  # type: ignore[arg-type]
