@@ -15,11 +15,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import re
 import shutil
 import subprocess
 import threading
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,9 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+README = ROOT / "README.md"
+README_EXAMPLE = re.compile(r"### In the browser\n.*?```js\n(?P<code>.*?)```", re.DOTALL)
+README_ADDRESS = "http://127.0.0.1:8080"
 WAIT_MS = 20_000  # the longest a page condition is waited for
 
 
@@ -77,8 +82,14 @@ def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             context.close()
 
 
+@dataclass(frozen=True)
+class Site:
+    origin: str  # http://127.0.0.1:PORT
+    root: Path  # the directory it serves
+
+
 @pytest.fixture(scope="module")
-def page_origin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     """The page and the SDK's bundle served on 127.0.0.1 (its own port: another origin than the service's)."""
     bundle = _bundle()
     root = tmp_path_factory.mktemp("page")
@@ -93,7 +104,7 @@ def page_origin(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        yield Site(f"http://127.0.0.1:{server.server_address[1]}", root)
     finally:
         server.shutdown()
         server.server_close()
@@ -163,8 +174,8 @@ class Runner:
 
 
 @pytest.fixture(scope="module")
-def service(tmp_path_factory: pytest.TempPathFactory, page_origin: str) -> Iterator[Service]:
-    running = Service(tmp_path_factory.mktemp("store") / "agentmsg.db", page_origin)
+def service(tmp_path_factory: pytest.TempPathFactory, site: Site) -> Iterator[Service]:
+    running = Service(tmp_path_factory.mktemp("store") / "agentmsg.db", site.origin)
     try:
         yield running
     finally:
@@ -211,9 +222,9 @@ def session_id() -> str:
     return f"browser-{uuid.uuid4().hex[:8]}"
 
 
-def test_subscription_resumes_after_the_server_restarts(chromium: Any, page_origin: str, service: Service) -> None:
+def test_subscription_resumes_after_the_server_restarts(chromium: Any, site: Site, service: Service) -> None:
     session = session_id()
-    with opened(chromium, page_origin, service, session) as page:
+    with opened(chromium, site.origin, service, session) as page:
         assert page.evaluate("() => window.harness.append('one')") == {"offset": 1}
         assert page.evaluate("() => window.harness.append('two')") == {"offset": 2}
         wait_until(page, "(h) => h.state.received.length === 2")
@@ -246,10 +257,10 @@ def test_subscription_resumes_after_the_server_restarts(chromium: Any, page_orig
     ids=["connect-binary", "connect-json", "grpc-web"],
 )
 def test_append_subscribe_and_call_a_python_tool(
-    chromium: Any, page_origin: str, service: Service, runner: Runner, query: dict[str, str]
+    chromium: Any, site: Site, service: Service, runner: Runner, query: dict[str, str]
 ) -> None:
     session = session_id()
-    with opened(chromium, page_origin, service, session, **query) as page:
+    with opened(chromium, site.origin, service, session, **query) as page:
         wait_until(page, "async (h) => (await h.tools()).includes('add')")
         assert page.evaluate("() => window.harness.append('hello')") == {"offset": 1}
         result = page.evaluate("() => window.harness.callTool('add', {a: 2, b: 40}, 'call-1')")
@@ -259,8 +270,8 @@ def test_append_subscribe_and_call_a_python_tool(
         assert page.problems == []
 
 
-def test_the_servers_errors_arrive_as_the_sdks_classes(chromium: Any, page_origin: str, service: Service) -> None:
-    with opened(chromium, page_origin, service, session_id()) as page:
+def test_the_servers_errors_arrive_as_the_sdks_classes(chromium: Any, site: Site, service: Service) -> None:
+    with opened(chromium, site.origin, service, session_id()) as page:
         missing = page.evaluate("() => window.harness.callTool('no_such_tool', {}, 'call-2')")
         assert missing["error"] == "NotFoundError"
         assert missing["service"] is True
@@ -270,12 +281,10 @@ def test_the_servers_errors_arrive_as_the_sdks_classes(chromium: Any, page_origi
         assert [v["field"] for v in invalid["violations"]] == ["session_id"]
 
 
-def test_an_aborted_signal_cancels_the_tool_call(
-    chromium: Any, page_origin: str, service: Service, runner: Runner
-) -> None:
+def test_an_aborted_signal_cancels_the_tool_call(chromium: Any, site: Site, service: Service, runner: Runner) -> None:
     runner.started.clear()
     runner.cancelled.clear()
-    with opened(chromium, page_origin, service, session_id()) as page:
+    with opened(chromium, site.origin, service, session_id()) as page:
         wait_until(page, "async (h) => (await h.tools()).includes('wait')")
         page.evaluate("() => window.harness.startTool('wait', {seconds: 60}, 'call-3')")
         assert runner.started.wait(WAIT_MS / 1000), "the runner never got the call"
@@ -284,3 +293,28 @@ def test_an_aborted_signal_cancels_the_tool_call(
         assert ended["error"] == "CancelledError"
         assert ended["cancelled"] is True
         assert runner.cancelled.wait(WAIT_MS / 1000), "the runner's call was not cancelled"
+
+
+def test_the_readmes_browser_example_runs_as_written(
+    chromium: Any, site: Site, service: Service, runner: Runner
+) -> None:
+    found = README_EXAMPLE.search(README.read_text(encoding="utf-8"))
+    assert found is not None, "README.md has no js example under 'In the browser'"
+    assert README_ADDRESS in found["code"]
+    # The page maps the package's name to the bundle, as an application's build would resolve it.
+    (site.root / "readme.js").write_text(found["code"].replace(README_ADDRESS, service.http), encoding="utf-8")
+    (site.root / "readme.html").write_text(
+        '<!doctype html><link rel="icon" href="data:,"><script type="importmap">{"imports": {"@agentmsg/sdk/web": "./agentmsg-web.js"}}</script>'
+        '<script type="module" src="./readme.js"></script>',
+        encoding="utf-8",
+    )
+    page = chromium.new_page()
+    lines: list[str] = []
+    page.on("console", lambda message: lines.append(message.text))
+    page.on("pageerror", lambda error: lines.append(f"page error: {error}"))
+    try:
+        with page.expect_console_message(lambda m: m.text.startswith("#"), timeout=WAIT_MS):
+            page.goto(f"{site.origin}/readme.html")
+        assert lines == ["add -> 42", "#1 What is 2 + 40?"]
+    finally:
+        page.close()
