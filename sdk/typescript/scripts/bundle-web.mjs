@@ -1,5 +1,6 @@
 // Bundles the browser entry (@agentmsg/sdk/web, tsc's dist/src/web.js) for platform=browser with esbuild into one
-// ES module, dist/browser/agentmsg-web.js, and fails when anything in it imports a Node built-in.
+// minified ES module with its source map, dist/browser/agentmsg-web.js, and fails when anything in it imports a Node
+// built-in.
 //
 // Every Node built-in (`node:fs`, `http2`, `fs/promises`...) is kept external rather than left to fail the build one
 // at a time, so the check sees them all: esbuild's metafile names each file that imports one, and the bundle's text
@@ -34,6 +35,7 @@ try {
     platform: "browser",
     format: "esm",
     target: "es2022",
+    minify: true,
     sourcemap: true,
     metafile: true,
     external,
