@@ -30,8 +30,9 @@ from gates import skip_or_fail
 from nodetools import ROOT
 from tstools import SDK, LoopThread, built_sdk
 
-from agentmsg import UserMessage
+from agentmsg import AssistantMessage, UserMessage
 from agentmsg.service import Client, ServerConfig, ToolRunner, create_server
+from agentmsg.streaming import events_from_message
 
 CHROMIUM = Path("/usr/bin/chromium")
 PAGE = SDK / "interop" / "browser"
@@ -251,6 +252,22 @@ def test_subscription_resumes_after_the_server_restarts(chromium: Any, site: Sit
         assert page.problems == [] or all("Failed to load resource" in p for p in page.problems), page.problems
 
 
+def test_live_events_from_a_python_publisher_fold_in_the_browser(chromium: Any, site: Site, service: Service) -> None:
+    session = session_id()
+    with opened(chromium, site.origin, service, session, live="1") as page:
+        # The page's own append coming back through its subscription shows it is following before the stream starts.
+        assert page.evaluate("() => window.harness.append('go')") == {"offset": 1}
+        wait_until(page, "(h) => h.state.received.length === 1")
+        answer = AssistantMessage.text("The answer is 42, sent in small pieces.", stop_reason="stop")
+        events = events_from_message(answer, chunk_size=4)
+        with Client(service.target) as grpc_client:
+            assert grpc_client.publish_stream(session, events)[0] == 2
+        wait_until(page, "(h) => h.state.received.length === 2")
+        wait_until(page, "(h, n) => h.state.live.length === n", len(events))
+        assert page.evaluate("() => window.harness.foldLive()") == {"text": answer.text_content(), "same": True}
+        assert page.problems == []
+
+
 @pytest.mark.parametrize(
     "query",
     [{"protocol": "connect", "format": "binary"}, {"protocol": "connect", "format": "json"}, {"protocol": "grpc-web"}],
@@ -304,7 +321,8 @@ def test_the_readmes_browser_example_runs_as_written(
     # The page maps the package's name to the bundle, as an application's build would resolve it.
     (site.root / "readme.js").write_text(found["code"].replace(README_ADDRESS, service.http), encoding="utf-8")
     (site.root / "readme.html").write_text(
-        '<!doctype html><link rel="icon" href="data:,"><script type="importmap">{"imports": {"@agentmsg/sdk/web": "./agentmsg-web.js"}}</script>'
+        '<!doctype html><link rel="icon" href="data:,">'
+        '<script type="importmap">{"imports": {"@agentmsg/sdk/web": "./agentmsg-web.js"}}</script>'
         '<script type="module" src="./readme.js"></script>',
         encoding="utf-8",
     )

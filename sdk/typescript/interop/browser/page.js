@@ -1,11 +1,14 @@
 // A page that uses @agentmsg/sdk/web as an application would: the bundle `make ts-bundle` builds
 // (dist/browser/agentmsg-web.js), served beside this file by tests/interop/test_browser.py, which drives the page in
 // Chromium through `window.harness`. The query string says where the service's HTTP port is and how to speak to it:
-// ?server=http://127.0.0.1:PORT&session=ID&protocol=connect|grpc-web&format=binary|json
+// ?server=http://127.0.0.1:PORT&session=ID&protocol=connect|grpc-web&format=binary|json&live=1
 
 import {
   CancelledError,
   Client,
+  encodeJson,
+  fold,
+  MessageSchema,
   ServiceError,
   text,
   textContent,
@@ -23,9 +26,12 @@ const client = new Client(server, {
   retry: { initialDelayMs: 50, maxDelayMs: 500, maxAttempts: 20 },
 });
 
-// What the page has seen, for the test to read: the subscription's logged messages (offset and text), each
-// reconnect (the offset it resumed after and why), and the error that ended the subscription, if one did.
-const state = { received: [], reconnects: [], ended: null };
+// What the page has seen, for the test to read: the subscription's logged messages (offset and text), the kinds of
+// the live stream events it relayed (with live=1), each reconnect (the offset it resumed after and why), and the
+// error that ended the subscription, if one did.
+const state = { received: [], live: [], reconnects: [], ended: null };
+const liveEvents = [];
+const logged = [];
 const following = new AbortController();
 const pending = new Map();
 
@@ -50,6 +56,7 @@ async function follow() {
   try {
     const items = client.subscribe(session, {
       signal: following.signal,
+      liveEvents: query.get("live") === "1",
       reconnect: { initialDelayMs: 50, maxDelayMs: 500, maxAttempts: 200 },
       onReconnect: (after, error) => {
         state.reconnects.push({ after: Number(after), error: error?.name ?? String(error) });
@@ -57,7 +64,12 @@ async function follow() {
       },
     });
     for await (const item of items) {
-      if (item.kind !== "logged") continue;
+      if (item.kind === "live") {
+        liveEvents.push(item.event);
+        state.live.push(item.event.event.case);
+        continue;
+      }
+      logged.push(item.message);
       const entry = { offset: Number(item.offset), id: item.message.id, text: textContent(item.message) };
       state.received.push(entry);
       const line = document.createElement("li");
@@ -106,6 +118,13 @@ window.harness = {
   },
   settled(callId) {
     return pending.get(callId)?.call;
+  },
+  /** The live events relayed so far, folded by the SDK: the message's text, and whether it equals the last logged one. */
+  foldLive() {
+    const folded = fold(liveEvents);
+    const last = logged.at(-1);
+    const json = (message) => JSON.stringify(encodeJson(MessageSchema, message));
+    return { text: textContent(folded), same: last !== undefined && json(folded) === json(last) };
   },
   /** The tools the runners serve now, by name. */
   async tools() {
