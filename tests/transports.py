@@ -133,6 +133,13 @@ class Transport:
         except ConnectError as exc:
             raise _connect_failure(exc) from None
 
+    async def unary_with_headers(self, rpc: str, request: Any, headers: dict[str, str], *, timeout: float = 30) -> Any:
+        """A unary call over Connect or gRPC-Web with these request headers (a ``traceparent``, say)."""
+        try:
+            return await getattr(self._stub(rpc), _SNAKE[rpc])(request, headers=headers, timeout_ms=int(timeout * 1000))
+        except ConnectError as exc:
+            raise _connect_failure(exc) from None
+
     async def stream(
         self, rpc: str, request: Any, *, token: str | None = None, timeout: float = 30
     ) -> AsyncIterator[Any]:

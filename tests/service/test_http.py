@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import ServerThread, fresh_database
+from otlp_collector import collecting, otlp_environment
 from serverproc import ServerProcess
 from transports import CallFailedError, Transport
 
@@ -244,3 +245,54 @@ def test_agentmsg_serve_takes_the_http_flags() -> None:
         assert (status, json.loads(body)) == (200, {"status": "SERVING"})
     finally:
         assert node.stop()
+
+
+def test_http_calls_are_traced_as_grpc_calls_are(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An append over Connect is the same SERVER span as over gRPC (name, attributes, the caller's traceparent as
+    its parent); a Subscribe over Connect has its span and its delivery spans."""
+    with collecting() as (receiver, port):
+        for key, value in otlp_environment(port, "http-server").items():
+            monkeypatch.setenv(key, value)
+        node = ServerProcess("--memory", "--http", "0")
+        parent = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+        traceparent = f"00-{parent[0]}-{parent[1]}-01"
+        message = am.AssistantMessage(
+            [am.TextContent("hi")], provenance=am.Provenance(provider="anthropic", model="claude-test-1"), id="a1"
+        )
+
+        async def run() -> None:
+            async with (
+                Transport("grpc", node.target, None) as over_grpc,
+                Transport("connect-proto", node.target, node.http_port) as over_connect,
+            ):
+                await over_grpc.unary("AppendMessage", S.AppendMessageRequest(session_id="t-grpc", message=message.pb))
+                request = S.AppendMessageRequest(session_id="t-http", message=message.pb)
+                await over_connect.unary_with_headers("AppendMessage", request, {"traceparent": traceparent})
+                async for _ in over_connect.stream("Subscribe", S.SubscribeRequest(session_id="t-http")):
+                    break
+
+        try:
+            asyncio.run(run())
+
+            def complete(spans: list[Any]) -> bool:
+                names = [s.name for s in spans]
+                return (
+                    names.count("agentmsg.v1.SessionService/AppendMessage") == 2
+                    and "agentmsg.v1.SessionService/Subscribe" in names
+                    and "agentmsg.v1.SessionService/Subscribe deliver" in names
+                )
+
+            spans = receiver.wait_for(complete)
+        finally:
+            assert node.stop()
+    appends = {
+        s.attributes["gen_ai.conversation.id"]: s for s in spans if s.name == "agentmsg.v1.SessionService/AppendMessage"
+    }
+    over_grpc, over_http = appends["t-grpc"], appends["t-http"]
+    assert (over_http.trace_id, over_http.parent_id) == parent
+    assert over_http.kind == over_grpc.kind == 2  # SPAN_KIND_SERVER
+    same = {k: v for k, v in over_http.attributes.items() if k != "gen_ai.conversation.id"}
+    assert same == {k: v for k, v in over_grpc.attributes.items() if k != "gen_ai.conversation.id"}
+    assert same["gen_ai.provider.name"] == "anthropic"
+    (delivery,) = [s for s in spans if s.name == "agentmsg.v1.SessionService/Subscribe deliver"]
+    assert delivery.attributes["gen_ai.conversation.id"] == "t-http"

@@ -219,7 +219,12 @@ def _bind_problem(host: str, port: int) -> str | None:
 
 
 def _http_listener(
-    config: ServerConfig, sessions: SessionHandler, tools: ToolHandler, grpc_address: str, serving: Callable[[], bool]
+    config: ServerConfig,
+    sessions: SessionHandler,
+    tools: ToolHandler,
+    grpc_address: str,
+    serving: Callable[[], bool],
+    telemetry: ServerTelemetry | None,
 ) -> HttpListener:
     """The Connect listener over the same handlers, bound, not started (UnavailableError when it cannot be)."""
     try:
@@ -236,6 +241,7 @@ def _http_listener(
         max_message_bytes=config.max_message_bytes,
         serving=serving,
         cors_origins=config.cors_origins,
+        telemetry=telemetry,
     )
     return HttpListener(app, config.http_host, config.http_port or 0, grace=config.grace)
 
@@ -321,7 +327,8 @@ async def create_server(config: ServerConfig) -> Running:
     http = None
     if config.http_port is not None:
         try:
-            http = _http_listener(config, sessions, tools, f"{config.host}:{port}", lambda: store.healthy)
+            address = f"{config.host}:{port}"
+            http = _http_listener(config, sessions, tools, address, lambda: store.healthy, telemetry)
         except UnavailableError:
             await server.stop(None)
             if config.store is None:

@@ -38,6 +38,7 @@ from agentmsg.service.handlers import Caller
 from agentmsg.service.handlers.sessions import SESSION_SERVICE, SessionHandler
 from agentmsg.service.handlers.tools import TOOL_SERVICE, ToolHandler
 from agentmsg.service.rpc import fit
+from agentmsg.service.telemetry import ServedCall, ServerTelemetry
 from agentmsg.v1 import session_service_pb2, tool_service_pb2
 from agentmsg.v1.session_service_connect import SessionServiceASGIApplication
 from agentmsg.v1.tool_service_connect import ToolServiceASGIApplication
@@ -50,6 +51,7 @@ HEALTH_SERVICE = "grpc.health.v1.Health"
 
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
 R = TypeVar("R")
+Q = TypeVar("Q")
 M = TypeVar("M", bound=Message)
 
 
@@ -69,33 +71,81 @@ def _caller(ctx: RequestContext[Any, Any]) -> Caller:
     return Caller.within(metadata, None if timeout is None else timeout / 1000)
 
 
-def _internal(name: str, exc: Exception) -> ConnectError:
+def _internal(name: str, exc: BaseException) -> ConnectError:
     log.error("internal error in %s", name, exc_info=exc)
     return ConnectError(Code.INTERNAL, "internal error; see the server log")
 
 
-async def _unary(name: str, call: Awaitable[R]) -> R:
-    """A unary call's answer, its failure as the Connect error gRPC would have answered with."""
-    try:
-        return await call
-    except AgentMsgError as exc:
-        raise to_connect_error(exc) from None
-    except ConnectError:
-        raise
-    except Exception as exc:
-        raise _internal(name, exc) from None
+class _Calls:
+    """How each call of one service is served: as its caller, recorded as gRPC calls are (span and metrics, with
+    the telemetry), and any failure answered as the Connect error gRPC's status would be."""
+
+    def __init__(self, service: str, telemetry: ServerTelemetry | None) -> None:
+        self.service = service
+        self.telemetry = telemetry
+
+    def _served(self, name: str, request: Any, caller: Caller) -> ServedCall | None:
+        if self.telemetry is None:
+            return None
+        return self.telemetry.served(f"/{self.service}/{name}", request, caller.metadata)
+
+    async def unary(
+        self, name: str, request: Q, ctx: RequestContext[Any, Any], handle: Callable[[Q, Caller], Awaitable[R]]
+    ) -> R:
+        caller = _caller(ctx)
+        served = self._served(name, request, caller)
+        try:
+            response = await handle(request, caller)
+        except BaseException as exc:
+            failure = _failure(name, exc)
+            if served is not None:
+                served.finish(_code_of(exc, failure))
+            if failure is None:
+                raise
+            raise failure from None
+        if served is not None:
+            served.finish("OK", response)
+        return response
+
+    async def stream(
+        self, name: str, request: Q, ctx: RequestContext[Any, Any], handle: Callable[[Q, Caller], AsyncIterator[R]]
+    ) -> AsyncIterator[R]:
+        caller = _caller(ctx)
+        served = self._served(name, request, caller)
+        try:
+            async for reply in handle(request, caller):
+                if served is not None:
+                    served.delivered(reply)
+                yield reply
+        except BaseException as exc:
+            failure = _failure(name, exc)
+            if served is not None:
+                served.finish(_code_of(exc, failure))
+            if failure is None:
+                raise
+            raise failure from None
+        if served is not None:
+            served.finish("OK")
 
 
-async def _stream(name: str, replies: AsyncIterator[R]) -> AsyncIterator[R]:
-    try:
-        async for reply in replies:
-            yield reply
-    except AgentMsgError as exc:
-        raise to_connect_error(exc) from None
-    except ConnectError:
-        raise
-    except Exception as exc:
-        raise _internal(name, exc) from None
+def _failure(name: str, exc: BaseException) -> ConnectError | None:
+    """The Connect error a handler's exception is answered with (None: let it through, a cancellation)."""
+    if isinstance(exc, AgentMsgError):
+        return to_connect_error(exc)
+    if isinstance(exc, ConnectError):
+        return exc
+    if isinstance(exc, Exception):
+        return _internal(name, exc)
+    return None
+
+
+def _code_of(exc: BaseException, failure: ConnectError | None) -> str:
+    """The gRPC status code's name a failed call is recorded with, as the gRPC path records it."""
+    if isinstance(exc, AgentMsgError):
+        return status.code_for(exc).name
+    if failure is None:
+        return "CANCELLED"
+    return "CANCELLED" if failure.code is Code.CANCELED else failure.code.name
 
 
 class MessageBatches:
@@ -134,30 +184,33 @@ def _streaming_refused(method: str, grpc_address: str) -> ConnectError:
 class SessionService:
     """``agentmsg.v1.SessionService`` for the generated Connect application (its ``SessionService`` protocol)."""
 
-    def __init__(self, handler: SessionHandler, grpc_address: str) -> None:
+    def __init__(self, handler: SessionHandler, grpc_address: str, telemetry: ServerTelemetry | None = None) -> None:
         self.handler = handler
         self.grpc_address = grpc_address
+        self.calls = _Calls(SESSION_SERVICE, telemetry)
 
     async def append_message(
         self, request: session_service_pb2.AppendMessageRequest, ctx: RequestContext[Any, Any]
     ) -> session_service_pb2.AppendMessageResponse:
-        return await _unary("AppendMessage", self.handler.AppendMessage(request, _caller(ctx)))
+        return await self.calls.unary("AppendMessage", request, ctx, self.handler.AppendMessage)
 
     async def append_messages(
         self, request: session_service_pb2.AppendMessagesRequest, ctx: RequestContext[Any, Any]
     ) -> session_service_pb2.AppendMessagesResponse:
-        return await _unary("AppendMessages", self.handler.AppendMessages(request, _caller(ctx)))
+        return await self.calls.unary("AppendMessages", request, ctx, self.handler.AppendMessages)
 
     async def list_messages(
         self, request: session_service_pb2.ListMessagesRequest, ctx: RequestContext[Any, Any]
     ) -> session_service_pb2.ListMessagesResponse:
-        return await _unary("ListMessages", self.handler.ListMessages(request, _caller(ctx)))
+        return await self.calls.unary("ListMessages", request, ctx, self.handler.ListMessages)
 
     def subscribe(
         self, request: session_service_pb2.SubscribeRequest, ctx: RequestContext[Any, Any]
     ) -> AsyncIterator[session_service_pb2.SubscribeResponse]:
         batches = MessageBatches(self.handler.budget)
-        return _stream("Subscribe", self.handler.Subscribe(request, _caller(ctx), batches))
+        return self.calls.stream(
+            "Subscribe", request, ctx, lambda request, caller: self.handler.Subscribe(request, caller, batches)
+        )
 
     async def publish_stream(
         self, request: AsyncIterator[session_service_pb2.PublishStreamRequest], ctx: RequestContext[Any, Any]
@@ -167,35 +220,36 @@ class SessionService:
     async def list_sessions(
         self, request: session_service_pb2.ListSessionsRequest, ctx: RequestContext[Any, Any]
     ) -> session_service_pb2.ListSessionsResponse:
-        return await _unary("ListSessions", self.handler.ListSessions(request, _caller(ctx)))
+        return await self.calls.unary("ListSessions", request, ctx, self.handler.ListSessions)
 
     async def branch_session(
         self, request: session_service_pb2.BranchSessionRequest, ctx: RequestContext[Any, Any]
     ) -> session_service_pb2.BranchSessionResponse:
-        return await _unary("BranchSession", self.handler.BranchSession(request, _caller(ctx)))
+        return await self.calls.unary("BranchSession", request, ctx, self.handler.BranchSession)
 
     async def compact_session(
         self, request: session_service_pb2.CompactSessionRequest, ctx: RequestContext[Any, Any]
     ) -> session_service_pb2.CompactSessionResponse:
-        return await _unary("CompactSession", self.handler.CompactSession(request, _caller(ctx)))
+        return await self.calls.unary("CompactSession", request, ctx, self.handler.CompactSession)
 
     async def build_context(
         self, request: session_service_pb2.BuildContextRequest, ctx: RequestContext[Any, Any]
     ) -> session_service_pb2.BuildContextResponse:
-        return await _unary("BuildContext", self.handler.BuildContext(request, _caller(ctx)))
+        return await self.calls.unary("BuildContext", request, ctx, self.handler.BuildContext)
 
     async def delete_session(
         self, request: session_service_pb2.DeleteSessionRequest, ctx: RequestContext[Any, Any]
     ) -> session_service_pb2.DeleteSessionResponse:
-        return await _unary("DeleteSession", self.handler.DeleteSession(request, _caller(ctx)))
+        return await self.calls.unary("DeleteSession", request, ctx, self.handler.DeleteSession)
 
 
 class ToolService:
     """``agentmsg.v1.ToolService`` for the generated Connect application (its ``ToolService`` protocol)."""
 
-    def __init__(self, handler: ToolHandler, grpc_address: str) -> None:
+    def __init__(self, handler: ToolHandler, grpc_address: str, telemetry: ServerTelemetry | None = None) -> None:
         self.handler = handler
         self.grpc_address = grpc_address
+        self.calls = _Calls(TOOL_SERVICE, telemetry)
 
     def serve_tools(
         self, request: AsyncIterator[tool_service_pb2.ServeToolsRequest], ctx: RequestContext[Any, Any]
@@ -205,12 +259,12 @@ class ToolService:
     async def list_tools(
         self, request: tool_service_pb2.ListToolsRequest, ctx: RequestContext[Any, Any]
     ) -> tool_service_pb2.ListToolsResponse:
-        return await _unary("ListTools", self.handler.ListTools(request, _caller(ctx)))
+        return await self.calls.unary("ListTools", request, ctx, self.handler.ListTools)
 
     async def call_tool(
         self, request: tool_service_pb2.CallToolRequest, ctx: RequestContext[Any, Any]
     ) -> tool_service_pb2.CallToolResponse:
-        return await _unary("CallTool", self.handler.CallTool(request, _caller(ctx)))
+        return await self.calls.unary("CallTool", request, ctx, self.handler.CallTool)
 
 
 class _Health:
@@ -322,20 +376,23 @@ def create_app(
     max_message_bytes: int,
     serving: Callable[[], bool] = lambda: True,
     cors_origins: Sequence[str] = (),
+    telemetry: ServerTelemetry | None = None,
 ) -> ASGIApp:
     """The ASGI application serving both services (and health) over Connect and gRPC-Web.
 
     ``grpc_address``: where PublishStream and ServeTools are served (named in their refusal).
     ``max_message_bytes``: the largest request body read, as gRPC's maximum message size.
     ``serving``: what health answers. ``cors_origins``: the browser origins allowed (none: no CORS headers,
-    so browsers on other origins are refused; ``*``: any).
+    so browsers on other origins are refused; ``*``: any). ``telemetry``: calls are recorded as gRPC calls are.
     """
     codecs = _codecs()
     apps: list[ConnectASGIApplication[Any]] = [
         SessionServiceASGIApplication(
-            SessionService(sessions, grpc_address), read_max_bytes=max_message_bytes, codecs=codecs
+            SessionService(sessions, grpc_address, telemetry), read_max_bytes=max_message_bytes, codecs=codecs
         ),
-        ToolServiceASGIApplication(ToolService(tools, grpc_address), read_max_bytes=max_message_bytes, codecs=codecs),
+        ToolServiceASGIApplication(
+            ToolService(tools, grpc_address, telemetry), read_max_bytes=max_message_bytes, codecs=codecs
+        ),
         _HealthApplication(_Health(serving), max_message_bytes),
     ]
     app: ASGIApp = _Router(apps)
