@@ -10,6 +10,9 @@ JSON codec) for Connect. Measured:
 Targets (printed PASS/MISS): Connect binary append p50 <= 1.5x gRPC's, Connect JSON <= 2x.
 A2A's HTTP+JSON binding (a2a-sdk) is not compared here.
 
+Connect JSON's Subscribe rate is bounded by ProtoJSON in Python on both sides: the server's
+``google.protobuf.json_format`` encoding (most of the server's time under cProfile) and the client's parse.
+
 Run: ``make bench`` or ``.venv/bin/python bench/connect_http.py [--quick] [--json PATH]``.
 """
 

@@ -32,9 +32,7 @@ SERVICE = re.compile(r"^service\s+\w+", re.MULTILINE)
 
 
 BIN = Path(sys.executable).parent
-PLUGINS = [
-    f"--plugin=protoc-gen-{name}={BIN / f'protoc-gen-{name}'}" for name in ("mypy", "mypy_grpc", "connectrpc")
-]
+PLUGINS = [f"--plugin=protoc-gen-{name}={BIN / f'protoc-gen-{name}'}" for name in ("mypy", "mypy_grpc", "connectrpc")]
 
 
 def protoc(*args: str) -> None:

@@ -296,3 +296,32 @@ def test_http_calls_are_traced_as_grpc_calls_are(monkeypatch: pytest.MonkeyPatch
     assert same["gen_ai.provider.name"] == "anthropic"
     (delivery,) = [s for s in spans if s.name == "agentmsg.v1.SessionService/Subscribe deliver"]
     assert delivery.attributes["gen_ai.conversation.id"] == "t-http"
+
+
+def test_http_and_grpc_calls_count_against_the_same_budgets(make_server: Callable[..., ServerThread]) -> None:
+    """A token's open stream on one transport takes its place on the other: the next one is refused
+    RESOURCE_EXHAUSTED with the same details either way."""
+    server = make_server(db=None, http_port=0, tokens=["t"], max_streams_per_tenant=1)
+
+    async def run(first: str, second: str) -> CallFailedError:
+        async with (
+            Transport(first, server.target, server.running.http_port) as holder,
+            Transport(second, server.target, server.running.http_port) as refused,
+        ):
+            await holder.unary(
+                "AppendMessage", S.AppendMessageRequest(session_id="b", message=user("x", 1).pb), token="t"
+            )
+            stream = holder.stream("Subscribe", S.SubscribeRequest(session_id="b"), token="t")
+            async with asyncio.timeout(20):
+                await anext(stream)  # the stream is open and counted
+                second = refused.stream("Subscribe", S.SubscribeRequest(session_id="b"), token="t")
+                with pytest.raises(CallFailedError) as over:
+                    await anext(second)
+                await stream.aclose()
+            return over.value
+
+    over_grpc = asyncio.run(run("connect-proto", "grpc"))
+    over_http = asyncio.run(run("grpc", "connect-json"))
+    assert over_grpc.code == over_http.code == "RESOURCE_EXHAUSTED"
+    assert over_grpc == over_http
+    assert "max_streams_per_tenant" in over_http.message

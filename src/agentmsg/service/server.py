@@ -31,16 +31,17 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from agentmsg.errors import StoreError, UnavailableError, ValidationError
 from agentmsg.service import budgets, reflection
 from agentmsg.service.access import Access, BearerTokenInterceptor, Scope
-from agentmsg.service.budgets import BudgetInterceptor, Budgets
+from agentmsg.service.budgets import BudgetInterceptor, Budgets, Ledger
 from agentmsg.service.cluster import Cluster, peer_credentials
 from agentmsg.service.frames import DEFAULT_REPLY_CACHE_BYTES, FrameCache
+from agentmsg.service.grpc.calls import capture, register
 from agentmsg.service.grpc.sessions import SessionServicer, add_session_service
 from agentmsg.service.grpc.tools import ToolServicer, add_tool_service
 from agentmsg.service.handlers.sessions import SESSION_SERVICE, SessionHandler
 from agentmsg.service.handlers.tools import TOOL_SERVICE, ToolHandler
 from agentmsg.service.limits import RequestLimits
 from agentmsg.service.live import LiveHub
-from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME, capture, register
+from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
 from agentmsg.service.stores import PostgresStore, Store, open_store
 from agentmsg.service.telemetry import ServerTelemetry
 
@@ -225,6 +226,7 @@ def _http_listener(
     grpc_address: str,
     serving: Callable[[], bool],
     telemetry: ServerTelemetry | None,
+    ledger: Ledger,
 ) -> HttpListener:
     """The Connect listener over the same handlers, bound, not started (UnavailableError when it cannot be)."""
     try:
@@ -242,6 +244,7 @@ def _http_listener(
         serving=serving,
         cors_origins=config.cors_origins,
         telemetry=telemetry,
+        budgeting=(sessions.access, ledger),
     )
     return HttpListener(app, config.http_host, config.http_port or 0, grace=config.grace)
 
@@ -284,7 +287,9 @@ async def create_server(config: ServerConfig) -> Running:
     # Authentication first (a refused call is never counted), then the budgets; neither decodes a request it
     # refuses. gRPC's own maximum_concurrent_rpcs stays off: it would count streams and health with the rest.
     interceptors: list[grpc.aio.ServerInterceptor] = [BearerTokenInterceptor(access)] if access.enabled else []
-    interceptors.append(BudgetInterceptor(access, limits))
+    # One ledger for both transports: a tenant's calls over HTTP and gRPC count against the same budgets.
+    ledger = Ledger(limits)
+    interceptors.append(BudgetInterceptor(access, limits, ledger))
     server = grpc.aio.server(interceptors=interceptors, options=options)
     hub = LiveHub()
     sessions = SessionHandler(store, hub, access, max_message_bytes=config.max_message_bytes, limits=config.limits)
@@ -328,7 +333,7 @@ async def create_server(config: ServerConfig) -> Running:
     if config.http_port is not None:
         try:
             address = f"{config.host}:{port}"
-            http = _http_listener(config, sessions, tools, address, lambda: store.healthy, telemetry)
+            http = _http_listener(config, sessions, tools, address, lambda: store.healthy, telemetry, ledger)
         except UnavailableError:
             await server.stop(None)
             if config.store is None:

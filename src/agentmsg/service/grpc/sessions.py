@@ -22,9 +22,8 @@ from agentmsg.service.frames import (
     field_span,
     is_canonical,
 )
-from agentmsg.service.grpc.calls import caller_of
+from agentmsg.service.grpc.calls import _guard, _guard_stream, caller_of, capture, register
 from agentmsg.service.handlers.sessions import SESSION_SERVICE, SessionHandler
-from agentmsg.service.rpc import _guard, _guard_stream, capture, register
 from agentmsg.v1 import message_pb2, session_service_pb2, session_service_pb2_grpc
 
 __all__ = ["SessionServicer", "add_session_service"]

@@ -7,9 +7,8 @@ from typing import Any
 
 import grpc
 
-from agentmsg.service.grpc.calls import caller_of
+from agentmsg.service.grpc.calls import _guard, _guard_stream, caller_of, capture, register
 from agentmsg.service.handlers.tools import TOOL_SERVICE, ToolHandler
-from agentmsg.service.rpc import _guard, _guard_stream, capture, register
 from agentmsg.v1 import tool_service_pb2, tool_service_pb2_grpc
 
 __all__ = ["ToolServicer", "add_tool_service"]

@@ -47,10 +47,10 @@ def _error_result(call: content_pb2.ToolCallContent, text: str) -> content_pb2.T
     return result
 
 
-# A cancellation that comes this close to the call's deadline is the deadline: gRPC may cancel the handler a
-# moment before its own clock says the deadline has passed.
+# A cancellation that comes this close to the call's deadline is the deadline: the transport (gRPC, Connect) may
+# cancel the handler a moment before its own clock says the deadline has passed.
 DEADLINE_SLACK = 0.1
-# How long a call whose deadline passed waits for gRPC to end it before ending it itself.
+# How long a call whose deadline passed waits for its transport to end it before ending it itself.
 DEADLINE_WAIT = 1.0
 
 
@@ -283,9 +283,9 @@ class ToolHandler:
             result = await asyncio.wait_for(asyncio.shield(pending.future), remaining)
         except TimeoutError:
             stop("deadline_exceeded")
-            # gRPC ends the call DEADLINE_EXCEEDED itself at this same moment, and cancels this handler: an
-            # abort racing it fails inside gRPC (ExecuteBatchError, logged with a traceback). Its cancellation
-            # ends the wait; the error below is for a call gRPC has not ended by then.
+            # The transport ends the call DEADLINE_EXCEEDED itself at this same moment, and cancels this handler
+            # (over gRPC an abort racing it fails inside gRPC: ExecuteBatchError, logged with a traceback). Its
+            # cancellation ends the wait; the error below is for a call the transport has not ended by then.
             await asyncio.sleep(DEADLINE_WAIT)
             raise DeadlineExceededError(f"the tool call {call.id!r} ({call.name}) overran its deadline") from None
         except asyncio.CancelledError:

@@ -15,9 +15,10 @@ served too, open to any caller as on gRPC.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from connectrpc.code import Code
@@ -33,7 +34,8 @@ from protobuf.wkt import Any as AnyDetail
 from starlette.middleware.cors import CORSMiddleware
 
 from agentmsg.errors import AgentMsgError
-from agentmsg.service import status
+from agentmsg.service import budgets, status
+from agentmsg.service.access import Access
 from agentmsg.service.handlers import Caller
 from agentmsg.service.handlers.sessions import SESSION_SERVICE, SessionHandler
 from agentmsg.service.handlers.tools import TOOL_SERVICE, ToolHandler
@@ -50,17 +52,22 @@ log = logging.getLogger("agentmsg.service")
 HEALTH_SERVICE = "grpc.health.v1.Health"
 
 ASGIApp = Callable[[Any, Any, Any], Awaitable[None]]
+Budgeting = tuple[Access, budgets.Ledger]  # who calls (tokens), and the calls in progress
 R = TypeVar("R")
 Q = TypeVar("Q")
 M = TypeVar("M", bound=Message)
 
 
-def to_connect_error(error: AgentMsgError) -> ConnectError:
-    """``error`` as a Connect error: the gRPC status's code, message and details (ErrorInfo, BadRequest)."""
+def to_connect_error(
+    error: AgentMsgError, *, extra: Sequence[Message] = (), metadata: Mapping[str, str] | None = None
+) -> ConnectError:
+    """``error`` as a Connect error: the gRPC status's code, message and details (ErrorInfo, BadRequest, then
+    ``extra``)."""
     status.report(error)
     name = status.code_for(error).name
     code = Code.CANCELED if name == "CANCELLED" else Code[name]
-    details = [ErrorDetail(AnyDetail(type_url=d.type_url, value=d.value)) for d in status.packed_details(error)]
+    packed = status.packed_details(error, extra=extra, metadata=metadata)
+    details = [ErrorDetail(AnyDetail(type_url=d.type_url, value=d.value)) for d in packed]
     return ConnectError(code, str(error), details)
 
 
@@ -80,9 +87,29 @@ class _Calls:
     """How each call of one service is served: as its caller, recorded as gRPC calls are (span and metrics, with
     the telemetry), and any failure answered as the Connect error gRPC's status would be."""
 
-    def __init__(self, service: str, telemetry: ServerTelemetry | None) -> None:
+    def __init__(self, service: str, telemetry: ServerTelemetry | None, budgets: Budgeting | None) -> None:
         self.service = service
         self.telemetry = telemetry
+        self.budgets = budgets
+
+    @contextlib.contextmanager
+    def _counted(self, kind: str, caller: Caller) -> Iterator[None]:
+        """The call holds its place in the budgets' ledger (the gRPC calls' too) while it runs; refused
+        RESOURCE_EXHAUSTED, with the same details as over gRPC, when one more would break a budget."""
+        if self.budgets is None:
+            yield
+            return
+        access, ledger = self.budgets
+        tenant = budgets.tenant_for(access, caller.metadata)
+        over = ledger.over(kind, tenant)
+        if over is not None:
+            error, extra, metadata = budgets.refusal(kind, *over)
+            raise to_connect_error(error, extra=extra, metadata=metadata)
+        ledger.take(kind, tenant)
+        try:
+            yield
+        finally:
+            ledger.give(kind, tenant)
 
     def _served(self, name: str, request: Any, caller: Caller) -> ServedCall | None:
         if self.telemetry is None:
@@ -95,7 +122,8 @@ class _Calls:
         caller = _caller(ctx)
         served = self._served(name, request, caller)
         try:
-            response = await handle(request, caller)
+            with self._counted(budgets.UNARY, caller):
+                response = await handle(request, caller)
         except BaseException as exc:
             failure = _failure(name, exc)
             if served is not None:
@@ -113,10 +141,11 @@ class _Calls:
         caller = _caller(ctx)
         served = self._served(name, request, caller)
         try:
-            async for reply in handle(request, caller):
-                if served is not None:
-                    served.delivered(reply)
-                yield reply
+            with self._counted(budgets.STREAMS, caller):
+                async for reply in handle(request, caller):
+                    if served is not None:
+                        served.delivered(reply)
+                    yield reply
         except BaseException as exc:
             failure = _failure(name, exc)
             if served is not None:
@@ -184,10 +213,16 @@ def _streaming_refused(method: str, grpc_address: str) -> ConnectError:
 class SessionService:
     """``agentmsg.v1.SessionService`` for the generated Connect application (its ``SessionService`` protocol)."""
 
-    def __init__(self, handler: SessionHandler, grpc_address: str, telemetry: ServerTelemetry | None = None) -> None:
+    def __init__(
+        self,
+        handler: SessionHandler,
+        grpc_address: str,
+        telemetry: ServerTelemetry | None = None,
+        budgeting: Budgeting | None = None,
+    ) -> None:
         self.handler = handler
         self.grpc_address = grpc_address
-        self.calls = _Calls(SESSION_SERVICE, telemetry)
+        self.calls = _Calls(SESSION_SERVICE, telemetry, budgeting)
 
     async def append_message(
         self, request: session_service_pb2.AppendMessageRequest, ctx: RequestContext[Any, Any]
@@ -246,10 +281,16 @@ class SessionService:
 class ToolService:
     """``agentmsg.v1.ToolService`` for the generated Connect application (its ``ToolService`` protocol)."""
 
-    def __init__(self, handler: ToolHandler, grpc_address: str, telemetry: ServerTelemetry | None = None) -> None:
+    def __init__(
+        self,
+        handler: ToolHandler,
+        grpc_address: str,
+        telemetry: ServerTelemetry | None = None,
+        budgeting: Budgeting | None = None,
+    ) -> None:
         self.handler = handler
         self.grpc_address = grpc_address
-        self.calls = _Calls(TOOL_SERVICE, telemetry)
+        self.calls = _Calls(TOOL_SERVICE, telemetry, budgeting)
 
     def serve_tools(
         self, request: AsyncIterator[tool_service_pb2.ServeToolsRequest], ctx: RequestContext[Any, Any]
@@ -377,6 +418,7 @@ def create_app(
     serving: Callable[[], bool] = lambda: True,
     cors_origins: Sequence[str] = (),
     telemetry: ServerTelemetry | None = None,
+    budgeting: Budgeting | None = None,
 ) -> ASGIApp:
     """The ASGI application serving both services (and health) over Connect and gRPC-Web.
 
@@ -384,14 +426,17 @@ def create_app(
     ``max_message_bytes``: the largest request body read, as gRPC's maximum message size.
     ``serving``: what health answers. ``cors_origins``: the browser origins allowed (none: no CORS headers,
     so browsers on other origins are refused; ``*``: any). ``telemetry``: calls are recorded as gRPC calls are.
+    ``budgeting``: the access rules and the ledger the calls count against (the gRPC server's: shared).
     """
     codecs = _codecs()
     apps: list[ConnectASGIApplication[Any]] = [
         SessionServiceASGIApplication(
-            SessionService(sessions, grpc_address, telemetry), read_max_bytes=max_message_bytes, codecs=codecs
+            SessionService(sessions, grpc_address, telemetry, budgeting),
+            read_max_bytes=max_message_bytes,
+            codecs=codecs,
         ),
         ToolServiceASGIApplication(
-            ToolService(tools, grpc_address, telemetry), read_max_bytes=max_message_bytes, codecs=codecs
+            ToolService(tools, grpc_address, telemetry, budgeting), read_max_bytes=max_message_bytes, codecs=codecs
         ),
         _HealthApplication(_Health(serving), max_message_bytes),
     ]
