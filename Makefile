@@ -13,7 +13,7 @@ RPC_PROTOS := proto/google/rpc/status.proto
 RELEASE_TAG := v0.1.0
 
 .DEFAULT_GOAL := help
-.PHONY: help deps run run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs schema check-schema bench clean ts-build ts-lint ts-test coverage
+.PHONY: help deps browser run run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs schema check-schema bench clean ts-build ts-bundle ts-lint ts-test coverage
 
 help: ## List the targets with one line each
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -41,6 +41,17 @@ $(RPC_PROTOS): scripts/fetch_rpc_protos.py
 
 deps: $(VENV)/.installed node_modules/.installed $(VALIDATE_PROTO) $(RPC_PROTOS) ## Install Python and Node tooling, fetch validate.proto and the google/rpc protos
 	@echo "ready: run 'source .venv/bin/activate' (or put .venv/bin first on PATH) for the agentmsg command the README uses"
+
+# The browser tests drive Debian's Chromium with Playwright (the dev extra's `playwright`, never its browser
+# download). As root, a missing /usr/bin/chromium is installed from Debian's packages (waiting for another apt's lock);
+# otherwise this says how, and the browser tests skip (under CI they fail: tests/gates.py).
+CHROMIUM := /usr/bin/chromium
+browser: ## Install Debian's chromium for the browser tests when it is missing (as root; apt-get)
+	@if [ -x $(CHROMIUM) ]; then echo "chromium: $(CHROMIUM)"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		apt-get -o DPkg::Lock::Timeout=600 update && \
+		DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends chromium; \
+	else echo "chromium is missing and this is not root: apt-get install chromium, or the browser tests skip"; fi
 
 run: $(VENV)/.installed ## The main job: a server on embedded SQLite with an engine, a tool runner and a tail observer
 	$(PY) -m agentmsg.service.demo
@@ -103,11 +114,14 @@ coverage: deps ts-build ## The pytest suite under coverage, subprocess servers t
 typecheck: deps ## mypy --strict on src/ (generated code excluded)
 	$(VENV)/bin/mypy
 
-pytest: deps ts-build ## Only the pytest suite (the cross-language tests run the built TypeScript SDK)
+pytest: deps ts-build ts-bundle browser ## Only the pytest suite (the cross-language tests run the built TypeScript SDK; the browser tests its web bundle in chromium)
 	$(PY) -m pytest -q
 
 ts-build: deps ## Compile @agentmsg/sdk (sdk/typescript, strict TypeScript) into sdk/typescript/dist
 	npm run --silent build -w @agentmsg/sdk
+
+ts-bundle: ts-build ## Bundle the SDK's browser entry (@agentmsg/sdk/web) with esbuild for platform=browser into sdk/typescript/dist/browser; fails on any Node built-in import
+	npm run --silent bundle -w @agentmsg/sdk
 
 ts-lint: deps ## Biome (lint + format check) and tsc --noEmit on sdk/typescript
 	npm run --silent lint -w @agentmsg/sdk

@@ -18,6 +18,7 @@ import {
   toBinary,
   toJson,
 } from "@bufbuild/protobuf";
+import { base64Decode, base64Encode } from "@bufbuild/protobuf/wire";
 import { type Timestamp, ValueSchema } from "@bufbuild/protobuf/wkt";
 import {
   type Content,
@@ -69,7 +70,7 @@ function pbDict<Desc extends DescMessage>(schema: Desc, message: MessageShape<De
 }
 
 function b64(data: Uint8Array): string {
-  return Buffer.from(data).toString("base64");
+  return base64Encode(data);
 }
 
 type Source = { case: "data"; value: Uint8Array } | { case: "url"; value: string } | { case: "fileId"; value: string };
@@ -381,7 +382,7 @@ function decodeBase64(text: string, path: string, what: string): Uint8Array {
   if (compact === "" || !/^[A-Za-z0-9+/]*={0,2}$/.test(compact) || compact.length % 4 !== 0) {
     throw fail(path, "media", `invalid base64 for ${what}`);
   }
-  return new Uint8Array(Buffer.from(compact, "base64"));
+  return base64Decode(compact);
 }
 
 function startsWith(data: Uint8Array, ...bytes: number[]): boolean {

@@ -1,9 +1,13 @@
 // @agentmsg/sdk: agentmsg for TypeScript. The contract's generated types live under `@agentmsg/sdk` too (every
 // schema and enum of agentmsg.v1), so one import gives the model, its rules, the fold, the client and the runner.
+// This is the Node entry (gRPC over HTTP/2); `@agentmsg/sdk/web` (web.ts) is the browser's, with the same API but
+// the runner and PublishStream, over Connect or gRPC-Web.
 
 export type { JsonObject, JsonValue } from "@bufbuild/protobuf";
 export * from "./client.js";
+export * from "./clientCore.js";
 export * from "./codec.js";
+export * from "./connection.js";
 export * from "./content.js";
 export * from "./dictForm.js";
 export * from "./errors.js";

@@ -17,6 +17,7 @@
 
 import { create, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
+import { type Backoff, backoffDelay, sleep } from "./connection.js";
 import {
   type Content,
   type ToolCallContent,
@@ -31,7 +32,7 @@ import { type ToolDefinition, ToolDefinitionSchema } from "./gen/agentmsg/v1/too
 import { type ServeToolsRequest, ServeToolsRequestSchema, ToolService } from "./gen/agentmsg/v1/tool_service_pb.js";
 import { fromCallError, isTransient } from "./status.js";
 import { flushTracing, traceToolCall } from "./tracing.js";
-import { type Backoff, backoffDelay, type ConnectionOptions, connect, sleep } from "./transport.js";
+import { type ConnectionOptions, connect } from "./transport.js";
 import { validate } from "./validation.js";
 
 /** What a handler gets besides its arguments: the call, and a signal aborted when the call is cancelled. */

@@ -14,6 +14,7 @@
 // The call's arguments and result are recorded only when OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT
 // is `true` (or `1`, `span_only`, `span_and_event`), as gen_ai.tool.call.arguments / gen_ai.tool.call.result.
 
+import { base64Encode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import {
   type Attributes,
@@ -35,7 +36,9 @@ const TRACER = "agentmsg";
 
 /** Whether tool arguments and results may be recorded on spans (off unless the user opts in). */
 export function contentCapture(): boolean {
-  return CAPTURE_ON.has((process.env[CAPTURE_ENV] ?? "").trim().toLowerCase());
+  // Read from the environment where there is one (Node); a browser has none, so it never captures.
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env;
+  return CAPTURE_ON.has((env?.[CAPTURE_ENV] ?? "").trim().toLowerCase());
 }
 
 /**
@@ -166,7 +169,7 @@ function otelPart(block: Content): Json {
       const mime = kind.value.mediaType || null;
       const source = kind.value.source;
       if (source.case === "data") {
-        return { type: "blob", modality, mime_type: mime, content: Buffer.from(source.value).toString("base64") };
+        return { type: "blob", modality, mime_type: mime, content: base64Encode(source.value) };
       }
       if (source.case === "url") return { type: "uri", modality, mime_type: mime, uri: source.value };
       return { type: "file", modality, mime_type: mime, file_id: source.value ?? "" };

@@ -1,8 +1,10 @@
-// The connection: a gRPC transport (HTTP/2, @connectrpc/connect-node) with bearer-token auth, TLS / mTLS, the
-// service's message-size limit, and a session manager the client can close. Shared by Client and ToolRunner.
+// The Node transport: gRPC (HTTP/2, @connectrpc/connect-node) with bearer-token auth, TLS / mTLS, the service's
+// message-size limit, and a session manager the client can close. Shared by the Node Client and ToolRunner; the
+// browser's transport is webTransport.ts.
 
-import type { Interceptor, Transport } from "@connectrpc/connect";
+import type { Interceptor } from "@connectrpc/connect";
 import { createGrpcTransport, Http2SessionManager } from "@connectrpc/connect-node";
+import { bearerInterceptor, type Connection, DEFAULT_MAX_MESSAGE_BYTES } from "./connection.js";
 import { tracingInterceptor } from "./tracing.js";
 
 /** PEM material for TLS: `ca` to trust the server, `cert` + `key` for mTLS. */
@@ -21,15 +23,6 @@ export interface ConnectionOptions {
   tls?: TlsOptions;
   /** The largest message sent or received; the server's default is 32 MiB. */
   maxMessageBytes?: number;
-}
-
-/** The service's default limit on one message (src/agentmsg/service/server.py DEFAULT_MAX_MESSAGE_BYTES). */
-export const DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
-
-/** An open connection; `close()` ends its HTTP/2 session (and every call on it). */
-export interface Connection {
-  readonly transport: Transport;
-  close(): void;
 }
 
 function baseUrl(target: string, tls: boolean): string {
@@ -59,14 +52,7 @@ export function connect(target: string, options: ConnectionOptions = {}): Connec
         },
   );
   // The trace context travels on every call (a no-op until the application registers an OpenTelemetry SDK).
-  const interceptors: Interceptor[] = [tracingInterceptor];
-  const token = options.token;
-  if (token !== undefined && token !== "") {
-    interceptors.push((next) => (request) => {
-      request.header.set("authorization", `Bearer ${token}`);
-      return next(request);
-    });
-  }
+  const interceptors: Interceptor[] = [tracingInterceptor, ...bearerInterceptor(options.token)];
   const limit = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const transport = createGrpcTransport({
     baseUrl: url,
@@ -76,33 +62,4 @@ export function connect(target: string, options: ConnectionOptions = {}): Connec
     writeMaxBytes: limit,
   });
   return { transport, close: () => manager.abort() };
-}
-
-/** Wait `ms`, or less when `signal` aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done(): void {
-      clearTimeout(timer);
-      signal?.removeEventListener("abort", done);
-      resolve();
-    }
-    signal?.addEventListener("abort", done, { once: true });
-  });
-}
-
-/** Exponential backoff with jitter: the delay before attempt `attempt` (1-based). */
-export interface Backoff {
-  initialDelayMs?: number;
-  maxDelayMs?: number;
-  /** Consecutive failed attempts before giving up. */
-  maxAttempts?: number;
-}
-
-export function backoffDelay(attempt: number, backoff: Backoff = {}): number {
-  const initial = backoff.initialDelayMs ?? 100;
-  const max = backoff.maxDelayMs ?? 5_000;
-  const base = Math.min(max, initial * 2 ** Math.max(0, attempt - 1));
-  return base / 2 + Math.random() * (base / 2);
 }
