@@ -30,6 +30,7 @@ from agentmsg.errors import StoreError, UnavailableError, ValidationError
 from agentmsg.service import budgets, reflection
 from agentmsg.service.access import Access, BearerTokenInterceptor, Scope
 from agentmsg.service.budgets import BudgetInterceptor, Budgets
+from agentmsg.service.catchup import CatchUpBounds
 from agentmsg.service.cluster import Cluster, peer_credentials
 from agentmsg.service.frames import DEFAULT_REPLY_CACHE_BYTES
 from agentmsg.service.limits import RequestLimits
@@ -237,7 +238,7 @@ async def create_server(config: ServerConfig) -> Running:
     interceptors: list[grpc.aio.ServerInterceptor] = [BearerTokenInterceptor(access)] if access.enabled else []
     interceptors.append(BudgetInterceptor(access, limits))
     server = grpc.aio.server(interceptors=interceptors, options=options)
-    hub = LiveHub()
+    hub = LiveHub(CatchUpBounds.for_server(config.max_message_bytes, config.limits))
     sessions = SessionServicer(
         store,
         hub,

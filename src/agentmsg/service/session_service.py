@@ -356,7 +356,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         # A resumed subscription (and one woken by a change that brought nothing) also checks that its cursor
         # is still in the log: a session deleted when this node could not hear of it is shorter, or gone.
         verify = cursor > 0
-        with self.hub.subscribe(session_id) as live:
+        # A live subscriber first gets the events that rebuild the messages being generated, then what follows.
+        with self.hub.subscribe(session_id, catch_up=request.live_events) as live:
             while True:
                 if deleted.is_set():
                     raise NotFoundError(f"session {session_id!r} was deleted")
