@@ -5,7 +5,7 @@
 //
 //   node dist/interop/late_subscriber.js <target> <session>
 
-import { Client, encodeJson, MessageSchema, type StreamEvent, StreamAccumulator } from "../src/index.js";
+import { Client, encodeJson, MessageSchema, StreamAccumulator, type StreamEvent } from "../src/index.js";
 
 const [target, session] = process.argv.slice(2);
 if (target === undefined || session === undefined) throw new Error("usage: late_subscriber.js <target> <session>");
