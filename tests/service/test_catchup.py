@@ -240,6 +240,47 @@ def test_a_publisher_gone_mid_stream_is_dropped_from_the_catch_up(server: Server
     assert wait_until(lambda: server.run(_streams(hub, "gone")) == [], 20)
 
 
+def test_a_new_session_by_a_deleted_ones_id_is_not_handed_its_streams(server: ServerThread) -> None:
+    hub = server.running.sessions.hub
+
+    async def scenario() -> tuple[list[Logged | Live], BaseException]:
+        got: list[Logged | Live] = []
+        async with AsyncClient(server.target, timeout=30) as client, asyncio.timeout(60):
+            await client.append("reused", am.UserMessage.text("old", id="old"))
+            async with grpc.aio.insecure_channel(server.target) as channel:
+                call = session_service_pb2_grpc.SessionServiceStub(channel).PublishStream()
+                for event in generation()[:3]:
+                    await call.write(session_service_pb2.PublishStreamRequest(session_id="reused", event=event.pb))
+                while not hub.in_flight.streams("reused"):
+                    await asyncio.sleep(0.01)  # polls the state itself, bounded by the timeout
+                await client.delete_session("reused")
+                await client.append("reused", am.UserMessage.text("new", id="new"))  # offset 1 of a new session
+                joined = asyncio.Event()
+
+                async def watch() -> None:
+                    async for item in client.subscribe("reused", live_events=True):
+                        got.append(item)
+                        if isinstance(item, Logged) and item.offset == 1:
+                            joined.set()
+                        if isinstance(item, Logged) and item.offset == 2:
+                            return
+
+                watcher = asyncio.ensure_future(watch())
+                await joined.wait()
+                # The old stream's next event finds its session deleted: the call ends, its error relayed.
+                await call.write(session_service_pb2.PublishStreamRequest(event=generation()[3].pb))
+                with pytest.raises(grpc.aio.AioRpcError) as failed:
+                    await call
+                await client.append("reused", am.UserMessage.text("marker", id="marker"))
+                await watcher
+        return got, failed.value
+
+    got, failed = asyncio.run(scenario())
+    assert failed.code() == grpc.StatusCode.NOT_FOUND  # type: ignore[attr-defined]
+    assert [(type(i), getattr(i, "offset", None)) for i in got] == [(Logged, 1), (Logged, 2)]  # no live event
+    assert server.run(_streams(hub, "reused")) == []
+
+
 async def _streams(hub: LiveHub, session: str) -> list[str]:
     return hub.in_flight.streams(session)  # read on the server's loop
 

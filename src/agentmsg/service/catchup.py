@@ -16,10 +16,11 @@ that built it, and at most :attr:`CatchUpBounds.max_bytes` of them (by default t
 entry may be: what ``PublishStream`` refuses above), :attr:`CatchUpBounds.max_events` events and
 :attr:`CatchUpBounds.max_blocks` blocks (``RequestLimits``). A stream over a bound (a node with larger limits
 published it) or that breaks the fold (a relayed event lost on the way) is no longer followed: late subscribers
-get none of its events, and its message from the log. A stream is dropped when it ends (``message_stop`` or
-``error``: a publisher that goes away mid-stream ends it with an ``error``, on every node), or when no event of
-it came for :attr:`CatchUpBounds.idle` seconds (its node died without saying so). So the memory is at most the
-number of streams in flight (bounded per node by ``--max-streams``) times ``max_bytes``.
+get none of its events, and its message from the log; nor is any stream of a session that is deleted. A stream
+is dropped when it ends (``message_stop`` or ``error``: a publisher that goes away mid-stream ends it with an
+``error``, on every node), or when no event of it came for :attr:`CatchUpBounds.idle` seconds (its node died
+without saying so). So the memory is at most the number of streams in flight in the cluster (each node takes
+at most ``--max-streams`` calls) times ``max_bytes``.
 """
 
 from __future__ import annotations
@@ -152,6 +153,12 @@ class InFlight:
             stream.fold = None  # an event was lost on the way: what this node holds is not the stream
             return
         if fold.blocks > bounds.max_blocks:
+            stream.fold = None
+
+    def forget(self, session_id: str) -> None:
+        """The session was deleted: its streams are no longer followed (withheld from later joiners, so a new
+        session by the id is never handed them) until they end."""
+        for stream in self._sessions.get(session_id, {}).values():
             stream.fold = None
 
     def catch_up(self, session_id: str) -> CatchUp:

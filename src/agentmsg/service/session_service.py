@@ -188,6 +188,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         by the same id for the old one. The store then wakes the subscribers.
         """
         self.frames.forget(session_id)
+        self.hub.in_flight.forget(session_id)  # a new session by this id is not handed the old one's streams
         for deleted in self._deletions.get(session_id, ()):
             deleted.set()
 
