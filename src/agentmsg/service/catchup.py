@@ -124,7 +124,8 @@ class InFlight:
 
     def observe(self, session_id: str, live: session_service_pb2.LiveEvent) -> None:
         """Fold one delivered event into its stream's state (a stream is taken up at its ``message_start``)."""
-        kind = live.event.WhichOneof("event")
+        event = live.event
+        kind = event.WhichOneof("event")
         streams = self._sessions.get(session_id)
         stream = streams.get(live.stream_id) if streams is not None else None
         now = self._clock()
@@ -142,17 +143,17 @@ class InFlight:
         if fold is None:
             return
         stream.events += 1
-        stream.bytes += live.event.ByteSize()
+        stream.bytes += event.ByteSize()
         bounds = self.bounds
         if stream.events > bounds.max_events or stream.bytes > bounds.max_bytes:
             stream.fold = None
             return
         try:
-            fold.add(live.event)
+            fold.add(event)
         except (StreamProtocolError, ValueError):
             stream.fold = None  # an event was lost on the way: what this node holds is not the stream
             return
-        if fold.blocks > bounds.max_blocks:
+        if kind == "block_start" and fold.blocks > bounds.max_blocks:
             stream.fold = None
 
     def forget(self, session_id: str) -> None:
