@@ -5,6 +5,9 @@ Two streams, each folded by the one accumulator (``agentmsg.streaming``):
 - a long text answer: 1 text block built from 20,000 deltas of ~5 characters;
 - a tool-call-heavy answer: 50 parallel tool calls, each built from 40 argument fragments.
 
+Also the work live catch-up adds to a node's hub for every event it delivers (``InFlight.observe``: the
+stream folded for late subscribers, its size counted).
+
 Events are prepared once (generated ``StreamEvent`` messages, as a relay or a
 parser hands them over); the timed operation is folding the whole stream.
 """
@@ -28,8 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run import measure
 
 import agentmsg as am
+from agentmsg.service.catchup import InFlight
 from agentmsg.streaming import StreamAccumulator, StreamEvent, events_from_message
-from agentmsg.v1 import stream_pb2
+from agentmsg.v1 import session_service_pb2, stream_pb2
 
 
 def long_text_stream(deltas: int = 20_000) -> list[stream_pb2.StreamEvent]:
@@ -60,6 +64,12 @@ def fold_pbs(events: list[stream_pb2.StreamEvent]) -> am.AssistantMessage:
     return accumulator.finish()
 
 
+def observe_all(lives: list[session_service_pb2.LiveEvent]) -> None:
+    flight = InFlight()
+    for live in lives:
+        flight.observe("s", live)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats, shorter time")
@@ -71,10 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     text = long_text_stream()
     tools = tool_call_stream()
     replay = events_from_message(fold_pbs(tools), chunk_size=8)
+    lives = [session_service_pb2.LiveEvent(stream_id="x", event=event) for event in text]
     cases: list[tuple[str, int, Callable[[], object]]] = [
         ("long text (20,000 deltas)", len(text), lambda: fold_pbs(text)),
         ("50 tool calls x 40 fragments", len(tools), lambda: fold_pbs(tools)),
         ("replay of the tool-call message, 8-char pieces", len(replay), lambda: fold_pbs([e.pb for e in replay])),
+        ("hub catch-up state, long text (InFlight.observe)", len(text), lambda: observe_all(lives)),
     ]
     print("agentmsg streaming benchmark: events folded per second (median of repeats [min-max])")
     rows: list[dict[str, Any]] = []

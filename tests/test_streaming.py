@@ -300,6 +300,74 @@ def test_replay_round_trips_and_chunks() -> None:
         events_from_message(am.UserMessage.text("no"))  # type: ignore[arg-type]
 
 
+def live_stream() -> list[StreamEvent]:
+    """Thinking with a signature, text with a citation and logprobs, two tool calls streaming side by side."""
+    cite = am.Citation(cited_text="Paris is in France", original=am.ProviderContent.from_block("x", {"k": 1}))
+    return [
+        start(),
+        E.block_start(0, am.ThinkingContent("")),
+        E.thinking_delta(0, "Let me "),
+        E.thinking_delta(0, "think."),
+        E.signature_delta(0, "c2lnbmF0"),
+        E.signature_delta(0, "dXJl"),
+        E.block_stop(0),
+        E.block_start(1, am.TextContent("")),
+        E.text_delta(1, "Paris"),
+        E.logprobs_delta(1, [am.TokenLogprob("Paris", -0.1)]),
+        E.citation_delta(1, cite),
+        E.text_delta(1, ", then"),
+        E.logprobs_delta(1, [am.TokenLogprob(",", -0.2), am.TokenLogprob(" then", -0.3)]),
+        E.block_stop(1),
+        E.block_start(2, am.ToolCallContent("call_1", "weather", arguments="")),
+        E.block_start(3, am.ToolCallContent("call_2", "time", arguments="")),
+        E.arguments_delta(2, '{"city": '),
+        E.arguments_delta(3, '{"tz": "Europe/'),
+        E.arguments_delta(2, '"Paris"}'),
+        E.usage_update(am.Usage(10, 3)),
+        E.arguments_delta(3, 'Paris"}'),
+        E.block_stop(3),
+        E.block_stop(2),
+        E.usage_update(am.Usage(output_tokens=40)),
+        E.message_stop("tool_calls", "tool_use"),
+    ]
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 3])
+def test_a_replay_of_the_fold_so_far_then_the_rest_folds_the_same_message(chunk: int | None) -> None:
+    events = live_stream()
+    message = fold(events)
+    for cut in range(len(events) + 1):
+        so_far = StreamAccumulator().extend(events[:cut])
+        replayed = so_far.replay(chunk_size=chunk)
+        assert all(e.sequence is None for e in replayed)
+        late = StreamAccumulator().extend(replayed).extend(events[cut:])
+        assert late.finish() == message, cut
+        if cut < len(events):
+            assert len(replayed) <= cut or chunk is not None  # one delta per fragment kind, when not cut up
+    whole = StreamAccumulator().extend(events)
+    assert fold(whole.replay()) == message  # an ended fold replays its end too
+
+
+def test_a_replay_keeps_a_block_that_took_an_empty_fragment_not_fresh() -> None:
+    events = [start(), E.block_start(0, am.TextContent("")), E.text_delta(0, "")]
+    replayed = StreamAccumulator().extend(events).replay()
+    assert [e.kind for e in replayed] == ["message_start", "block_start", "block_delta"]
+    late = StreamAccumulator().extend(replayed)
+    with pytest.raises(StreamProtocolError, match="started twice"):  # as the first fold would refuse it
+        late.add(events[1])
+
+
+def test_a_replay_of_nothing_is_nothing_and_chunk_size_is_checked() -> None:
+    assert StreamAccumulator().replay() == []
+    with pytest.raises(am.ValidationError, match="chunk_size"):
+        StreamAccumulator().extend([start()]).replay(chunk_size=0)
+    numbered = StreamAccumulator().extend(
+        [start().with_sequence(0), E.block_start(0, am.TextContent()).with_sequence(1)]
+    )
+    assert numbered.last_sequence == 1
+    assert [e.sequence for e in numbered.replay()] == [None, None]
+
+
 def test_events_have_bytes_and_json_forms() -> None:
     event = E.arguments_delta(3, '{"a"').with_sequence(12)
     assert StreamEvent.from_bytes(event.to_bytes()) == event
@@ -340,6 +408,18 @@ def test_any_message_to_events_and_back_is_the_same(case: tuple[am.AssistantMess
     assert fold(events) == message
     assert fold(StreamEvent.from_bytes(e.to_bytes()) for e in events) == message
     assert sum((AssistantMessageChunk.from_event(e) for e in events), AssistantMessageChunk()).to_message() == message
+
+
+@settings(max_examples=100, deadline=None)
+@given(messages, st.integers(0, 1000))
+def test_any_stream_cut_anywhere_replays_to_the_same_message(
+    case: tuple[am.AssistantMessage, int | None], where: int
+) -> None:
+    message, chunk = case
+    events = events_from_message(message, chunk_size=chunk)
+    cut = where % (len(events) + 1)
+    replayed = StreamAccumulator().extend(events[:cut]).replay(chunk_size=chunk)
+    assert StreamAccumulator().extend(replayed).extend(events[cut:]).finish() == message
 
 
 def test_sse_parsing() -> None:

@@ -421,6 +421,11 @@ class StreamAccumulator:
         """The id from ``message_start``."""
         return self._start.message_id if self._start is not None else None
 
+    @property
+    def last_sequence(self) -> int | None:
+        """The number of the last numbered event applied (None while none was)."""
+        return self._last_sequence
+
     def add(self, event: StreamEvent | stream_pb2.StreamEvent) -> None:
         """Apply one event."""
         pb = event.pb if isinstance(event, StreamEvent) else event
@@ -560,6 +565,61 @@ class StreamAccumulator:
     def snapshot(self) -> AssistantMessage:
         """The message so far, open blocks included, unvalidated (for live display)."""
         return self._build(validate=False)
+
+    def replay(self, *, chunk_size: int | None = None) -> list[StreamEvent]:
+        """Unnumbered events that rebuild this fold's state so far (a live viewer's catch-up).
+
+        ``message_start`` as applied; each block in the order it started: its ``block_start`` as applied, one
+        delta per fragment kind carrying everything appended so far (text, thinking text or argument text;
+        the signature; each citation; the log probabilities), and its ``block_stop`` once stopped; the usage
+        so far; the ``message_stop`` or ``error`` once ended. A new fold given these events, then the events
+        that follow (unnumbered, or renumbered after them), finishes as this one does. Text is cut into
+        deltas of ``chunk_size`` characters (and log probabilities into as many tokens) when given.
+        """
+        if chunk_size is not None and chunk_size < 1:
+            raise ValidationError.single("chunk_size", "gte", "chunk_size must be at least 1")
+        if self._start is None:
+            return []
+        events = [stream_pb2.StreamEvent(message_start=self._start)]
+        for index, block in self._blocks.items():
+            events.append(stream_pb2.StreamEvent(block_start=stream_pb2.BlockStart(index=index, content=block.content)))
+            deltas: list[stream_pb2.BlockDelta] = []
+            if block.parts:
+                # An empty fragment still counts (a block that took one is no longer fresh): at least one delta.
+                for piece in _split("".join(block.parts), chunk_size) or [""]:
+                    delta = stream_pb2.BlockDelta(index=index)
+                    if block.kind == "text":
+                        delta.text.text = piece
+                    elif block.kind == "thinking":
+                        delta.thinking.text = piece
+                    else:
+                        delta.tool_call.arguments = piece
+                    deltas.append(delta)
+            if block.signature:
+                signature = stream_pb2.SignatureDelta(signature="".join(block.signature))
+                deltas.append(stream_pb2.BlockDelta(index=index, signature=signature))
+            deltas += [
+                stream_pb2.BlockDelta(index=index, citation=stream_pb2.CitationDelta(citation=citation))
+                for citation in block.citations
+            ]
+            step = chunk_size or max(len(block.logprobs), 1)
+            deltas += [
+                stream_pb2.BlockDelta(
+                    index=index, logprobs=stream_pb2.LogprobsDelta(logprobs=block.logprobs[i : i + step])
+                )
+                for i in range(0, len(block.logprobs), step)
+            ]
+            events.extend(stream_pb2.StreamEvent(block_delta=delta) for delta in deltas)
+            if not block.open:
+                events.append(stream_pb2.StreamEvent(block_stop=stream_pb2.BlockStop(index=index)))
+        if self._usage is not None:
+            events.append(stream_pb2.StreamEvent(usage=stream_pb2.UsageUpdate(usage=self._usage)))
+        if self._end is not None:
+            end = stream_pb2.StreamEvent()
+            end.CopyFrom(self._end)
+            end.ClearField("sequence")
+            events.append(end)
+        return [StreamEvent._wrap(event) for event in events]
 
     def _build(self, *, validate: bool = True) -> AssistantMessage:
         start = self._start

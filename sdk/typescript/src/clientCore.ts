@@ -197,7 +197,9 @@ export class BaseClient {
   /**
    * The log after `after`, then live, until `signal` aborts. When the connection drops (the server restarts, the
    * network breaks) it reconnects with backoff and resumes after the last offset it gave: nothing is lost or
-   * repeated. Live events of a message in flight at the drop may be cut; its logged message still arrives.
+   * repeated. With `liveEvents`, a subscription (new or reconnected) starts with the events that rebuild each message
+   * still being generated (live catch-up): after a reconnect, a stream you were folding starts again with its
+   * `messageStart`, so fold it afresh (`onReconnect` tells you when).
    */
   async *subscribe(sessionId: string, options: SubscribeOptions = {}): AsyncGenerator<Logged | Live> {
     let after = BigInt(options.after ?? 0);

@@ -314,7 +314,10 @@ class Client:
         subscription that ends UNAVAILABLE (the server restarting, a cluster
         node losing its database) subscribes again by itself from the last
         offset it delivered, after a capped exponential backoff: no logged
-        message is lost or repeated (live events sent meanwhile are missed).
+        message is lost or repeated. With ``live_events``, a subscription
+        (new or resumed) starts with the events that rebuild each message
+        still being generated (live catch-up), so after a resume a stream you
+        were folding starts again with its ``message_start``: fold it afresh.
         """
         cursor, delay = after, RESUME_BACKOFF
         deadline = None if timeout is None else time.monotonic() + timeout

@@ -32,6 +32,7 @@ from agentmsg.errors import StoreError, UnavailableError, ValidationError
 from agentmsg.service import budgets, reflection
 from agentmsg.service.access import Access, BearerTokenInterceptor, Scope
 from agentmsg.service.budgets import BudgetInterceptor, Budgets, Ledger
+from agentmsg.service.catchup import CatchUpBounds
 from agentmsg.service.cluster import Cluster, peer_credentials
 from agentmsg.service.frames import DEFAULT_REPLY_CACHE_BYTES, FrameCache
 from agentmsg.service.grpc.calls import capture, register
@@ -295,7 +296,7 @@ async def create_server(config: ServerConfig) -> Running:
     ledger = Ledger(limits)
     interceptors.append(BudgetInterceptor(access, limits, ledger))
     server = grpc.aio.server(interceptors=interceptors, options=options)
-    hub = LiveHub()
+    hub = LiveHub(CatchUpBounds.for_server(config.max_message_bytes, config.limits))
     sessions = SessionHandler(store, hub, access, max_message_bytes=config.max_message_bytes, limits=config.limits)
     tools = ToolHandler(access)
     session_servicer = SessionServicer(sessions, reply_cache_bytes=config.reply_cache_bytes)

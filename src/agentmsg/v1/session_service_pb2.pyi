@@ -253,7 +253,13 @@ class SubscribeRequest(_message.Message):
     message, so a subscriber always makes progress.
     """
     live_events: _builtins.bool
-    """Also deliver the stream events of messages being generated."""
+    """Also deliver the stream events of messages being generated. A stream
+    already in flight when the subscription starts is caught up first: the
+    events that rebuild it so far (its start, each block's start, one delta
+    per fragment kind with everything appended so far, the stops and usage
+    so far), then its new events, so a late subscriber folds the same message
+    as an early one. A numbered stream is renumbered from 0 for it.
+    """
     def __init__(
         self,
         *,
@@ -287,8 +293,8 @@ class SubscribeResponse(_message.Message):
     @_builtins.property
     def live_event(self) -> Global___LiveEvent:
         """A stream event of a message being generated (with `live_events`). Live
-        events are not logged: a subscriber that was away misses them, and gets
-        the finished message from the log.
+        events are not logged: a subscriber that was away misses the streams that
+        ended meanwhile, and gets their finished messages from the log.
         """
 
     def __init__(

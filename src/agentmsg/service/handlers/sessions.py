@@ -129,6 +129,7 @@ class SessionHandler:
         the notification of any append that follows the delete), so a subscriber never takes a new session
         by the same id for the old one. The store then wakes the subscribers.
         """
+        self.hub.in_flight.forget(session_id)  # a new session by this id is not handed the old one's streams
         for deleted in self._deletions.get(session_id, ()):
             deleted.set()
 
@@ -297,7 +298,8 @@ class SessionHandler:
         # A resumed subscription (and one woken by a change that brought nothing) also checks that its cursor
         # is still in the log: a session deleted when this node could not hear of it is shorter, or gone.
         verify = cursor > 0
-        with self.hub.subscribe(session_id) as live:
+        # A live subscriber first gets the events that rebuild the messages being generated, then what follows.
+        with self.hub.subscribe(session_id, catch_up=request.live_events) as live:
             while True:
                 if deleted.is_set():
                     raise NotFoundError(f"session {session_id!r} was deleted")

@@ -262,7 +262,12 @@ export type SubscribeRequest = Message<"agentmsg.v1.SubscribeRequest"> & {
   maxBatch: number;
 
   /**
-   * Also deliver the stream events of messages being generated.
+   * Also deliver the stream events of messages being generated. A stream
+   * already in flight when the subscription starts is caught up first: the
+   * events that rebuild it so far (its start, each block's start, one delta
+   * per fragment kind with everything appended so far, the stops and usage
+   * so far), then its new events, so a late subscriber folds the same message
+   * as an early one. A numbered stream is renumbered from 0 for it.
    *
    * @generated from field: bool live_events = 4;
    */
@@ -292,8 +297,8 @@ export type SubscribeResponse = Message<"agentmsg.v1.SubscribeResponse"> & {
 
   /**
    * A stream event of a message being generated (with `live_events`). Live
-   * events are not logged: a subscriber that was away misses them, and gets
-   * the finished message from the log.
+   * events are not logged: a subscriber that was away misses the streams that
+   * ended meanwhile, and gets their finished messages from the log.
    *
    * @generated from field: agentmsg.v1.LiveEvent live_event = 2;
    */
