@@ -235,18 +235,22 @@ _KILLED_MID_COMMIT = textwrap.dedent(
 
     AFTER_COMMITS = int(os.environ["AFTER_COMMITS"])
     MIN_BATCH = int(os.environ["MIN_BATCH"])
-    original = backend.SQLiteStore._commit_batch
 
-    def commit_or_die(self, batch):
-        def trace(sql):
-            if sql == "COMMIT" and len(batch) >= MIN_BATCH and self.commits >= AFTER_COMMITS:
-                print(f"killing myself at the COMMIT of {len(batch)} appends", flush=True)
-                os.kill(os.getpid(), signal.SIGKILL)
+    def dying(original):
+        def commit_or_die(self, batch):
+            def trace(sql):
+                if sql == "COMMIT" and len(batch) >= MIN_BATCH and self.commits >= AFTER_COMMITS:
+                    print(f"killing myself at the COMMIT of {len(batch)} appends", flush=True)
+                    os.kill(os.getpid(), signal.SIGKILL)
 
-        self._db.set_trace_callback(trace)
-        return original(self, batch)
+            self._db.set_trace_callback(trace)
+            return original(self, batch)
 
-    backend.SQLiteStore._commit_batch = commit_or_die
+        return commit_or_die
+
+    # Both ways the writer commits a batch: planned (a few statements), or append by append (savepoints).
+    backend.SQLiteStore._commit_planned = dying(backend.SQLiteStore._commit_planned)
+    backend.SQLiteStore._commit_batch = dying(backend.SQLiteStore._commit_batch)
     from agentmsg.cli import main
     sys.exit(main(["serve", "--host", "127.0.0.1", "--port", "0", "--db", sys.argv[1]]))
     """

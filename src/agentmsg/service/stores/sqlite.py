@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from agentmsg.errors import StoreError, StoreFullError
+from agentmsg.errors import ConflictError, StoreError, StoreFullError, ValidationError
 from agentmsg.service.stores.base import (
     Appended,
     Body,
@@ -141,10 +141,111 @@ class SQLiteStore(Store):
                         break
                     batch.append(more)
                     size += sum(len(b) for _, b in more.encoded)
-                self._commit_batch(batch)
+                try:
+                    if not self._commit_planned(batch):
+                        self._commit_batch(batch)
+                except BaseException as exc:  # a defect: each append of the batch fails with it, the writer goes on
+                    for write in batch:
+                        if write.result is None and write.error is None:
+                            write.error = exc
             _deliver(batch)
             if stop:
                 return
+
+    def _commit_planned(self, batch: list[_Write]) -> bool:
+        """The batch in a few statements: look up every session and id it names at once, decide each append's
+        fate in Python (a refused append is left out: it fails alone), insert the rest in one statement, commit.
+
+        False (everything rolled back, no outcome set) when a statement fails: the batch is then run append by
+        append (:meth:`_commit_batch`), so the failure falls on the append that causes it.
+        """
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            sessions = sorted({w.session_id for w in batch})
+            last: dict[str, int] = {}
+            for start in range(0, len(sessions), 500):
+                chunk = sessions[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                last.update(
+                    db.execute(
+                        f"SELECT session_id, last_offset FROM sessions WHERE session_id IN ({marks})",  # noqa: S608 - placeholders only
+                        chunk,
+                    ).fetchall()
+                )
+            pairs = sorted(
+                {(w.session_id, i) for w in batch for i, _ in w.encoded}
+                | {(w.session_id, p) for w in batch for p in w.parents if p}
+            )
+            held: dict[str, dict[str, int]] = {}  # session -> message id -> offset, of what is named
+            for start in range(0, len(pairs), 500):
+                chunk = pairs[start : start + 500]
+                values = ",".join("(?, ?)" for _ in chunk)
+                rows = db.execute(
+                    f"SELECT m.session_id, m.message_id, m.offset FROM (VALUES {values}) AS w CROSS JOIN messages AS m "  # noqa: S608 - placeholders only
+                    "ON m.session_id = w.column1 AND m.message_id = w.column2",
+                    [x for pair in chunk for x in pair],
+                ).fetchall()
+                for session_id, message_id, offset in rows:
+                    held.setdefault(session_id, {})[message_id] = offset
+            inserts: list[tuple[str, int, str, Body]] = []
+            touched: dict[str, int] = {}  # session -> the time of its last append in the batch
+            staged: dict[tuple[str, int], Body] = {}  # (session, offset) -> body, written by this batch
+            for write in batch:
+                session_id = write.session_id
+                ids = held.setdefault(session_id, {})
+                try:
+                    _check_parents_in(
+                        [(i, parent) for (i, _), parent in zip(write.encoded, write.parents, strict=True)],
+                        set(ids),
+                    )
+
+                    def body_at(index: int, session_id: str = session_id) -> Body:
+                        body = staged.get((session_id, index + 1))
+                        if body is not None:
+                            return body
+                        found = db.execute(
+                            "SELECT body FROM messages WHERE session_id = ? AND offset = ?", (session_id, index + 1)
+                        ).fetchone()
+                        return bytes(found[0])
+
+                    current = last.get(session_id, 0)
+                    result, bodies, new_ids = _plan(body_at, ids, write.encoded, current)
+                except (ConflictError, ValidationError) as exc:
+                    write.error = exc
+                    continue
+                write.result = result
+                if bodies:
+                    by_offset = {offset: message_id for message_id, offset in new_ids.items()}
+                    for k, body in enumerate(bodies):
+                        offset = current + 1 + k
+                        inserts.append((session_id, offset, by_offset[offset], body))
+                        staged[(session_id, offset)] = body
+                        ids[by_offset[offset]] = offset
+                    last[session_id] = current + len(bodies)
+                    touched[session_id] = write.now_us
+            if inserts:
+                db.executemany(
+                    "INSERT INTO messages (session_id, offset, message_id, body) VALUES (?, ?, ?, ?)", inserts
+                )
+                db.executemany(
+                    "INSERT INTO sessions (session_id, last_offset, created_us, updated_us) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT(session_id) DO UPDATE SET last_offset = excluded.last_offset, "
+                    "updated_us = excluded.updated_us",
+                    [(s, last[s], now, now) for s, now in touched.items()],
+                )
+            db.execute("COMMIT")
+        except sqlite3.Error:
+            if db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
+            for write in batch:
+                write.result = write.error = None
+            return False
+        if inserts:
+            self.commits += 1
+            self.committed_appends += sum(1 for w in batch if w.error is None)
+        return True
 
     def _commit_batch(self, batch: list[_Write]) -> None:
         """One transaction for the batch, one savepoint per append: an append that fails is rolled back to its
@@ -190,7 +291,7 @@ class SQLiteStore(Store):
                 return
             for write, result in done:
                 write.result = result
-            if done:
+            if any(not a.duplicate for _, result in done for a in result):
                 self.commits += 1
                 self.committed_appends += len(done)
             return
