@@ -165,12 +165,12 @@ class SQLiteStore(Store):
             sessions = sorted({w.session_id for w in batch})
             last: dict[str, int] = {}
             for start in range(0, len(sessions), 500):
-                chunk = sessions[start : start + 500]
-                marks = ",".join("?" * len(chunk))
+                names = sessions[start : start + 500]
+                marks = ",".join("?" * len(names))
                 last.update(
                     db.execute(
                         f"SELECT session_id, last_offset FROM sessions WHERE session_id IN ({marks})",  # noqa: S608 - placeholders only
-                        chunk,
+                        names,
                     ).fetchall()
                 )
             pairs = sorted(
