@@ -3,8 +3,8 @@
 ``python bench/report.py DIR [-o bench/results.md] [--command "make bench"]`` reads
 ``DIR/codec.json`` (``bench/run.py --json``), ``DIR/conversion.json``,
 ``DIR/streaming.json``, ``DIR/service.json``, ``DIR/cluster.json``, ``DIR/mcp.json``,
-``DIR/typescript.json``, ``DIR/hostile.json`` and ``DIR/group_commit.json`` (each optional) and writes one Markdown file: the
-machine and versions, every target with PASS/MISS, the tables, and for every
+``DIR/typescript.json``, ``DIR/hostile.json`` and ``DIR/group_commit.json`` (each optional) and
+writes one Markdown file: the machine and versions, every target with PASS/MISS, the tables, and for every
 missed target its profile and what bounds it. Nothing is measured here: every
 figure comes from the JSON of the run.
 """
