@@ -332,10 +332,10 @@ class Clients:
 # --- the run --------------------------------------------------------------------------------------------
 
 
-def measure(clients: Clients, servers: list[Server], quick: bool) -> dict[str, Any]:
+def measure(clients: Clients, servers: list[Server], quick: bool, modes: tuple[str, ...]) -> dict[str, Any]:
     rounds, seconds = (1, 1.0) if quick else (3, 2.0)
     cells: dict[str, Any] = {}
-    for mode in MODES:
+    for mode in modes:
         for count in CLIENTS:
             key = f"{mode}/{count}"
             per: dict[str, list[float]] = {s.name: [] for s in servers}
@@ -377,9 +377,9 @@ def measure(clients: Clients, servers: list[Server], quick: bool) -> dict[str, A
     return cells
 
 
-def targets(store: str, cells: dict[str, Any]) -> list[dict[str, Any]]:
+def targets(store: str, cells: dict[str, Any], modes: tuple[str, ...]) -> list[dict[str, Any]]:
     found = []
-    for mode in MODES:
+    for mode in modes:
         top, mid = cells[f"{mode}/64"], cells[f"{mode}/16"]
         ok = top["ratio"] >= MIN_OF_FLOOR
         found.append(
@@ -404,7 +404,9 @@ def targets(store: str, cells: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-def run(quick: bool) -> dict[str, Any]:
+def run(
+    quick: bool, stores: tuple[str, ...] = ("sqlite", "postgres"), modes: tuple[str, ...] = MODES
+) -> dict[str, Any]:
     from agentmsg.service.localpg import LocalPostgres
 
     results: dict[str, Any] = {
@@ -419,17 +421,17 @@ def run(quick: bool) -> dict[str, Any]:
     try:
         with ExitStack() as stack:
             directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="agentmsg-gc-")))
-            pg = stack.enter_context(LocalPostgres.temporary())
-            for kind in ("sqlite", "postgres"):
+            pg = stack.enter_context(LocalPostgres.temporary()) if "postgres" in stores else None
+            for kind in stores:
                 if kind == "sqlite":
                     floor_at, agentmsg_at = str(directory / "floor.db"), str(directory / "agentmsg.db")
                 else:
                     floor_at, agentmsg_at = _database(pg, "floor"), _database(pg, "agentmsg")
                 print(f"\n{kind}: appends/s, floor vs agentmsg (median of interleaved rounds)", flush=True)
                 with floor_server(kind, floor_at) as floor, agentmsg_server(kind, agentmsg_at, directory) as server:
-                    cells = measure(clients, [floor, server], quick)
+                    cells = measure(clients, [floor, server], quick, modes)
                 results["stores"][kind] = cells
-                results["targets"].extend(targets(kind, cells))
+                results["targets"].extend(targets(kind, cells, modes))
     finally:
         clients.close()
     return results
@@ -447,12 +449,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one short round per cell")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument("--store", choices=("sqlite", "postgres"), action="append", help="only this store (repeatable)")
+    parser.add_argument("--mode", choices=MODES, action="append", help="only these sessions (repeatable)")
     parser.add_argument("--floor", nargs=2, metavar=("KIND", "LOCATION"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.floor:
         asyncio.run(_floor_serve(*args.floor))
         return 0
-    results = run(args.quick)
+    results = run(args.quick, tuple(args.store or ("sqlite", "postgres")), tuple(args.mode or MODES))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0
