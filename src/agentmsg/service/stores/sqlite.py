@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import queue
 import sqlite3
 import threading
@@ -164,15 +165,15 @@ class SQLiteStore(Store):
             db.execute("BEGIN IMMEDIATE")
             sessions = sorted({w.session_id for w in batch})
             last: dict[str, int] = {}
+            # Each statement steps once (one row, one GIL hand-back for the writer thread), not once per row.
             for start in range(0, len(sessions), 500):
                 names = sessions[start : start + 500]
                 marks = ",".join("?" * len(names))
-                last.update(
-                    db.execute(
-                        f"SELECT session_id, last_offset FROM sessions WHERE session_id IN ({marks})",  # noqa: S608 - placeholders only
-                        names,
-                    ).fetchall()
-                )
+                (found,) = db.execute(
+                    f"SELECT json_group_object(session_id, last_offset) FROM sessions WHERE session_id IN ({marks})",  # noqa: S608 - placeholders only
+                    names,
+                ).fetchone()
+                last.update(json.loads(found))
             pairs = sorted(
                 {(w.session_id, i) for w in batch for i, _ in w.encoded}
                 | {(w.session_id, p) for w in batch for p in w.parents if p}
@@ -224,15 +225,22 @@ class SQLiteStore(Store):
                         ids[by_offset[offset]] = offset
                     last[session_id] = current + len(bodies)
                     touched[session_id] = write.now_us
-            if inserts:
-                db.executemany(
-                    "INSERT INTO messages (session_id, offset, message_id, body) VALUES (?, ?, ?, ?)", inserts
+            for start in range(0, len(inserts), 500):
+                rows = inserts[start : start + 500]
+                db.execute(
+                    "INSERT INTO messages (session_id, offset, message_id, body) VALUES "  # noqa: S608 - placeholders only
+                    + ",".join("(?, ?, ?, ?)" for _ in rows),
+                    [x for row in rows for x in row],
                 )
-                db.executemany(
-                    "INSERT INTO sessions (session_id, last_offset, created_us, updated_us) VALUES (?, ?, ?, ?) "
-                    "ON CONFLICT(session_id) DO UPDATE SET last_offset = excluded.last_offset, "
+            sessions_rows = [(s, last[s], now, now) for s, now in touched.items()]
+            for start in range(0, len(sessions_rows), 500):
+                upserts = sessions_rows[start : start + 500]
+                db.execute(
+                    "INSERT INTO sessions (session_id, last_offset, created_us, updated_us) VALUES "  # noqa: S608 - placeholders only
+                    + ",".join("(?, ?, ?, ?)" for _ in upserts)
+                    + " ON CONFLICT(session_id) DO UPDATE SET last_offset = excluded.last_offset, "
                     "updated_us = excluded.updated_us",
-                    [(s, last[s], now, now) for s, now in touched.items()],
+                    [x for row in upserts for x in row],
                 )
             db.execute("COMMIT")
         except sqlite3.Error:
