@@ -157,8 +157,9 @@ class SQLiteStore(Store):
         """The batch in a few statements: look up every session and id it names at once, decide each append's
         fate in Python (a refused append is left out: it fails alone), insert the rest in one statement, commit.
 
-        False (everything rolled back, no outcome set) when a statement fails: the batch is then run append by
-        append (:meth:`_commit_batch`), so the failure falls on the append that causes it.
+        False (everything rolled back, no outcome set) when a statement fails in a batch of several appends: the
+        batch is then run append by append (:meth:`_commit_batch`), so the failure falls on the append that causes
+        it. A batch of one append fails with the error at once.
         """
         db = self._db
         try:
@@ -243,12 +244,15 @@ class SQLiteStore(Store):
                     [x for row in upserts for x in row],
                 )
             db.execute("COMMIT")
-        except sqlite3.Error:
+        except sqlite3.Error as exc:
             if db.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
                     db.execute("ROLLBACK")
             for write in batch:
                 write.result = write.error = None
+            if len(batch) == 1:  # the failure is this append's own: no need to run it again
+                batch[0].error = _store_error(exc, "the store could not write", self.path)
+                return True
             return False
         if inserts:
             self.commits += 1
