@@ -77,7 +77,8 @@ class _SQLiteFloor:
             "CREATE TABLE IF NOT EXISTS floor (session_id TEXT NOT NULL, offset INTEGER NOT NULL, "
             "message_id TEXT NOT NULL, body BLOB NOT NULL, PRIMARY KEY (session_id, offset)) WITHOUT ROWID"
         )
-        self.last: dict[str, int] = {}
+        # Restarted on its file, it goes on after what is there.
+        self.last: dict[str, int] = dict(self.db.execute("SELECT session_id, max(offset) FROM floor GROUP BY 1"))
         self.commits = self.appends = 0
         self.queue: queue.SimpleQueue[tuple[str, str, bytes, asyncio.Future[int]]] = queue.SimpleQueue()
         self.loop = asyncio.get_running_loop()
@@ -111,9 +112,9 @@ class _SQLiteFloor:
 class _PostgresFloor:
     """A writer task on one connection: one statement (one transaction, one WAL flush) per batch."""
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Any, last: dict[str, int]) -> None:
         self.conn = conn
-        self.last: dict[str, int] = {}
+        self.last = last
         self.commits = self.appends = 0
         self.queued: collections.deque[tuple[str, str, bytes, asyncio.Future[int]]] = collections.deque()
         self.wake = asyncio.Event()
@@ -128,7 +129,8 @@ class _PostgresFloor:
             "CREATE TABLE IF NOT EXISTS floor (session_id text NOT NULL, seq bigint NOT NULL, "
             "message_id text NOT NULL, body bytea NOT NULL, PRIMARY KEY (session_id, seq))"
         )
-        return cls(conn)
+        cur = await conn.execute("SELECT session_id, max(seq) FROM floor GROUP BY 1")
+        return cls(conn, {str(s): int(n) for s, n in await cur.fetchall()})
 
     def append(self, session_id: str, message_id: str, body: bytes) -> asyncio.Future[int]:
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
@@ -231,12 +233,13 @@ def started(name: str, command: list[str], counts_file: Path | None = None) -> I
     if "serving on" not in line:
         process.kill()
         raise RuntimeError(f"{name} did not start: {line!r}")
+    # Whatever the server prints later is read, so that a full pipe never stalls it.
+    threading.Thread(target=process.stdout.read, daemon=True).start()
     try:
         yield Server(name, line.split("serving on ", 1)[1].split()[0], process, counts_file)
     finally:
         process.terminate()
         process.wait(30)
-        process.stdout.close()
 
 
 def floor_server(kind: str, location: str) -> Any:
@@ -260,7 +263,10 @@ def _client_worker(commands: Any, results: Any) -> None:
         if command is None:
             return
         target, sessions, prefix, seconds = command
-        results.put(asyncio.run(_appends(target, sessions, prefix, seconds)))
+        try:
+            results.put(asyncio.run(_appends(target, sessions, prefix, seconds)))
+        except Exception as exc:  # reported by the parent, which would otherwise wait for a result
+            results.put(exc)
 
 
 async def _appends(target: str, sessions: list[str], prefix: str, seconds: float) -> tuple[int, list[float]]:
@@ -317,7 +323,10 @@ class Clients:
             self.commands[w].put((target, sessions[w::used], f"{prefix}{w}", seconds))
         done, latencies = 0, []
         for _ in range(used):
-            count, times = self.results.get(timeout=seconds + 120)
+            result = self.results.get(timeout=seconds + 120)
+            if isinstance(result, Exception):
+                raise RuntimeError(f"a client process failed: {result!r}")
+            count, times = result
             done += count
             latencies.extend(times)
         return done / seconds, statistics.median(latencies) * 1e3
