@@ -4,8 +4,8 @@
 ``DIR/codec.json`` (``bench/run.py --json``), ``DIR/conversion.json``,
 ``DIR/streaming.json``, ``DIR/service.json``, ``DIR/http.json`` (``bench/connect_http.py``),
 ``DIR/cluster.json``, ``DIR/mcp.json``, ``DIR/a2a.json``,
-``DIR/typescript.json`` and ``DIR/hostile.json`` (each optional) and writes one Markdown file: the
-machine and versions, every target with PASS/MISS, the tables, and for every
+``DIR/typescript.json``, ``DIR/hostile.json`` and ``DIR/group_commit.json`` (each optional) and writes one
+Markdown file: the machine and versions, every target with PASS/MISS, the tables, and for every
 missed target its profile and what bounds it. Nothing is measured here: every
 figure comes from the JSON of the run.
 """
@@ -97,7 +97,7 @@ def targets_section(runs: dict[str, dict[str, Any] | None]) -> tuple[list[str], 
             rows.append(("codec", f"{t['payload']}: {t['text']}", t["pass"], t.get("extra", False)))
         for t in codec.get("hot", {}).get("targets", []):
             rows.append(("hot path", t["text"], t["pass"], False))
-    for name in ("conversion", "service", "http", "cluster", "observability"):
+    for name in ("conversion", "service", "http", "cluster", "observability", "group_commit"):
         run = runs.get(name)
         if run:
             rows.extend((name, t["text"], t["pass"], False) for t in run["targets"])
@@ -803,7 +803,33 @@ NAMES = (
     "a2a",
     "typescript",
     "hostile",
+    "group_commit",
 )
+
+
+def group_commit_section(run: dict[str, Any]) -> list[str]:
+    lines = [
+        "## Group commit: concurrent durable appends (`bench/group_commit.py`)",
+        "",
+        "agentmsg against a bare gRPC server built in the benchmark that answers the same `AppendMessage` with "
+        "nothing but a group commit (one writer, one transaction per batch, no checks). Interleaved rounds, "
+        "medians; commits per append are each side's transactions (each one log flush); CPU is the server "
+        "process's (PostgreSQL's backends not included).",
+        "",
+        "| store | sessions | clients | floor appends/s | agentmsg appends/s | ratio | p50 floor / agentmsg "
+        "| commits per append floor / agentmsg | server CPU per append floor / agentmsg |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for store, cells in run["stores"].items():
+        for key, c in cells.items():
+            mode, clients = key.split("/")
+            lines.append(
+                f"| {store} | {mode} | {clients} | {c['floor_per_s']:,.0f} | {c['agentmsg_per_s']:,.0f} "
+                f"| {c['ratio']:.2f}x | {c['floor_p50_ms']:.2f} / {c['agentmsg_p50_ms']:.2f} ms "
+                f"| {c['floor_commits_per_append']:.2f} / {c['agentmsg_commits_per_append']:.2f} "
+                f"| {c['floor_cpu_us']:.0f} / {c['agentmsg_cpu_us']:.0f} µs |"
+            )
+    return lines
 
 
 def build(directory: Path, command: str) -> str:
@@ -837,6 +863,8 @@ def build(directory: Path, command: str) -> str:
         lines += ["", *typescript_section(runs["typescript"])]
     if runs["hostile"]:
         lines += ["", *hostile_section(runs["hostile"])]
+    if runs["group_commit"]:
+        lines += ["", *group_commit_section(runs["group_commit"])]
     if missed:
         lines += [
             "",

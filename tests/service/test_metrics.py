@@ -169,3 +169,20 @@ def test_answered_calls_are_recorded_in_batches_and_always_before_a_scrape(monke
         assert _appended_ok(registry) == 5
     finally:
         running.stop()
+
+
+def test_the_store_counts_its_commits_and_the_appends_they_acknowledged(tmp_path: Any) -> None:
+    """SQLite: appends one after the other are one commit each; a retried duplicate writes nothing, so no commit."""
+    running = ServerThread(ServerConfig(db=str(tmp_path / "agentmsg.db"), metrics_port=0, reflection=False))
+    try:
+        with Client(running.target) as client:
+            first = am.UserMessage.text("one")
+            client.append("s", first)
+            client.append("s", first)  # a duplicate
+            client.append("s", am.UserMessage.text("two"))
+            client.append_many("s", [am.UserMessage.text("three"), am.UserMessage.text("four")])
+        samples = scrape(running)
+    finally:
+        running.stop()
+    assert value(samples, "agentmsg_store_commits_total") == 3
+    assert value(samples, "agentmsg_store_committed_appends_total") == 3

@@ -43,7 +43,7 @@ from agentmsg.service.handlers.tools import TOOL_SERVICE, ToolHandler
 from agentmsg.service.limits import RequestLimits
 from agentmsg.service.live import LiveHub
 from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
-from agentmsg.service.stores import PostgresStore, Store, open_store
+from agentmsg.service.stores import PostgresStore, SQLiteStore, Store, open_store
 from agentmsg.service.telemetry import ServerTelemetry
 
 if TYPE_CHECKING:
@@ -134,6 +134,9 @@ class Running:
             "live_dropped": float(self.sessions.hub.dropped),
             "store_healthy": 1.0 if self.store.healthy else 0.0,
         }
+        if isinstance(self.store, PostgresStore | SQLiteStore):
+            values["commits"] = float(self.store.commits)
+            values["committed_appends"] = float(self.store.committed_appends)
         if isinstance(self.store, PostgresStore):
             values.update(self.store.pool_stats())
         return values

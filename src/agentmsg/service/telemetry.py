@@ -351,6 +351,12 @@ if AVAILABLE:
             healthy.add_metric([self.store], values["store_healthy"])
             yield healthy
             for key, text in (
+                ("commits", "Transactions the store's appends committed (group commit: one per batch, one log flush)"),
+                ("committed_appends", "Append calls those transactions acknowledged"),
+            ):
+                if key in values:
+                    yield CounterMetricFamily(f"agentmsg_store_{key}", text, value=values[key])
+            for key, text in (
                 ("pool_size", "PostgreSQL connections open in the pool"),
                 ("pool_max", "PostgreSQL pool's maximum connections"),
                 ("pool_available", "PostgreSQL connections idle in the pool"),

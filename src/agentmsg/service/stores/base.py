@@ -72,6 +72,10 @@ class Store(abc.ABC):
         self._health_listeners: list[Callable[[bool], None]] = []
         self._delete_listeners: list[Callable[[str], None]] = []
         self.healthy = True
+        # Group commit's counters (SQLite, PostgreSQL): transactions appends committed (each one flush of the
+        # log to disk) and the append calls they acknowledged. Read by /metrics and the benchmarks.
+        self.commits = 0
+        self.committed_appends = 0
 
     async def start(self) -> None:  # noqa: B027 - an optional hook
         """Connect (for stores with a server); called once before the first use."""
@@ -110,15 +114,7 @@ class Store(abc.ABC):
     async def _check_parents(self, session_id: str, messages: Sequence[message_pb2.Message]) -> None:
         wanted = {m.parent_id for m in messages if m.parent_id} - {m.id for m in messages}
         known = await self.known_ids(session_id, wanted) if wanted else set()
-        found = []
-        for i, message in enumerate(messages):
-            parent = message.parent_id
-            if parent and (parent == message.id or parent not in known):
-                problem = "names itself" if parent == message.id else "is not in the session"
-                found.append(Violation(f"messages[{i}].parent_id", "session.parent", f"{parent!r} {problem}"))
-            known.add(message.id)
-        if found:
-            raise ValidationError(found, "append")
+        _check_parents_in([(m.id, m.parent_id) for m in messages], known)
 
     @abc.abstractmethod
     async def _append(self, session_id: str, encoded: list[tuple[str, Body]], now_us: int) -> list[Appended]: ...
@@ -281,3 +277,19 @@ def _plan(
         staged_ids[message_id] = offset
         result.append(Appended(offset, False))
     return result, staged, staged_ids
+
+
+def _check_parents_in(messages: Sequence[tuple[str, str]], known: set[str]) -> None:
+    """Raise the append's ValidationError when a (message id, parent id) names itself or an id not ``known``.
+
+    ``known`` holds the session's ids among the parents; the batch's own ids are added in order (a parent may
+    be an earlier message of the batch).
+    """
+    found = []
+    for i, (message_id, parent) in enumerate(messages):
+        if parent and (parent == message_id or parent not in known):
+            problem = "names itself" if parent == message_id else "is not in the session"
+            found.append(Violation(f"messages[{i}].parent_id", "session.parent", f"{parent!r} {problem}"))
+        known.add(message_id)
+    if found:
+        raise ValidationError(found, "append")

@@ -18,6 +18,13 @@ store contract suite proves it on all three stores:
   ``synchronous_commit = on``, so an acknowledged append is on the primary's
   disk (and, with synchronous replication configured in PostgreSQL, on a
   standby's).
+- **Group commit**: one writer per node takes the appends queued while its
+  last statement ran and commits them together, one statement
+  (``agentmsg_append_many``) and one transaction, so one WAL flush answers
+  them all. Each append is validated before any of it is written: a conflict
+  or a bad parent refuses that append alone, the others of its batch commit.
+  A batch that fails as a whole (a timeout, a lost connection) is tried again
+  one append per statement, so each gets its own outcome.
 - **Indexes, not scans**: parent ids are checked through the unique
   ``(session_id, message_id)`` index; entries are looked up by id or offset.
 - **Change feed**: an append sends ``NOTIFY agentmsg_append`` (the session id)
@@ -44,6 +51,7 @@ The cluster layer (:mod:`agentmsg.service.cluster`) uses the same tables
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import itertools
 import json
@@ -51,6 +59,7 @@ import logging
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentmsg.errors import ConflictError, StoreError, StoreFullError, ValidationError, Violation
@@ -171,6 +180,116 @@ _MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
         # The retention sweep finds the sessions idle longest through this index.
         ("CREATE INDEX agentmsg_sessions_by_update ON agentmsg_sessions (updated_us)",),
     ),
+    (
+        3,
+        (
+            # Group commit: several append calls, one statement, one transaction (one WAL flush). The calls are
+            # flattened: call c appends p_counts[c] messages of the arrays, to session p_sessions[c], at time
+            # p_nows[c]. Each call is validated before anything of it is written (a held id is a duplicate with
+            # the same bytes or a conflict; a parent is an entry of the session or an earlier message of the
+            # call, never itself): a refused call writes nothing, returns one row with its error (AM409: the
+            # conflict's text; AM422: the bad parents as [index, parent, problem, ...]), and the next call goes
+            # on. Callers order the calls by session (each session's calls in arrival order), so every batch
+            # takes its row locks in one order and two batches never deadlock.
+            """CREATE FUNCTION agentmsg_append_many(
+                p_sessions text[], p_counts int[], p_nows bigint[], p_ids text[], p_parents text[], p_bodies bytea[])
+            RETURNS TABLE (out_call int, out_seq bigint, out_duplicate boolean, out_error text, out_detail text)
+            LANGUAGE plpgsql AS $fn$
+            DECLARE
+                v_first int := 1;
+                v_session text;
+                v_last bigint;
+                v_next bigint;
+                v_seq bigint;
+                v_body bytea;
+                v_at int;
+                v_seqs bigint[];
+                v_new boolean[];
+                v_bad text[];
+                v_conflict text;
+            BEGIN
+                FOR c IN 1 .. coalesce(array_length(p_sessions, 1), 0) LOOP
+                    v_session := p_sessions[c];
+                    SELECT last_offset INTO v_last FROM agentmsg_sessions WHERE session_id = v_session FOR UPDATE;
+                    IF NOT FOUND THEN
+                        INSERT INTO agentmsg_sessions VALUES (v_session, 0, p_nows[c], p_nows[c])
+                            ON CONFLICT (session_id) DO NOTHING;
+                        SELECT last_offset INTO v_last FROM agentmsg_sessions WHERE session_id = v_session FOR UPDATE;
+                    END IF;
+                    v_next := v_last;
+                    v_seqs := '{}';
+                    v_new := '{}';
+                    v_bad := '{}';
+                    v_conflict := NULL;
+                    FOR i IN v_first .. v_first + p_counts[c] - 1 LOOP
+                        IF p_parents[i] <> '' THEN
+                            IF p_parents[i] = p_ids[i] THEN
+                                v_bad := v_bad || ARRAY[(i - v_first)::text, p_parents[i], 'names itself'];
+                            ELSIF array_position(p_ids[v_first:i - 1], p_parents[i]) IS NULL
+                                  AND NOT EXISTS (SELECT 1 FROM agentmsg_messages
+                                                  WHERE session_id = v_session AND message_id = p_parents[i]) THEN
+                                v_bad := v_bad || ARRAY[(i - v_first)::text, p_parents[i], 'is not in the session'];
+                            END IF;
+                        END IF;
+                        v_at := array_position(p_ids[v_first:i - 1], p_ids[i]);
+                        IF v_at IS NOT NULL THEN
+                            v_seq := v_seqs[v_at];
+                            v_body := p_bodies[v_first + v_at - 1];
+                        ELSE
+                            SELECT seq, body INTO v_seq, v_body FROM agentmsg_messages
+                                WHERE session_id = v_session AND message_id = p_ids[i];
+                            IF NOT FOUND THEN
+                                v_seq := NULL;
+                            END IF;
+                        END IF;
+                        IF v_seq IS NULL THEN
+                            v_next := v_next + 1;
+                            v_seqs := v_seqs || v_next;
+                            v_new := v_new || true;
+                        ELSIF v_body <> p_bodies[i] THEN
+                            v_conflict := format(
+                                'message id %L is already at offset %s with different content', p_ids[i], v_seq);
+                            EXIT;
+                        ELSE
+                            v_seqs := v_seqs || v_seq;
+                            v_new := v_new || false;
+                        END IF;
+                    END LOOP;
+                    IF v_conflict IS NOT NULL OR array_length(v_bad, 1) > 0 THEN
+                        IF v_last = 0 THEN  -- the row this call made for a new session goes with it
+                            DELETE FROM agentmsg_sessions WHERE session_id = v_session AND last_offset = 0;
+                        END IF;
+                        out_call := c;
+                        out_seq := NULL;
+                        out_duplicate := NULL;
+                        out_error := CASE WHEN v_conflict IS NOT NULL THEN 'AM409' ELSE 'AM422' END;
+                        out_detail := coalesce(v_conflict, array_to_json(v_bad)::text);
+                        RETURN NEXT;
+                    ELSE
+                        FOR k IN 1 .. p_counts[c] LOOP
+                            IF v_new[k] THEN
+                                INSERT INTO agentmsg_messages
+                                    VALUES (v_session, v_seqs[k], p_ids[v_first + k - 1], p_bodies[v_first + k - 1]);
+                            END IF;
+                            out_call := c;
+                            out_seq := v_seqs[k];
+                            out_duplicate := NOT v_new[k];
+                            out_error := NULL;
+                            out_detail := NULL;
+                            RETURN NEXT;
+                        END LOOP;
+                        IF v_next > v_last THEN
+                            UPDATE agentmsg_sessions SET last_offset = v_next, updated_us = p_nows[c]
+                                WHERE session_id = v_session;
+                            PERFORM pg_notify('agentmsg_append', v_session);
+                        END IF;
+                    END IF;
+                    v_first := v_first + p_counts[c];
+                END LOOP;
+            END
+            $fn$""",
+        ),
+    ),
 ]
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
 """The schema version this release creates and reads."""
@@ -238,6 +357,8 @@ class PostgresStore(Store):
         self._notify_lock = asyncio.Lock()
         self._notifier: psycopg.AsyncConnection[Any] | None = None
         self._listener: psycopg.AsyncConnection[Any] | None = None
+        self._queued: collections.deque[_Queued] = collections.deque()
+        self._writer: asyncio.Task[None] | None = None
 
     # -- lifecycle
 
@@ -282,6 +403,9 @@ class PostgresStore(Store):
             raise StoreError(f"cannot LISTEN on PostgreSQL at {_redact(self.url)}") from None
 
     async def close(self) -> None:
+        if self._writer is not None:  # what is queued is committed (or fails) before the pool closes
+            await asyncio.gather(self._writer, return_exceptions=True)
+            self._writer = None
         # Close the LISTEN connection first: a task waiting in notifies() is not woken by a cancel (psycopg
         # waits for the server's answer to the cancel request, and a LISTEN has none to give).
         if self._listener is not None:
@@ -385,16 +509,107 @@ class PostgresStore(Store):
         *,
         now_us: int | None = None,
     ) -> list[Appended]:
-        """As :meth:`Store.append`; the parent check runs inside the append's one statement."""
+        """As :meth:`Store.append`; the parent check runs inside the append's statement (group committed)."""
         encoded = _encoded(messages, received)
         now = time.time_ns() // 1000 if now_us is None else now_us
-        result = await self._call_append(session_id, encoded, [m.parent_id for m in messages], now)
+        result = await self._queue_append(session_id, encoded, [m.parent_id for m in messages], now)
         if any(not a.duplicate for a in result):
             self._notify(session_id)
         return result
 
     async def _append(self, session_id: str, encoded: list[tuple[str, Body]], now_us: int) -> list[Appended]:
-        return await self._call_append(session_id, encoded, [""] * len(encoded), now_us)
+        return await self._queue_append(session_id, encoded, [""] * len(encoded), now_us)
+
+    def _queue_append(
+        self, session_id: str, encoded: list[tuple[str, Body]], parents: list[str], now_us: int
+    ) -> asyncio.Future[list[Appended]]:
+        """Queue the append for the writer; the future resolves once its batch is committed."""
+        future: asyncio.Future[list[Appended]] = asyncio.get_running_loop().create_future()
+        self._queued.append(_Queued(session_id, encoded, parents, now_us, future))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_queued(), name="agentmsg-pg-writer")
+        return future
+
+    async def _write_queued(self) -> None:
+        """The writer: while appends are queued, commit those queued so far as one statement (group commit).
+
+        One batch at a time per node: appends that arrive while a batch commits make up the next one.
+        """
+        while self._queued:
+            batch: list[_Queued] = []
+            size = 0
+            while self._queued and len(batch) < _BATCH_MAX_CALLS and size < _BATCH_MAX_BYTES:
+                queued = self._queued.popleft()
+                batch.append(queued)
+                size += sum(len(b) for _, b in queued.encoded)
+            try:
+                await self._commit_batch(batch)
+            except BaseException as exc:  # handed to every caller of the batch still waiting
+                for queued in batch:
+                    if not queued.future.done():
+                        queued.future.set_exception(exc)
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+
+    async def _commit_batch(self, batch: list[_Queued]) -> None:
+        """One statement for the batch; if it fails as a whole (not a refused call: a timeout, a deadlock, a
+        lost connection), each append is tried again on its own, so that each gets its own outcome."""
+        # Stable: each session's appends keep their order; every batch locks its sessions' rows in one order.
+        ordered = sorted(batch, key=lambda q: q.session_id)
+        try:
+            async with self._conn("append") as conn:
+                cur = await conn.execute(
+                    "SELECT out_call, out_seq, out_duplicate, out_error, out_detail "
+                    "FROM agentmsg_append_many(%s, %s, %s, %s, %s, %s)",
+                    (
+                        [q.session_id for q in ordered],
+                        [len(q.encoded) for q in ordered],
+                        [q.now_us for q in ordered],
+                        [i for q in ordered for i, _ in q.encoded],
+                        [p for q in ordered for p in q.parents],
+                        [bytes(b) for q in ordered for _, b in q.encoded],
+                    ),
+                )
+                rows = await cur.fetchall()
+        except StoreError:
+            if len(batch) == 1:
+                raise
+            await asyncio.gather(*(self._alone(q) for q in batch))
+            return
+        results: list[list[Appended]] = [[] for _ in ordered]
+        errors: dict[int, Exception] = {}
+        for call, seq, duplicate, error, detail in rows:
+            index = int(call) - 1
+            if error == "AM409":
+                errors[index] = ConflictError(detail or "message id conflict")
+            elif error == "AM422":
+                errors[index] = _parent_error(detail or "[]")
+            else:
+                results[index].append(Appended(int(seq), bool(duplicate)))
+        committed = len(ordered) - len(errors)
+        if committed:
+            self.commits += 1
+            self.committed_appends += committed
+        for index, queued in enumerate(ordered):
+            if queued.future.done():  # the caller was cancelled; the append stands (as a retry will find)
+                continue
+            if index in errors:
+                queued.future.set_exception(errors[index])
+            else:
+                queued.future.set_result(results[index])
+
+    async def _alone(self, queued: _Queued) -> None:
+        """One append in its own statement (after its batch failed as a whole)."""
+        try:
+            result = await self._call_append(queued.session_id, queued.encoded, queued.parents, queued.now_us)
+        except Exception as exc:  # the append's own outcome
+            if not queued.future.done():
+                queued.future.set_exception(exc)
+            return
+        self.commits += 1
+        self.committed_appends += 1
+        if not queued.future.done():
+            queued.future.set_result(result)
 
     async def _call_append(
         self, session_id: str, encoded: list[tuple[str, Body]], parents: list[str], now_us: int
@@ -631,6 +846,21 @@ class PostgresStore(Store):
             self._pinged = ok
             self._update_health()
             await asyncio.sleep(self.health_interval)
+
+
+_BATCH_MAX_CALLS = 256  # appends per group commit
+_BATCH_MAX_BYTES = 16 << 20  # bytes of messages per group commit (one statement's parameters)
+
+
+@dataclass(slots=True, eq=False)
+class _Queued:
+    """An append waiting for the writer."""
+
+    session_id: str
+    encoded: list[tuple[str, Body]]
+    parents: list[str]
+    now_us: int
+    future: asyncio.Future[list[Appended]]
 
 
 def _parent_error(detail: str) -> ValidationError:
