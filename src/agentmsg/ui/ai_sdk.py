@@ -234,17 +234,16 @@ class _Writer:
         return [part, *sources]
 
     def reasoning(
-        self, block: ThinkingContent | RedactedThinkingContent, provenance: Provenance | None, path: str
+        self, block: ThinkingContent | RedactedThinkingContent, provenance: Provenance | None, part_id: str, path: str
     ) -> list[dict[str, Any]]:
         key = _signature_key(provenance)
         if isinstance(block, RedactedThinkingContent):
             if key is None or not key[2]:
                 self.loss(path, "redacted thinking", _why_not(provenance))
                 return []
-            return [
-                {"type": "reasoning", "text": "", "state": "done", "providerMetadata": {key[0]: {key[2]: block.data}}}
-            ]
-        part: dict[str, Any] = {"type": "reasoning", "text": block.content, "state": "done"}
+            metadata = {key[0]: {key[2]: block.data}}
+            return [{"type": "reasoning", "id": part_id, "text": "", "state": "done", "providerMetadata": metadata}]
+        part: dict[str, Any] = {"type": "reasoning", "id": part_id, "text": block.content, "state": "done"}
         if block.signature and key is not None:
             part["providerMetadata"] = {key[0]: {key[1]: block.signature}}
         elif block.signature:
@@ -434,7 +433,7 @@ def _assistant(writer: _Writer, turn: _Turn, message: AssistantMessage, path: st
             case TextContent():
                 parts += writer.text(block, message, k, where)
             case ThinkingContent() | RedactedThinkingContent():
-                parts += writer.reasoning(block, message.provenance, where)
+                parts += writer.reasoning(block, message.provenance, f"{message.id}.{k}", where)
             case ToolCallContent() | HostedToolCallContent():
                 part = writer.call(block, message.provenance, where)
                 calls[block.id] = part
@@ -879,7 +878,7 @@ class UIMessageStream:
                 end["providerMetadata"] = parts[0]["providerMetadata"]
             out = [end, *parts[1:]]
         elif isinstance(block, (ThinkingContent, RedactedThinkingContent)):
-            parts = writer.reasoning(block, self._provenance, where)
+            parts = writer.reasoning(block, self._provenance, rid, where)
             end = {"type": "reasoning-end", "id": rid}
             if parts and "providerMetadata" in parts[0]:
                 end["providerMetadata"] = parts[0]["providerMetadata"]
