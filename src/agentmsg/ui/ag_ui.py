@@ -239,8 +239,8 @@ class _Writer:
 
     def result_entry(self, block: ToolResultContent) -> dict[str, Any]:
         entry: dict[str, Any] = {}
-        if block.name and block.name != self.call_names.get(block.id):
-            entry["name"] = block.name
+        if block.name != self.call_names.get(block.id, ""):
+            entry["name"] = block.name  # reading takes the call's name otherwise
         if block.metadata:
             entry["metadata"] = block.metadata
         if block.terminate:
@@ -471,7 +471,7 @@ class _Reader:
         self.paths.append(path)
         self.by_id[data["id"]] = data
         early = [block for _, block in self.waiting.pop(data["id"], [])]
-        data["contents"][:0] = early
+        data["contents"] = early + list(data.get("contents", []))
 
     def attach(self, of: Any, block: dict[str, Any], path: str, *, before: bool) -> bool:
         """Put a block made from ``of``'s message there; False when ``of`` is not a string."""
@@ -479,7 +479,7 @@ class _Reader:
             return False
         target = self.by_id.get(of)
         if target is not None:
-            target["contents"].append(block)
+            target.setdefault("contents", []).append(block)
         elif before:
             self.waiting.setdefault(of, []).append((len(self.waiting.get(of, [])), block))
         else:
