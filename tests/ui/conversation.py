@@ -85,3 +85,60 @@ def conversation() -> list:
             timestamp=T0 + 4,
         ),
     ]
+
+
+def pydantic_ai_conversation() -> list:
+    """The same conversation as pydantic-ai ``ModelMessage``s (for the oracle: its AG-UI and Vercel adapters)."""
+    from pydantic_ai.messages import (  # noqa: PLC0415 - pydantic-ai is a dev dependency of these tests only
+        BinaryContent,
+        ModelRequest,
+        ModelResponse,
+        NativeToolCallPart,
+        NativeToolReturnPart,
+        SystemPromptPart,
+        TextPart,
+        ThinkingPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
+
+    question = "What is the weather in Paris and Oslo? And what is in this picture?"
+    answer = "Paris is 18°C and cloudy; Oslo is about 5°C with rain. The picture is a single pixel."
+    return [
+        ModelRequest(
+            parts=[
+                SystemPromptPart("You are a weather assistant."),
+                UserPromptPart([question, BinaryContent(PNG, media_type="image/png")]),
+            ]
+        ),
+        ModelResponse(
+            parts=[
+                ThinkingPart("Two cities: two calls at once.", signature="sig-abc", provider_name="anthropic"),
+                TextPart("Let me check both."),
+                ToolCallPart("get_weather", '{"city": "Paris"}', "call_paris"),
+                ToolCallPart("get_weather", '{"city":"Oslo","units":"metric"}', "call_oslo"),
+            ],
+            provider_name="anthropic",
+            model_name="claude-sonnet-4-5",
+        ),
+        ModelRequest(
+            parts=[
+                ToolReturnPart("get_weather", "18°C, cloudy", "call_paris"),
+                ToolReturnPart("get_weather", "station offline", "call_oslo", outcome="failed"),
+            ]
+        ),
+        ModelResponse(
+            parts=[
+                NativeToolCallPart("web_search", {"query": "Oslo weather"}, "srv_1", provider_name="anthropic"),
+                NativeToolReturnPart(
+                    "web_search",
+                    [{"url": "https://met.no/oslo", "title": "Oslo forecast"}],
+                    "srv_1",
+                    provider_name="anthropic",
+                ),
+                TextPart(answer),
+            ],
+            provider_name="anthropic",
+        ),
+    ]
