@@ -16,11 +16,11 @@ from typing import Any
 from nodetools import require_node, run_node
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ui"))
-from conversation import conversation  # noqa: E402
+from conversation import conversation
 
-from agentmsg import AssistantMessage, Provenance, RedactedThinkingContent, TextContent, ThinkingContent  # noqa: E402
-from agentmsg.ui import ConversionReport  # noqa: E402
-from agentmsg.ui.ai_sdk import to_ui_messages, ui_message_chunks  # noqa: E402
+from agentmsg import AssistantMessage, Provenance, RedactedThinkingContent, TextContent, ThinkingContent
+from agentmsg.ui import ConversionReport
+from agentmsg.ui.ai_sdk import to_ui_messages, ui_message_chunks
 
 
 def _json(value: Any) -> Any:

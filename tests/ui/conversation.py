@@ -89,7 +89,7 @@ def conversation() -> list:
 
 def pydantic_ai_conversation() -> list:
     """The same conversation as pydantic-ai ``ModelMessage``s (for the oracle: its AG-UI and Vercel adapters)."""
-    from pydantic_ai.messages import (  # noqa: PLC0415 - pydantic-ai is a dev dependency of these tests only
+    from pydantic_ai.messages import (
         BinaryContent,
         ModelRequest,
         ModelResponse,

@@ -157,7 +157,8 @@ def test_tool_results_metadata_terminate_and_a_users_results_come_back() -> None
     for item in out:
         check_message(item)
     assert out[1]["content"][1]["type"] == "image"
-    assert out[3]["role"] == "tool" and out[3]["metadata"]["agentmsg"] == {"name": "other", "of": "u"}
+    assert out[3]["role"] == "tool"
+    assert out[3]["metadata"]["agentmsg"] == {"name": "other", "of": "u"}
     assert from_ag_ui(out) == [call, results, user]
 
 
@@ -202,12 +203,16 @@ def test_foreign_messages_read_in_the_protocols_sense() -> None:
     back = from_ag_ui(payload, report=report)
     assert {loss.what for loss in report.losses} == {"developer role", "metadata key 'app'", "video part"}
     system, user, assistant, tool, custom = back
-    assert isinstance(system, SystemMessage) and system.text_content() == "be brief"
-    assert isinstance(user.contents[0], DocumentContent) and user.contents[0].url == "https://x.test/v.mp4"
+    assert isinstance(system, SystemMessage)
+    assert system.text_content() == "be brief"
+    assert isinstance(user.contents[0], DocumentContent)
+    assert user.contents[0].url == "https://x.test/v.mp4"
     assert isinstance(assistant, AssistantMessage)
     assert assistant.contents == (ThinkingContent("thinking", "e"), TextContent("hi"), ToolCallContent("c", "f", {}))
-    assert isinstance(tool, ToolMessage) and tool.results()[0].name == "f"
-    assert isinstance(custom, CustomMessage) and custom.custom_type == "plan" and custom.details == {"steps": ["a"]}
+    assert isinstance(tool, ToolMessage)
+    assert tool.results()[0].name == "f"
+    assert isinstance(custom, CustomMessage)
+    assert (custom.custom_type, custom.details) == ("plan", {"steps": ["a"]})
 
 
 def test_reasoning_with_no_assistant_after_it_is_its_own_message() -> None:
@@ -215,7 +220,7 @@ def test_reasoning_with_no_assistant_after_it_is_its_own_message() -> None:
         [{"id": "r", "role": "reasoning", "content": "alone"}, {"id": "u", "role": "user", "content": "hi"}]
     )
     assert [type(m).__name__ for m in back] == ["AssistantMessage", "UserMessage"]
-    assert back[0].id == "r" and back[0].contents == (ThinkingContent("alone"),)
+    assert (back[0].id, back[0].contents) == ("r", (ThinkingContent("alone"),))
 
 
 @pytest.mark.parametrize(
@@ -313,10 +318,10 @@ def _fold(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def _without_metadata(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for message in messages:
-        message = {k: v for k, v in message.items() if k not in ("metadata", "error")}
-        if "toolCalls" in message:
-            message["toolCalls"] = [{k: v for k, v in c.items() if k != "metadata"} for c in message["toolCalls"]]
-        out.append(message)
+        kept = {k: v for k, v in message.items() if k not in ("metadata", "error")}
+        if "toolCalls" in kept:
+            kept["toolCalls"] = [{k: v for k, v in c.items() if k != "metadata"} for c in kept["toolCalls"]]
+        out.append(kept)
     return out
 
 

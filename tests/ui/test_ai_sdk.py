@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
@@ -70,9 +71,18 @@ def test_one_turn_is_one_uimessage_with_steps_and_merged_results() -> None:
     citation = turn["parts"][7]["citations"][0]
     assert citation["source"]["url"] == "https://met.no/oslo"
     assert citation["citedText"] == "5°C, rain"
-    assert turn["parts"][8] == {"type": "source-url", "sourceId": citation["source"]["id"], "url": "https://met.no/oslo", "title": "Oslo forecast"}
+    assert turn["parts"][8] == {
+        "type": "source-url",
+        "sourceId": citation["source"]["id"],
+        "url": "https://met.no/oslo",
+        "title": "Oslo forecast",
+    }
     assert [e["id"] for e in turn["metadata"]["agentmsg"]["messages"]] == ["a1", "t1", "a2"]
-    assert out[1]["parts"][1] == {"type": "file", "mediaType": "image/png", "url": "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNg+M/A8B8ABQACAeKw4dYAAAAASUVORK5CYII="}
+    assert out[1]["parts"][1] == {
+        "type": "file",
+        "mediaType": "image/png",
+        "url": "data:image/png;base64," + base64.b64encode(PNG).decode(),
+    }
 
 
 @pytest.mark.parametrize(
@@ -84,7 +94,9 @@ def test_one_turn_is_one_uimessage_with_steps_and_merged_results() -> None:
     ],
 )
 def test_signatures_go_where_the_ai_sdk_provider_reads_them(provenance: Provenance, expected: dict[str, Any]) -> None:
-    message = AssistantMessage([ThinkingContent("t", "s"), TextContent("x")], provenance=provenance, id="a", timestamp=1.0)
+    message = AssistantMessage(
+        [ThinkingContent("t", "s"), TextContent("x")], provenance=provenance, id="a", timestamp=1.0
+    )
     out, report = _report([message])
     assert not report
     assert out[0]["parts"][1]["providerMetadata"] == expected
@@ -95,10 +107,16 @@ def test_signed_reasoning_does_not_cross_without_a_producer_the_ai_sdk_reads() -
     blocks = [ThinkingContent("t", "s"), RedactedThinkingContent("r"), ToolCallContent("c", "f", {}, signature="g")]
     for provenance, why in [
         (None, "the message has no provenance"),
-        (Provenance("openai", "openai-chat-completions"), "the AI SDK has no reader for openai (openai-chat-completions) reasoning"),
+        (
+            Provenance("openai", "openai-chat-completions"),
+            "the AI SDK has no reader for openai (openai-chat-completions) reasoning",
+        ),
     ]:
         out, report = _report([AssistantMessage(blocks, provenance=provenance, id="a", timestamp=1.0)])
-        assert [(loss.what, loss.reason) for loss in report.losses[:2]] == [("thinking signature", why), ("redacted thinking", why)]
+        assert [(loss.what, loss.reason) for loss in report.losses[:2]] == [
+            ("thinking signature", why),
+            ("redacted thinking", why),
+        ]
         assert report.losses[2].what == "tool-call signature"
         assert all("providerMetadata" not in p for p in out[0]["parts"])
     anthropic = AssistantMessage(blocks[:2], provenance=ANTHROPIC, id="a", timestamp=1.0)
@@ -114,10 +132,14 @@ def test_signed_reasoning_does_not_cross_without_a_producer_the_ai_sdk_reads() -
 
 def test_what_the_ai_sdk_cannot_hold_is_reported() -> None:
     messages = [
-        UserMessage([TextContent("q"), ImageContent.from_file_id("file-1"), ToolResultContent("c0", "x")], id="u", timestamp=1.0),
+        UserMessage(
+            [TextContent("q"), ImageContent.from_file_id("file-1"), ToolResultContent("c0", "x")], id="u", timestamp=1.0
+        ),
         ToolMessage([ToolResultContent("nobody", "orphan")], id="t0", timestamp=2.0),
         AssistantMessage([ToolCallContent("c", "f", {})], id="a", timestamp=3.0),
-        ToolMessage([ToolResultContent("c", [TextContent("a"), TextContent("b"), ImageContent(PNG)])], id="t", timestamp=4.0),
+        ToolMessage(
+            [ToolResultContent("c", [TextContent("a"), TextContent("b"), ImageContent(PNG)])], id="t", timestamp=4.0
+        ),
     ]
     out, report = _report(messages)
     assert [(loss.path, loss.what) for loss in report.losses] == [
@@ -133,7 +155,9 @@ def test_what_the_ai_sdk_cannot_hold_is_reported() -> None:
 
 
 def test_documents_and_session_messages() -> None:
-    doc = UserMessage([DocumentContent(b"%PDF-1", media_type="application/pdf", filename="a.pdf")], id="u", timestamp=1.0)
+    doc = UserMessage(
+        [DocumentContent(b"%PDF-1", media_type="application/pdf", filename="a.pdf")], id="u", timestamp=1.0
+    )
     summary = CompactionSummaryMessage("so far", tokens_before=900, id="c", timestamp=2.0)
     out, report = _report([doc, summary])
     assert not report
@@ -152,22 +176,39 @@ def _tool_part(state: str, **extra: Any) -> dict[str, Any]:
         (_tool_part("input-streaming", rawInput='{"q": "x'), None, "streaming input"),
         (_tool_part("input-available"), None, None),
         (_tool_part("approval-requested", approval={"id": "ap"}), None, "tool approval (approval-requested)"),
-        (_tool_part("approval-responded", approval={"id": "ap", "approved": True}), None, "tool approval (approval-responded)"),
+        (
+            _tool_part("approval-responded", approval={"id": "ap", "approved": True}),
+            None,
+            "tool approval (approval-responded)",
+        ),
         (_tool_part("output-available", output={"hits": 2}), ToolResultContent("c", '{"hits":2}', name="search"), None),
-        (_tool_part("output-error", errorText="boom"), ToolResultContent("c", "boom", is_error=True, name="search"), None),
+        (
+            _tool_part("output-error", errorText="boom"),
+            ToolResultContent("c", "boom", is_error=True, name="search"),
+            None,
+        ),
         (
             _tool_part("output-denied", approval={"id": "ap", "approved": False, "reason": "no"}),
             ToolResultContent("c", "no", is_error=True, name="search"),
             "denied tool call",
         ),
         (
-            {"type": "dynamic-tool", "toolName": "search", "toolCallId": "c", "state": "output-available", "input": {"q": "x"}, "output": "ok"},
+            {
+                "type": "dynamic-tool",
+                "toolName": "search",
+                "toolCallId": "c",
+                "state": "output-available",
+                "input": {"q": "x"},
+                "output": "ok",
+            },
             ToolResultContent("c", "ok", name="search"),
             None,
         ),
     ],
 )
-def test_tool_parts_read_in_every_state(part: dict[str, Any], result: ToolResultContent | None, lost: str | None) -> None:
+def test_tool_parts_read_in_every_state(
+    part: dict[str, Any], result: ToolResultContent | None, lost: str | None
+) -> None:
     report = ConversionReport()
     back = from_ui_messages([{"id": "m", "role": "assistant", "parts": [{"type": "step-start"}, part]}], report=report)
     call = back[0].contents[0]
@@ -198,7 +239,12 @@ def test_foreign_parts_are_reported() -> None:
     }
     report = ConversionReport()
     back = from_ui_messages({"messages": [message]}, report=report)
-    assert {loss.what for loss in report.losses} == {"metadata key 'createdAt'", "source-url part", "'data-weather' part", "'file' part"}
+    assert {loss.what for loss in report.losses} == {
+        "metadata key 'createdAt'",
+        "source-url part",
+        "'data-weather' part",
+        "'file' part",
+    }
     assert [(m.id, m.text_content()) for m in back] == [("m", "hi"), ("m.1", "more")]
 
 
@@ -208,7 +254,10 @@ def test_foreign_parts_are_reported() -> None:
         ([{"id": "m", "role": "robot", "parts": []}], "[0].role"),
         ([{"id": "m", "role": "user"}], "[0].parts"),
         ([{"id": "m", "role": "user", "parts": [{"type": "text", "text": 3}]}], "[0].parts[0].text"),
-        ([{"id": "m", "role": "user", "parts": [{"type": "file", "mediaType": "image/png", "url": "nope"}]}], "[0].parts[0]"),
+        (
+            [{"id": "m", "role": "user", "parts": [{"type": "file", "mediaType": "image/png", "url": "nope"}]}],
+            "[0].parts[0]",
+        ),
         ({"messages": "x"}, "messages"),
     ],
 )

@@ -119,7 +119,9 @@ def _projection(messages: list[Any]) -> list[tuple[str, list[tuple[str, Any]]]]:
         parts = []
         for part in message.parts:
             if part.part_kind == "user-prompt":
-                payload: Any = [item if isinstance(item, str) else (item.media_type, item.data) for item in part.content]
+                payload: Any = [
+                    item if isinstance(item, str) else (item.media_type, item.data) for item in part.content
+                ]
             elif part.part_kind in ("tool-call", "builtin-tool-call"):
                 args = part.args if isinstance(part.args, dict) else json.loads(part.args)
                 payload = (part.tool_name, part.tool_call_id, args)

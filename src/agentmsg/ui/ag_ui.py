@@ -235,7 +235,7 @@ class _Writer:
         if results and any(not isinstance(b, ToolResultContent) for _, b in blocks[results[0][0] :]):
             self.loss(f"{path}.contents", "block order", "a user message's tool results go after its other blocks")
         out = {"id": message.id, "role": "user", "content": self.content(others, f"{path}.contents")}
-        return [self.finish(out, message), *self.results(path, message, results, main=False)]  # type: ignore[arg-type]
+        return [self.finish(out, message), *self.results(path, message, results, main=False)]
 
     def result_entry(self, block: ToolResultContent) -> dict[str, Any]:
         entry: dict[str, Any] = {}
@@ -311,7 +311,7 @@ class _Writer:
                     calls.append(self.call(block, where, vouched, len(calls)))
                     order.append(2)
                 case _:
-                    activity = {"id": _derived_id(message.id, k), "role": "activity"}
+                    activity: dict[str, Any] = {"id": _derived_id(message.id, k), "role": "activity"}
                     activity |= {"activityType": ACTIVITY_CONTENT, "content": content_to_dict(block)}
                     activity["metadata"] = _meta(of)
                     before.append(activity)
@@ -623,7 +623,7 @@ def from_ag_ui(
     read as a document) is reported as for writing.
     """
     if isinstance(payload, Mapping):
-        payload = payload.get("messages", None)  # type: ignore[assignment]
+        payload = payload.get("messages", None)
         if not isinstance(payload, list):
             raise ValidationError.single("messages", "type", f"expected an array, got {json_type(payload)}")
     if isinstance(payload, (str, bytes)):

@@ -616,7 +616,7 @@ class _Reader:
                 self.errors.add(f"{where}.type", "type", f"expected a string, got {json_type(kind)}")
                 continue
             if kind == "text":
-                block = {"type": "text", "content": self.string(part, "text", where)}
+                block: dict[str, Any] = {"type": "text", "content": self.string(part, "text", where)}
                 citations = self.citations(part.get("citations"), f"{where}.citations", cited)
                 if citations:
                     block["citations"] = citations
@@ -704,8 +704,8 @@ class _Reader:
                 blocks.append(dict(hosted_result))
             elif state in ("output-available", "output-error"):
                 error = state == "output-error"
-                text = part.get("errorText") if error else part.get("output")
-                body = text if isinstance(text, str) else _compact(text)
+                shown = part.get("errorText") if error else part.get("output")
+                body = shown if isinstance(shown, str) else _compact(shown)
                 blocks.append(
                     {
                         "type": "hosted_tool_result",
