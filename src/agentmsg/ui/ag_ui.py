@@ -167,8 +167,6 @@ class _Writer:
     def joined(self, blocks: list[tuple[str, TextContent]], path: str) -> str:
         for where, block in blocks:
             self.text_extras(block, where)
-            if not block.content:
-                self.loss(where, "empty text block", "AG-UI text is one string: an empty block leaves no trace")
         if len(blocks) > 1:
             self.loss(path, f"the boundaries of {len(blocks)} text blocks", "AG-UI text is one string: joined")
         return "".join(block.content for _, block in blocks)
@@ -441,9 +439,10 @@ class _Reader:
             self.errors.add(f"{path}.source.type", "enum", f"expected data, url or file, got {arm!r}")
         return None
 
-    def content(self, value: Any, path: str) -> list[dict[str, Any]]:
+    def content(self, value: Any, path: str, *, empty_text: bool = False) -> list[dict[str, Any]]:
+        """Blocks of a ``str | ContentPart[]`` content; ``""`` is one empty text block with ``empty_text``."""
         if isinstance(value, str):
-            return [{"type": "text", "content": value}] if value else []
+            return [{"type": "text", "content": value}] if value or empty_text else []
         if not isinstance(value, list):
             self.errors.add(path, "type", f"expected a string or an array of parts, got {json_type(value)}")
             return []
@@ -519,9 +518,9 @@ class _Reader:
                 for block in data["contents"]:
                     block.pop("__id", None)
                 self.loose = []
-                data["contents"] += self.assistant_blocks(item, path)
+                data["contents"] += self.assistant_blocks(item, path, ours=bool(entry))
             else:
-                data["contents"] = self.content(item.get("content"), f"{path}.content")
+                data["contents"] = self.content(item.get("content"), f"{path}.content", empty_text=True)
             self.add(path, data)
         elif role == "tool":
             block = self.result(item, entry, path)
@@ -563,12 +562,15 @@ class _Reader:
             self.flush_loose()
             self.add(path, {"role": "custom", "id": message_id, "custom_type": kind, "details": dict(content)})
 
-    def assistant_blocks(self, item: Mapping[str, Any], path: str) -> list[dict[str, Any]]:
+    def assistant_blocks(self, item: Mapping[str, Any], path: str, *, ours: bool) -> list[dict[str, Any]]:
+        """Text and tool calls; ``content: ""`` is an empty text block when agentmsg wrote the message or
+        the message holds nothing else (other producers send ``""`` beside tool calls for no text)."""
         blocks: list[dict[str, Any]] = []
         text = item.get("content")
+        calls_present = bool(item.get("toolCalls", item.get("tool_calls")))
         if text is not None and not isinstance(text, str):
             self.errors.add(f"{path}.content", "type", f"expected a string, got {json_type(text)}")
-        elif text:
+        elif text or (text == "" and (ours or not calls_present)):
             blocks.append({"type": "text", "content": text})
         calls = item.get("toolCalls", item.get("tool_calls")) or []
         if not isinstance(calls, list):
@@ -638,6 +640,8 @@ def from_ag_ui(
     reader.errors.raise_if_any()
     out: list[AgentMessage] = []
     for path, data in zip(reader.paths, reader.out, strict=True):
+        if data.get("role") in ("system", "user", "assistant") and not data.get("contents"):
+            data["contents"] = [{"type": "text", "content": ""}]  # an empty message, as agentmsg holds one
         with reader.errors.building(path):
             out.append(message_from_dict(data))
     reader.errors.raise_if_any()

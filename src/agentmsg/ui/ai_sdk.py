@@ -783,6 +783,8 @@ def from_ui_messages(
     reader.errors.raise_if_any()
     out: list[AgentMessage] = []
     for path, data in reader.out:
+        if data.get("role") in ("system", "user", "assistant") and not data.get("contents"):
+            data["contents"] = [{"type": "text", "content": ""}]  # an empty message, as agentmsg holds one
         with reader.errors.building(path):
             out.append(message_from_dict(data))
     reader.errors.raise_if_any()
