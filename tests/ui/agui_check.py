@@ -39,3 +39,60 @@ def check_event(data: dict[str, Any]) -> Any:
     _no_extras(model, data.get("type", "?"))
     assert model.model_dump(by_alias=True, mode="json") == data
     return model
+
+
+def fold_events(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What an AG-UI client builds from events (text, reasoning, tool calls and results, activity)."""
+    messages: dict[str, dict[str, Any]] = {}
+    calls: dict[str, dict[str, Any]] = {}
+    for event in events:
+        kind = event["type"]
+        if kind == "TEXT_MESSAGE_START":
+            messages.setdefault(event["messageId"], {"id": event["messageId"], "role": event["role"], "content": ""})
+        elif kind == "TEXT_MESSAGE_CONTENT":
+            messages[event["messageId"]]["content"] += event["delta"]
+        elif kind == "REASONING_MESSAGE_START":
+            messages[event["messageId"]] = {"id": event["messageId"], "role": "reasoning", "content": ""}
+        elif kind == "REASONING_MESSAGE_CONTENT":
+            messages[event["messageId"]]["content"] += event["delta"]
+        elif kind == "REASONING_ENCRYPTED_VALUE":
+            target = messages.get(event["entityId"]) or calls[event["entityId"]]
+            target["encryptedValue"] = event["encryptedValue"]
+        elif kind == "TOOL_CALL_START":
+            parent = messages.setdefault(
+                event["parentMessageId"], {"id": event["parentMessageId"], "role": "assistant"}
+            )
+            call = {
+                "id": event["toolCallId"],
+                "type": "function",
+                "function": {"name": event["toolCallName"], "arguments": ""},
+            }
+            calls[event["toolCallId"]] = call
+            parent.setdefault("toolCalls", []).append(call)
+        elif kind == "TOOL_CALL_ARGS":
+            calls[event["toolCallId"]]["function"]["arguments"] += event["delta"]
+        elif kind == "TOOL_CALL_RESULT":
+            messages[event["messageId"]] = {
+                "id": event["messageId"],
+                "role": "tool",
+                "toolCallId": event["toolCallId"],
+                "content": event["content"],
+            }
+        elif kind == "ACTIVITY_SNAPSHOT":
+            messages[event["messageId"]] = {
+                "id": event["messageId"],
+                "role": "activity",
+                "activityType": event["activityType"],
+                "content": event["content"],
+            }
+    return list(messages.values())
+
+
+def without_metadata(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for message in messages:
+        kept = {k: v for k, v in message.items() if k not in ("metadata", "error")}
+        if "toolCalls" in kept:
+            kept["toolCalls"] = [{k: v for k, v in c.items() if k != "metadata"} for c in kept["toolCalls"]]
+        out.append(kept)
+    return out

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from agui_check import check_event, check_message
+from agui_check import check_event, check_message, fold_events, without_metadata
 from conversation import ANTHROPIC, PNG, conversation
 
 from agentmsg import (
@@ -268,63 +268,6 @@ def test_bad_input_is_refused_naming_the_field(payload: Any, path: str) -> None:
 # --- events --------------------------------------------------------------------------------
 
 
-def _fold(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """What an AG-UI client builds from events (text, reasoning, tool calls and results, activity)."""
-    messages: dict[str, dict[str, Any]] = {}
-    calls: dict[str, dict[str, Any]] = {}
-    for event in events:
-        kind = event["type"]
-        if kind == "TEXT_MESSAGE_START":
-            messages.setdefault(event["messageId"], {"id": event["messageId"], "role": event["role"], "content": ""})
-        elif kind == "TEXT_MESSAGE_CONTENT":
-            messages[event["messageId"]]["content"] += event["delta"]
-        elif kind == "REASONING_MESSAGE_START":
-            messages[event["messageId"]] = {"id": event["messageId"], "role": "reasoning", "content": ""}
-        elif kind == "REASONING_MESSAGE_CONTENT":
-            messages[event["messageId"]]["content"] += event["delta"]
-        elif kind == "REASONING_ENCRYPTED_VALUE":
-            target = messages.get(event["entityId"]) or calls[event["entityId"]]
-            target["encryptedValue"] = event["encryptedValue"]
-        elif kind == "TOOL_CALL_START":
-            parent = messages.setdefault(
-                event["parentMessageId"], {"id": event["parentMessageId"], "role": "assistant"}
-            )
-            call = {
-                "id": event["toolCallId"],
-                "type": "function",
-                "function": {"name": event["toolCallName"], "arguments": ""},
-            }
-            calls[event["toolCallId"]] = call
-            parent.setdefault("toolCalls", []).append(call)
-        elif kind == "TOOL_CALL_ARGS":
-            calls[event["toolCallId"]]["function"]["arguments"] += event["delta"]
-        elif kind == "TOOL_CALL_RESULT":
-            messages[event["messageId"]] = {
-                "id": event["messageId"],
-                "role": "tool",
-                "toolCallId": event["toolCallId"],
-                "content": event["content"],
-            }
-        elif kind == "ACTIVITY_SNAPSHOT":
-            messages[event["messageId"]] = {
-                "id": event["messageId"],
-                "role": "activity",
-                "activityType": event["activityType"],
-                "content": event["content"],
-            }
-    return list(messages.values())
-
-
-def _without_metadata(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    out = []
-    for message in messages:
-        kept = {k: v for k, v in message.items() if k not in ("metadata", "error")}
-        if "toolCalls" in kept:
-            kept["toolCalls"] = [{k: v for k, v in c.items() if k != "metadata"} for c in kept["toolCalls"]]
-        out.append(kept)
-    return out
-
-
 @pytest.mark.parametrize("chunk_size", [None, 3])
 def test_the_events_of_a_turn_build_the_snapshots_messages(chunk_size: int | None) -> None:
     turn = conversation()[2:]
@@ -337,7 +280,9 @@ def test_the_events_of_a_turn_build_the_snapshots_messages(chunk_size: int | Non
     assert [(loss.path, loss.what) for loss in report.losses] == [("[2].citation", "citation")]
     snapshot = to_ag_ui(turn, report=ConversionReport())
     # the client builds the same messages; the order differs only where events come as they are made
-    assert sorted(_fold(events), key=lambda m: m["id"]) == sorted(_without_metadata(snapshot), key=lambda m: m["id"])
+    assert sorted(fold_events(events), key=lambda m: m["id"]) == sorted(
+        without_metadata(snapshot), key=lambda m: m["id"]
+    )
     kinds = [e["type"] for k, e in enumerate(events) if k == 0 or e["type"] != events[k - 1]["type"]]
     assert kinds[:8] == [
         "REASONING_START",

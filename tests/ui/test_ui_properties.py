@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from agui_check import check_message
+from agui_check import check_event, check_message, fold_events, without_metadata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_properties import messages as any_message
 
 import agentmsg as am
 from agentmsg.ui import ConversionReport
-from agentmsg.ui.ag_ui import from_ag_ui, to_ag_ui
+from agentmsg.ui.ag_ui import from_ag_ui, message_events, to_ag_ui
 from agentmsg.ui.ai_sdk import from_ui_messages, to_ui_messages
 
 conversations = st.lists(any_message, max_size=6, unique_by=lambda m: m.id)
@@ -115,3 +115,17 @@ def test_a_chat_comes_back_exactly_from_both_protocols(chat: list[am.AgentMessag
         out = _json(to(chat, report=report))  # type: ignore[operator]
         assert not report.losses, (to.__name__, report.summary())
         assert back(out) == chat  # type: ignore[operator]
+
+
+@settings(max_examples=40, deadline=None)
+@given(chats(), st.sampled_from([None, 1, 7]))
+def test_the_events_of_a_chat_build_its_snapshot(chat: list[am.AgentMessage], chunk_size: int | None) -> None:
+    events: list[dict[str, Any]] = []
+    for message in chat:
+        events += message_events(message, chunk_size=chunk_size)
+    for event in events:
+        check_event(event)
+    # an assistant message with neither text nor tool calls is in the snapshot for its metadata (usage,
+    # provenance) alone: no event makes it
+    snapshot = [m for m in without_metadata(to_ag_ui(chat)) if m["role"] != "assistant" or len(m) > 2]
+    assert sorted(fold_events(events), key=lambda m: m["id"]) == sorted(snapshot, key=lambda m: m["id"])

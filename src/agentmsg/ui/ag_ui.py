@@ -35,12 +35,12 @@ main AG-UI message; a tool call's kind, index, server name and metadata in the t
 ``metadata.agentmsg``; a tool result's name (when it is not its call's), metadata and
 ``terminate`` in its message's.
 
-Reported as losses: several text blocks of one message (AG-UI text is one string: they are
-joined), an empty text block, text citations, logprobs and signatures, image detail,
-a document's title and context, a block order other than reasoning and activity first,
-then text, then tool calls, a tool call's ``provider_extra``, a response's
-``provider_extra``-like fields kept only by the dict form are kept; signatures and
-redacted reasoning of a message with no provenance (see :mod:`agentmsg.ui._common`).
+Reported as losses: the boundaries of several text blocks of one message (AG-UI text is one
+string: they are joined), text citations, logprobs and signatures, image detail, a
+document's title, filename and context, a block order other than reasoning and activity
+first, then text, then tool calls (a user message: its tool results last), a tool call's
+``provider_extra``, a content part AG-UI has no type for; signatures and redacted
+reasoning of a message with no provenance (see :mod:`agentmsg.ui._common`).
 
 Reading (:func:`from_ag_ui`): ``developer`` reads as a system message (reported);
 reasoning and activity messages with no ``of`` belong to the next assistant message (a
