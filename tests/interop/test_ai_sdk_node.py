@@ -18,7 +18,14 @@ from nodetools import require_node, run_node
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ui"))
 from conversation import conversation
 
-from agentmsg import AssistantMessage, Provenance, RedactedThinkingContent, TextContent, ThinkingContent
+from agentmsg import (
+    AssistantMessage,
+    Citation,
+    Provenance,
+    RedactedThinkingContent,
+    TextContent,
+    ThinkingContent,
+)
 from agentmsg.ui import ConversionReport
 from agentmsg.ui.ai_sdk import to_ui_messages, ui_message_chunks
 
@@ -31,12 +38,19 @@ def test_the_ai_sdk_validates_reads_and_converts_our_messages(tmp_path: Path) ->
     node = require_node("ai")
     messages = conversation()
     redacted = AssistantMessage(
-        [ThinkingContent("a", "s1"), RedactedThinkingContent("opaque"), TextContent("ok")],
+        [
+            ThinkingContent("a", "s1"),
+            RedactedThinkingContent("opaque"),
+            TextContent("ok", citations=[Citation.document(0, title="Report", pages=(1, 2), cited_text="ok")]),
+        ],
         provenance=Provenance("anthropic", "anthropic-messages"),
         id="a9",
         timestamp=9.0,
     )
-    ui = to_ui_messages([*messages, redacted], report=ConversionReport())
+    report = ConversionReport()
+    ui = to_ui_messages([*messages, redacted], report=report)
+    assert not report.losses
+    assert ui[3]["parts"][-1]["type"] == "source-document"
     turns = [messages[2:], [redacted]]
     streams = [ui_message_chunks(turn, chunk_size=5, report=ConversionReport()) for turn in turns]
     case = tmp_path / "case.json"

@@ -10,6 +10,7 @@ from conversation import ANTHROPIC, PNG, conversation
 
 from agentmsg import (
     AssistantMessage,
+    Citation,
     CompactionSummaryMessage,
     DocumentContent,
     ImageContent,
@@ -152,6 +153,39 @@ def test_what_the_ai_sdk_cannot_hold_is_reported() -> None:
     assert out[-1]["parts"][1]["output"] == "ab"
     with pytest.raises(ConversionError):
         to_ui_messages(messages, strict=True)
+
+
+def test_every_citation_kind_comes_back_with_a_source_part() -> None:
+    text = TextContent(
+        "As cited.",
+        citations=[
+            Citation.web("https://a.test", "A", cited_text="x", start_index=0, end_index=2),
+            Citation.web("https://b.test", confidence=0.5),
+            Citation.document(1, title="Report", pages=(2, 3), cited_text="y"),
+            Citation.file("file-9", filename="data.csv"),
+        ],
+    )
+    message = AssistantMessage([text], id="a", timestamp=1.0)
+    out, report = _report([message])
+    assert not report
+    parts = out[0]["parts"]
+    assert [p["type"] for p in parts] == [
+        "step-start",
+        "text",
+        "source-url",
+        "source-url",
+        "source-document",
+        "source-document",
+    ]
+    assert parts[4] == {
+        "type": "source-document",
+        "sourceId": "a.0.2",
+        "mediaType": "application/octet-stream",
+        "title": "Report",
+    }
+    assert parts[5]["filename"] == "data.csv"
+    assert "providerMetadata" not in parts[1]["citations"][0]["source"]
+    assert from_ui_messages(out) == [message]
 
 
 def test_documents_and_session_messages() -> None:

@@ -10,8 +10,11 @@ Writing (:func:`to_ui_messages`):
 ==================================  ======================================================
 agentmsg                            UIMessage part
 ==================================  ======================================================
-text (+ web citations)              ``text{text, citations?}``, then one ``source-url`` part
-                                    a cited page
+text (+ citations)                  ``text{text, citations?}``, then a ``source-url`` part a
+                                    cited web page, a ``source-document`` part any other
+                                    cited source (the whole citation in its source's
+                                    ``providerMetadata.agentmsg`` when the source's fields
+                                    do not hold it)
 thinking, redacted thinking         ``reasoning{text, providerMetadata?}``: the signature
                                     under the producer's key, where the AI SDK's provider
                                     reads it: Anthropic ``signature`` / ``redactedData``,
@@ -37,8 +40,7 @@ of its results) is an entry of ``metadata.agentmsg.messages``.
 
 Reported as losses: the AI SDK's places that do not exist: a user message's tool results; a
 tool message whose calls are not in the turn before it; a text block's logprobs and a
-signature other than Google's; citations other than web pages (and a web citation's
-confidence and index); image detail, a document's title and context, a media block by
+signature other than Google's; image detail, a document's title and context, a media block by
 provider file id; a tool result's non-text blocks (the output is its text) and the split of
 several text blocks; signatures and redacted reasoning of a message with no provenance or
 with a producer the AI SDK has no reader for (:mod:`agentmsg.ui._common`); a block order the
@@ -181,19 +183,29 @@ class _Writer:
     def loss(self, path: str, what: str, reason: str) -> None:
         self.reporter.loss(path, what, reason)
 
-    def citations(self, block: TextContent, message_id: str, k: int, path: str) -> list[dict[str, Any]]:
+    def citations(self, block: TextContent, message_id: str, k: int) -> list[dict[str, Any]]:
+        """AI SDK citations: a web page as a ``url`` source, any other kind as a ``document`` source; what the
+        source has no field for (another kind's location, confidence, the provider's own citation) rides whole in
+        the source's ``providerMetadata.agentmsg.citation``."""
         out: list[dict[str, Any]] = []
         for j, citation in enumerate(block.citations):
-            where = f"{path}.citations[{j}]"
-            if citation.source_kind != "web":
-                self.loss(
-                    where, f"{citation.source_kind or 'provider'} citation", "AI SDK citations here are web pages"
-                )
-                continue
-            source: dict[str, Any] = {"type": "source", "sourceType": "url", "id": _source_id(message_id, k, j)}
-            source["url"] = citation.url
-            if citation.title:
-                source["title"] = citation.title
+            sid = _source_id(message_id, k, j)
+            source: dict[str, Any]
+            if citation.source_kind == "web":
+                source = {"type": "source", "sourceType": "url", "id": sid, "url": citation.url}
+                if citation.title:
+                    source["title"] = citation.title
+                exact = citation.confidence is None and citation.result_index is None and citation.original is None
+            else:
+                title = citation.title or citation.filename or citation.source or citation.file_id or "document"
+                source = {"type": "source", "sourceType": "document", "id": sid}
+                source |= {"mediaType": "application/octet-stream", "title": title}
+                if citation.filename:
+                    source["filename"] = citation.filename
+                exact = False
+            if not exact:
+                whole = content_to_dict(TextContent("", citations=[citation]))["citations"][0]
+                source["providerMetadata"] = {AGENTMSG_KEY: {"citation": whole}}
             item: dict[str, Any] = {"source": source}
             if citation.cited_text:
                 item["citedText"] = citation.cited_text
@@ -201,17 +213,12 @@ class _Writer:
                 item["startIndex"] = citation.start_index
             if citation.end_index is not None:
                 item["endIndex"] = citation.end_index
-            for field in ("confidence", "result_index"):
-                if getattr(citation, field) is not None:
-                    self.loss(f"{where}.{field}", field.replace("_", " "), "an AI SDK citation has no such field")
-            if citation.original is not None:
-                self.loss(f"{where}.original", "the provider's citation", "an AI SDK citation has no place for it")
             out.append(item)
         return out
 
     def text(self, block: TextContent, message: AssistantMessage, k: int, path: str) -> list[dict[str, Any]]:
         part: dict[str, Any] = {"type": "text", "text": block.content, "state": "done"}
-        citations = self.citations(block, message.id, k, path)
+        citations = self.citations(block, message.id, k)
         if citations:
             part["citations"] = citations
         if block.logprobs:
@@ -227,9 +234,13 @@ class _Writer:
         sources = []
         for item in citations:
             source = item["source"]
-            part_source = {"type": "source-url", "sourceId": source["id"], "url": source["url"]}
-            if "title" in source:
-                part_source["title"] = source["title"]
+            if source["sourceType"] == "url":
+                part_source = {"type": "source-url", "sourceId": source["id"], "url": source["url"]}
+                keys: tuple[str, ...] = ("title",)
+            else:
+                part_source = {"type": "source-document", "sourceId": source["id"], "mediaType": source["mediaType"]}
+                keys = ("title", "filename")
+            part_source |= {key: source[key] for key in keys if key in source}
             sources.append(part_source)
         return [part, *sources]
 
@@ -647,10 +658,17 @@ class _Reader:
         for j, item in enumerate(value):
             where = f"{path}[{j}]"
             source = item.get("source") if isinstance(item, Mapping) else None
-            if not isinstance(source, Mapping) or source.get("sourceType") != "url":
-                self.loss(where, "citation", "agentmsg reads web-page citations from the AI SDK")
+            if not isinstance(source, Mapping):
+                self.errors.add(f"{where}.source", "type", f"expected an object, got {json_type(source)}")
                 continue
             cited.add(str(source.get("id")))
+            whole = _agentmsg(source.get("providerMetadata")).get("citation")
+            if isinstance(whole, Mapping):
+                out.append(dict(whole))
+                continue
+            if source.get("sourceType") != "url":
+                self.loss(where, "document citation", "agentmsg cites a document of the request by its index")
+                continue
             kwargs: dict[str, Any] = {"cited_text": item.get("citedText", "")}
             for ours, theirs in (("start_index", "startIndex"), ("end_index", "endIndex")):
                 if item.get(theirs) is not None:
