@@ -9,14 +9,11 @@ UIMessage the converter gives for the same turn.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 from nodetools import require_node, run_node
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "ui"))
-from conversation import conversation
+from ui.conversation import conversation
 
 from agentmsg import (
     AssistantMessage,
