@@ -47,8 +47,9 @@ def test_any_messages_go_to_uimessages_and_back_exactly_unless_a_loss_is_reporte
         assert back == items
 
 
-# A chat as UIs show it: user questions, answers that think (signed, from a known producer), talk and call tools
-# (the model's argument text as it came), and the tools' answers. Nothing in it is lost by either protocol.
+# A chat as UIs show it: user questions, answers that think (signed, from a known producer), search the web (a
+# hosted tool), talk and call tools (the model's argument text as it came), and the tools' answers. Nothing in it
+# is lost by either protocol.
 ident = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=12)
 words = st.text(min_size=1, max_size=30)
 json_object = st.dictionaries(
@@ -79,6 +80,11 @@ def chats(draw: st.DrawFn) -> list[am.AgentMessage]:
             blocks: list[Any] = []
             if draw(st.booleans()):
                 blocks.append(am.ThinkingContent(draw(words), draw(st.sampled_from(["", "c2ln"]))))
+            if draw(st.booleans()):
+                query = {"query": draw(words)}
+                blocks.append(am.HostedToolCallContent(f"h{n}", "web_search", query, kind="web_search"))
+                found = [am.SearchResult(f"https://example.test/{draw(ident)}", draw(words))]
+                blocks.append(am.HostedToolResultContent(f"h{n}", name="web_search", search_results=found))
             if draw(st.booleans()):
                 blocks.append(am.TextContent(draw(words)))
             calls = [

@@ -438,6 +438,7 @@ def _files(writer: _Writer, block: ImageContent | AudioContent | DocumentContent
 def _assistant(writer: _Writer, turn: _Turn, message: AssistantMessage, path: str) -> None:
     parts: list[dict[str, Any]] = [{"type": "step-start"}]
     calls: dict[str, dict[str, Any]] = {}
+    merged: dict[str, int] = {}  # hosted call id -> the index of the result merged into its part
     for k, block in enumerate(message.contents):
         where = f"{path}.contents[{k}]"
         match block:
@@ -452,26 +453,22 @@ def _assistant(writer: _Writer, turn: _Turn, message: AssistantMessage, path: st
                 parts.append(part)
             case HostedToolResultContent():
                 call = calls.get(block.call_id)
-                if call is None or "output" in call or "errorText" in call:
+                if call is None or not call.get("providerExecuted") or block.call_id in merged:
                     parts.append({"type": DATA_BLOCK, "data": content_to_dict(block)})
                 else:
                     writer.hosted_output(call, block)
+                    merged[block.call_id] = k
             case _:
                 parts.append({"type": DATA_BLOCK, "data": content_to_dict(block)})
     # reading gives a hosted result right after its call: compare that order with the original
-    order = [str(k) for k, _ in enumerate(message.contents)]
-    rebuilt: list[str] = []
+    rebuilt: list[int] = []
     for k, block in enumerate(message.contents):
-        if isinstance(block, HostedToolResultContent) and calls.get(block.call_id, {}).get("resultProviderMetadata"):
+        if k in merged.values():
             continue
-        rebuilt.append(str(k))
-        if isinstance(block, HostedToolCallContent) and calls[block.id].get("resultProviderMetadata"):
-            rebuilt += [
-                str(j)
-                for j, b in enumerate(message.contents)
-                if isinstance(b, HostedToolResultContent) and b.call_id == block.id
-            ]
-    if rebuilt != order:
+        rebuilt.append(k)
+        if isinstance(block, HostedToolCallContent) and block.id in merged:
+            rebuilt.append(merged[block.id])
+    if rebuilt != list(range(len(message.contents))):
         writer.loss(f"{path}.contents", "block order", "a hosted tool's result is read back right after its call")
     turn.out["parts"] += parts
     turn.entries.append(_entry(message))
