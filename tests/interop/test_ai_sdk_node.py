@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from nodetools import require_node, run_node
-from ui.conversation import conversation
+from ui.conversation import conversation, image_turn
 
 from agentmsg import (
     AssistantMessage,
@@ -45,19 +45,19 @@ def test_the_ai_sdk_validates_reads_and_converts_our_messages(tmp_path: Path) ->
         timestamp=9.0,
     )
     report = ConversionReport()
-    ui = to_ui_messages([*messages, redacted], report=report)
+    ui = to_ui_messages([*messages, redacted, image_turn()], report=report)
     assert not report.losses
     assert ui[3]["parts"][-1]["type"] == "source-document"
-    turns = [messages[2:], [redacted]]
+    turns = [messages[2:], [redacted], [image_turn()]]
     streams = [ui_message_chunks(turn, chunk_size=5, report=ConversionReport()) for turn in turns]
     case = tmp_path / "case.json"
     case.write_text(json.dumps({"messages": ui, "streams": streams}))
     result = run_node(node, "ai_sdk.mjs", str(case))
     assert result["validated"] == _json(ui)
     # the AI SDK's reader folds our chunks to our UIMessage of the same turn, part for part
-    assert result["folded"] == [_json(ui[2]), _json(ui[3])]
+    assert result["folded"] == [_json(ui[2]), _json(ui[3]), _json(ui[4])]
     roles = [m["role"] for m in result["modelMessages"]]
-    assert roles == ["system", "user", "assistant", "tool", "assistant", "assistant"]
+    assert roles == ["system", "user", "assistant", "tool", "assistant", "assistant", "assistant"]
     first = result["modelMessages"][2]["content"]
     # the signature reaches the Anthropic provider's slot in the model message
     assert first[0] == {

@@ -87,6 +87,20 @@ def conversation() -> list:
     ]
 
 
+def image_turn() -> AssistantMessage:
+    """A hosted image generation: its call, its result holding the image, and a caption."""
+    return AssistantMessage(
+        [
+            HostedToolCallContent("ig_1", "image_generation", {"prompt": "one pixel"}, kind="image_generation"),
+            HostedToolResultContent("ig_1", [ImageContent(PNG)], name="image_generation", kind="image_generation"),
+            TextContent("Here it is."),
+        ],
+        provenance=Provenance("openai", "openai-responses", "gpt-5", "resp_1"),
+        id="a7",
+        timestamp=7.0,
+    )
+
+
 def pydantic_ai_conversation() -> list:
     """The same conversation as pydantic-ai ``ModelMessage``s (for the oracle: its AG-UI and Vercel adapters)."""
     from pydantic_ai.messages import (

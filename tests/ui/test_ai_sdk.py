@@ -6,7 +6,7 @@ import base64
 from typing import Any
 
 import pytest
-from conversation import ANTHROPIC, PNG, conversation
+from conversation import ANTHROPIC, PNG, conversation, image_turn
 
 from agentmsg import (
     AssistantMessage,
@@ -186,6 +186,25 @@ def test_every_citation_kind_comes_back_with_a_source_part() -> None:
     assert parts[5]["filename"] == "data.csv"
     assert "providerMetadata" not in parts[1]["citations"][0]["source"]
     assert from_ui_messages(out) == [message]
+
+
+def test_a_generated_image_is_shown_as_a_file_part_and_comes_back() -> None:
+    message = image_turn()
+    out, report = _report([message])
+    assert not report
+    parts = out[0]["parts"]
+    assert [p["type"] for p in parts] == ["step-start", "tool-image_generation", "file", "text"]
+    assert parts[2] == {
+        "type": "file",
+        "mediaType": "image/png",
+        "url": "data:image/png;base64," + base64.b64encode(PNG).decode(),
+    }
+    assert from_ui_messages(out) == [message]
+    chunks = ui_message_chunks([message])
+    assert [c["type"] for c in chunks if c["type"] in ("tool-output-available", "file")] == [
+        "tool-output-available",
+        "file",
+    ]
 
 
 def test_documents_and_session_messages() -> None:

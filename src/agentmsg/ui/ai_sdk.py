@@ -23,7 +23,8 @@ thinking, redacted thinking         ``reasoning{text, providerMetadata?}``: the 
 tool call + its result              ``tool-<name>``: ``input-available``, then
                                     ``output-available{output}`` or
                                     ``output-error{errorText}``
-hosted tool call + result           the same with ``providerExecuted: true``
+hosted tool call + result           the same with ``providerExecuted: true``; an image it
+                                    made also as a ``file`` part
 image, audio, document (user)       ``file{mediaType, url}`` (bytes as a data URL)
 a provider block                    ``data-agentmsg{data: the block's dict form}``
 custom, branch / compaction         an assistant UIMessage with one
@@ -77,6 +78,7 @@ from agentmsg.content import (
     ThinkingContent,
     ToolCallContent,
     ToolResultContent,
+    content_from_dict,
     content_to_dict,
 )
 from agentmsg.errors import ValidationError
@@ -327,6 +329,18 @@ class _Writer:
         part["resultProviderMetadata"] = {AGENTMSG_KEY: {"hosted": content_to_dict(block)}}
 
 
+def _hosted_files(block: HostedToolResultContent) -> list[dict[str, Any]]:
+    """``file`` parts showing the images a hosted tool made (image generation), beside its tool part."""
+    out: list[dict[str, Any]] = []
+    for item in block.blocks:
+        if isinstance(item, ImageContent):
+            for piece in item.split() if item.count > 1 else [item]:
+                url = data_url(piece.media_type, piece.data) if piece.data is not None else piece.url
+                if url:
+                    out.append({"type": "file", "mediaType": piece.media_type or "image/png", "url": url})
+    return out
+
+
 def _why_not(provenance: Provenance | None) -> str:
     if provenance is None:
         return "the message has no provenance"
@@ -457,6 +471,7 @@ def _assistant(writer: _Writer, turn: _Turn, message: AssistantMessage, path: st
                     parts.append({"type": DATA_BLOCK, "data": content_to_dict(block)})
                 else:
                     writer.hosted_output(call, block)
+                    parts += _hosted_files(block)
                     merged[block.call_id] = k
             case _:
                 parts.append({"type": DATA_BLOCK, "data": content_to_dict(block)})
@@ -618,6 +633,7 @@ class _Reader:
         blocks: list[dict[str, Any]] = []
         results: list[dict[str, Any]] = []
         cited: set[str] = set()
+        shown: set[str] = set()  # the URLs of the file parts that show a hosted tool's images
         for where, part in step:
             kind = part.get("type")
             if not isinstance(kind, str):
@@ -636,6 +652,14 @@ class _Reader:
                 blocks.append(self.reasoning(part, where))
             elif kind.startswith("tool-") or kind == "dynamic-tool":
                 self.tool(part, kind, where, blocks, results)
+                hosted = _agentmsg(part.get("resultProviderMetadata")).get("hosted")
+                if isinstance(hosted, Mapping):
+                    with self.errors.building(f"{where}.resultProviderMetadata.agentmsg.hosted"):
+                        made = content_from_dict(hosted)
+                        if isinstance(made, HostedToolResultContent):
+                            shown |= {file["url"] for file in _hosted_files(made)}
+            elif kind == "file" and part.get("url") in shown:
+                continue
             elif kind in ("source-url", "source-document"):
                 if part.get("sourceId") not in cited:
                     self.loss(where, f"{kind} part", "agentmsg keeps sources as citations of the text that cites them")
@@ -914,6 +938,7 @@ class UIMessageStream:
             part = dict(self._calls[block.call_id])
             writer.hosted_output(part, block)
             out = [_output_chunk(part)]
+            out += _hosted_files(block)
         else:
             out = [{"type": DATA_BLOCK, "data": content_to_dict(block)}]
         self.losses += report.losses
