@@ -379,7 +379,7 @@ class _Reader:
         self.reporter = reporter
         self.out: list[dict[str, Any]] = []  # message dicts (seed-1 form), in order
         self.by_id: dict[str, dict[str, Any]] = {}
-        self.waiting: dict[str, list[tuple[int, dict[str, Any]]]] = {}  # blocks whose main message is to come
+        self.waiting: dict[str, list[dict[str, Any]]] = {}  # blocks whose main message is to come
         self.loose: list[tuple[str, dict[str, Any]]] = []  # reasoning/activity for the next assistant message
         self.call_names: dict[str, str] = {}
         self.paths: list[str] = []
@@ -469,8 +469,7 @@ class _Reader:
         self.out.append(data)
         self.paths.append(path)
         self.by_id[data["id"]] = data
-        early = [block for _, block in self.waiting.pop(data["id"], [])]
-        data["contents"] = early + list(data.get("contents", []))
+        data["contents"] = self.waiting.pop(data["id"], []) + list(data.get("contents", []))
 
     def attach(self, of: Any, block: dict[str, Any], path: str, *, before: bool) -> bool:
         """Put a block made from ``of``'s message there; False when ``of`` is not a string."""
@@ -480,7 +479,7 @@ class _Reader:
         if target is not None:
             target.setdefault("contents", []).append(block)
         elif before:
-            self.waiting.setdefault(of, []).append((len(self.waiting.get(of, [])), block))
+            self.waiting.setdefault(of, []).append(block)
         else:
             self.errors.add(f"{path}.metadata.agentmsg.of", "reference", f"no earlier message has id {of!r}")
         return True
