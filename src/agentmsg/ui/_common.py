@@ -46,6 +46,7 @@ __all__ = [
     "Loss",
     "PayloadErrors",
     "Reporter",
+    "agentmsg_meta",
     "check_messages",
     "data_url",
     "envelope",
@@ -133,6 +134,3 @@ def agentmsg_meta(metadata: Any) -> Mapping[str, Any]:
         if isinstance(entry, Mapping):
             return entry
     return {}
-
-
-__all__ += ["agentmsg_meta"]
