@@ -284,7 +284,18 @@ def _tools(args: argparse.Namespace) -> int:
         return 1 if result.is_error else 0
 
 
-FORMATS = ("agentmsg", "seed1", "adaline", "openai-chat", "openai-responses", "anthropic", "gemini", "langchain")
+FORMATS = (
+    "agentmsg",
+    "seed1",
+    "adaline",
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "langchain",
+    "ag-ui",
+    "ai-sdk",
+)
 
 
 def _read_format(name: str, data: Any, pass_through: bool | None) -> list[am.AgentMessage]:
@@ -308,6 +319,10 @@ def _read_format(name: str, data: Any, pass_through: bool | None) -> list[am.Age
         return read(anthropic.from_anthropic)
     if name == "gemini":
         return read(gemini.from_gemini)
+    if name in ("ag-ui", "ai-sdk"):
+        from agentmsg.ui import ag_ui, ai_sdk
+
+        return ag_ui.from_ag_ui(data) if name == "ag-ui" else ai_sdk.from_ui_messages(data)
     messages_from_dict = _langchain_messages().messages_from_dict
     from agentmsg.providers import langchain
 
@@ -341,6 +356,10 @@ def _write_format(name: str, messages: list[am.AgentMessage], strict: bool, repo
         return anthropic.to_anthropic(messages, **options)
     if name == "gemini":
         return gemini.to_gemini(messages, **options)
+    if name in ("ag-ui", "ai-sdk"):
+        from agentmsg.ui import ag_ui, ai_sdk
+
+        return ag_ui.to_ag_ui(messages, **options) if name == "ag-ui" else ai_sdk.to_ui_messages(messages, **options)
     messages_to_dict = _langchain_messages().messages_to_dict
     from agentmsg.providers import langchain
 
