@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from serverproc import ServerProcess
-from test_pydantic_ai import Scripted, make_agent
+from test_pydantic_ai import Scripted, make_agent, run
 
 from agentmsg.frameworks.openai_agents import AgentmsgSession
 from agentmsg.frameworks.pydantic_ai import AgentHistory
@@ -26,8 +26,8 @@ def server() -> Iterator[ServerProcess]:
 
 def test_a_pydantic_ai_history_as_agents_items_and_anthropic(server: ServerProcess) -> None:
     agent = make_agent(Scripted())
-    first = agent.run_sync("Weather in Paris?")
-    second = agent.run_sync("And Lyon?", message_history=first.all_messages())
+    first = run(agent, "Weather in Paris?")
+    second = run(agent, "And Lyon?", message_history=first.all_messages())
     with Client(server.target) as client:
         AgentHistory(client, "cross").save(second.all_messages())
         context = client.build_context("cross")

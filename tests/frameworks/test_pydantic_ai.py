@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -235,6 +236,11 @@ class Scripted:
         )
 
 
+def run(agent: Agent[None, str], prompt: str, **kwargs: Any) -> Any:
+    """One run on its own event loop, closed after (``run_sync`` leaves a loop behind, which warns when collected)."""
+    return asyncio.run(agent.run(prompt, **kwargs))
+
+
 def make_agent(script: Scripted) -> Agent[None, str]:
     agent = Agent(FunctionModel(script), instructions="Answer briefly.")
 
@@ -256,7 +262,7 @@ def server() -> Iterator[ServerProcess]:
 def test_agent_history_through_a_session(where: str, server: ServerProcess) -> None:
     script = Scripted()
     agent = make_agent(script)
-    first = agent.run_sync("Weather in Paris?")
+    first = run(agent, "Weather in Paris?")
     assert [type(p).__name__ for m in first.all_messages() for p in m.parts] == [
         "UserPromptPart",
         "ThinkingPart",
@@ -276,8 +282,8 @@ def test_agent_history_through_a_session(where: str, server: ServerProcess) -> N
 
     # the next run takes the loaded history and the model sees what it would have seen without agentmsg
     direct_script = Scripted()
-    direct = make_agent(direct_script).run_sync("And tomorrow?", message_history=first.all_messages())
-    second = agent.run_sync("And tomorrow?", message_history=loaded)
+    direct = run(make_agent(direct_script), "And tomorrow?", message_history=first.all_messages())
+    second = run(agent, "And tomorrow?", message_history=loaded)
     seen_direct, seen_loaded = direct_script.seen[0], script.seen[2]
     assert dump(seen_loaded[:-1]) == dump(seen_direct[:-1])
     prompt = seen_loaded[-1].parts[-1]

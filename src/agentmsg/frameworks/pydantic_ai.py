@@ -389,12 +389,12 @@ def _read_tool_return(part: Mapping[str, Any], envelope: dict[str, Any] | None, 
             stash["content"] = content
             text = _compact(content)
     metadata = part.get("metadata")
-    if metadata is not None and not isinstance(metadata, dict):
+    if metadata is not None:
+        # verbatim in the stash too: agentmsg's metadata (a protobuf Struct) keeps neither key order nor int types
         stash["metadata"] = metadata
-        metadata = None
-    merged = dict(metadata or {})
+    merged = dict(metadata) if isinstance(metadata, dict) else {}
     if stash:
-        merged[STASH_KEY] = stash
+        merged[STASH_KEY] = _compact(stash)
     return ToolResultContent(
         part["tool_call_id"],
         text,
@@ -787,8 +787,7 @@ class _Writer:
 
     def _tool_return(self, at: str, result: ToolResultContent, stamp: str) -> dict[str, Any]:
         metadata = dict(result.metadata)
-        stash = metadata.pop(STASH_KEY, None)
-        stash = stash if isinstance(stash, dict) else {}
+        stash = _tool_stash(metadata.pop(STASH_KEY, None))
         if isinstance(stash.get("part"), dict):
             return dict(stash["part"])
         name = result.name or self.tool_names.get(result.id, "")
@@ -826,8 +825,9 @@ class _Writer:
         for key in ("tool_kind", "retry"):
             if key in stash:
                 part[key] = stash[key]
-        if "metadata" in stash:
-            part["metadata"] = stash["metadata"]
+        held = stash.get("metadata")
+        if "metadata" in stash and (not isinstance(held, dict) or held == metadata):
+            part["metadata"] = held
         elif metadata:
             part["metadata"] = metadata
         return part
@@ -1005,6 +1005,17 @@ class _Writer:
             self.loss(f"{at}.metadata", "tool-call metadata", "pydantic-ai's ToolCallPart has none")
 
 
+def _tool_stash(value: Any) -> dict[str, Any]:
+    """The stash a tool result's metadata holds (JSON text, so key order and numbers come back as they were)."""
+    if not isinstance(value, str):
+        return {}
+    try:
+        stash = json.loads(value)
+    except ValueError:
+        return {}
+    return stash if isinstance(stash, dict) else {}
+
+
 def _merge(part: dict[str, Any], rest: Mapping[str, Any] | None, kind: str) -> dict[str, Any]:
     """The part from the typed block, with its stashed fields when the stash is of the same kind."""
     if rest is None:
@@ -1030,8 +1041,8 @@ def _envelope_of(message: AgentMessage) -> dict[str, Any] | None:
         if isinstance(block, ProviderContent) and block.provider == PROVIDER and block.block_type == "model_request":
             return block.block()
         if isinstance(block, ToolResultContent):
-            stash = block.metadata.get(STASH_KEY)
-            if isinstance(stash, dict) and isinstance(stash.get("request"), dict):
+            stash = _tool_stash(block.metadata.get(STASH_KEY))
+            if isinstance(stash.get("request"), dict):
                 return dict(stash["request"])
             return None
     return None
