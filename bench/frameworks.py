@@ -62,7 +62,9 @@ def history() -> list[ModelMessage]:
     out: list[ModelMessage] = []
     for turn in range(TURNS):
         at = T0 + timedelta(minutes=turn)
-        first: list[Any] = [SystemPromptPart("You answer weather questions briefly.", timestamp=at)] if turn == 0 else []
+        first: list[Any] = (
+            [SystemPromptPart("You answer weather questions briefly.", timestamp=at)] if turn == 0 else []
+        )
         question = f"What is the weather in city number {turn}, and should I take an umbrella tomorrow morning?"
         out.append(
             ModelRequest(
@@ -143,7 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     again = ModelMessagesTypeAdapter.dump_json(to_pydantic_ai(messages))
     if again != dumped:  # exact, before timing it
         at = next(i for i in range(min(len(again), len(dumped))) if again[i] != dumped[i])
-        raise SystemExit(f"the round trip is not exact at byte {at}: {dumped[at - 120 : at + 40]!r} / {again[at - 120 : at + 40]!r}")
+        raise SystemExit(
+            f"the round trip is not exact at byte {at}: {dumped[at - 120 : at + 40]!r} / {again[at - 120 : at + 40]!r}"
+        )
     report = ConversionReport()
     items = to_openai_agents(messages, report=report)
     item_rows = [json.dumps(item) for item in items]
@@ -151,10 +155,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"pydantic-ai history: {len(pai)} messages, {len(dumped)} bytes as JSON, {len(stored)} as agentmsg protobuf")
     pydantic_cases = [
         cell("pydantic-ai ModelMessagesTypeAdapter.dump_json", lambda: ModelMessagesTypeAdapter.dump_json(pai), args),
-        cell("pydantic-ai ModelMessagesTypeAdapter.validate_json", lambda: ModelMessagesTypeAdapter.validate_json(dumped), args),
+        cell(
+            "pydantic-ai ModelMessagesTypeAdapter.validate_json",
+            lambda: ModelMessagesTypeAdapter.validate_json(dumped),
+            args,
+        ),
         cell("agentmsg from_pydantic_ai (objects -> agentmsg)", lambda: from_pydantic_ai(pai), args),
         cell("agentmsg to_pydantic_ai (agentmsg -> objects)", lambda: to_pydantic_ai(messages), args),
-        cell("store: from_pydantic_ai + Conversation.to_bytes", lambda: Conversation(from_pydantic_ai(pai)).to_bytes(), args),
+        cell(
+            "store: from_pydantic_ai + Conversation.to_bytes",
+            lambda: Conversation(from_pydantic_ai(pai)).to_bytes(),
+            args,
+        ),
         cell(
             "load: Conversation.from_bytes + to_pydantic_ai",
             lambda: to_pydantic_ai(list(Conversation.from_bytes(stored))),
@@ -182,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
                     "total_s": time.monotonic() - started,
                     "load_average": load_start,
                     "load_average_end": os.getloadavg(),
-                    "payload": f"{len(pai)}-message pydantic-ai agent history ({TURNS} tool turns with signed thinking)",
+                    "payload": f"{len(pai)}-message pydantic-ai agent history ({TURNS} tool turns, signed thinking)",
                     "json_bytes": len(dumped),
                     "protobuf_bytes": len(stored),
                     "agents_items": len(items),

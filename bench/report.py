@@ -768,7 +768,18 @@ def hostile_section(run: dict[str, Any]) -> list[str]:
     return lines
 
 
-NAMES = ("codec", "conversion", "frameworks", "streaming", "service", "cluster", "observability", "mcp", "typescript", "hostile")
+NAMES = (
+    "codec",
+    "conversion",
+    "frameworks",
+    "streaming",
+    "service",
+    "cluster",
+    "observability",
+    "mcp",
+    "typescript",
+    "hostile",
+)
 
 
 def build(directory: Path, command: str) -> str:

@@ -68,8 +68,9 @@ def test_every_part_kind_comes_back_exactly() -> None:
 
 def test_what_agentmsg_holds_typed() -> None:
     messages = from_pydantic_ai(every_part())
-    system, dynamic, user, one_item, response = messages[:5]
-    assert isinstance(system, SystemMessage) and system.text_content() == "You are terse."
+    system, _dynamic, user, _one_item, response = messages[:5]
+    assert isinstance(system, SystemMessage)
+    assert system.text_content() == "You are terse."
     assert isinstance(user, UserMessage)
     kinds = [type(b).__name__ for b in user.contents]
     assert kinds[:6] == [
@@ -81,19 +82,24 @@ def test_what_agentmsg_holds_typed() -> None:
         "DocumentContent",
     ]
     image = user.contents[3]
-    assert isinstance(image, ImageContent) and image.detail is not None and image.detail.value == "high"
+    assert isinstance(image, ImageContent)
+    assert image.detail == "high"
     assert user.datetime == at(1)
     assert isinstance(response, AssistantMessage)
     thinking, redacted, text, call, dict_call = response.contents[:5]
     assert thinking == ThinkingContent("I should call the tool.", signature="sig-abc")
     assert redacted == RedactedThinkingContent("opaque==")
-    assert isinstance(text, TextContent) and text.content == "Calling."
-    assert isinstance(call, ToolCallContent) and call.arguments == '{"city":"Paris", "n": 1}'  # verbatim
-    assert isinstance(dict_call, ToolCallContent) and dict_call.args == {"tz": "UTC"}
+    assert isinstance(text, TextContent)
+    assert text.content == "Calling."
+    assert isinstance(call, ToolCallContent)
+    assert call.arguments == '{"city":"Paris", "n": 1}'  # verbatim
+    assert isinstance(dict_call, ToolCallContent)
+    assert dict_call.args == {"tz": "UTC"}
     hosted = response.contents[6]
-    assert isinstance(hosted, HostedToolCallContent) and hosted.kind is not None and hosted.kind.value == "web_search"
+    assert isinstance(hosted, HostedToolCallContent)
+    assert hosted.kind == "web_search"
     assert response.provenance == Provenance("anthropic", "anthropic-messages", "claude-sonnet-4-5", "msg_01")
-    assert response.stop_reason is not None and response.stop_reason.value == "tool_calls"
+    assert response.stop_reason == "tool_calls"
     # pydantic-ai counts cache reads and writes in its input; agentmsg does not
     assert response.usage == Usage(
         input_tokens=90, output_tokens=40, cache_read_tokens=20, cache_write_tokens=10, reasoning_tokens=7
@@ -163,7 +169,9 @@ def test_agentmsg_messages_come_back_exactly() -> None:
     response = history[1]
     assert isinstance(response, ModelResponse)
     thinking = response.parts[0]
-    assert isinstance(thinking, ThinkingPart) and thinking.signature == "sig" and thinking.provider_name == "anthropic"
+    assert isinstance(thinking, ThinkingPart)
+    assert thinking.signature == "sig"
+    assert thinking.provider_name == "anthropic"
     assert response.usage.input_tokens == 13  # cache reads counted in, as pydantic-ai counts them
     assert response.finish_reason == "tool_call"
     returns = history[2].parts
@@ -212,7 +220,7 @@ def test_bad_input_names_the_field() -> None:
 
 
 class Scripted:
-    """A FunctionModel body: thinks and calls the tool on a new question, answers after the tool; records what it saw."""
+    """A FunctionModel body: thinks and calls the tool, then answers after the tool; records what it saw."""
 
     def __init__(self) -> None:
         self.seen: list[list[ModelMessage]] = []
@@ -287,7 +295,8 @@ def test_agent_history_through_a_session(where: str, server: ServerProcess) -> N
     seen_direct, seen_loaded = direct_script.seen[0], script.seen[2]
     assert dump(seen_loaded[:-1]) == dump(seen_direct[:-1])
     prompt = seen_loaded[-1].parts[-1]
-    assert isinstance(prompt, UserPromptPart) and prompt.content == "And tomorrow?"
+    assert isinstance(prompt, UserPromptPart)
+    assert prompt.content == "And tomorrow?"
     history.save(second.new_messages())
     assert dump(history.load()) == dump(second.all_messages())
     assert len(direct.all_messages()) == len(second.all_messages())
@@ -304,6 +313,7 @@ def test_a_file_part_keeps_its_bytes() -> None:
     messages = from_pydantic_ai(every_part())
     response = messages[4]
     file_block = response.contents[-1]
-    assert isinstance(file_block, ProviderContent) and file_block.provider == PROVIDER
+    assert isinstance(file_block, ProviderContent)
+    assert file_block.provider == PROVIDER
     assert file_block.block_type == "file"
     assert dump(to_pydantic_ai([response]))[0]["parts"][-1]["content"]["media_type"] == "image/png"

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["POP_MARKER", "AgentmsgSession", "from_openai_agents", "to_openai_agents"]
 
 POP_MARKER: Final = "openai_agents.pop"
-"""The ``custom_type`` of the session entry :meth:`AgentmsgSession.pop_item` leaves when it takes a whole message back."""
+"""The ``custom_type`` of the entry :meth:`AgentmsgSession.pop_item` leaves when it takes a whole message back."""
 _SHORT_ROLES: Final = frozenset({"user", "system", "developer"})
 
 
@@ -92,9 +92,9 @@ def _short(item: dict[str, Any]) -> dict[str, Any]:
     if set(item) != {"type", "role", "content"} or item["type"] != "message" or item["role"] not in _SHORT_ROLES:
         return item
     content = item["content"]
-    if isinstance(content, list) and len(content) == 1 and set(content[0]) == {"type", "text"}:
-        if content[0]["type"] == "input_text":
-            return {"content": content[0]["text"], "role": item["role"]}
+    one_text = isinstance(content, list) and len(content) == 1 and set(content[0]) == {"type", "text"}
+    if one_text and content[0]["type"] == "input_text":
+        return {"content": content[0]["text"], "role": item["role"]}
     return item
 
 

@@ -532,7 +532,7 @@ def _read_response(message: Mapping[str, Any]) -> AssistantMessage:
 
 
 def _names_provider(block: ContentBase) -> bool:
-    """Blocks whose part the writer gives the response's provider as ``provider_name`` (signed reasoning, hosted tools)."""
+    """Blocks whose part gets the response's provider as ``provider_name`` (signed reasoning, hosted tools)."""
     if isinstance(block, ThinkingContent):
         return bool(block.signature)
     return isinstance(block, (RedactedThinkingContent, HostedToolCallContent, HostedToolResultContent))
@@ -862,13 +862,13 @@ class _Writer:
         ours: dict[str, Any] = {}
         if message.id != _response_id(response):
             ours["id"] = message.id
-        if not stash:
-            if (
-                provenance is not None
-                and provenance.api
-                and _PROVIDERS.get(part_provider or "", ("", ""))[1] != provenance.api
-            ):
-                ours["api"] = provenance.api
+        if (
+            not stash
+            and provenance is not None
+            and provenance.api
+            and _PROVIDERS.get(part_provider or "", ("", ""))[1] != provenance.api
+        ):
+            ours["api"] = provenance.api
         if message.error:
             ours["error"] = message.error
         if message.stop_reason_raw:
