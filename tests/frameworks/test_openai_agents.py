@@ -14,6 +14,8 @@ import pytest
 from agents import Runner, SQLiteSession
 from agents.memory import Session as SDKSession
 from agents_script import ScriptedModel, make_agent, turn
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from serverproc import ServerProcess
 
 from agentmsg import AssistantMessage, CustomMessage, ThinkingContent, ToolCallContent, ValidationError
@@ -74,18 +76,40 @@ def test_run_items_and_models_are_read() -> None:
         from_openai_agents({"type": "message"})  # type: ignore[arg-type]
 
 
-def test_session_continues_in_another_process(server: ServerProcess) -> None:
+def test_session_continues_in_another_process(tmp_path: Path) -> None:
     session_id = "agents-two-processes"
-    final, seen_here = asyncio.run(turn(server.target, session_id, "Weather in Paris?", "p1"))
+    db = str(tmp_path / "agents.db")
+    server = ServerProcess("--db", db)
+    try:
+        final, seen_here = asyncio.run(turn(server.target, session_id, "Weather in Paris?", "p1"))
+    finally:
+        server.stop()
     assert final == "p1: sunny"
+    # the service log is the SDK's own items, converted: what its SQLite session holds for the same turn
     reference = asyncio.run(sdk_items("Weather in Paris?"))
-    with Client(server.target) as client:
-        first_turn = to_openai_agents(client.build_context(session_id))
-    assert len(first_turn) == len(reference) == 5
-    assert first_turn[0] == {"content": "Weather in Paris?", "role": "user"}
-    assert [i.get("type") for i in first_turn] == [i.get("type") for i in reference]
+    server = ServerProcess("--db", db)  # a restarted server on the same store
+    try:
+        with Client(server.target) as client:
+            first_turn = to_openai_agents(client.build_context(session_id))
+        assert len(first_turn) == len(reference) == 5
+        assert first_turn[0] == {"content": "Weather in Paris?", "role": "user"}
+        assert [renamed(i) for i in first_turn] == [renamed(i, "ref") for i in reference]
+        continue_elsewhere(server, session_id, first_turn)
+        check_both_turns(server, session_id)
+    finally:
+        server.stop()
+    assert seen_here[0] == [{"content": "Weather in Paris?", "role": "user"}]
 
-    done = subprocess.run(
+
+def renamed(item: dict[str, Any], tag: str = "p1") -> dict[str, Any]:
+    """The item with the scripted model's tag taken out of its ids (the two runs tag their ids apart)."""
+    text = json.dumps(item).replace(f"_{tag}_", "_").replace(f"-{tag}-", "-").replace(f'"{tag}: ', '"')
+    return json.loads(text)  # type: ignore[no-any-return]
+
+
+def continue_elsewhere(server: ServerProcess, session_id: str, first_turn: list[Any]) -> None:
+
+    done = subprocess.run(  # the second process: its own client, its own Runner, the same session
         [sys.executable, str(HERE / "agents_script.py"), server.target, session_id, "And tomorrow?", "p2"],
         capture_output=True,
         text=True,
@@ -99,6 +123,8 @@ def test_session_continues_in_another_process(server: ServerProcess) -> None:
     assert there["seen"][0][: len(first_turn)] == first_turn
     assert there["seen"][0][len(first_turn)] == {"content": "And tomorrow?", "role": "user"}
 
+
+def check_both_turns(server: ServerProcess, session_id: str) -> None:
     async def after() -> tuple[list[Any], list[Any]]:
         async with AsyncClient(server.target) as client:
             session = AgentmsgSession(session_id, client)
@@ -108,7 +134,6 @@ def test_session_continues_in_another_process(server: ServerProcess) -> None:
     assert len(everything) == 10
     assert everything[-1]["content"][0]["text"] == "p2: sunny"
     assert last_two == everything[-2:]
-    assert seen_here[0] == [{"content": "Weather in Paris?", "role": "user"}]
 
 
 def test_pop_and_clear(server: ServerProcess) -> None:
@@ -153,3 +178,52 @@ def test_session_reads_as_anthropic_with_the_replay_rule(server: ServerProcess) 
     assert any("signature" in loss.what or "reasoning" in loss.what for loss in report.losses), report.summary()
     thinking = [b for m in context if isinstance(m, AssistantMessage) for b in m.contents]
     assert any(isinstance(b, ThinkingContent) and b.signature == "enc-a-1" for b in thinking)
+
+
+# --- generated item lists --------------------------------------------------------------------
+
+words = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=10)
+call_ids = st.text("abcdef0123456789", min_size=1, max_size=6).map(lambda s: f"call_{s}")
+
+
+@st.composite
+def agents_turns(draw: Any) -> list[dict[str, Any]]:
+    """One turn as the SDK keeps it: the question, maybe reasoning and calls with their outputs, the answer."""
+    n = draw(st.integers(0, 10_000))
+    items: list[dict[str, Any]] = [{"content": draw(words), "role": "user"}]
+    if draw(st.booleans()):
+        items.append(
+            {
+                "id": f"rs_{n}",
+                "summary": [{"text": draw(words), "type": "summary_text"}],
+                "type": "reasoning",
+                "encrypted_content": draw(words),
+            }
+        )
+    ids = draw(st.lists(call_ids, unique=True, max_size=3))
+    for k, call in enumerate(ids):
+        arguments = json.dumps(draw(st.dictionaries(st.sampled_from("xyz"), st.integers() | words, max_size=2)))
+        items.append(
+            {
+                "arguments": arguments,
+                "call_id": call,
+                "name": "tool",
+                "type": "function_call",
+                "id": f"fc_{n}_{k}",
+                "status": "completed",
+            }
+        )
+    for call in ids:
+        items.append({"call_id": call, "output": draw(words), "type": "function_call_output"})
+    text = {"annotations": [], "text": draw(words), "type": "output_text"}
+    items.append({"id": f"msg_{n}", "content": [text], "role": "assistant", "status": "completed", "type": "message"})
+    return items
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(agents_turns(), min_size=1, max_size=3))
+def test_generated_item_lists_round_trip(turns: list[list[dict[str, Any]]]) -> None:
+    items = [item for one in turns for item in one]
+    report = ConversionReport()
+    assert to_openai_agents(from_openai_agents(items), report=report) == items
+    assert report.losses == []
