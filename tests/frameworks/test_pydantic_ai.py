@@ -214,6 +214,19 @@ def test_bad_input_names_the_field() -> None:
     assert any(f.startswith("[0].response.parts[0]") for f in fields), fields
     with pytest.raises(ValidationError, match="expected a list"):
         to_pydantic_ai(SystemMessage.text("x"))  # type: ignore[arg-type]
+    with pytest.raises(ValidationError, match=r"\[1\]: expected a ModelMessage, got str"):
+        from_pydantic_ai([ModelRequest(parts=[UserPromptPart("hi")]), "hello"])
+    with pytest.raises(ValidationError, match="expected a list of pydantic-ai messages"):
+        from_pydantic_ai(ModelRequest(parts=[UserPromptPart("hi")]))  # type: ignore[arg-type]
+
+
+def test_a_history_pydantic_ai_grew_keeps_its_new_fields() -> None:
+    # agentmsg messages written to pydantic-ai, then given fields by pydantic-ai (an app setting run ids on them)
+    history = to_pydantic_ai(native())
+    for message in history:
+        message.run_id = "run-9"
+    again = to_pydantic_ai(from_pydantic_ai(history))
+    assert dump(again) == dump(history)
 
 
 # --- a real Agent -----------------------------------------------------------------------------

@@ -95,7 +95,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pydantic
 import pydantic_core
-from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter, ModelRequestPart, UserContent
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    UserContent,
+)
 
 from agentmsg.content import (
     AudioContent,
@@ -195,7 +202,12 @@ def _pydantic_errors(exc: pydantic.ValidationError, what: str) -> ValidationErro
 
 def _dump(messages: Iterable[Any]) -> list[dict[str, Any]]:
     """The history in pydantic-ai's JSON form, checked by pydantic-ai itself."""
+    if isinstance(messages, (str, bytes, Mapping, ModelRequest, ModelResponse)):
+        raise ValidationError.single("", "type", "expected a list of pydantic-ai messages")
     items = list(messages)
+    for i, item in enumerate(items):
+        if not isinstance(item, (ModelRequest, ModelResponse, Mapping)):
+            raise ValidationError.single(f"[{i}]", "type", f"expected a ModelMessage, got {type(item).__name__}")
     if any(isinstance(m, Mapping) for m in items):
         try:
             items = ModelMessagesTypeAdapter.validate_python(items)
@@ -290,9 +302,13 @@ def _read_request(message: Mapping[str, Any], at: int) -> list[AgentMessage]:
             "state": None if message.get("state", "complete") == "complete" else message["state"],
         }
     )
-    if ours:
-        # Written by to_pydantic_ai: the request stands for agentmsg messages, whose timestamps the parts hold.
-        envelope.pop("timestamp", None)
+    if ours and not envelope.keys() - {"timestamp"}:
+        # Written by to_pydantic_ai and unchanged: the request stands for agentmsg messages, whose timestamps the
+        # parts hold. Anything else on it is kept (stashed) like any request's fields.
+        envelope = {}
+    elif ours:
+        envelope["metadata"] = message["metadata"]  # with the agentmsg ids, so they come back too
+    keep = not ours or bool(envelope)
     unnamed = {i for i in ours.get("unnamed", []) if isinstance(i, str)}
     out: list[AgentMessage] = []
     parts = message.get("parts", [])
@@ -300,14 +316,14 @@ def _read_request(message: Mapping[str, Any], at: int) -> list[AgentMessage]:
         own_id = ids[j] if j < len(ids) else None
         common = {"id": own_id or _derived_id(message, j), "timestamp": _when(part.get("timestamp"))}
         # Always on the first part, even when empty: it marks the request as read from pydantic-ai.
-        stash = envelope if j == 0 and not ours else None
+        stash = envelope if j == 0 and keep else None
         read = _read_request_part(part, common, stash, unnamed)
         if own_id and out and out[-1].id == own_id:
             # Parts of one agentmsg message (a tool message's results, a user message's text and results).
             out[-1] = _joined(out[-1], read)
         else:
             out.append(read)
-    if not parts and not ours:
+    if not parts and keep:
         out.append(UserMessage([_block("model_request", envelope)], id=_derived_id(message, 0)))
     return out
 
