@@ -115,7 +115,8 @@ class AgentmsgSession:
     - :meth:`clear_session` deletes the session on the service.
 
     ``client`` is an :class:`~agentmsg.service.client.AsyncClient`; ``model`` is the model the items are for (the
-    replay rule); what a conversion leaves out is collected in :attr:`report`.
+    replay rule). :attr:`report` holds what the last :meth:`get_items` (or :meth:`pop_item`) left out: a new
+    :class:`~agentmsg.providers._common.ConversionReport` each call, so a long conversation does not pile them up.
     """
 
     def __init__(
@@ -124,7 +125,6 @@ class AgentmsgSession:
         client: AsyncClient,
         *,
         model: str | None = None,
-        report: ConversionReport | None = None,
         session_settings: SessionSettings | None = None,
     ) -> None:
         if not isinstance(session_id, str) or not session_id:
@@ -132,7 +132,7 @@ class AgentmsgSession:
         self.session_id = session_id
         self.client = client
         self.model = model
-        self.report = report if report is not None else ConversionReport()
+        self.report = ConversionReport()
         self.session_settings = session_settings
 
     async def _context(self) -> list[AgentMessage]:
@@ -142,6 +142,7 @@ class AgentmsgSession:
             return []
 
     def _items(self, messages: Sequence[BaseMessage]) -> list[dict[str, Any]]:
+        self.report = ConversionReport()
         return to_openai_agents(messages, report=self.report, model=self.model)
 
     async def get_items(self, limit: int | None = None) -> list[Any]:

@@ -1081,9 +1081,7 @@ class AgentHistory:
         history.save(result.new_messages())
     """
 
-    def __init__(
-        self, store: Session | Client, session_id: str = "", *, report: ConversionReport | None = None
-    ) -> None:
+    def __init__(self, store: Session | Client, session_id: str = "") -> None:
         from agentmsg.service.client import Client
         from agentmsg.sessions import Session
 
@@ -1093,7 +1091,8 @@ class AgentHistory:
             raise ValidationError.single("store", "type", f"expected a Session or a Client, got {type(store).__name__}")
         self.store = store
         self.session_id = session_id or getattr(store, "session_id", "")
-        self.report = report if report is not None else ConversionReport()
+        self.report = ConversionReport()
+        """What the last :meth:`load` left out (a new report each call)."""
 
     def messages(self) -> list[AgentMessage]:
         """The session's context as agentmsg messages."""
@@ -1104,7 +1103,8 @@ class AgentHistory:
         return self.store.build_context(self.session_id)
 
     def load(self) -> list[ModelMessage]:
-        """The session's context as a pydantic-ai history; losses go to :attr:`report`."""
+        """The session's context as a pydantic-ai history; what it leaves out is in :attr:`report`."""
+        self.report = ConversionReport()
         return to_pydantic_ai(self.messages(), report=self.report)
 
     def save(self, messages: Sequence[Any]) -> list[AgentMessage]:
