@@ -91,7 +91,7 @@ import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import pydantic
 import pydantic_core
@@ -138,11 +138,9 @@ from agentmsg.providers._common import (
     llm_messages,
     split_media,
 )
+from agentmsg.service.client import Client
+from agentmsg.sessions import Session
 from agentmsg.usage import Usage, UsageCost
-
-if TYPE_CHECKING:
-    from agentmsg.service.client import Client
-    from agentmsg.sessions import Session
 
 __all__ = ["PROVIDER", "AgentHistory", "from_pydantic_ai", "to_pydantic_ai"]
 
@@ -1082,9 +1080,6 @@ class AgentHistory:
     """
 
     def __init__(self, store: Session | Client, session_id: str = "") -> None:
-        from agentmsg.service.client import Client
-        from agentmsg.sessions import Session
-
         if isinstance(store, Client) and not session_id:
             raise ValidationError.single("session_id", "string.min_len", "a service session needs its id")
         if not isinstance(store, (Session, Client)):
@@ -1096,8 +1091,6 @@ class AgentHistory:
 
     def messages(self) -> list[AgentMessage]:
         """The session's context as agentmsg messages."""
-        from agentmsg.sessions import Session
-
         if isinstance(self.store, Session):
             return list(self.store.build_context())
         return self.store.build_context(self.session_id)
@@ -1109,8 +1102,6 @@ class AgentHistory:
 
     def save(self, messages: Sequence[Any]) -> list[AgentMessage]:
         """Append a run's messages (``ModelMessage`` objects or their JSON form); the messages appended."""
-        from agentmsg.sessions import Session
-
         converted = from_pydantic_ai(messages)
         if isinstance(self.store, Session):
             held = self.store
