@@ -69,7 +69,9 @@ Reported as lost by :func:`to_pydantic_ai` (in the :class:`~agentmsg.providers._
 signatures, citations and logprobs of messages not read from pydantic-ai, tool-call signatures, kinds, server names
 and metadata, ``terminate`` of tool results, the typed bodies of hosted tool results (their text is kept), image
 detail other than in ``vendor_metadata``, document file names and titles, media by file id, provider blocks of
-other providers, and message names and parent ids. A tool result whose call is not in the history and that has no
+other providers, message names and parent ids, the stop sequence, and usage pydantic-ai cannot tell apart
+(an unknown input or output count, written as 0; a reported 0 of cache or reasoning tokens, which reads back as
+unknown; hosted-tool request counts). A tool result whose call is not in the history and that has no
 name gets ``tool_name=""``, reported.
 
 Replay. pydantic-ai is a carrier, like LangChain: the model the history goes to is picked by the agent, and
