@@ -142,6 +142,7 @@ bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSO
 	@mkdir -p $(BENCH_OUT)
 	$(PY) bench/run.py --json $(BENCH_OUT)/codec.json $(BENCH_ARGS)
 	$(PY) bench/conversion.py --json $(BENCH_OUT)/conversion.json $(BENCH_ARGS)
+	$(PY) bench/frameworks.py --json $(BENCH_OUT)/frameworks.json $(BENCH_ARGS)
 	$(PY) bench/streaming.py --json $(BENCH_OUT)/streaming.json $(BENCH_ARGS)
 	$(PY) bench/service.py --json $(BENCH_OUT)/service.json $(BENCH_ARGS)
 	$(PY) bench/connect_http.py --json $(BENCH_OUT)/http.json $(BENCH_ARGS)

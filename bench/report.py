@@ -219,6 +219,26 @@ def conversion_section(conversion: dict[str, Any]) -> list[str]:
     return lines
 
 
+def frameworks_section(run: dict[str, Any]) -> list[str]:
+    lines = [
+        "## Agent frameworks",
+        "",
+        f"{run['payload']}: {run['json_bytes']} bytes as pydantic-ai JSON, {run['protobuf_bytes']} as agentmsg "
+        f"protobuf; as OpenAI Agents items, {run['agents_items']} items ({run['agents_losses']} losses reported: "
+        "the Anthropic-signed thinking, which the replay rule keeps from OpenAI). Each framework's own serialiser "
+        "next to agentmsg's converters on the same history.",
+        "",
+        "| operation | median [min" + DASH + "max] |",
+        "|---|---|",
+    ]
+    for case in [*run["pydantic_ai"], *run["openai_agents"]]:
+        lines.append(
+            f"| {case['name']} | {fmt_time(case['median_ns'])} [{fmt_time(case['min_ns'])}{DASH}"
+            f"{fmt_time(case['max_ns'])}] |"
+        )
+    return lines
+
+
 def streaming_section(streaming: dict[str, Any]) -> list[str]:
     lines = [
         "## Stream folding",
@@ -830,6 +850,18 @@ def group_commit_section(run: dict[str, Any]) -> list[str]:
                 f"| {c['floor_cpu_us']:.0f} / {c['agentmsg_cpu_us']:.0f} µs |"
             )
     return lines
+NAMES = (
+    "codec",
+    "conversion",
+    "frameworks",
+    "streaming",
+    "service",
+    "cluster",
+    "observability",
+    "mcp",
+    "typescript",
+    "hostile",
+)
 
 
 def build(directory: Path, command: str) -> str:
@@ -845,6 +877,8 @@ def build(directory: Path, command: str) -> str:
             lines += ["", *hot_section(runs["codec"]["hot"])]
     if runs["conversion"]:
         lines += ["", *conversion_section(runs["conversion"])]
+    if runs["frameworks"]:
+        lines += ["", *frameworks_section(runs["frameworks"])]
     if runs["streaming"]:
         lines += ["", *streaming_section(runs["streaming"])]
     if runs["service"]:
