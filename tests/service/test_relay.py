@@ -67,7 +67,11 @@ async def collect(hub: LiveHub, session_id: str, count: int, ready: asyncio.Even
 
 
 def run(body: Callable[[], Awaitable[Any]]) -> Any:
-    return asyncio.run(body())
+    async def bounded() -> Any:
+        async with asyncio.timeout(120):  # a relay that stops sending fails here, naming where it waited
+            return await body()
+
+    return asyncio.run(bounded())
 
 
 def test_events_cross_in_order_batched_with_large_ones_spilled(url: str) -> None:

@@ -237,6 +237,10 @@ class Cluster:
                 await self._send(lines)
             except StoreError as exc:
                 log.warning("%d live event(s) did not reach the other nodes: %s", len(lines) or 1, exc)
+            except Exception:
+                # The one sender must outlive any failure: if it ended, every publisher's pace() and flush()
+                # would wait for it forever.
+                log.exception("%d live event(s) did not reach the other nodes", len(lines) or 1)
             finally:
                 for _ in range(owed):
                     self._outbox.task_done()
