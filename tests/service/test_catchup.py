@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 
 import grpc
 import pytest
 from conftest import ServerThread
 from serverproc import ServerProcess
+from transports import Transport
 
 import agentmsg as am
 from agentmsg.service import AsyncClient, Client, Live, Logged
@@ -93,6 +94,8 @@ class Watcher:
 
     target: str
     expected: int = 0
+    transport: str = "grpc"  # or a Connect protocol of tests/transports.py, on http_port
+    http_port: int | None = None
     live: list[Live] = field(default_factory=list)
     logged: list[Logged] = field(default_factory=list)
     joined: asyncio.Event = field(default_factory=asyncio.Event)
@@ -102,9 +105,24 @@ class Watcher:
         if self.counts:
             self.counts[0].set()
 
+    async def items(self, session: str) -> AsyncIterator[Live | Logged]:
+        if self.transport == "grpc":
+            async with AsyncClient(self.target, timeout=60) as client:
+                async for item in client.subscribe(session, live_events=True):
+                    yield item
+            return
+        request = session_service_pb2.SubscribeRequest(session_id=session, live_events=True)
+        async with Transport(self.transport, self.target, self.http_port) as over:
+            async for response in over.stream("Subscribe", request, timeout=60):
+                for logged in response.messages:
+                    yield Logged(logged.offset, am.message_from_proto(logged.message))
+                if response.HasField("live_event"):
+                    live = response.live_event
+                    yield Live(live.stream_id, StreamEvent._wrap(live.event))
+
     async def run(self, session: str, last_offset: int) -> None:
-        async with AsyncClient(self.target, timeout=60) as client:
-            async for item in client.subscribe(session, live_events=True):
+        async with contextlib.aclosing(self.items(session)) as items:
+            async for item in items:
                 if isinstance(item, Live):
                     self.live.append(item)
                     if len(self.live) < len(self.counts):
@@ -122,12 +140,20 @@ class Watcher:
 
 
 async def late_joins(
-    publish_target: str, watch_targets: list[str], session: str, events: list[StreamEvent]
+    publish_target: str,
+    watch_targets: list[str],
+    session: str,
+    events: list[StreamEvent],
+    *,
+    transport: str = "grpc",
+    http_port: int | None = None,
 ) -> tuple[am.AssistantMessage, list[Watcher], dict[str, list[Watcher]]]:
-    """Publish ``events`` on one node while subscribers on ``watch_targets`` join at each of :func:`joins`."""
+    """Publish ``events`` on one node while subscribers on ``watch_targets`` join at each of :func:`joins` (over
+    ``transport``; the publisher is a gRPC client, as ``PublishStream`` is gRPC only)."""
     points = joins(events)
-    early = [Watcher(t, counts=[asyncio.Event() for _ in range(len(events) + 1)]) for t in watch_targets]
-    late = {name: [Watcher(t) for t in watch_targets] for name in points}
+    over = {"transport": transport, "http_port": http_port}
+    early = [Watcher(t, counts=[asyncio.Event() for _ in range(len(events) + 1)], **over) for t in watch_targets]
+    late = {name: [Watcher(t, **over) for t in watch_targets] for name in points}
     tasks: list[asyncio.Task[None]] = []
     async with asyncio.timeout(120):
         async with AsyncClient(publish_target, timeout=60) as client:
@@ -186,6 +212,19 @@ def test_a_late_subscriber_folds_the_message_an_early_one_folds(server: ServerTh
     assert [call.args for call in message.tool_calls()] == [{"city": "Paris", "unit": "C"}, {"tz": "Europe/Paris"}]
     check(message, early, late, len(events))
     assert server.running.sessions.hub.in_flight.streams("catch-up") == []  # the ended stream was dropped
+
+
+@pytest.mark.parametrize("transport", ["connect-proto", "connect-json", "grpc-web"])
+def test_a_late_subscriber_over_connect_folds_the_message_an_early_one_folds(
+    make_server: Callable[..., ServerThread], transport: str
+) -> None:
+    server = make_server(http_port=0)
+    port = server.running.http_port
+    events = numbered_with_resends()
+    message, early, late = asyncio.run(
+        late_joins(server.target, [server.target], "catch-up-http", events, transport=transport, http_port=port)
+    )
+    check(message, early, late, len(events))
 
 
 def test_a_late_subscriber_on_another_node_folds_the_same_message(cluster_nodes: list[ServerProcess]) -> None:
