@@ -18,7 +18,7 @@ from typing import Any
 import grpc
 from google.protobuf.message import DecodeError
 
-from agentmsg._tree import PathWalk
+from agentmsg._tree import ContextStart, PathWalk
 from agentmsg.errors import AgentMsgError, NotFoundError, UnavailableError, ValidationError, Violation
 from agentmsg.messages import (
     AgentMessage,
@@ -83,6 +83,10 @@ def _context_page(token: str, leaf: str) -> tuple[str, int]:
         )
     return pinned, start
 
+
+# The first page a path walk reads back through a run of entries without parent ids, and the most a page grows to.
+WALK_PAGE = 256
+WALK_PAGE_MAX = 4096
 
 # Below this size re-encoding a message costs less than checking its received encoding is the canonical one.
 KEEP_RECEIVED_MIN = 64 * 1024
@@ -216,20 +220,25 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         return (rows[0][0], _parse(rows[0][1])) if rows else None
 
     async def _walk_back(
-        self, session_id: str, start: tuple[int, message_pb2.Message]
-    ) -> AsyncGenerator[message_pb2.Message, None]:
-        """The entries from ``start`` back to the root, each parent found through the store's indexes.
+        self, session_id: str, start: tuple[int, message_pb2.Message], context: ContextStart | None = None
+    ) -> AsyncGenerator[tuple[int, message_pb2.Message], None]:
+        """The entries (offset, message) from ``start`` back to the root, each parent found through the store's
+        indexes; with ``context``, back only to where the model's context starts (:class:`ContextStart`).
 
         An entry with no ``parent_id`` follows the one before it in the log: those are read a page at a
-        time. Only the path is read, never the rest of the session. The rules, and how a broken tree is
+        time (pages grow while the run goes on; never below where the context starts), each parsed only when the
+        walk reaches it. Only the path is read, never the rest of the session. The rules, and how a broken tree is
         reported, are :class:`~agentmsg._tree.PathWalk`'s, as for :class:`~agentmsg.sessions.Session`.
         """
-        by_offset: dict[int, message_pb2.Message] = {}
+        page: dict[int, Body] = {}
+        size = WALK_PAGE
         offset, message = start
         walk = PathWalk()
         while True:
             parent = walk.step(message.id, message.parent_id)
-            yield message
+            yield offset, message
+            if context is not None and await self._context_ends(session_id, context, offset, message):
+                return
             if parent is not None:
                 found = await self.store.entry(session_id, parent)
                 if found is None:
@@ -239,20 +248,36 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             if offset <= 1:
                 return
             offset -= 1
-            if offset not in by_offset:
-                by_offset = {o: _parse(b) for o, b in await self.store.before(session_id, offset + 1, 256)}
-            message = by_offset[offset]
+            body = page.get(offset)
+            if body is None:
+                limit = size if context is None else context.page(offset, size)
+                page = dict(await self.store.before(session_id, offset + 1, limit))
+                size = min(2 * size, WALK_PAGE_MAX)
+                body = page[offset]
+            message = _parse(body)
+
+    async def _context_ends(
+        self, session_id: str, context: ContextStart, offset: int, message: message_pb2.Message
+    ) -> bool:
+        """Whether the walk for a context has passed its start at this entry (the kept entry found by its id)."""
+        if context.found:
+            return context.passed(message.id, offset)
+        if message.WhichOneof("role") != "compaction_summary":
+            return False
+        kept = message.compaction_summary.first_kept_id
+        found = await self.store.entry(session_id, kept) if kept else None
+        return context.compaction(offset, kept, found[0] if found is not None else None)
 
     async def _on_path(self, session_id: str, start: tuple[int, message_pb2.Message], entry_id: str) -> bool:
         """Whether ``entry_id`` lies on the path from ``start`` to the root (the walk stops where it is found)."""
         async with contextlib.aclosing(self._walk_back(session_id, start)) as walk:
-            async for message in walk:
+            async for _, message in walk:
                 if message.id == entry_id:
                     return True
         return False
 
-    async def _path(self, session_id: str, leaf_id: str) -> list[AgentMessage]:
-        """The root-to-leaf path (leaf: ``leaf_id``, or the last entry)."""
+    async def _context_path(self, session_id: str, leaf_id: str) -> list[AgentMessage]:
+        """The path to the leaf (``leaf_id``, or the last entry) from where its context starts (or the root)."""
         if leaf_id:
             found = await self.store.entry(session_id, leaf_id)
             if found is None:
@@ -262,7 +287,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             start = await self._last(session_id)
         if start is None:
             return []
-        path = [message_from_proto(message) async for message in self._walk_back(session_id, start)]
+        walk = self._walk_back(session_id, start, ContextStart())
+        path = [message_from_proto(message) async for _, message in walk]
         path.reverse()
         return path
 
@@ -563,7 +589,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         leaf, start = request.leaf_entry_id, 0
         if request.page_token:
             leaf, start = _context_page(request.page_token, leaf)
-        path = await self._path(request.session_id, leaf)
+        path = await self._context_path(request.session_id, leaf)
         messages = [m.pb for m in build_context(path)]
         if start > len(messages):
             raise ValidationError.single("page_token", "page_token", "the token points past the end of the context")
