@@ -195,7 +195,8 @@ def run(quick: bool) -> dict[str, Any]:
                 return seen
 
             history_all = history("long-session")
-            assert history_all() == total and catch_up() == total
+            assert history_all() == total
+            assert catch_up() == total
             times = rounds_of({"history": history_all, "subscribe": catch_up}, history_rounds)
             ratio = paired(times, "history", "subscribe")
             med = {name: statistics.median(values) for name, values in times.items()}
@@ -206,7 +207,11 @@ def run(quick: bool) -> dict[str, Any]:
                 "median_s": med,
                 "ratio": ratio,
             }
-            _row("Subscribe catch-up (client.subscribe)", f"{med['subscribe']:.3f} s", f"{total / med['subscribe']:,.0f} msg/s")
+            _row(
+                "Subscribe catch-up (client.subscribe)",
+                f"{med['subscribe']:.3f} s",
+                f"{total / med['subscribe']:,.0f} msg/s",
+            )
             verdict = _target(
                 results,
                 "history_vs_subscribe",
@@ -227,7 +232,7 @@ def run(quick: bool) -> dict[str, Any]:
 def am_path(client: Client, session: str) -> list[str]:
     """The ids on the path to the session's last entry (read from the whole log here, only to report its length)."""
     entries = {logged.message.id: (logged.offset, logged.message) for logged in client.history(session)}
-    by_offset = {offset: message for offset, message in entries.values()}
+    by_offset = dict(entries.values())
     offset = max(by_offset)
     path = []
     while offset:

@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import grpc
 
@@ -118,6 +118,8 @@ RECONNECT_BACKOFF_MS = (100, 5000)  # a channel's first and longest wait between
 # A resumed subscription waits this long before its first new attempt, doubling up to the cap.
 RESUME_BACKOFF = 0.1
 RESUME_BACKOFF_MAX = 5.0
+# ``history`` reads pages of this many messages (the most ``ListMessages`` gives): a round trip per page.
+HISTORY_PAGE = 1000
 
 
 def _options(max_message_bytes: int) -> list[tuple[str, Any]]:
@@ -171,14 +173,23 @@ def _message_bytes(message: BaseMessage) -> bytes:
     return message.to_bytes()
 
 
-def _items(response: session_service_pb2.SubscribeResponse) -> list[Logged | Live]:
-    items: list[Logged | Live] = []
+def _logged(messages: Iterable[session_service_pb2.LoggedMessage]) -> list[Logged]:
+    items: list[Logged] = []
     append = items.append
-    for m in response.messages:
+    for m in messages:
         item = _new(Logged)
         _set_offset(item, m.offset)
         _set_message(item, message_from_proto(m.message))
         append(item)
+    return items
+
+
+def _list_request(session_id: str, after: int, page_size: int) -> session_service_pb2.ListMessagesRequest:
+    return session_service_pb2.ListMessagesRequest(session_id=session_id, after_offset=after, page_size=page_size)
+
+
+def _items(response: session_service_pb2.SubscribeResponse) -> list[Logged | Live]:
+    items = cast("list[Logged | Live]", _logged(response.messages))
     if response.HasField("live_event"):
         items.append(Live(response.live_event.stream_id, StreamEvent._wrap(response.live_event.event)))
     return items
@@ -284,18 +295,31 @@ class Client:
         )
         return list(self._call(self._sessions.AppendMessages, request).offsets)
 
-    def history(self, session_id: str, *, after: int = 0, page_size: int = 100) -> Iterator[Logged]:
-        """Every logged message after ``after``, page by page."""
-        while True:
-            request = session_service_pb2.ListMessagesRequest(
-                session_id=session_id, after_offset=after, page_size=page_size
-            )
-            response = self._call(self._sessions.ListMessages, request)
-            for logged in response.messages:
-                yield Logged(logged.offset, message_from_proto(logged.message))
-            if not response.next_after_offset:
-                return
-            after = response.next_after_offset
+    def history(self, session_id: str, *, after: int = 0, page_size: int = HISTORY_PAGE) -> Iterator[Logged]:
+        """Every logged message after ``after``, page by page (``ListMessages``).
+
+        The next page is asked for as soon as a page arrives, so the server reads it while this one is
+        wrapped and handed out; closing the iterator early cancels that call.
+        """
+        calls = self._sessions.ListMessages
+        pending = calls.future(
+            _list_request(session_id, after, page_size), timeout=self.timeout, metadata=self._metadata
+        )
+        try:
+            while True:
+                try:
+                    response = pending.result()
+                except grpc.RpcError as exc:
+                    raise status.from_rpc_error(exc) from None
+                after = response.next_after_offset
+                if after:
+                    request = _list_request(session_id, after, page_size)
+                    pending = calls.future(request, timeout=self.timeout, metadata=self._metadata)
+                yield from _logged(response.messages)
+                if not after:
+                    return
+        finally:
+            pending.cancel()
 
     def subscribe(
         self,
@@ -492,18 +516,24 @@ class AsyncClient:
         )
         return list((await self._call(self._sessions.AppendMessages, request)).offsets)
 
-    async def history(self, session_id: str, *, after: int = 0, page_size: int = 100) -> AsyncIterator[Logged]:
-        """Every logged message after ``after``, page by page."""
-        while True:
-            request = session_service_pb2.ListMessagesRequest(
-                session_id=session_id, after_offset=after, page_size=page_size
-            )
-            response = await self._call(self._sessions.ListMessages, request)
-            for logged in response.messages:
-                yield Logged(logged.offset, message_from_proto(logged.message))
-            if not response.next_after_offset:
-                return
-            after = response.next_after_offset
+    async def history(self, session_id: str, *, after: int = 0, page_size: int = HISTORY_PAGE) -> AsyncIterator[Logged]:
+        """Every logged message after ``after``, page by page (the next page asked for as one arrives, as
+        :meth:`Client.history` does)."""
+        calls = self._sessions.ListMessages
+        pending = asyncio.ensure_future(self._call(calls, _list_request(session_id, after, page_size)))
+        try:
+            while True:
+                response = await pending
+                after = response.next_after_offset
+                if after:
+                    pending = asyncio.ensure_future(self._call(calls, _list_request(session_id, after, page_size)))
+                for item in _logged(response.messages):
+                    yield item
+                if not after:
+                    return
+        finally:
+            if not pending.cancel() and not pending.cancelled():
+                pending.exception()  # a page that failed after the caller stopped reading: retrieved, not logged
 
     async def subscribe(
         self,

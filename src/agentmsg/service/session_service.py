@@ -34,8 +34,10 @@ from agentmsg.service.frames import (
     FrameCache,
     ReceivedAppend,
     blind_encoding,
+    encode_logged,
     field_span,
     is_canonical,
+    list_page,
 )
 from agentmsg.service.limits import RequestLimits
 from agentmsg.service.live import LiveHub
@@ -125,7 +127,8 @@ def _parse(body: Body) -> message_pb2.Message:
 
 
 def _serialize_response(response: Any) -> bytes:
-    """Subscribe responses are messages, or bytes already encoded by :mod:`~agentmsg.service.frames`."""
+    """Subscribe and ListMessages responses are messages, or bytes already encoded by
+    :mod:`~agentmsg.service.frames`."""
     return response if isinstance(response, bytes) else bytes(response.SerializeToString())
 
 
@@ -135,6 +138,11 @@ def _add_session_service(servicer: SessionServicer, server: grpc.aio.Server) -> 
         servicer.AppendMessage,
         request_deserializer=_receive_append,
         response_serializer=session_service_pb2.AppendMessageResponse.SerializeToString,
+    )
+    handlers["ListMessages"] = grpc.unary_unary_rpc_method_handler(
+        servicer.ListMessages,
+        request_deserializer=session_service_pb2.ListMessagesRequest.FromString,
+        response_serializer=_serialize_response,
     )
     handlers["Subscribe"] = grpc.unary_stream_rpc_method_handler(
         servicer.Subscribe,
@@ -331,22 +339,34 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         self,
         request: session_service_pb2.ListMessagesRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
-    ) -> session_service_pb2.ListMessagesResponse:
+    ) -> bytes:
+        """A page of the log as an encoded ``ListMessagesResponse``: the stored bytes as they are, as ``Subscribe``
+        sends them (its messages field is laid out as ``SubscribeResponse``'s).
+
+        A full page is framed once into the node's :class:`~agentmsg.service.frames.FrameCache` and shared: read
+        again (the same page, or a subscriber's batch of the same range), only the session's last offset is read.
+        """
         self._allow(context, request.session_id)
         _check(request)
+        session_id, after = request.session_id, request.after_offset
         size = request.page_size or 100
-        rows = await self.store.read(request.session_id, request.after_offset, size + 1)
-        if not rows and not await self.store.last_offset(request.session_id):
-            raise NotFoundError(f"no session {request.session_id!r} (it has no messages)")
-        # The page ends at page_size messages or at the byte budget, whichever comes first.
-        size = min(size, fit([len(body) for _, body in rows], self.budget))
-        response = session_service_pb2.ListMessagesResponse()
-        for offset, body in rows[:size]:
-            logged = response.messages.add(offset=offset)
-            logged.message.ParseFromString(body)  # type: ignore[arg-type]
-        if len(rows) > size:
-            response.next_after_offset = rows[size - 1][0]
-        return response
+        framed = self.frames.full(session_id, after, size)
+        if framed is not None and len(framed[0]) == 1:
+            (reply,), last = framed
+            more = await self.store.last_offset(session_id) > last
+            return list_page(reply, last if more else 0)
+        with self._watch_deletion(session_id) as deleted:
+            rows = await self.store.read(session_id, after, size + 1)
+            if not rows and not await self.store.last_offset(session_id):
+                raise NotFoundError(f"no session {session_id!r} (it has no messages)")
+            # The page ends at page_size messages or at the byte budget, whichever comes first.
+            count = min(size, fit([len(body) for _, body in rows], self.budget))
+            page = rows[:count]
+            if count == size and not deleted.is_set():  # rows read as the session was deleted are not kept
+                (reply,) = self.frames.encode(session_id, after, size, page)
+            else:
+                reply = encode_logged(page)
+        return list_page(reply, rows[count - 1][0] if len(rows) > count else 0)
 
     @_guard_stream
     async def Subscribe(  # noqa: N802
