@@ -36,7 +36,7 @@ from agentmsg.service import Client
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from service import agentmsg_server  # noqa: E402 - bench/ is on the path just above
+from service import ServerProcess, agentmsg_server  # noqa: E402 - bench/ is on the path just above
 
 CONTEXT_MAX_RATIO = 1.3  # BuildContext of the long path vs ListMessages of the same messages
 CONTEXT_MAX_GROWTH = 1.2  # BuildContext with 10x the path before the compaction vs the short path
@@ -113,123 +113,157 @@ def _target(results: dict[str, Any], name: str, text: str, passed: bool, **value
     return "PASS" if passed else "MISS"
 
 
-def run(quick: bool) -> dict[str, Any]:
-    results: dict[str, Any] = {"targets": []}
+def measure(server: ServerProcess, measures: dict[str, Callable[[], int]], rounds: int) -> dict[str, Any]:
+    """Interleaved rounds of ``measures`` (wall seconds each), and the server's CPU seconds per call of each."""
+    cpu: dict[str, float] = dict.fromkeys(measures, 0.0)
+
+    def counted(name: str) -> Callable[[], int]:
+        def call() -> int:
+            before = server.cpu_seconds()
+            count = measures[name]()
+            cpu[name] += server.cpu_seconds() - before
+            return count
+
+        return call
+
+    times = rounds_of({name: counted(name) for name in measures}, rounds)
+    return {
+        "seconds": times,
+        "median_s": {name: statistics.median(values) for name, values in times.items()},
+        "server_cpu_s": {name: total / rounds for name, total in cpu.items()},
+    }
+
+
+def context_section(server: ServerProcess, client: Client, quick: bool, results: dict[str, Any]) -> None:
     short, long = (300, 3000) if quick else (800, 8000)
-    rounds = 5 if quick else 9
+    rounds = 7 if quick else 21
+    print(f"\n== BuildContext at the end of a compacted path ({KEPT} kept + {AFTER} after the compaction)")
+    compacted_session(client, "short", short)
+    compacted_session(client, "long", long)
+    context = client.build_context("long")
+    same = [m.id for m in client.build_context("short")] == [m.id for m in context]
+    assert same, "both sessions end in the same context"
+    for first in range(0, len(context), 500):
+        client.append_many("flat", context[first : first + 500])
+    assert sum(1 for _ in client.history("flat")) == len(context)
+    paths = {name: len(path_of(client, name)) for name in ("short", "long")}
+    measured = measure(
+        server,
+        {
+            "context_long": lambda: len(client.build_context("long")),
+            "context_short": lambda: len(client.build_context("short")),
+            "list": lambda: sum(1 for _ in client.history("flat")),
+        },
+        rounds,
+    )
+    vs_list = paired(measured["seconds"], "context_long", "list")
+    growth = paired(measured["seconds"], "context_long", "context_short")
+    results["context"] = {
+        "messages": len(context),
+        "path_short": paths["short"],
+        "path_long": paths["long"],
+        "rounds": rounds,
+        **measured,
+        "vs_list": vs_list,
+        "growth": growth,
+    }
+    med, cpu = measured["median_s"], measured["server_cpu_s"]
+    _row(
+        f"ListMessages (client.history) of the {len(context):,} messages",
+        f"{med['list'] * 1e3:.1f} ms",
+        f"server CPU {cpu['list'] * 1e3:.1f} ms",
+    )
+    _row(
+        f"BuildContext, path of {paths['short']:,} entries",
+        f"{med['context_short'] * 1e3:.1f} ms",
+        f"server CPU {cpu['context_short'] * 1e3:.1f} ms",
+    )
+    verdict = _target(
+        results,
+        "context_vs_list",
+        f"BuildContext of {len(context):,} messages at the end of a {paths['long']:,}-entry compacted path "
+        f"{vs_list:.2f}\u00d7 ListMessages of the same messages (limit {CONTEXT_MAX_RATIO:g}\u00d7)",
+        vs_list <= CONTEXT_MAX_RATIO,
+        ratio=vs_list,
+        limit=CONTEXT_MAX_RATIO,
+    )
+    _row(
+        f"BuildContext, path of {paths['long']:,} entries",
+        f"{med['context_long'] * 1e3:.1f} ms",
+        f"server CPU {cpu['context_long'] * 1e3:.1f} ms; {vs_list:.2f}x ListMessages  {verdict} "
+        f"(target <= {CONTEXT_MAX_RATIO:g}x)",
+    )
+    verdict = _target(
+        results,
+        "context_growth",
+        f"BuildContext with {long // short}\u00d7 the path before the first kept entry "
+        f"({paths['short']:,} \u2192 {paths['long']:,} entries): {growth:.2f}\u00d7 "
+        f"(limit {CONTEXT_MAX_GROWTH:g}\u00d7)",
+        growth <= CONTEXT_MAX_GROWTH,
+        ratio=growth,
+        limit=CONTEXT_MAX_GROWTH,
+    )
+    _row("  long path vs short path", f"{growth:.2f}x", f"{verdict} (target <= {CONTEXT_MAX_GROWTH:g}x)")
+
+
+def history_section(server: ServerProcess, client: Client, quick: bool, results: dict[str, Any]) -> None:
     total = 20_000 if quick else 100_000
-    history_rounds = 3 if quick else 7
-    with tempfile.TemporaryDirectory() as tmp, agentmsg_server("--db", f"{tmp}/reads.db") as server:
-        with Client(server.target, timeout=300) as client:
-            print(f"agentmsg reading benchmark (server on SQLite, {os.cpu_count()} cores, 127.0.0.1)")
-            print(f"\n== BuildContext at the end of a compacted path ({KEPT} kept + {AFTER} after the compaction)")
-            compacted_session(client, "short", short)
-            compacted_session(client, "long", long)
-            context = client.build_context("long")
-            same = [m.id for m in client.build_context("short")] == [m.id for m in context]
-            assert same, "both sessions end in the same context"
-            for first in range(0, len(context), 500):
-                client.append_many("flat", context[first : first + 500])
-            paths = {name: len(am_path(client, name)) for name in ("short", "long")}
+    rounds = 3 if quick else 9
+    print(f"\n== reading a {total:,}-message session: client.history vs the Subscribe catch-up")
+    append_run(client, "long-session", 0, total, "h")
 
-            def build(name: str) -> Callable[[], int]:
-                return lambda: len(client.build_context(name))
+    def catch_up() -> int:
+        seen = 0
+        for _ in client.subscribe("long-session"):
+            seen += 1
+            if seen == total:
+                break
+        return seen
 
-            def history(name: str) -> Callable[[], int]:
-                return lambda: sum(1 for _ in client.history(name))
+    def history() -> int:
+        return sum(1 for _ in client.history("long-session"))
 
-            assert history("flat")() == len(context)
-            times = rounds_of(
-                {"context_long": build("long"), "context_short": build("short"), "list": history("flat")}, rounds
-            )
-            vs_list = paired(times, "context_long", "list")
-            growth = paired(times, "context_long", "context_short")
-            results["context"] = {
-                "messages": len(context),
-                "path_short": paths["short"],
-                "path_long": paths["long"],
-                "rounds": rounds,
-                "seconds": times,
-                "median_s": {name: statistics.median(values) for name, values in times.items()},
-                "vs_list": vs_list,
-                "growth": growth,
-            }
-            med = results["context"]["median_s"]
-            _row(f"ListMessages (client.history) of the {len(context):,} messages", f"{med['list'] * 1e3:.1f} ms")
-            _row(f"BuildContext, path of {paths['short']:,} entries", f"{med['context_short'] * 1e3:.1f} ms")
-            verdict = _target(
-                results,
-                "context_vs_list",
-                f"BuildContext of {len(context):,} messages at the end of a {paths['long']:,}-entry compacted path "
-                f"{vs_list:.2f}\u00d7 ListMessages of the same messages (limit {CONTEXT_MAX_RATIO:g}\u00d7)",
-                vs_list <= CONTEXT_MAX_RATIO,
-                ratio=vs_list,
-                limit=CONTEXT_MAX_RATIO,
-            )
-            _row(
-                f"BuildContext, path of {paths['long']:,} entries",
-                f"{med['context_long'] * 1e3:.1f} ms",
-                f"{vs_list:.2f}x ListMessages  {verdict} (target <= {CONTEXT_MAX_RATIO:g}x)",
-            )
-            verdict = _target(
-                results,
-                "context_growth",
-                f"BuildContext with {long // short}\u00d7 the path before the first kept entry "
-                f"({paths['short']:,} \u2192 {paths['long']:,} entries): {growth:.2f}\u00d7 "
-                f"(limit {CONTEXT_MAX_GROWTH:g}\u00d7)",
-                growth <= CONTEXT_MAX_GROWTH,
-                ratio=growth,
-                limit=CONTEXT_MAX_GROWTH,
-            )
-            _row("  long path vs short path", f"{growth:.2f}x", f"{verdict} (target <= {CONTEXT_MAX_GROWTH:g}x)")
+    assert history() == total
+    assert catch_up() == total
+    measured = measure(server, {"history": history, "subscribe": catch_up}, rounds)
+    ratio = paired(measured["seconds"], "history", "subscribe")
+    results["history"] = {"messages": total, "rounds": rounds, **measured, "ratio": ratio}
+    med, cpu = measured["median_s"], measured["server_cpu_s"]
+    _row(
+        "Subscribe catch-up (client.subscribe)",
+        f"{med['subscribe']:.3f} s",
+        f"{total / med['subscribe']:,.0f} msg/s, server CPU {cpu['subscribe']:.3f} s",
+    )
+    verdict = _target(
+        results,
+        "history_vs_subscribe",
+        f"client.history of {total:,} messages {ratio:.2f}\u00d7 the Subscribe catch-up "
+        f"(limit {HISTORY_MAX_RATIO:g}\u00d7)",
+        ratio <= HISTORY_MAX_RATIO,
+        ratio=ratio,
+        limit=HISTORY_MAX_RATIO,
+    )
+    _row(
+        "ListMessages pages (client.history)",
+        f"{med['history']:.3f} s",
+        f"server CPU {cpu['history']:.3f} s; {ratio:.2f}x catch-up  {verdict} (target <= {HISTORY_MAX_RATIO:g}x)",
+    )
 
-            print(f"\n== reading a {total:,}-message session: client.history vs the Subscribe catch-up")
-            append_run(client, "long-session", 0, total, "h")
 
-            def catch_up() -> int:
-                seen = 0
-                for _ in client.subscribe("long-session"):
-                    seen += 1
-                    if seen == total:
-                        break
-                return seen
-
-            history_all = history("long-session")
-            assert history_all() == total
-            assert catch_up() == total
-            times = rounds_of({"history": history_all, "subscribe": catch_up}, history_rounds)
-            ratio = paired(times, "history", "subscribe")
-            med = {name: statistics.median(values) for name, values in times.items()}
-            results["history"] = {
-                "messages": total,
-                "rounds": history_rounds,
-                "seconds": times,
-                "median_s": med,
-                "ratio": ratio,
-            }
-            _row(
-                "Subscribe catch-up (client.subscribe)",
-                f"{med['subscribe']:.3f} s",
-                f"{total / med['subscribe']:,.0f} msg/s",
-            )
-            verdict = _target(
-                results,
-                "history_vs_subscribe",
-                f"client.history of {total:,} messages {ratio:.2f}\u00d7 the Subscribe catch-up "
-                f"(limit {HISTORY_MAX_RATIO:g}\u00d7)",
-                ratio <= HISTORY_MAX_RATIO,
-                ratio=ratio,
-                limit=HISTORY_MAX_RATIO,
-            )
-            _row(
-                "ListMessages pages (client.history)",
-                f"{med['history']:.3f} s",
-                f"{ratio:.2f}x catch-up  {verdict} (target <= {HISTORY_MAX_RATIO:g}x)",
-            )
+def run(quick: bool) -> dict[str, Any]:
+    results: dict[str, Any] = {"targets": [], "cores": len(os.sched_getaffinity(0))}
+    print(f"agentmsg reading benchmark (server on SQLite, {results['cores']} cores, 127.0.0.1)")
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        agentmsg_server("--db", f"{tmp}/reads.db") as server,
+        Client(server.target, timeout=300) as client,
+    ):
+        context_section(server, client, quick, results)
+        history_section(server, client, quick, results)
     return results
 
 
-def am_path(client: Client, session: str) -> list[str]:
+def path_of(client: Client, session: str) -> list[str]:
     """The ids on the path to the session's last entry (read from the whole log here, only to report its length)."""
     entries = {logged.message.id: (logged.offset, logged.message) for logged in client.history(session)}
     by_offset = dict(entries.values())

@@ -36,6 +36,7 @@ __all__ = [
     "ReceivedAppend",
     "append_request",
     "blind_encoding",
+    "context_reply",
     "encode_logged",
     "field_span",
     "is_canonical",
@@ -99,6 +100,18 @@ def list_page(logged: bytes, next_after_offset: int) -> bytes:
     """A ``ListMessagesResponse``: ``logged`` (:func:`encode_logged`'s bytes: its ``messages`` field 1 is laid out as
     ``SubscribeResponse``'s), then ``next_after_offset`` (field 2, tag 0x10) when a next page follows."""
     return logged + b"\x10" + _varint(next_after_offset) if next_after_offset else logged
+
+
+def context_reply(messages: Sequence[bytes | memoryview], next_page_token: str) -> bytes:
+    """A ``BuildContextResponse`` of already encoded messages: each is field 1 ``messages`` (tag 0x0a), then
+    ``next_page_token`` (field 2, tag 0x12) when set."""
+    parts: list[bytes | memoryview] = []
+    for body in messages:
+        parts += (b"\x0a", _varint(len(body)), body)
+    if next_page_token:
+        token = next_page_token.encode()
+        parts += (b"\x12", _varint(len(token)), token)
+    return b"".join(parts)
 
 
 class ReceivedAppend:

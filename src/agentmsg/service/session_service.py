@@ -34,6 +34,7 @@ from agentmsg.service.frames import (
     FrameCache,
     ReceivedAppend,
     blind_encoding,
+    context_reply,
     encode_logged,
     field_span,
     is_canonical,
@@ -127,7 +128,7 @@ def _parse(body: Body) -> message_pb2.Message:
 
 
 def _serialize_response(response: Any) -> bytes:
-    """Subscribe and ListMessages responses are messages, or bytes already encoded by
+    """Subscribe, ListMessages and BuildContext responses are messages, or bytes already encoded by
     :mod:`~agentmsg.service.frames`."""
     return response if isinstance(response, bytes) else bytes(response.SerializeToString())
 
@@ -142,6 +143,11 @@ def _add_session_service(servicer: SessionServicer, server: grpc.aio.Server) -> 
     handlers["ListMessages"] = grpc.unary_unary_rpc_method_handler(
         servicer.ListMessages,
         request_deserializer=session_service_pb2.ListMessagesRequest.FromString,
+        response_serializer=_serialize_response,
+    )
+    handlers["BuildContext"] = grpc.unary_unary_rpc_method_handler(
+        servicer.BuildContext,
+        request_deserializer=session_service_pb2.BuildContextRequest.FromString,
         response_serializer=_serialize_response,
     )
     handlers["Subscribe"] = grpc.unary_stream_rpc_method_handler(
@@ -221,17 +227,22 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         if self.access.enabled:
             self.access.check_session(context.invocation_metadata(), session_id)
 
-    async def _last(self, session_id: str) -> tuple[int, message_pb2.Message] | None:
-        """The session's last entry (its offset and message), or None for an empty session."""
+    async def _last_row(self, session_id: str) -> tuple[int, Body] | None:
+        """The session's last entry (its offset and stored bytes), or None for an empty session."""
         last = await self.store.last_offset(session_id)
         rows = await self.store.read(session_id, last - 1, 1) if last else []
-        return (rows[0][0], _parse(rows[0][1])) if rows else None
+        return rows[0] if rows else None
+
+    async def _last(self, session_id: str) -> tuple[int, message_pb2.Message] | None:
+        """The session's last entry (its offset and message), or None for an empty session."""
+        row = await self._last_row(session_id)
+        return (row[0], _parse(row[1])) if row is not None else None
 
     async def _walk_back(
-        self, session_id: str, start: tuple[int, message_pb2.Message], context: ContextStart | None = None
-    ) -> AsyncGenerator[tuple[int, message_pb2.Message], None]:
-        """The entries (offset, message) from ``start`` back to the root, each parent found through the store's
-        indexes; with ``context``, back only to where the model's context starts (:class:`ContextStart`).
+        self, session_id: str, start: tuple[int, Body], context: ContextStart | None = None
+    ) -> AsyncGenerator[tuple[int, message_pb2.Message, Body], None]:
+        """The entries (offset, message, stored bytes) from ``start`` back to the root, each parent found through
+        the store's indexes; with ``context``, back only to where the model's context starts (:class:`ContextStart`).
 
         An entry with no ``parent_id`` follows the one before it in the log: those are read a page at a
         time (pages grow while the run goes on; never below where the context starts), each parsed only when the
@@ -240,29 +251,30 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         """
         page: dict[int, Body] = {}
         size = WALK_PAGE
-        offset, message = start
+        offset, body = start
         walk = PathWalk()
         while True:
+            message = _parse(body)
             parent = walk.step(message.id, message.parent_id)
-            yield offset, message
+            yield offset, message, body
             if context is not None and await self._context_ends(session_id, context, offset, message):
                 return
             if parent is not None:
                 found = await self.store.entry(session_id, parent)
                 if found is None:
                     raise walk.missing(message.id, parent)
-                offset, message = found[0], _parse(found[1])
+                offset, body = found
                 continue
             if offset <= 1:
                 return
             offset -= 1
-            body = page.get(offset)
-            if body is None:
+            held = page.get(offset)
+            if held is None:
                 limit = size if context is None else context.page(offset, size)
                 page = dict(await self.store.before(session_id, offset + 1, limit))
                 size = min(2 * size, WALK_PAGE_MAX)
-                body = page[offset]
-            message = _parse(body)
+                held = page[offset]
+            body = held
 
     async def _context_ends(
         self, session_id: str, context: ContextStart, offset: int, message: message_pb2.Message
@@ -276,27 +288,27 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         found = await self.store.entry(session_id, kept) if kept else None
         return context.compaction(offset, kept, found[0] if found is not None else None)
 
-    async def _on_path(self, session_id: str, start: tuple[int, message_pb2.Message], entry_id: str) -> bool:
+    async def _on_path(self, session_id: str, start: tuple[int, Body], entry_id: str) -> bool:
         """Whether ``entry_id`` lies on the path from ``start`` to the root (the walk stops where it is found)."""
         async with contextlib.aclosing(self._walk_back(session_id, start)) as walk:
-            async for _, message in walk:
+            async for _, message, _ in walk:
                 if message.id == entry_id:
                     return True
         return False
 
-    async def _context_path(self, session_id: str, leaf_id: str) -> list[AgentMessage]:
-        """The path to the leaf (``leaf_id``, or the last entry) from where its context starts (or the root)."""
+    async def _context_path(self, session_id: str, leaf_id: str) -> list[tuple[AgentMessage, Body]]:
+        """The path to the leaf (``leaf_id``, or the last entry) from where its context starts (or the root): each
+        entry and its stored bytes."""
         if leaf_id:
-            found = await self.store.entry(session_id, leaf_id)
-            if found is None:
+            start = await self.store.entry(session_id, leaf_id)
+            if start is None:
                 raise NotFoundError(f"session {session_id!r} has no entry {leaf_id!r}")
-            start: tuple[int, message_pb2.Message] | None = (found[0], _parse(found[1]))
         else:
-            start = await self._last(session_id)
+            start = await self._last_row(session_id)
         if start is None:
             return []
         walk = self._walk_back(session_id, start, ContextStart())
-        path = [message_from_proto(message) async for _, message in walk]
+        path = [(message_from_proto(message), body) async for _, message, body in walk]
         path.reverse()
         return path
 
@@ -570,12 +582,13 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         _check(request)
         session_id = request.session_id
         async with self.store.exclusive(session_id):
-            last = await self._last(session_id)
-            if last is None:
+            row = await self._last_row(session_id)
+            if row is None:
                 raise NotFoundError(f"session {session_id!r} has no entries to compact")
+            last = (row[0], _parse(row[1]))
             first_kept = request.first_kept_entry_id
             # Walk back from the leaf only as far as the first kept entry: the path's tail, not the session.
-            if first_kept and not await self._on_path(session_id, last, first_kept):
+            if first_kept and not await self._on_path(session_id, row, first_kept):
                 raise ValidationError(
                     [
                         Violation(
@@ -603,22 +616,26 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         self,
         request: session_service_pb2.BuildContextRequest,
         context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
-    ) -> session_service_pb2.BuildContextResponse:
+    ) -> bytes:
+        """The context as an encoded ``BuildContextResponse``: each message given as it is goes out as the bytes the
+        store holds (no re-encoding); the summaries and custom entries it projects are encoded here."""
         self._allow(context, request.session_id)
         _check(request)
         leaf, start = request.leaf_entry_id, 0
         if request.page_token:
             leaf, start = _context_page(request.page_token, leaf)
         path = await self._context_path(request.session_id, leaf)
-        messages = [m.pb for m in build_context(path)]
-        if start > len(messages):
+        stored = {id(entry): body for entry, body in path}
+        encoded = [
+            body if (body := stored.get(id(message))) is not None else message.pb.SerializeToString(deterministic=True)
+            for message in build_context([entry for entry, _ in path])
+        ]
+        if start > len(encoded):
             raise ValidationError.single("page_token", "page_token", "the token points past the end of the context")
         # The context goes out in parts when it outgrows one reply; the token pins the leaf for the next part.
-        count = fit([m.ByteSize() for m in messages[start:]], self.budget)
-        response = session_service_pb2.BuildContextResponse(messages=messages[start : start + count])
-        if start + count < len(messages):
-            response.next_page_token = _context_token(path[-1].id, start + count)
-        return response
+        count = fit([len(body) for body in encoded[start:]], self.budget)
+        token = _context_token(path[-1][0].id, start + count) if start + count < len(encoded) else ""
+        return context_reply(encoded[start : start + count], token)
 
     @_guard
     async def DeleteSession(  # noqa: N802
