@@ -239,10 +239,11 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         return (row[0], _parse(row[1])) if row is not None else None
 
     async def _walk_back(
-        self, session_id: str, start: tuple[int, Body], context: ContextStart | None = None
-    ) -> AsyncGenerator[tuple[int, message_pb2.Message, Body], None]:
-        """The entries (offset, message, stored bytes) from ``start`` back to the root, each parent found through
-        the store's indexes; with ``context``, back only to where the model's context starts (:class:`ContextStart`).
+        self, session_id: str, start: tuple[int, Body], context: ContextStart | None = None, until: str = ""
+    ) -> AsyncGenerator[list[tuple[int, message_pb2.Message, Body]], None]:
+        """The entries (offset, message, stored bytes) from ``start`` back to the root, in runs (each run what was
+        walked between two store reads), each parent found through the store's indexes. With ``context``, back only
+        to where the model's context starts (:class:`ContextStart`); with ``until``, to the entry of that id.
 
         An entry with no ``parent_id`` follows the one before it in the log: those are read a page at a
         time (pages grow while the run goes on; never below where the context starts), each parsed only when the
@@ -253,46 +254,49 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         size = WALK_PAGE
         offset, body = start
         walk = PathWalk()
+        run: list[tuple[int, message_pb2.Message, Body]] = []
         while True:
             message = _parse(body)
             parent = walk.step(message.id, message.parent_id)
-            yield offset, message, body
-            if context is not None and await self._context_ends(session_id, context, offset, message):
-                return
+            run.append((offset, message, body))
+            if message.id == until:
+                break
+            if context is not None:
+                if context.found:
+                    if context.passed(message.id, offset):
+                        break
+                elif message.WhichOneof("role") == "compaction_summary":
+                    kept = message.compaction_summary.first_kept_id
+                    found = await self.store.entry(session_id, kept) if kept else None
+                    if context.compaction(offset, kept, found[0] if found is not None else None):
+                        break
             if parent is not None:
+                yield run
+                run = []
                 found = await self.store.entry(session_id, parent)
                 if found is None:
                     raise walk.missing(message.id, parent)
                 offset, body = found
                 continue
             if offset <= 1:
-                return
+                break
             offset -= 1
             held = page.get(offset)
             if held is None:
+                yield run
+                run = []
                 limit = size if context is None else context.page(offset, size)
                 page = dict(await self.store.before(session_id, offset + 1, limit))
                 size = min(2 * size, WALK_PAGE_MAX)
                 held = page[offset]
             body = held
-
-    async def _context_ends(
-        self, session_id: str, context: ContextStart, offset: int, message: message_pb2.Message
-    ) -> bool:
-        """Whether the walk for a context has passed its start at this entry (the kept entry found by its id)."""
-        if context.found:
-            return context.passed(message.id, offset)
-        if message.WhichOneof("role") != "compaction_summary":
-            return False
-        kept = message.compaction_summary.first_kept_id
-        found = await self.store.entry(session_id, kept) if kept else None
-        return context.compaction(offset, kept, found[0] if found is not None else None)
+        yield run
 
     async def _on_path(self, session_id: str, start: tuple[int, Body], entry_id: str) -> bool:
         """Whether ``entry_id`` lies on the path from ``start`` to the root (the walk stops where it is found)."""
-        async with contextlib.aclosing(self._walk_back(session_id, start)) as walk:
-            async for _, message, _ in walk:
-                if message.id == entry_id:
+        async with contextlib.aclosing(self._walk_back(session_id, start, until=entry_id)) as walk:
+            async for run in walk:
+                if run and run[-1][1].id == entry_id:
                     return True
         return False
 
@@ -307,8 +311,11 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             start = await self._last_row(session_id)
         if start is None:
             return []
-        walk = self._walk_back(session_id, start, ContextStart())
-        path = [(message_from_proto(message), body) async for _, message, body in walk]
+        path = [
+            (message_from_proto(message), body)
+            async for run in self._walk_back(session_id, start, ContextStart())
+            for _, message, body in run
+        ]
         path.reverse()
         return path
 
