@@ -2,7 +2,7 @@
 
 ``python bench/report.py DIR [-o bench/results.md] [--command "make bench"]`` reads
 ``DIR/codec.json`` (``bench/run.py --json``), ``DIR/conversion.json``,
-``DIR/streaming.json``, ``DIR/service.json``, ``DIR/cluster.json``, ``DIR/mcp.json``,
+``DIR/streaming.json``, ``DIR/service.json``, ``DIR/reads.json``, ``DIR/cluster.json``, ``DIR/mcp.json``,
 ``DIR/typescript.json`` and ``DIR/hostile.json`` (each optional) and writes one Markdown file: the
 machine and versions, every target with PASS/MISS, the tables, and for every
 missed target its profile and what bounds it. Nothing is measured here: every
@@ -96,7 +96,7 @@ def targets_section(runs: dict[str, dict[str, Any] | None]) -> tuple[list[str], 
             rows.append(("codec", f"{t['payload']}: {t['text']}", t["pass"], t.get("extra", False)))
         for t in codec.get("hot", {}).get("targets", []):
             rows.append(("hot path", t["text"], t["pass"], False))
-    for name in ("conversion", "service", "cluster", "observability"):
+    for name in ("conversion", "service", "reads", "cluster", "observability"):
         run = runs.get(name)
         if run:
             rows.extend((name, t["text"], t["pass"], False) for t in run["targets"])
@@ -304,6 +304,38 @@ def service_section(service: dict[str, Any]) -> list[str]:
 
 LE = "\u2264"
 PEER_TARGET = 10.0
+
+
+def reads_section(reads: dict[str, Any]) -> list[str]:
+    """``bench/reads.py``: BuildContext after a long compacted path, and a long session read through the client."""
+    targets = {t["name"]: t for t in reads["targets"]}
+    ctx, hist = reads["context"], reads["history"]
+    med, cpu = ctx["median_s"], ctx["server_cpu_s"]
+    lines = [
+        "## Reading (`bench/reads.py`)",
+        "",
+        f"Server on SQLite, client in another process; interleaved rounds ({ctx['rounds']} for the context, "
+        f"{hist['rounds']} for the long session), ratios are medians of the rounds' own ratios; server CPU per call "
+        "beside each wall time.",
+        "",
+        "| measure | figure | target |",
+        "|---|---|---|",
+        f"| ListMessages (`client.history`) of the {ctx['messages']:,} context messages, first read | "
+        f"{med['list'] * 1e3:.1f} ms (server CPU {cpu['list'] * 1e3:.1f} ms); read again from the reply cache "
+        f"{med['list_again'] * 1e3:.1f} ms ({cpu['list_again'] * 1e3:.1f} ms) | {DASH} |",
+        f"| BuildContext, {ctx['path_short']:,}-entry path | {med['context_short'] * 1e3:.1f} ms "
+        f"(server CPU {cpu['context_short'] * 1e3:.1f} ms) | {DASH} |",
+        f"| BuildContext, {ctx['path_long']:,}-entry path | {med['context_long'] * 1e3:.1f} ms "
+        f"(server CPU {cpu['context_long'] * 1e3:.1f} ms): **{ctx['vs_list']:.2f}{TIMES}** ListMessages | "
+        f"{LE} 1.3{TIMES}: {verdict(targets['context_vs_list']['pass'])} |",
+        f"| BuildContext, long path vs short path | **{ctx['growth']:.2f}{TIMES}** | {LE} 1.2{TIMES}: "
+        f"{verdict(targets['context_growth']['pass'])} |",
+        f"| `client.history` of {hist['messages']:,} messages vs the `Subscribe` catch-up | "
+        f"{hist['median_s']['history']:.3f} s vs {hist['median_s']['subscribe']:.3f} s (server CPU "
+        f"{hist['server_cpu_s']['history']:.3f} vs {hist['server_cpu_s']['subscribe']:.3f} s): "
+        f"**{hist['ratio']:.2f}{TIMES}** | {LE} 1.2{TIMES}: {verdict(targets['history_vs_subscribe']['pass'])} |",
+    ]
+    return lines
 
 
 def cluster_section(cluster: dict[str, Any]) -> list[str]:
@@ -748,7 +780,18 @@ def hostile_section(run: dict[str, Any]) -> list[str]:
     return lines
 
 
-NAMES = ("codec", "conversion", "streaming", "service", "cluster", "observability", "mcp", "typescript", "hostile")
+NAMES = (
+    "codec",
+    "conversion",
+    "streaming",
+    "service",
+    "reads",
+    "cluster",
+    "observability",
+    "mcp",
+    "typescript",
+    "hostile",
+)
 
 
 def build(directory: Path, command: str) -> str:
@@ -768,6 +811,8 @@ def build(directory: Path, command: str) -> str:
         lines += ["", *streaming_section(runs["streaming"])]
     if runs["service"]:
         lines += ["", *service_section(runs["service"])]
+    if runs["reads"]:
+        lines += ["", *reads_section(runs["reads"])]
     if runs["cluster"]:
         lines += ["", *cluster_section(runs["cluster"])]
     if runs["observability"]:
