@@ -13,7 +13,8 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Self, cast
@@ -118,8 +119,9 @@ RECONNECT_BACKOFF_MS = (100, 5000)  # a channel's first and longest wait between
 # A resumed subscription waits this long before its first new attempt, doubling up to the cap.
 RESUME_BACKOFF = 0.1
 RESUME_BACKOFF_MAX = 5.0
-# ``history`` reads pages of this many messages (the most ``ListMessages`` gives): a round trip per page.
+# ``history`` reads pages of this many messages (the most ``ListMessages`` gives), this many pages in flight.
 HISTORY_PAGE = 1000
+HISTORY_AHEAD = 4
 
 
 def _options(max_message_bytes: int) -> list[tuple[str, Any]]:
@@ -186,6 +188,52 @@ def _logged(messages: Iterable[session_service_pb2.LoggedMessage]) -> list[Logge
 
 def _list_request(session_id: str, after: int, page_size: int) -> session_service_pb2.ListMessagesRequest:
     return session_service_pb2.ListMessagesRequest(session_id=session_id, after_offset=after, page_size=page_size)
+
+
+class _Pages:
+    """The ``ListMessages`` calls of one history read, up to :data:`HISTORY_AHEAD` in flight.
+
+    Offsets are dense, so a full page after ``a`` ends at ``a + page_size``: the pages after it are asked for on
+    that guess before it arrives. A page that comes back shorter (its reply reached the byte budget) or last
+    says where the next one really starts: the guesses after it are cancelled and asked again from there.
+    ``page_size`` 0 (the server's default size) asks one page at a time.
+    """
+
+    def __init__(self, ask: Callable[[int], Any], after: int, page_size: int) -> None:
+        self._ask = ask
+        self._size = page_size
+        self._calls: deque[tuple[int, Any]] = deque()
+        self._next = after
+        self._fill(HISTORY_AHEAD if page_size else 1)
+
+    def _fill(self, depth: int) -> None:
+        while len(self._calls) < depth:
+            self._calls.append((self._next, self._ask(self._next)))
+            self._next += self._size
+
+    def next(self) -> Any:
+        """The call of the next page."""
+        return self._calls[0][1]
+
+    def arrived(self, following: int) -> int:
+        """The next page was read; ``following`` is its ``next_after_offset`` (0: it was the last)."""
+        self._calls.popleft()
+        if not following:
+            self.cancel()
+            return 0
+        if not self._calls or self._calls[0][0] != following:
+            self.cancel()
+            self._next = following
+        self._fill(HISTORY_AHEAD if self._size else 1)
+        return following
+
+    def cancel(self) -> list[Any]:
+        """Cancel the calls still out; they are returned."""
+        calls = [call for _, call in self._calls]
+        self._calls.clear()
+        for call in calls:
+            call.cancel()
+        return calls
 
 
 def _items(response: session_service_pb2.SubscribeResponse) -> list[Logged | Live]:
@@ -298,28 +346,28 @@ class Client:
     def history(self, session_id: str, *, after: int = 0, page_size: int = HISTORY_PAGE) -> Iterator[Logged]:
         """Every logged message after ``after``, page by page (``ListMessages``).
 
-        The next page is asked for as soon as a page arrives, so the server reads it while this one is
-        wrapped and handed out; closing the iterator early cancels that call.
+        Several pages are asked for ahead (:class:`_Pages`), so the server reads them while this one is wrapped
+        and handed out; closing the iterator early cancels those calls.
         """
         calls = self._sessions.ListMessages
-        pending = calls.future(
-            _list_request(session_id, after, page_size), timeout=self.timeout, metadata=self._metadata
-        )
+
+        def ask(start: int) -> Any:
+            request = _list_request(session_id, start, page_size)
+            return calls.future(request, timeout=self.timeout, metadata=self._metadata)
+
+        pages = _Pages(ask, after, page_size)
         try:
             while True:
                 try:
-                    response = pending.result()
+                    response = pages.next().result()
                 except grpc.RpcError as exc:
                     raise status.from_rpc_error(exc) from None
-                after = response.next_after_offset
-                if after:
-                    request = _list_request(session_id, after, page_size)
-                    pending = calls.future(request, timeout=self.timeout, metadata=self._metadata)
+                following = pages.arrived(response.next_after_offset)
                 yield from _logged(response.messages)
-                if not after:
+                if not following:
                     return
         finally:
-            pending.cancel()
+            pages.cancel()
 
     def subscribe(
         self,
@@ -517,23 +565,25 @@ class AsyncClient:
         return list((await self._call(self._sessions.AppendMessages, request)).offsets)
 
     async def history(self, session_id: str, *, after: int = 0, page_size: int = HISTORY_PAGE) -> AsyncIterator[Logged]:
-        """Every logged message after ``after``, page by page (the next page asked for as one arrives, as
-        :meth:`Client.history` does)."""
+        """Every logged message after ``after``, page by page, several asked for ahead (as :meth:`Client.history`)."""
         calls = self._sessions.ListMessages
-        pending = asyncio.ensure_future(self._call(calls, _list_request(session_id, after, page_size)))
+
+        def ask(start: int) -> Any:
+            return asyncio.ensure_future(self._call(calls, _list_request(session_id, start, page_size)))
+
+        pages = _Pages(ask, after, page_size)
         try:
             while True:
-                response = await pending
-                after = response.next_after_offset
-                if after:
-                    pending = asyncio.ensure_future(self._call(calls, _list_request(session_id, after, page_size)))
+                response = await pages.next()
+                following = pages.arrived(response.next_after_offset)
                 for item in _logged(response.messages):
                     yield item
-                if not after:
+                if not following:
                     return
         finally:
-            if not pending.cancel() and not pending.cancelled():
-                pending.exception()  # a page that failed after the caller stopped reading: retrieved, not logged
+            for task in pages.cancel():
+                if task.done() and not task.cancelled():
+                    task.exception()  # a page that failed after the caller stopped reading: retrieved, not logged
 
     async def subscribe(
         self,

@@ -89,7 +89,7 @@ def _context_page(token: str, leaf: str) -> tuple[str, int]:
 
 # The first page a path walk reads back through a run of entries without parent ids, and the most a page grows to.
 WALK_PAGE = 256
-WALK_PAGE_MAX = 4096
+WALK_PAGE_MAX = 1024
 
 # Below this size re-encoding a message costs less than checking its received encoding is the canonical one.
 KEEP_RECEIVED_MIN = 64 * 1024
