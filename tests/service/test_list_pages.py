@@ -37,9 +37,9 @@ def user(i: int, text: str = "") -> am.UserMessage:
     return am.UserMessage.text(text or f"message {i}", id=f"m{i}", timestamp=1)
 
 
-def fill(client: Client, session: str, count: int, text: str = "") -> None:
-    for start in range(0, count, 500):
-        client.append_many(session, [user(i, text) for i in range(start, min(start + 500, count))])
+def fill(client: Client, session: str, count: int, text: str = "", batch: int = 500) -> None:
+    for start in range(0, count, batch):
+        client.append_many(session, [user(i, text) for i in range(start, min(start + batch, count))])
 
 
 def page(channel: grpc.Channel, session: str, after: int, size: int) -> session_service_pb2.ListMessagesResponse:
@@ -59,6 +59,25 @@ def test_history_reads_every_page_in_order(client: Client, server: ServerThread)
             return [(m.offset, m.message.id) async for m in aclient.history("s")]
 
     assert asyncio.run(read_async()) == expected
+
+
+def test_pages_cut_short_by_the_byte_budget_are_followed_from_where_they_end(
+    make_server: Callable[..., ServerThread],
+) -> None:
+    """The client asks for pages ahead on the guess that each is full; a page the reply budget cut short (here at
+    ~190 messages of 1 KiB) sends it back to where that page ended: every message once, in order."""
+    server = make_server(db=":memory:", max_message_bytes=256 * 1024)
+    with Client(server.target, timeout=10) as client:
+        fill(client, "s", 3000, "x" * 1024, batch=100)
+        expected = list(range(1, 3001))
+        assert [m.offset for m in client.history("s")] == expected
+        assert [m.offset for m in client.history("s", page_size=0)] == expected  # the server's default size
+
+        async def read_async() -> list[int]:
+            async with AsyncClient(server.target, timeout=10) as aclient:
+                return [m.offset async for m in aclient.history("s", after=5)]
+
+        assert asyncio.run(read_async()) == expected[5:]
 
 
 def test_a_full_page_read_again_is_served_from_the_cache_and_says_whether_more_follows(
