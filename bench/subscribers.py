@@ -24,11 +24,11 @@ import grpc
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from service import ServerProcess, agentmsg_server  # noqa: E402 - bench/ is on the path just above
+from service import ServerProcess, agentmsg_server
 
-import agentmsg as am  # noqa: E402
-from agentmsg.service import AsyncClient, Client  # noqa: E402
-from agentmsg.v1 import session_service_pb2, session_service_pb2_grpc  # noqa: E402
+import agentmsg as am
+from agentmsg.service import AsyncClient, Client
+from agentmsg.v1 import session_service_pb2, session_service_pb2_grpc
 
 
 def rss_kib(pid: int) -> int:
