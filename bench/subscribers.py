@@ -60,41 +60,29 @@ async def open_until_refused(target: str, limit: int) -> tuple[int, str]:
 async def fan_out(server: ServerProcess, count: int) -> dict[str, Any]:
     """``count`` subscribers of one session: memory per stream, and one append's time to reach them all."""
     before = rss_kib(server.pid)
-    async with AsyncClient(server.target, timeout=60) as client:
-        ready = 0
-        got_second = asyncio.Event()
-        received = 0
-
-        async def follow() -> None:
-            nonlocal ready, received
-            seen = 0
-            async for _ in client.subscribe("many"):
-                seen += 1
-                if seen == 1:
-                    ready += 1
-                if seen == 2:
-                    received += 1
-                    if received == count:
-                        got_second.set()
-                    return
-
-        tasks = [asyncio.create_task(follow()) for _ in range(count)]
-        deadline = time.monotonic() + 300
-        while ready < count and time.monotonic() < deadline:
-            await asyncio.sleep(0.05)
-        opened = ready
-        await asyncio.sleep(0.5)
-        during = rss_kib(server.pid)
-        start = time.perf_counter()
-        await client.append("many", am.UserMessage.text("to everyone", id="second", timestamp=2))
-        await asyncio.wait_for(got_second.wait(), 120)
-        reached = time.perf_counter() - start
-        await asyncio.gather(*tasks)
+    async with grpc.aio.insecure_channel(server.target) as channel:
+        stub = session_service_pb2_grpc.SessionServiceStub(channel)
+        calls = []
+        try:
+            for _ in range(count):
+                call = stub.Subscribe(session_service_pb2.SubscribeRequest(session_id="many"))
+                calls.append(call)
+                first = await call.read()  # the session's first message: this stream is open
+                assert first is not grpc.aio.EOF
+            during = rss_kib(server.pid)
+            start = time.perf_counter()
+            async with AsyncClient(server.target, timeout=60) as client:
+                await client.append("many", am.UserMessage.text("to everyone", id="second", timestamp=2))
+            await asyncio.wait_for(asyncio.gather(*(call.read() for call in calls)), 120)
+            reached = time.perf_counter() - start
+        finally:
+            for call in calls:
+                call.cancel()
     return {
-        "subscribers": opened,
+        "subscribers": len(calls),
         "rss_before_kib": before,
         "rss_open_kib": during,
-        "kib_per_stream": (during - before) / max(opened, 1),
+        "kib_per_stream": (during - before) / max(len(calls), 1),
         "append_to_all_s": reached,
     }
 

@@ -191,7 +191,8 @@ def _list_request(session_id: str, after: int, page_size: int) -> session_servic
 
 
 class _Pages:
-    """The ``ListMessages`` calls of one history read, up to :data:`HISTORY_AHEAD` in flight.
+    """The ``ListMessages`` calls of one history read, up to :data:`HISTORY_AHEAD` in flight once the first page
+    has come back with more to follow.
 
     Offsets are dense, so a full page after ``a`` ends at ``a + page_size``: the pages after it are asked for on
     that guess before it arrives. A page that comes back shorter (its reply reached the byte budget) or last
@@ -204,7 +205,7 @@ class _Pages:
         self._size = page_size
         self._calls: deque[tuple[int, Any]] = deque()
         self._next = after
-        self._fill(HISTORY_AHEAD if page_size else 1)
+        self._fill(1)  # the first page alone: it says whether the session exists, and may be the only one
 
     def _fill(self, depth: int) -> None:
         while len(self._calls) < depth:
