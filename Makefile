@@ -146,6 +146,7 @@ bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSO
 	$(PY) bench/streaming.py --json $(BENCH_OUT)/streaming.json $(BENCH_ARGS)
 	$(PY) bench/service.py --json $(BENCH_OUT)/service.json $(BENCH_ARGS)
 	$(PY) bench/connect_http.py --json $(BENCH_OUT)/http.json $(BENCH_ARGS)
+	$(PY) bench/reads.py --json $(BENCH_OUT)/reads.json $(BENCH_ARGS)
 	$(PY) bench/cluster.py --json $(BENCH_OUT)/cluster.json $(BENCH_ARGS)
 	$(PY) bench/observability.py --json $(BENCH_OUT)/observability.json $(BENCH_ARGS)
 	$(PY) bench/mcp_bridge.py --json $(BENCH_OUT)/mcp.json $(BENCH_ARGS)

@@ -3,7 +3,7 @@
 ``python bench/report.py DIR [-o bench/results.md] [--command "make bench"]`` reads
 ``DIR/codec.json`` (``bench/run.py --json``), ``DIR/conversion.json``,
 ``DIR/streaming.json``, ``DIR/service.json``, ``DIR/http.json`` (``bench/connect_http.py``),
-``DIR/cluster.json``, ``DIR/mcp.json``, ``DIR/a2a.json``,
+``DIR/reads.json``, ``DIR/cluster.json``, ``DIR/mcp.json``, ``DIR/a2a.json``,
 ``DIR/typescript.json``, ``DIR/hostile.json`` and ``DIR/group_commit.json`` (each optional) and writes one
 Markdown file: the machine and versions, every target with PASS/MISS, the tables, and for every
 missed target its profile and what bounds it. Nothing is measured here: every
@@ -97,7 +97,7 @@ def targets_section(runs: dict[str, dict[str, Any] | None]) -> tuple[list[str], 
             rows.append(("codec", f"{t['payload']}: {t['text']}", t["pass"], t.get("extra", False)))
         for t in codec.get("hot", {}).get("targets", []):
             rows.append(("hot path", t["text"], t["pass"], False))
-    for name in ("conversion", "service", "http", "cluster", "observability", "group_commit"):
+    for name in ("conversion", "service", "http", "reads", "cluster", "observability", "group_commit"):
         run = runs.get(name)
         if run:
             rows.extend((name, t["text"], t["pass"], False) for t in run["targets"])
@@ -346,6 +346,38 @@ def http_section(run: dict[str, Any]) -> list[str]:
             f"| {label} | {fmt_time(row['append_p50_us'] * 1e3)} | {fmt_time(row['append_p99_us'] * 1e3)} | "
             f"{ratio} | {row['subscribe_msgs_per_s']:,.0f} msg/s |"
         )
+    return lines
+
+
+def reads_section(reads: dict[str, Any]) -> list[str]:
+    """``bench/reads.py``: BuildContext after a long compacted path, and a long session read through the client."""
+    targets = {t["name"]: t for t in reads["targets"]}
+    ctx, hist = reads["context"], reads["history"]
+    med, cpu = ctx["median_s"], ctx["server_cpu_s"]
+    lines = [
+        "## Reading (`bench/reads.py`)",
+        "",
+        f"Server on SQLite, client in another process; interleaved rounds ({ctx['rounds']} for the context, "
+        f"{hist['rounds']} for the long session), ratios are medians of the rounds' own ratios; server CPU per call "
+        "beside each wall time.",
+        "",
+        "| measure | figure | target |",
+        "|---|---|---|",
+        f"| ListMessages (`client.history`) of the {ctx['messages']:,} context messages, first read | "
+        f"{med['list'] * 1e3:.1f} ms (server CPU {cpu['list'] * 1e3:.1f} ms); read again from the reply cache "
+        f"{med['list_again'] * 1e3:.1f} ms ({cpu['list_again'] * 1e3:.1f} ms) | {DASH} |",
+        f"| BuildContext, {ctx['path_short']:,}-entry path | {med['context_short'] * 1e3:.1f} ms "
+        f"(server CPU {cpu['context_short'] * 1e3:.1f} ms) | {DASH} |",
+        f"| BuildContext, {ctx['path_long']:,}-entry path | {med['context_long'] * 1e3:.1f} ms "
+        f"(server CPU {cpu['context_long'] * 1e3:.1f} ms): **{ctx['vs_list']:.2f}{TIMES}** ListMessages | "
+        f"{LE} 1.3{TIMES}: {verdict(targets['context_vs_list']['pass'])} |",
+        f"| BuildContext, long path vs short path | **{ctx['growth']:.2f}{TIMES}** | {LE} 1.2{TIMES}: "
+        f"{verdict(targets['context_growth']['pass'])} |",
+        f"| `client.history` of {hist['messages']:,} messages vs the `Subscribe` catch-up | "
+        f"{hist['median_s']['history']:.3f} s vs {hist['median_s']['subscribe']:.3f} s (server CPU "
+        f"{hist['server_cpu_s']['history']:.3f} vs {hist['server_cpu_s']['subscribe']:.3f} s): "
+        f"**{hist['ratio']:.2f}{TIMES}** | {LE} 1.2{TIMES}: {verdict(targets['history_vs_subscribe']['pass'])} |",
+    ]
     return lines
 
 
@@ -817,6 +849,7 @@ NAMES = (
     "streaming",
     "service",
     "http",
+    "reads",
     "cluster",
     "observability",
     "mcp",
@@ -885,6 +918,8 @@ def build(directory: Path, command: str) -> str:
         lines += ["", *service_section(runs["service"])]
     if runs["http"]:
         lines += ["", *http_section(runs["http"])]
+    if runs["reads"]:
+        lines += ["", *reads_section(runs["reads"])]
     if runs["cluster"]:
         lines += ["", *cluster_section(runs["cluster"])]
     if runs["observability"]:

@@ -9,8 +9,9 @@ that was left, a :class:`~agentmsg.CompactionSummaryMessage` stands for
 compacted history, a :class:`~agentmsg.CustomMessage` is the application's
 own entry (given to the model only with ``to_model=True``).
 
-:meth:`Session.build_context` walks from a leaf to the root and returns what
-the model sees, by these rules:
+:meth:`Session.build_context` walks from a leaf towards the root and returns
+what the model sees, by these rules (the walk stops where the context starts:
+at the latest compaction's first kept entry, see :class:`agentmsg._tree.ContextStart`):
 
 - the latest compaction on the path comes first, as user text
   (:data:`~agentmsg.providers._common.COMPACTION_SUMMARY_TEMPLATE`), followed
@@ -35,7 +36,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from agentmsg._tree import PathWalk
+from agentmsg._tree import ContextStart, PathWalk
 from agentmsg.content import TextContent, ToolCallContent, ToolResultContent
 from agentmsg.errors import ConflictError, DecodeError, NotFoundError, ValidationError, Violation
 from agentmsg.messages import (
@@ -225,8 +226,18 @@ class Session:
     # -- the model's view
 
     def build_context(self, leaf: str | None = None) -> list[LLMMessage]:
-        """The messages the model sees for the path to ``leaf`` (rules in the module docstring)."""
-        return build_context(self.path(leaf))
+        """The messages the model sees for the path to ``leaf`` (rules in the module docstring).
+
+        Only the part of the path the context holds is walked: from the leaf back to the latest compaction's
+        first kept entry (the whole path when it has no compaction).
+        """
+        leaf = leaf if leaf is not None else self.leaf_id
+        if leaf is None:
+            return []
+        position = self._index.get(leaf)
+        if position is None:
+            raise NotFoundError(f"session {self.session_id or '(unnamed)'} has no entry {leaf!r}")
+        return build_context(_walk(self._entries, self._index, position, ContextStart()))
 
     # -- persistence
 
@@ -309,7 +320,10 @@ def _parent(entries: Sequence[AgentMessage], position: int) -> str | None:
     return entries[position - 1].id if position > 0 else None
 
 
-def _walk(entries: Sequence[AgentMessage], index: dict[str, int], position: int) -> list[AgentMessage]:
+def _walk(
+    entries: Sequence[AgentMessage], index: dict[str, int], position: int, context: ContextStart | None = None
+) -> list[AgentMessage]:
+    """The path from the root to ``entries[position]``; with ``context``, only from where the context starts."""
     path: list[AgentMessage] = []
     walk = PathWalk()
     current: int | None = position
@@ -317,6 +331,8 @@ def _walk(entries: Sequence[AgentMessage], index: dict[str, int], position: int)
         entry = entries[current]
         parent = walk.step(entry.id, entry.parent_id)
         path.append(entry)
+        if context is not None and _context_ends(context, entry, current, index):
+            break
         if parent is None:
             current = current - 1 if current > 0 else None
             continue
@@ -327,8 +343,21 @@ def _walk(entries: Sequence[AgentMessage], index: dict[str, int], position: int)
     return path
 
 
+def _context_ends(context: ContextStart, entry: AgentMessage, at: int, index: dict[str, int]) -> bool:
+    if context.found:
+        return context.passed(entry.id, at)
+    if isinstance(entry, CompactionSummaryMessage):
+        kept = entry.first_kept_id
+        return context.compaction(at, kept, index.get(kept) if kept else None)
+    return False
+
+
 def build_context(path: Sequence[AgentMessage]) -> list[LLMMessage]:
-    """The model's view of a root-to-leaf path of entries (rules in the module docstring)."""
+    """The model's view of a path of entries ending at the leaf (rules in the module docstring).
+
+    The path runs from the root, or from any entry at or before where the context starts (as
+    :meth:`Session.build_context` and the service walk it): the result is the same.
+    """
     latest = None
     for i in range(len(path) - 1, -1, -1):
         if isinstance(path[i], CompactionSummaryMessage):

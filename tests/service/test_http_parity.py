@@ -171,6 +171,53 @@ def server_with_http(make_server: Callable[..., ServerThread]) -> ServerThread:
     return make_server(db=None, http_port=0)
 
 
+def test_list_pages_from_the_frame_cache_answer_alike(server_with_http: ServerThread) -> None:
+    """ListMessages answers with the stored bytes framed: over gRPC as they are (a full page kept in the frame cache
+    and served again from it), over Connect and gRPC-Web parsed for the codec. Every transport reads the same pages
+    and the same next_after_offset, first and again, and after appends lengthen the session past a cached page."""
+    server = server_with_http
+    messages = [user(f"hello {i}", i) if i % 2 else assistant(f"answer {i}", i) for i in range(25)]
+
+    async def call(name: str, rpc: str, request: Any) -> Any:
+        async with Transport(name, server.target, server.running.http_port) as transport:
+            return await transport.unary(rpc, request)
+
+    async def pages(name: str) -> list[list[Any]]:
+        async with Transport(name, server.target, server.running.http_port) as transport:
+            read = []
+            for after in (0, 10, 20, 0, 10, 20):
+                request = S.ListMessagesRequest(session_id="p", after_offset=after, page_size=10)
+                got = await transport.unary("ListMessages", request)
+                read.append([[(m.offset, m.message) for m in got.messages], got.next_after_offset])
+            return read
+
+    asyncio.run(call("grpc", "AppendMessages", S.AppendMessagesRequest(session_id="p", messages=messages)))
+    expected = asyncio.run(pages("grpc"))
+    assert [[o for o, _ in page] for page, _ in expected[:3]] == [
+        list(range(1, 11)),
+        list(range(11, 21)),
+        list(range(21, 26)),
+    ]
+    assert [m for page, _ in expected[:3] for _, m in page] == messages
+    assert [after for _, after in expected] == [10, 20, 0, 10, 20, 0]
+    assert expected[3:] == expected[:3]
+    assert server.running.frames.full("p", 10, 10) is not None  # the gRPC read kept its full pages
+    for name in TRANSPORTS[1:]:
+        assert asyncio.run(pages(name)) == expected, name
+    # five more fill the last page; one more and the cached page says a next one follows
+    more = [user(f"more {i}", i) for i in range(25, 31)]
+    asyncio.run(call("grpc", "AppendMessages", S.AppendMessagesRequest(session_id="p", messages=more[:5])))
+    last_page = S.ListMessagesRequest(session_id="p", after_offset=20, page_size=10)
+    full = asyncio.run(call("grpc", "ListMessages", last_page))
+    assert [m.offset for m in full.messages] == list(range(21, 31))
+    assert full.next_after_offset == 0
+    asyncio.run(call("grpc", "AppendMessage", S.AppendMessageRequest(session_id="p", message=more[5])))
+    for name in TRANSPORTS:
+        got = asyncio.run(call(name, "ListMessages", last_page))
+        assert got.messages == full.messages, name
+        assert got.next_after_offset == 30, name
+
+
 async def _access_script(transport: Transport) -> list[Any]:
     out: list[Any] = []
     u = transport.unary
@@ -229,8 +276,8 @@ def image_message(i: int, size: int = MIB) -> Any:
 
 
 def test_byte_bounded_replies_split_alike(server_with_http: ServerThread) -> None:
-    """40 x 1 MiB images (more than the 32 MiB maximum message size): ListMessages pages and Subscribe replies
-    are cut at the same messages on every transport."""
+    """40 x 1 MiB images (more than the 32 MiB maximum message size): ListMessages pages, Subscribe replies and
+    BuildContext parts are cut at the same messages on every transport."""
     server = server_with_http
 
     async def fill() -> None:
@@ -242,7 +289,7 @@ def test_byte_bounded_replies_split_alike(server_with_http: ServerThread) -> Non
 
     asyncio.run(fill())
 
-    async def shape(name: str) -> tuple[list[list[int]], list[list[int]]]:
+    async def shape(name: str) -> tuple[list[list[int]], list[list[int]], list[list[str]]]:
         async with Transport(name, server.target, server.running.http_port) as transport:
             pages: list[list[int]] = []
             after = 0
@@ -260,12 +307,24 @@ def test_byte_bounded_replies_split_alike(server_with_http: ServerThread) -> Non
                     replies.append([m.offset for m in reply.messages])
                     if replies[-1] and replies[-1][-1] == 40:
                         break
-            return pages, replies
+            parts: list[list[str]] = []
+            token = ""
+            while True:
+                context = await transport.unary(
+                    "BuildContext", S.BuildContextRequest(session_id="big", page_token=token), timeout=60
+                )
+                parts.append([m.id for m in context.messages])
+                token = context.next_page_token
+                if not token:
+                    break
+            return pages, replies, parts
 
     expected = asyncio.run(shape("grpc"))
     assert len(expected[0]) >= 2
     assert len(expected[1]) >= 2
+    assert len(expected[2]) >= 2
     assert [o for page in expected[0] for o in page] == list(range(1, 41))
+    assert [i for part in expected[2] for i in part] == [f"img-{i}" for i in range(40)]
     for name in TRANSPORTS[1:]:
         assert asyncio.run(shape(name)) == expected, name
 

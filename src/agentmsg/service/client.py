@@ -13,10 +13,11 @@ import asyncio
 import json
 import random
 import time
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Sequence
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Self
+from typing import Any, Self, cast
 
 import grpc
 
@@ -118,6 +119,9 @@ RECONNECT_BACKOFF_MS = (100, 5000)  # a channel's first and longest wait between
 # A resumed subscription waits this long before its first new attempt, doubling up to the cap.
 RESUME_BACKOFF = 0.1
 RESUME_BACKOFF_MAX = 5.0
+# ``history`` reads pages of this many messages (the most ``ListMessages`` gives), this many pages in flight.
+HISTORY_PAGE = 1000
+HISTORY_AHEAD = 4
 
 
 def _options(max_message_bytes: int) -> list[tuple[str, Any]]:
@@ -171,14 +175,70 @@ def _message_bytes(message: BaseMessage) -> bytes:
     return message.to_bytes()
 
 
-def _items(response: session_service_pb2.SubscribeResponse) -> list[Logged | Live]:
-    items: list[Logged | Live] = []
+def _logged(messages: Iterable[session_service_pb2.LoggedMessage]) -> list[Logged]:
+    items: list[Logged] = []
     append = items.append
-    for m in response.messages:
+    for m in messages:
         item = _new(Logged)
         _set_offset(item, m.offset)
         _set_message(item, message_from_proto(m.message))
         append(item)
+    return items
+
+
+def _list_request(session_id: str, after: int, page_size: int) -> session_service_pb2.ListMessagesRequest:
+    return session_service_pb2.ListMessagesRequest(session_id=session_id, after_offset=after, page_size=page_size)
+
+
+class _Pages:
+    """The ``ListMessages`` calls of one history read, up to :data:`HISTORY_AHEAD` in flight once the first page
+    has come back with more to follow.
+
+    Offsets are dense, so a full page after ``a`` ends at ``a + page_size``: the pages after it are asked for on
+    that guess before it arrives. A page that comes back shorter (its reply reached the byte budget) or last
+    says where the next one really starts: the guesses after it are cancelled and asked again from there.
+    ``page_size`` 0 (the server's default size) asks one page at a time.
+    """
+
+    def __init__(self, ask: Callable[[int], Any], after: int, page_size: int) -> None:
+        self._ask = ask
+        self._size = page_size
+        self._calls: deque[tuple[int, Any]] = deque()
+        self._next = after
+        self._fill(1)  # the first page alone: it says whether the session exists, and may be the only one
+
+    def _fill(self, depth: int) -> None:
+        while len(self._calls) < depth:
+            self._calls.append((self._next, self._ask(self._next)))
+            self._next += self._size
+
+    def next(self) -> Any:
+        """The call of the next page."""
+        return self._calls[0][1]
+
+    def arrived(self, following: int) -> int:
+        """The next page was read; ``following`` is its ``next_after_offset`` (0: it was the last)."""
+        self._calls.popleft()
+        if not following:
+            self.cancel()
+            return 0
+        if not self._calls or self._calls[0][0] != following:
+            self.cancel()
+            self._next = following
+        self._fill(HISTORY_AHEAD if self._size else 1)
+        return following
+
+    def cancel(self) -> list[Any]:
+        """Cancel the calls still out; they are returned."""
+        calls = [call for _, call in self._calls]
+        self._calls.clear()
+        for call in calls:
+            call.cancel()
+        return calls
+
+
+def _items(response: session_service_pb2.SubscribeResponse) -> list[Logged | Live]:
+    items = cast("list[Logged | Live]", _logged(response.messages))
     if response.HasField("live_event"):
         items.append(Live(response.live_event.stream_id, StreamEvent._wrap(response.live_event.event)))
     return items
@@ -284,18 +344,31 @@ class Client:
         )
         return list(self._call(self._sessions.AppendMessages, request).offsets)
 
-    def history(self, session_id: str, *, after: int = 0, page_size: int = 100) -> Iterator[Logged]:
-        """Every logged message after ``after``, page by page."""
-        while True:
-            request = session_service_pb2.ListMessagesRequest(
-                session_id=session_id, after_offset=after, page_size=page_size
-            )
-            response = self._call(self._sessions.ListMessages, request)
-            for logged in response.messages:
-                yield Logged(logged.offset, message_from_proto(logged.message))
-            if not response.next_after_offset:
-                return
-            after = response.next_after_offset
+    def history(self, session_id: str, *, after: int = 0, page_size: int = HISTORY_PAGE) -> Iterator[Logged]:
+        """Every logged message after ``after``, page by page (``ListMessages``).
+
+        Several pages are asked for ahead (:class:`_Pages`), so the server reads them while this one is wrapped
+        and handed out; closing the iterator early cancels those calls.
+        """
+        calls = self._sessions.ListMessages
+
+        def ask(start: int) -> Any:
+            request = _list_request(session_id, start, page_size)
+            return calls.future(request, timeout=self.timeout, metadata=self._metadata)
+
+        pages = _Pages(ask, after, page_size)
+        try:
+            while True:
+                try:
+                    response = pages.next().result()
+                except grpc.RpcError as exc:
+                    raise status.from_rpc_error(exc) from None
+                following = pages.arrived(response.next_after_offset)
+                yield from _logged(response.messages)
+                if not following:
+                    return
+        finally:
+            pages.cancel()
 
     def subscribe(
         self,
@@ -495,18 +568,26 @@ class AsyncClient:
         )
         return list((await self._call(self._sessions.AppendMessages, request)).offsets)
 
-    async def history(self, session_id: str, *, after: int = 0, page_size: int = 100) -> AsyncIterator[Logged]:
-        """Every logged message after ``after``, page by page."""
-        while True:
-            request = session_service_pb2.ListMessagesRequest(
-                session_id=session_id, after_offset=after, page_size=page_size
-            )
-            response = await self._call(self._sessions.ListMessages, request)
-            for logged in response.messages:
-                yield Logged(logged.offset, message_from_proto(logged.message))
-            if not response.next_after_offset:
-                return
-            after = response.next_after_offset
+    async def history(self, session_id: str, *, after: int = 0, page_size: int = HISTORY_PAGE) -> AsyncIterator[Logged]:
+        """Every logged message after ``after``, page by page, several asked for ahead (as :meth:`Client.history`)."""
+        calls = self._sessions.ListMessages
+
+        def ask(start: int) -> Any:
+            return asyncio.ensure_future(self._call(calls, _list_request(session_id, start, page_size)))
+
+        pages = _Pages(ask, after, page_size)
+        try:
+            while True:
+                response = await pages.next()
+                following = pages.arrived(response.next_after_offset)
+                for item in _logged(response.messages):
+                    yield item
+                if not following:
+                    return
+        finally:
+            for task in pages.cancel():
+                if task.done() and not task.cancelled():
+                    task.exception()  # a page that failed after the caller stopped reading: retrieved, not logged
 
     async def subscribe(
         self,

@@ -5,7 +5,9 @@ A subscriber reads the log in batches (``after`` an offset, up to ``limit`` rows
 batches, so framing each one per subscriber (the varints and the join, ~1 µs per message) was most of the
 server's work in a fan-out. :class:`FrameCache` keeps the encoded batch under its range: the log is append-only
 and an offset never changes its message, so the rows after ``after`` are the same for every reader, and a
-batch that came back full (``limit`` rows) is served again without even reading the store.
+batch that came back full (``limit`` rows) is served again without even reading the store. ``ListMessages``
+pages are the same bytes (its response lays its messages out as ``SubscribeResponse`` does, :func:`list_page`):
+a full page is kept and shared in the same cache.
 
 Bounded by the bytes it really holds (least recently used out first): each entry is counted with its key,
 its tuples and the bytes objects' headers, not only the reply bytes (a batch of one small message is about
@@ -34,9 +36,11 @@ __all__ = [
     "ReceivedAppend",
     "append_request",
     "blind_encoding",
+    "context_reply",
     "encode_logged",
     "field_span",
     "is_canonical",
+    "list_page",
 ]
 
 APPEND_MESSAGE = "/agentmsg.v1.SessionService/AppendMessage"
@@ -89,6 +93,24 @@ def encode_logged(rows: Sequence[tuple[int, bytes | memoryview]]) -> bytes:
     for offset, body in rows:
         logged = b"\x08" + _varint(offset) + b"\x12" + _varint(len(body))
         parts += (b"\x0a", _varint(len(logged) + len(body)), logged, body)
+    return b"".join(parts)
+
+
+def list_page(logged: bytes, next_after_offset: int) -> bytes:
+    """A ``ListMessagesResponse``: ``logged`` (:func:`encode_logged`'s bytes: its ``messages`` field 1 is laid out as
+    ``SubscribeResponse``'s), then ``next_after_offset`` (field 2, tag 0x10) when a next page follows."""
+    return logged + b"\x10" + _varint(next_after_offset) if next_after_offset else logged
+
+
+def context_reply(messages: Sequence[bytes | memoryview], next_page_token: str) -> bytes:
+    """A ``BuildContextResponse`` of already encoded messages: each is field 1 ``messages`` (tag 0x0a), then
+    ``next_page_token`` (field 2, tag 0x12) when set."""
+    parts: list[bytes | memoryview] = []
+    for body in messages:
+        parts += (b"\x0a", _varint(len(body)), body)
+    if next_page_token:
+        token = next_page_token.encode()
+        parts += (b"\x12", _varint(len(token)), token)
     return b"".join(parts)
 
 

@@ -112,7 +112,7 @@ class Running:
     health: health.aio.HealthServicer
     sessions: SessionHandler  # the transport-neutral logic every transport calls
     tools: ToolHandler
-    frames: FrameCache  # Subscribe batches framed once for every gRPC subscriber
+    frames: FrameCache  # Subscribe batches and full ListMessages pages framed once for every gRPC reader
     cluster: Cluster | None = None
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     stopping: bool = False

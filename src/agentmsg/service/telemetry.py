@@ -1040,6 +1040,10 @@ class _Carrying:
     def __call__(self, *args: Any, metadata: Any = None, **kwargs: Any) -> Any:
         return self.inner(*args, metadata=_current_context(metadata, self.aio), **kwargs)
 
+    def future(self, *args: Any, metadata: Any = None, **kwargs: Any) -> Any:
+        """A blocking unary call started without waiting (the client asks for its next page this way)."""
+        return self.inner.future(*args, metadata=_current_context(metadata, self.aio), **kwargs)
+
 
 _UNARY_AIO = grpc.aio.UnaryUnaryMultiCallable
 _AIO = (

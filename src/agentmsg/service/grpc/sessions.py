@@ -2,8 +2,10 @@
 :class:`~agentmsg.service.handlers.sessions.SessionHandler`.
 
 What only gRPC does lives here: ``AppendMessage``'s deserializer keeps a large message's received encoding
-(the store holds a view of the request rather than a second encoding), and ``Subscribe``'s batches are framed
-once and the encoded replies shared by every subscriber of the node (:class:`~agentmsg.service.frames.FrameCache`).
+(the store holds a view of the request rather than a second encoding); ``Subscribe``'s batches and full
+``ListMessages`` pages are framed once and the encoded replies shared by every reader of the node
+(:class:`~agentmsg.service.frames.FrameCache`); ``ListMessages`` and ``BuildContext`` go out as the handler encoded
+them (the store's bytes, not re-encoded).
 """
 
 from __future__ import annotations
@@ -60,18 +62,28 @@ _receive_append.request_type = session_service_pb2.AppendMessageRequest  # type:
 
 
 def _serialize_response(response: Any) -> bytes:
-    """Subscribe responses are messages, or bytes already encoded by :mod:`~agentmsg.service.frames`."""
+    """Subscribe, ListMessages and BuildContext responses are messages, or bytes already encoded by
+    :mod:`~agentmsg.service.frames`."""
     return response if isinstance(response, bytes) else bytes(response.SerializeToString())
 
 
 def add_session_service(servicer: SessionServicer, server: grpc.aio.Server) -> None:
-    """Register the servicer, with the append deserializer and the Subscribe serializer above."""
+    """Register the servicer, with the append deserializer and the serializer of encoded responses above."""
     handlers = capture(session_service_pb2_grpc.add_SessionServiceServicer_to_server, servicer)
     handlers["AppendMessage"] = grpc.unary_unary_rpc_method_handler(
         servicer.AppendMessage,
         request_deserializer=_receive_append,
         response_serializer=session_service_pb2.AppendMessageResponse.SerializeToString,
     )
+    for name, request_type in (
+        ("ListMessages", session_service_pb2.ListMessagesRequest),
+        ("BuildContext", session_service_pb2.BuildContextRequest),
+    ):
+        handlers[name] = grpc.unary_unary_rpc_method_handler(
+            getattr(servicer, name),
+            request_deserializer=request_type.FromString,
+            response_serializer=_serialize_response,
+        )
     handlers["Subscribe"] = grpc.unary_stream_rpc_method_handler(
         servicer.Subscribe,
         request_deserializer=session_service_pb2.SubscribeRequest.FromString,
@@ -88,7 +100,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
 
     def __init__(self, handler: SessionHandler, *, reply_cache_bytes: int = DEFAULT_REPLY_CACHE_BYTES) -> None:
         self.handler = handler
-        # Subscribers of a session read the same batches: each is framed once and shared.
+        # Subscribers of a session (and ListMessages pages) read the same batches: each is framed once and shared.
         self.frames = FrameCache(handler.budget, reply_cache_bytes)
         # A deleted session's batches go (its id may start a new log); after an outage, every session's do
         # (one deleted while the store was away must not be served from here).
@@ -110,8 +122,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     @_guard
     async def ListMessages(  # noqa: N802
         self, request: session_service_pb2.ListMessagesRequest, context: Context
-    ) -> session_service_pb2.ListMessagesResponse:
-        return await self.handler.ListMessages(request, caller_of(context))
+    ) -> bytes:
+        return await self.handler.ListMessages(request, caller_of(context), self.frames)
 
     @_guard_stream
     async def Subscribe(  # noqa: N802
@@ -141,7 +153,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     @_guard
     async def BuildContext(  # noqa: N802
         self, request: session_service_pb2.BuildContextRequest, context: Context
-    ) -> session_service_pb2.BuildContextResponse:
+    ) -> bytes:
         return await self.handler.BuildContext(request, caller_of(context))
 
     @_guard

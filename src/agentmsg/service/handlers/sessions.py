@@ -4,7 +4,10 @@ The handler reads and writes through a :class:`~agentmsg.service.stores.Store` a
 through a :class:`~agentmsg.service.live.LiveHub`. It takes request messages and a
 :class:`~agentmsg.service.handlers.Caller` and raises :class:`~agentmsg.errors.AgentMsgError`; no transport's
 types appear here. ``Subscribe`` hands the stored rows to the transport's :class:`Batches`, which frames them
-(gRPC: encoded once, shared by every subscriber; Connect: response messages).
+(gRPC: encoded once, shared by every subscriber; Connect: response messages). ``ListMessages`` and
+``BuildContext`` answer with the encoded response, framed from the store's bytes without re-encoding them (gRPC
+sends it as it is; Connect parses it for its codec); ``ListMessages`` shares full pages through the transport's
+:class:`Frames`, when it keeps them.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
-from agentmsg._tree import PathWalk
+from agentmsg._tree import ContextStart, PathWalk
 from agentmsg.errors import AgentMsgError, NotFoundError, UnavailableError, ValidationError, Violation
 from agentmsg.messages import (
     AgentMessage,
@@ -27,7 +30,7 @@ from agentmsg.messages import (
     message_from_proto,
 )
 from agentmsg.service.access import Access, Scope
-from agentmsg.service.frames import ReceivedAppend
+from agentmsg.service.frames import ReceivedAppend, context_reply, encode_logged, list_page
 from agentmsg.service.handlers import Caller
 from agentmsg.service.limits import RequestLimits
 from agentmsg.service.live import LiveHub
@@ -37,7 +40,7 @@ from agentmsg.sessions import build_context
 from agentmsg.streaming import IncompleteStreamError, StreamAccumulator, StreamProtocolError
 from agentmsg.v1 import message_pb2, session_service_pb2, stream_pb2
 
-__all__ = ["SESSION_SERVICE", "Batches", "SessionHandler"]
+__all__ = ["SESSION_SERVICE", "Batches", "Frames", "SessionHandler"]
 
 SESSION_SERVICE = "agentmsg.v1.SessionService"
 
@@ -66,6 +69,11 @@ def _context_page(token: str, leaf: str) -> tuple[str, int]:
     return pinned, start
 
 
+# The first page a path walk reads back through a run of entries without parent ids, and the most a page grows to.
+WALK_PAGE = 256
+WALK_PAGE_MAX = 1024
+
+
 def _parse(body: Body) -> message_pb2.Message:
     """A stored message (bytes, or a view of the request it arrived in: upb parses any buffer)."""
     return message_pb2.Message.FromString(body)  # type: ignore[arg-type]
@@ -84,6 +92,21 @@ class Batches(Protocol):
     def encode(
         self, session_id: str, after: int, limit: int, rows: Sequence[tuple[int, bytes | memoryview]]
     ) -> Sequence[Any]: ...
+
+
+class Frames(Protocol):
+    """Encoded batches a transport keeps and shares (gRPC's :class:`~agentmsg.service.frames.FrameCache`):
+    ``ListMessages`` serves a full page from it, and frames one into it.
+
+    As :class:`Batches`, with the replies encoded (``SubscribeResponse`` bytes, as :func:`encode_logged` frames
+    them): ``full`` gives a batch framed before (and its last offset), or None; ``encode`` frames and keeps one.
+    """
+
+    def full(self, session_id: str, after: int, limit: int) -> tuple[Sequence[bytes], int] | None: ...
+
+    def encode(
+        self, session_id: str, after: int, limit: int, rows: Sequence[tuple[int, bytes | memoryview]]
+    ) -> Sequence[bytes]: ...
 
 
 class SessionHandler:
@@ -151,60 +174,95 @@ class SessionHandler:
         if self.access.enabled:
             self.access.check_session(caller.metadata, session_id)
 
-    async def _last(self, session_id: str) -> tuple[int, message_pb2.Message] | None:
-        """The session's last entry (its offset and message), or None for an empty session."""
+    async def _last_row(self, session_id: str) -> tuple[int, Body] | None:
+        """The session's last entry (its offset and stored bytes), or None for an empty session."""
         last = await self.store.last_offset(session_id)
         rows = await self.store.read(session_id, last - 1, 1) if last else []
-        return (rows[0][0], _parse(rows[0][1])) if rows else None
+        return rows[0] if rows else None
+
+    async def _last(self, session_id: str) -> tuple[int, message_pb2.Message] | None:
+        """The session's last entry (its offset and message), or None for an empty session."""
+        row = await self._last_row(session_id)
+        return (row[0], _parse(row[1])) if row is not None else None
 
     async def _walk_back(
-        self, session_id: str, start: tuple[int, message_pb2.Message]
-    ) -> AsyncGenerator[message_pb2.Message, None]:
-        """The entries from ``start`` back to the root, each parent found through the store's indexes.
+        self, session_id: str, start: tuple[int, Body], context: ContextStart | None = None, until: str = ""
+    ) -> AsyncGenerator[list[tuple[int, message_pb2.Message, Body]], None]:
+        """The entries (offset, message, stored bytes) from ``start`` back to the root, in runs (each run what was
+        walked between two store reads), each parent found through the store's indexes. With ``context``, back only
+        to where the model's context starts (:class:`ContextStart`); with ``until``, to the entry of that id.
 
         An entry with no ``parent_id`` follows the one before it in the log: those are read a page at a
-        time. Only the path is read, never the rest of the session. The rules, and how a broken tree is
+        time (pages grow while the run goes on; never below where the context starts), each parsed only when the
+        walk reaches it. Only the path is read, never the rest of the session. The rules, and how a broken tree is
         reported, are :class:`~agentmsg._tree.PathWalk`'s, as for :class:`~agentmsg.sessions.Session`.
         """
-        by_offset: dict[int, message_pb2.Message] = {}
-        offset, message = start
+        page: dict[int, Body] = {}
+        size = WALK_PAGE
+        offset, body = start
         walk = PathWalk()
+        run: list[tuple[int, message_pb2.Message, Body]] = []
         while True:
+            message = _parse(body)
             parent = walk.step(message.id, message.parent_id)
-            yield message
+            run.append((offset, message, body))
+            if message.id == until:
+                break
+            if context is not None:
+                if context.found:
+                    if context.passed(message.id, offset):
+                        break
+                elif message.WhichOneof("role") == "compaction_summary":
+                    kept = message.compaction_summary.first_kept_id
+                    found = await self.store.entry(session_id, kept) if kept else None
+                    if context.compaction(offset, kept, found[0] if found is not None else None):
+                        break
             if parent is not None:
+                yield run
+                run = []
                 found = await self.store.entry(session_id, parent)
                 if found is None:
                     raise walk.missing(message.id, parent)
-                offset, message = found[0], _parse(found[1])
+                offset, body = found
                 continue
             if offset <= 1:
-                return
+                break
             offset -= 1
-            if offset not in by_offset:
-                by_offset = {o: _parse(b) for o, b in await self.store.before(session_id, offset + 1, 256)}
-            message = by_offset[offset]
+            held = page.get(offset)
+            if held is None:
+                yield run
+                run = []
+                limit = size if context is None else context.page(offset, size)
+                page = dict(await self.store.before(session_id, offset + 1, limit))
+                size = min(2 * size, WALK_PAGE_MAX)
+                held = page[offset]
+            body = held
+        yield run
 
-    async def _on_path(self, session_id: str, start: tuple[int, message_pb2.Message], entry_id: str) -> bool:
+    async def _on_path(self, session_id: str, start: tuple[int, Body], entry_id: str) -> bool:
         """Whether ``entry_id`` lies on the path from ``start`` to the root (the walk stops where it is found)."""
-        async with contextlib.aclosing(self._walk_back(session_id, start)) as walk:
-            async for message in walk:
-                if message.id == entry_id:
+        async with contextlib.aclosing(self._walk_back(session_id, start, until=entry_id)) as walk:
+            async for run in walk:
+                if run and run[-1][1].id == entry_id:
                     return True
         return False
 
-    async def _path(self, session_id: str, leaf_id: str) -> list[AgentMessage]:
-        """The root-to-leaf path (leaf: ``leaf_id``, or the last entry)."""
+    async def _context_path(self, session_id: str, leaf_id: str) -> list[tuple[AgentMessage, Body]]:
+        """The path to the leaf (``leaf_id``, or the last entry) from where its context starts (or the root): each
+        entry and its stored bytes."""
         if leaf_id:
-            found = await self.store.entry(session_id, leaf_id)
-            if found is None:
+            start = await self.store.entry(session_id, leaf_id)
+            if start is None:
                 raise NotFoundError(f"session {session_id!r} has no entry {leaf_id!r}")
-            start: tuple[int, message_pb2.Message] | None = (found[0], _parse(found[1]))
         else:
-            start = await self._last(session_id)
+            start = await self._last_row(session_id)
         if start is None:
             return []
-        path = [message_from_proto(message) async for message in self._walk_back(session_id, start)]
+        path = [
+            (message_from_proto(message), body)
+            async for run in self._walk_back(session_id, start, ContextStart())
+            for _, message, body in run
+        ]
         path.reverse()
         return path
 
@@ -244,22 +302,35 @@ class SessionHandler:
         self,
         request: session_service_pb2.ListMessagesRequest,
         caller: Caller,
-    ) -> session_service_pb2.ListMessagesResponse:
+        frames: Frames | None = None,
+    ) -> bytes:
+        """A page of the log as an encoded ``ListMessagesResponse``: the stored bytes as they are, as ``Subscribe``
+        sends them (its messages field is laid out as ``SubscribeResponse``'s).
+
+        With ``frames`` (the transport's shared batches), a full page is framed once into it and shared: read again
+        (the same page, or a subscriber's batch of the same range), only the session's last offset is read.
+        """
         self._allow(caller, request.session_id)
         _check(request)
+        session_id, after = request.session_id, request.after_offset
         size = request.page_size or 100
-        rows = await self.store.read(request.session_id, request.after_offset, size + 1)
-        if not rows and not await self.store.last_offset(request.session_id):
-            raise NotFoundError(f"no session {request.session_id!r} (it has no messages)")
-        # The page ends at page_size messages or at the byte budget, whichever comes first.
-        size = min(size, fit([len(body) for _, body in rows], self.budget))
-        response = session_service_pb2.ListMessagesResponse()
-        for offset, body in rows[:size]:
-            logged = response.messages.add(offset=offset)
-            logged.message.ParseFromString(body)  # type: ignore[arg-type]
-        if len(rows) > size:
-            response.next_after_offset = rows[size - 1][0]
-        return response
+        framed = frames.full(session_id, after, size) if frames is not None else None
+        if framed is not None and len(framed[0]) == 1:
+            (reply,), last = framed
+            more = await self.store.last_offset(session_id) > last
+            return list_page(reply, last if more else 0)
+        with self._watch_deletion(session_id) as deleted:
+            rows = await self.store.read(session_id, after, size + 1)
+            if not rows and not await self.store.last_offset(session_id):
+                raise NotFoundError(f"no session {session_id!r} (it has no messages)")
+            # The page ends at page_size messages or at the byte budget, whichever comes first.
+            count = min(size, fit([len(body) for _, body in rows], self.budget))
+            page = rows[:count]
+            if frames is not None and count == size and not deleted.is_set():  # rows read as it was deleted: not kept
+                (reply,) = frames.encode(session_id, after, size, page)
+            else:
+                reply = encode_logged(page)
+        return list_page(reply, rows[count - 1][0] if len(rows) > count else 0)
 
     async def Subscribe(  # noqa: N802
         self,
@@ -463,12 +534,13 @@ class SessionHandler:
         _check(request)
         session_id = request.session_id
         async with self.store.exclusive(session_id):
-            last = await self._last(session_id)
-            if last is None:
+            row = await self._last_row(session_id)
+            if row is None:
                 raise NotFoundError(f"session {session_id!r} has no entries to compact")
+            last = (row[0], _parse(row[1]))
             first_kept = request.first_kept_entry_id
             # Walk back from the leaf only as far as the first kept entry: the path's tail, not the session.
-            if first_kept and not await self._on_path(session_id, last, first_kept):
+            if first_kept and not await self._on_path(session_id, row, first_kept):
                 raise ValidationError(
                     [
                         Violation(
@@ -495,22 +567,26 @@ class SessionHandler:
         self,
         request: session_service_pb2.BuildContextRequest,
         caller: Caller,
-    ) -> session_service_pb2.BuildContextResponse:
+    ) -> bytes:
+        """The context as an encoded ``BuildContextResponse``: each message given as it is goes out as the bytes the
+        store holds (no re-encoding); the summaries and custom entries it projects are encoded here."""
         self._allow(caller, request.session_id)
         _check(request)
         leaf, start = request.leaf_entry_id, 0
         if request.page_token:
             leaf, start = _context_page(request.page_token, leaf)
-        path = await self._path(request.session_id, leaf)
-        messages = [m.pb for m in build_context(path)]
-        if start > len(messages):
+        path = await self._context_path(request.session_id, leaf)
+        stored = {id(entry): body for entry, body in path}
+        encoded = [
+            body if (body := stored.get(id(message))) is not None else message.pb.SerializeToString(deterministic=True)
+            for message in build_context([entry for entry, _ in path])
+        ]
+        if start > len(encoded):
             raise ValidationError.single("page_token", "page_token", "the token points past the end of the context")
         # The context goes out in parts when it outgrows one reply; the token pins the leaf for the next part.
-        count = fit([m.ByteSize() for m in messages[start:]], self.budget)
-        response = session_service_pb2.BuildContextResponse(messages=messages[start : start + count])
-        if start + count < len(messages):
-            response.next_page_token = _context_token(path[-1].id, start + count)
-        return response
+        count = fit([len(body) for body in encoded[start:]], self.budget)
+        token = _context_token(path[-1][0].id, start + count) if start + count < len(encoded) else ""
+        return context_reply(encoded[start : start + count], token)
 
     async def DeleteSession(  # noqa: N802
         self,

@@ -202,6 +202,18 @@ class MessageBatches:
         return replies
 
 
+def _decoded(
+    response_type: type[M], handle: Callable[[Q, Caller], Awaitable[bytes]]
+) -> Callable[[Q, Caller], Awaitable[M]]:
+    """A handler that answers with its response encoded (``ListMessages``, ``BuildContext``: the store's bytes,
+    framed for gRPC), as one answering with the message, for the codecs (JSON, or binary) to encode."""
+
+    async def handle_decoded(request: Q, caller: Caller) -> M:
+        return response_type.FromString(await handle(request, caller))
+
+    return handle_decoded
+
+
 def _streaming_refused(method: str, grpc_address: str) -> ConnectError:
     return ConnectError(
         Code.UNIMPLEMENTED,
@@ -237,7 +249,9 @@ class SessionService:
     async def list_messages(
         self, request: session_service_pb2.ListMessagesRequest, ctx: RequestContext[Any, Any]
     ) -> session_service_pb2.ListMessagesResponse:
-        return await self.calls.unary("ListMessages", request, ctx, self.handler.ListMessages)
+        return await self.calls.unary(
+            "ListMessages", request, ctx, _decoded(session_service_pb2.ListMessagesResponse, self.handler.ListMessages)
+        )
 
     def subscribe(
         self, request: session_service_pb2.SubscribeRequest, ctx: RequestContext[Any, Any]
@@ -270,7 +284,9 @@ class SessionService:
     async def build_context(
         self, request: session_service_pb2.BuildContextRequest, ctx: RequestContext[Any, Any]
     ) -> session_service_pb2.BuildContextResponse:
-        return await self.calls.unary("BuildContext", request, ctx, self.handler.BuildContext)
+        return await self.calls.unary(
+            "BuildContext", request, ctx, _decoded(session_service_pb2.BuildContextResponse, self.handler.BuildContext)
+        )
 
     async def delete_session(
         self, request: session_service_pb2.DeleteSessionRequest, ctx: RequestContext[Any, Any]
