@@ -389,6 +389,8 @@ def test_the_typescript_session_calls(node: str, server: PythonServer) -> None:
     assert report["deleted"] == [True, "2"]
     assert report["deletedAgain"] == [False, "0"]  # idempotent
     assert report["listDeleted"]["error"] == "NotFoundError"
+    # A session that does not exist (deleted, or never written): reads are NOT_FOUND, as in Python and the CLI.
+    assert report["contextDeleted"]["error"] == report["contextNever"]["error"] == "NotFoundError"
     assert report["reused"] == "1"  # the id and the message id start a new session
     assert report["badDelete"] == {"error": "ValidationError", "rules": ["string.pattern"]}
     # What the TypeScript client wrote is what Python reads.

@@ -382,3 +382,10 @@ def test_server_config_refuses_a_port_out_of_range_before_opening_anything(field
         (field, "must be a port number from 0 to 65535, got 70000")
     ]
     assert not db.exists()
+
+
+def test_tail_of_a_session_that_does_not_exist_says_so_as_the_clients_do(
+    server: ServerThread, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["tail", "--target", server.target, "never-written"]) == 2
+    assert capsys.readouterr().err.strip() == "agentmsg: no session 'never-written' (it has no messages)"

@@ -57,8 +57,12 @@ def _raw_error(call: Callable[[], Any]) -> grpc.RpcError:
 # --- SessionService: BuildContext ----------------------------------------------------------------------------------
 
 
-def test_the_context_of_an_empty_session_is_empty(client: Client) -> None:
-    assert client.build_context("never-written") == []
+def test_the_context_of_a_session_that_does_not_exist_is_not_found_as_its_messages_are(client: Client) -> None:
+    # One behaviour for a session that does not exist, on every read (issue 33): ListMessages, BuildContext.
+    with pytest.raises(am.NotFoundError, match="no session 'never-written'"):
+        client.build_context("never-written")
+    with pytest.raises(am.NotFoundError, match="no session 'never-written'"):
+        list(client.history("never-written"))
 
 
 def _context_stub(server: ServerThread) -> tuple[grpc.Channel, session_service_pb2_grpc.SessionServiceStub]:

@@ -77,6 +77,8 @@ try {
       // a deleted session has no pages to read
     }
   });
+  report.contextDeleted = await error(() => client.buildContext("doomed"));
+  report.contextNever = await error(() => client.buildContext("never-written"));
   report.reused = String(await client.append("doomed", user("d2")));
   report.badDelete = await error(() => client.deleteSession("not a session id!"));
 } finally {

@@ -121,7 +121,7 @@ from agentmsg.content import (
     ToolCallContent,
     ToolResultContent,
 )
-from agentmsg.errors import ValidationError, Violation
+from agentmsg.errors import NotFoundError, ValidationError, Violation
 from agentmsg.messages import (
     AgentMessage,
     AssistantMessage,
@@ -1095,7 +1095,10 @@ class AgentHistory:
         """The session's context as agentmsg messages."""
         if isinstance(self.store, Session):
             return list(self.store.build_context())
-        return self.store.build_context(self.session_id)
+        try:
+            return self.store.build_context(self.session_id)
+        except NotFoundError:  # nothing saved yet: a new conversation
+            return []
 
     def load(self) -> list[ModelMessage]:
         """The session's context as a pydantic-ai history; what it leaves out is in :attr:`report`."""
@@ -1111,7 +1114,7 @@ class AgentHistory:
             for message in fresh:
                 held.append(message)
             return fresh
-        known = {m.id for m in self.store.build_context(self.session_id)}
+        known = {m.id for m in self.messages()}
         fresh = [m for m in converted if m.id not in known]
         if fresh:
             self.store.append_many(self.session_id, fresh)

@@ -576,6 +576,8 @@ class SessionHandler:
         if request.page_token:
             leaf, start = _context_page(request.page_token, leaf)
         path = await self._context_path(request.session_id, leaf)
+        if not path:  # as ListMessages answers: a session that does not exist is not an empty one
+            raise NotFoundError(f"no session {request.session_id!r} (it has no messages)")
         stored = {id(entry): body for entry, body in path}
         encoded = [
             body if (body := stored.get(id(message))) is not None else message.pb.SerializeToString(deterministic=True)
