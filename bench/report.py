@@ -329,22 +329,45 @@ PEER_TARGET = 10.0
 
 def http_section(run: dict[str, Any]) -> list[str]:
     names = {"grpc": "gRPC", "connect-proto": "Connect binary", "connect-json": "Connect JSON"}
+    a2a = run["transports"].get("a2a-http-json")
+    if a2a:
+        method = (
+            f"`{run['command']}`: one agentmsg server (memory store) and, in another process, a2a-sdk "
+            f"{run.get('a2a_sdk', '')}'s HTTP+JSON binding (its `DefaultRequestHandler` and REST routes under uvicorn, "
+            "an agent answering every `SendMessage` with one fixed message), one caller at a time; "
+            f"{run['rounds']} interleaved rounds of {run['per_round']} calls per caller (order rotated each round), "
+            "ratios the median of the per-round p50 ratios. agentmsg's call is an append of a short text message, "
+            "A2A's a `SendMessage` of the same text answered by the agent (a2a-sdk's own client). Server CPU is the "
+            "serving process's per call. Subscribe reads "
+            f"{run['prefill']:,} prefilled messages from offset 0 (A2A has no log to read)."
+        )
+    else:
+        method = (
+            f"`{run['command']}`: one server, one caller at a time; append p50/p99 over {run['appends']} appends of a "
+            f"short text message, and Subscribe reading {run['prefill']:,} prefilled messages from offset 0."
+        )
     lines = [
-        "## gRPC and Connect side by side",
+        "## gRPC, Connect and A2A HTTP+JSON side by side",
         "",
-        f"`{run['command']}`: one server, one caller at a time; append p50/p99 over {run['appends']} appends of a "
-        f"short text message, and Subscribe reading {run['prefill']:,} prefilled messages from offset 0.",
-        "A2A's HTTP+JSON binding was not compared.",
+        method,
         "",
-        "| transport | append p50 | append p99 | vs gRPC p50 | Subscribe |",
-        "|---|---:|---:|---:|---:|",
+        "| transport | append p50 | append p99 | vs gRPC p50 | vs A2A HTTP+JSON p50 | server CPU per call "
+        "| Subscribe |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for key, label in names.items():
         row = run["transports"][key]
         ratio = f"{row['append_ratio']:.2f}{TIMES}" if "append_ratio" in row else "1.00" + TIMES
+        vs_a2a = f"{row['a2a_ratio']:.2f}{TIMES}" if "a2a_ratio" in row else DASH
+        cpu = f"{row['server_cpu_us']:,.0f} µs" if "server_cpu_us" in row else DASH
         lines.append(
             f"| {label} | {fmt_time(row['append_p50_us'] * 1e3)} | {fmt_time(row['append_p99_us'] * 1e3)} | "
-            f"{ratio} | {row['subscribe_msgs_per_s']:,.0f} msg/s |"
+            f"{ratio} | {vs_a2a} | {cpu} | {row['subscribe_msgs_per_s']:,.0f} msg/s |"
+        )
+    if a2a:
+        lines.append(
+            f"| A2A HTTP+JSON (`SendMessage`) | {fmt_time(a2a['append_p50_us'] * 1e3)} | "
+            f"{fmt_time(a2a['append_p99_us'] * 1e3)} | {DASH} | 1.00{TIMES} | {a2a['server_cpu_us']:,.0f} µs | {DASH} |"
         )
     return lines
 
@@ -846,6 +869,7 @@ def a2a_section(run: dict[str, Any]) -> list[str]:
 NAMES = (
     "codec",
     "conversion",
+    "frameworks",
     "streaming",
     "service",
     "http",
@@ -883,18 +907,6 @@ def group_commit_section(run: dict[str, Any]) -> list[str]:
                 f"| {c['floor_cpu_us']:.0f} / {c['agentmsg_cpu_us']:.0f} µs |"
             )
     return lines
-NAMES = (
-    "codec",
-    "conversion",
-    "frameworks",
-    "streaming",
-    "service",
-    "cluster",
-    "observability",
-    "mcp",
-    "typescript",
-    "hostile",
-)
 
 
 def build(directory: Path, command: str) -> str:
