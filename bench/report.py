@@ -4,7 +4,8 @@
 ``DIR/codec.json`` (``bench/run.py --json``), ``DIR/conversion.json``,
 ``DIR/streaming.json``, ``DIR/service.json``, ``DIR/http.json`` (``bench/connect_http.py``),
 ``DIR/reads.json``, ``DIR/cluster.json``, ``DIR/mcp.json``, ``DIR/a2a.json``,
-``DIR/typescript.json``, ``DIR/hostile.json`` and ``DIR/group_commit.json`` (each optional) and writes one
+``DIR/typescript.json``, ``DIR/hostile.json``, ``DIR/group_commit.json`` and ``DIR/roundtrip.json``
+(``bench/roundtrip_a2a.py``) (each optional) and writes one
 Markdown file: the machine and versions, every target with PASS/MISS, the tables, and for every
 missed target its profile and what bounds it. Nothing is measured here: every
 figure comes from the JSON of the run.
@@ -24,6 +25,7 @@ from run import BASELINE, LANGCHAIN, OPS, PYDANTIC_AI, WRAPPER, fmt_ratio, fmt_s
 
 TIMES = "\u00d7"
 DASH = "\u2013"
+ARROW = "\u2192"
 GE = "\u2265"
 
 
@@ -97,7 +99,7 @@ def targets_section(runs: dict[str, dict[str, Any] | None]) -> tuple[list[str], 
             rows.append(("codec", f"{t['payload']}: {t['text']}", t["pass"], t.get("extra", False)))
         for t in codec.get("hot", {}).get("targets", []):
             rows.append(("hot path", t["text"], t["pass"], False))
-    for name in ("conversion", "service", "http", "reads", "cluster", "observability", "group_commit"):
+    for name in ("conversion", "service", "http", "reads", "cluster", "observability", "group_commit", "roundtrip"):
         run = runs.get(name)
         if run:
             rows.extend((name, t["text"], t["pass"], False) for t in run["targets"])
@@ -881,7 +883,34 @@ NAMES = (
     "typescript",
     "hostile",
     "group_commit",
+    "roundtrip",
 )
+
+
+def roundtrip_section(run: dict[str, Any]) -> list[str]:
+    a, b = run["sides"]["agentmsg"], run["sides"]["a2a-grpc"]
+    (target,) = run["targets"]
+    return [
+        "## Agent-to-agent round trip against A2A's gRPC binding (`bench/roundtrip_a2a.py`)",
+        "",
+        "agentmsg: `agentmsg serve` on SQLite (every acknowledged append on disk); one client appends a short text "
+        "message, another, already subscribed in its own process, has it: the round trip ends when the subscriber "
+        f"has the message. A2A: a2a-sdk {run.get('a2a_sdk', '')}'s gRPC binding in its own process (an agent "
+        "answering every `SendMessage` with one fixed message, storing nothing), a2a-sdk's own client sending the "
+        f"same text and waiting for the reply. {run['rounds']} interleaved rounds of {run['per_round']} round trips a "
+        "side; the ratio is the median of the per-round p50 ratios "
+        f"({', '.join(f'{r:.2f}' for r in run['round_ratios'])}). Server CPU is the serving process's per round trip.",
+        "",
+        "| side | p50 | p99 | server CPU per round trip |",
+        "|---|---:|---:|---:|",
+        f"| agentmsg: append {ARROW} subscriber sees it (SQLite) | {a['p50_ms']:.2f} ms | {a['p99_ms']:.2f} ms | "
+        f"{a['server_cpu_us']:,.0f} µs |",
+        f"| agentmsg: the appender's acknowledgement | {a['ack_p50_ms']:.2f} ms | {DASH} | {DASH} |",
+        f"| A2A gRPC: `SendMessage` {ARROW} the agent's reply | {b['p50_ms']:.2f} ms | {b['p99_ms']:.2f} ms | "
+        f"{b['server_cpu_us']:,.0f} µs |",
+        "",
+        f"agentmsg / A2A gRPC p50: **{run['ratio']:.2f}{TIMES}** (target {LE} 1.2{TIMES}: {verdict(target['pass'])}).",
+    ]
 
 
 def group_commit_section(run: dict[str, Any]) -> list[str]:
@@ -946,6 +975,8 @@ def build(directory: Path, command: str) -> str:
         lines += ["", *hostile_section(runs["hostile"])]
     if runs["group_commit"]:
         lines += ["", *group_commit_section(runs["group_commit"])]
+    if runs["roundtrip"]:
+        lines += ["", *roundtrip_section(runs["roundtrip"])]
     if missed:
         lines += [
             "",
