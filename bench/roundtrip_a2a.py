@@ -13,8 +13,11 @@ A2A: a2a-sdk's gRPC binding in its own process (``bench/a2a_peer.py grpc``: its 
 the same text with a2a-sdk's own client over its gRPC transport and waits for the agent's message. A2A stores
 nothing.
 
-Interleaved rounds (agentmsg, A2A, then A2A, agentmsg, ...), p50 per side per round, the ratio taken per round
-and its median printed, with each server process's CPU per round trip.
+Beside them, in the same rounds and not in the ratio, the same agentmsg round trip on a second server on the
+memory store (``--memory``): what the durable commit costs.
+
+Interleaved rounds (the sides in turn, the order reversed every other round), p50 per side per round, the
+ratio taken per round and its median printed, with each server process's CPU per round trip.
 
 Target (printed PASS/MISS): agentmsg's durable round trip p50 <= 1.2x A2A gRPC's send p50.
 
@@ -51,7 +54,7 @@ import agentmsg as am
 from agentmsg.service import AsyncClient, Logged
 
 TARGET = 1.2  # agentmsg's durable round trip p50 at most this many times A2A gRPC's send p50
-SIDES = ("agentmsg", "a2a-grpc")
+MEMORY = "agentmsg-memory"  # the same round trip on the memory store: what durability costs, not in the ratio
 
 
 def text(i: int) -> am.UserMessage:
@@ -90,11 +93,27 @@ async def received(pipe: Connection) -> tuple[int, int]:
 
 
 class Agentmsg:
-    """Append, then wait until the subscriber has the message: (round trip, acknowledgement) in seconds."""
+    """Append, then wait until the subscriber (its own process) has the message; the acknowledgements kept."""
 
-    def __init__(self, client: AsyncClient, session: str, pipe: Connection) -> None:
-        self.client, self.session, self.pipe = client, session, pipe
+    def __init__(self, target: str) -> None:
+        self.session = f"roundtrip-{uuid.uuid4().hex[:8]}"
+        spawn = mp.get_context("spawn")
+        self.pipe, theirs = spawn.Pipe()
+        self.subscriber = spawn.Process(target=_subscriber, args=(target, self.session, theirs), daemon=True)
+        self.subscriber.start()
+        self.client = AsyncClient(target)
         self.acks: list[float] = []
+
+    async def started(self) -> None:
+        """Once the subscriber has the first append (it reads the session from its start, then live), it is live."""
+        first = await self.client.append(self.session, text(-1))
+        deadline = time.monotonic() + 60
+        while not self.pipe.poll(0.05):
+            if not self.subscriber.is_alive() or time.monotonic() > deadline:
+                raise SystemExit("the subscriber did not start")
+        seen, _ = await received(self.pipe)
+        if seen != first:
+            raise SystemExit(f"the subscriber saw offset {seen} first, not {first}")
 
     async def __call__(self, i: int) -> float:
         start = time.monotonic_ns()
@@ -104,6 +123,11 @@ class Agentmsg:
         if seen != offset:
             raise SystemExit(f"the subscriber saw offset {seen}, the append was given {offset}")
         return (stamp - start) / 1e9
+
+    async def close(self) -> None:
+        await self.client.close()
+        self.subscriber.terminate()
+        self.subscriber.join(30)
 
 
 class A2A:
@@ -122,39 +146,27 @@ class A2A:
 
 
 async def measure(
-    target: str, peer_url: str, servers: dict[str, int], rounds: int, per_round: int, warmup: int
+    targets: dict[str, str], peer_url: str, servers: dict[str, int], rounds: int, per_round: int, warmup: int
 ) -> dict[str, Any]:
-    session = f"roundtrip-{uuid.uuid4().hex[:8]}"
-    spawn = mp.get_context("spawn")
-    mine, theirs = spawn.Pipe()
-    subscriber = spawn.Process(target=_subscriber, args=(target, session, theirs), daemon=True)
-    subscriber.start()
-    client = AsyncClient(target)
+    """``targets``: each agentmsg side's server address; ``servers``: each side's server pid."""
+    mine = {side: Agentmsg(target) for side, target in targets.items()}
     peer = await a2a_client("grpc", peer_url)
     try:
-        # The subscriber reads the session from its start, then live: once it has the first append, it is live.
-        first = await client.append(session, text(-1))
-        deadline = time.monotonic() + 60
-        while not mine.poll(0.05):
-            if not subscriber.is_alive() or time.monotonic() > deadline:
-                raise SystemExit("the subscriber did not start")
-        seen, _ = await received(mine)
-        if seen != first:
-            raise SystemExit(f"the subscriber saw offset {seen} first, not {first}")
-        sides: dict[str, Callable[[int], Awaitable[float]]] = {"agentmsg": Agentmsg(client, session, mine)}
-        sides["a2a-grpc"] = A2A(peer)
+        for agentmsg in mine.values():
+            await agentmsg.started()
+        sides: dict[str, Callable[[int], Awaitable[float]]] = {**mine, "a2a-grpc": A2A(peer)}
         for call in sides.values():
             for i in range(warmup):
                 await call(-2 - i)
-        agentmsg = sides["agentmsg"]
-        assert isinstance(agentmsg, Agentmsg)
-        agentmsg.acks.clear()
-        samples: dict[str, list[float]] = {side: [] for side in SIDES}
-        cpu = dict.fromkeys(SIDES, 0.0)
+        for agentmsg in mine.values():
+            agentmsg.acks.clear()
+        order = list(sides)
+        samples: dict[str, list[float]] = {side: [] for side in order}
+        cpu = dict.fromkeys(order, 0.0)
         per_round_p50: list[dict[str, float]] = []
         for round_ in range(rounds):
             p50s = {}
-            for side in SIDES if round_ % 2 == 0 else reversed(SIDES):
+            for side in order if round_ % 2 == 0 else reversed(order):
                 before = cpu_seconds(servers[side])
                 taken = [await sides[side](round_ * per_round + i) for i in range(per_round)]
                 cpu[side] += cpu_seconds(servers[side]) - before
@@ -162,15 +174,15 @@ async def measure(
                 p50s[side] = statistics.median(taken)
             per_round_p50.append(p50s)
             print(
-                f"  round {round_ + 1}/{rounds}: agentmsg {p50s['agentmsg'] * 1e3:.2f} ms, A2A gRPC "
-                f"{p50s['a2a-grpc'] * 1e3:.2f} ms: {p50s['agentmsg'] / p50s['a2a-grpc']:.2f}x",
+                f"  round {round_ + 1}/{rounds}: agentmsg (SQLite) {p50s['agentmsg'] * 1e3:.2f} ms, A2A gRPC "
+                f"{p50s['a2a-grpc'] * 1e3:.2f} ms: {p50s['agentmsg'] / p50s['a2a-grpc']:.2f}x; agentmsg (memory) "
+                f"{p50s[MEMORY] * 1e3:.2f} ms",
                 flush=True,
             )
     finally:
         await peer.close()
-        await client.close()
-        subscriber.terminate()
-        subscriber.join(30)
+        for agentmsg in mine.values():
+            await agentmsg.close()
     figures: dict[str, Any] = {}
     for side, taken in samples.items():
         quantiles = statistics.quantiles(taken, n=100)
@@ -180,14 +192,15 @@ async def measure(
             "server_cpu_us": cpu[side] / len(taken) * 1e6,
             "round_p50s_ms": [p[side] * 1e3 for p in per_round_p50],
         }
-    figures["agentmsg"]["ack_p50_ms"] = statistics.median(agentmsg.acks) * 1e3
+    for side, agentmsg in mine.items():
+        figures[side]["ack_p50_ms"] = statistics.median(agentmsg.acks) * 1e3
     ratios = [p["agentmsg"] / p["a2a-grpc"] for p in per_round_p50]
     return {"sides": figures, "ratio": statistics.median(ratios), "round_ratios": ratios}
 
 
-def start_agentmsg(db: Path) -> tuple[subprocess.Popen[str], str]:
+def start_agentmsg(store: list[str]) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "agentmsg", "serve", "--db", str(db), "--port", "0", "--grace", "0"],
+        [sys.executable, "-m", "agentmsg", "serve", *store, "--port", "0", "--grace", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -212,15 +225,26 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     load_start = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="agentmsg-roundtrip-") as directory:
-        process, target = start_agentmsg(Path(directory) / "roundtrip.db")
+        durable, durable_target = start_agentmsg(["--db", str(Path(directory) / "roundtrip.db")])
+        memory, memory_target = start_agentmsg(["--memory"])
         try:
             with Peer("grpc") as peer:
-                servers = {"agentmsg": process.pid, "a2a-grpc": peer.process.pid}
+                servers = {"agentmsg": durable.pid, MEMORY: memory.pid, "a2a-grpc": peer.process.pid}
                 print(f"{rounds} interleaved rounds of {per_round} round trips a side", flush=True)
-                measured = asyncio.run(measure(target, peer.url, servers, rounds, per_round, warmup))
+                measured = asyncio.run(
+                    measure(
+                        {"agentmsg": durable_target, MEMORY: memory_target},
+                        peer.url,
+                        servers,
+                        rounds,
+                        per_round,
+                        warmup,
+                    )
+                )
         finally:
-            process.terminate()
-            process.wait(30)
+            for process in (durable, memory):
+                process.terminate()
+                process.wait(30)
     ratio = measured["ratio"]
     targets = [
         {
@@ -231,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
             "ratio": ratio,
         }
     ]
-    a, b = measured["sides"]["agentmsg"], measured["sides"]["a2a-grpc"]
+    a, b, m = measured["sides"]["agentmsg"], measured["sides"]["a2a-grpc"], measured["sides"][MEMORY]
     print(f"{'side':<40} {'p50':>9} {'p99':>9} {'server CPU':>11}")
     print(
         f"{'agentmsg: append -> subscriber (SQLite)':<40} {a['p50_ms']:>7.2f}ms {a['p99_ms']:>7.2f}ms "
@@ -240,6 +264,10 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"{'A2A gRPC: send -> agent reply':<40} {b['p50_ms']:>7.2f}ms {b['p99_ms']:>7.2f}ms "
         f"{b['server_cpu_us']:>9.0f}us  (a2a-sdk {version('a2a-sdk')})"
+    )
+    print(
+        f"{'agentmsg: the same on the memory store':<40} {m['p50_ms']:>7.2f}ms {m['p99_ms']:>7.2f}ms "
+        f"{m['server_cpu_us']:>9.0f}us  (not in the ratio: what durability costs)"
     )
     for target in targets:
         print(f"{'PASS' if target['pass'] else 'MISS'}  {target['text']}")
