@@ -123,12 +123,13 @@ $(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
 
 BENCH_OUT := bench/.results
 # BENCH_ARGS=--quick for a short smoke run (the results file then says QUICK)
-bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydantic-ai, LangChain, bare gRPC, TCP, bare psycopg, tracing off; the TypeScript SDK vs Python; the delay heavy requests cause: writes bench/results.md (never part of test)
+bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydantic-ai, LangChain, bare gRPC, TCP, Connect vs gRPC, bare psycopg, tracing off; the TypeScript SDK vs Python; the delay heavy requests cause: writes bench/results.md (never part of test)
 	@mkdir -p $(BENCH_OUT)
 	$(PY) bench/run.py --json $(BENCH_OUT)/codec.json $(BENCH_ARGS)
 	$(PY) bench/conversion.py --json $(BENCH_OUT)/conversion.json $(BENCH_ARGS)
 	$(PY) bench/streaming.py --json $(BENCH_OUT)/streaming.json $(BENCH_ARGS)
 	$(PY) bench/service.py --json $(BENCH_OUT)/service.json $(BENCH_ARGS)
+	$(PY) bench/connect_http.py --json $(BENCH_OUT)/http.json $(BENCH_ARGS)
 	$(PY) bench/cluster.py --json $(BENCH_OUT)/cluster.json $(BENCH_ARGS)
 	$(PY) bench/observability.py --json $(BENCH_OUT)/observability.json $(BENCH_ARGS)
 	$(PY) bench/mcp_bridge.py --json $(BENCH_OUT)/mcp.json $(BENCH_ARGS)

@@ -2,7 +2,8 @@
 
 ``python bench/report.py DIR [-o bench/results.md] [--command "make bench"]`` reads
 ``DIR/codec.json`` (``bench/run.py --json``), ``DIR/conversion.json``,
-``DIR/streaming.json``, ``DIR/service.json``, ``DIR/cluster.json``, ``DIR/mcp.json``,
+``DIR/streaming.json``, ``DIR/service.json``, ``DIR/http.json`` (``bench/connect_http.py``),
+``DIR/cluster.json``, ``DIR/mcp.json``,
 ``DIR/typescript.json`` and ``DIR/hostile.json`` (each optional) and writes one Markdown file: the
 machine and versions, every target with PASS/MISS, the tables, and for every
 missed target its profile and what bounds it. Nothing is measured here: every
@@ -96,7 +97,7 @@ def targets_section(runs: dict[str, dict[str, Any] | None]) -> tuple[list[str], 
             rows.append(("codec", f"{t['payload']}: {t['text']}", t["pass"], t.get("extra", False)))
         for t in codec.get("hot", {}).get("targets", []):
             rows.append(("hot path", t["text"], t["pass"], False))
-    for name in ("conversion", "service", "cluster", "observability"):
+    for name in ("conversion", "service", "http", "cluster", "observability"):
         run = runs.get(name)
         if run:
             rows.extend((name, t["text"], t["pass"], False) for t in run["targets"])
@@ -304,6 +305,28 @@ def service_section(service: dict[str, Any]) -> list[str]:
 
 LE = "\u2264"
 PEER_TARGET = 10.0
+
+
+def http_section(run: dict[str, Any]) -> list[str]:
+    names = {"grpc": "gRPC", "connect-proto": "Connect binary", "connect-json": "Connect JSON"}
+    lines = [
+        "## gRPC and Connect side by side",
+        "",
+        f"`{run['command']}`: one server, one caller at a time; append p50/p99 over {run['appends']} appends of a "
+        f"short text message, and Subscribe reading {run['prefill']:,} prefilled messages from offset 0.",
+        "A2A's HTTP+JSON binding was not compared.",
+        "",
+        "| transport | append p50 | append p99 | vs gRPC p50 | Subscribe |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for key, label in names.items():
+        row = run["transports"][key]
+        ratio = f"{row['append_ratio']:.2f}{TIMES}" if "append_ratio" in row else "1.00" + TIMES
+        lines.append(
+            f"| {label} | {fmt_time(row['append_p50_us'] * 1e3)} | {fmt_time(row['append_p99_us'] * 1e3)} | "
+            f"{ratio} | {row['subscribe_msgs_per_s']:,.0f} msg/s |"
+        )
+    return lines
 
 
 def cluster_section(cluster: dict[str, Any]) -> list[str]:
@@ -748,7 +771,18 @@ def hostile_section(run: dict[str, Any]) -> list[str]:
     return lines
 
 
-NAMES = ("codec", "conversion", "streaming", "service", "cluster", "observability", "mcp", "typescript", "hostile")
+NAMES = (
+    "codec",
+    "conversion",
+    "streaming",
+    "service",
+    "http",
+    "cluster",
+    "observability",
+    "mcp",
+    "typescript",
+    "hostile",
+)
 
 
 def build(directory: Path, command: str) -> str:
@@ -768,6 +802,8 @@ def build(directory: Path, command: str) -> str:
         lines += ["", *streaming_section(runs["streaming"])]
     if runs["service"]:
         lines += ["", *service_section(runs["service"])]
+    if runs["http"]:
+        lines += ["", *http_section(runs["http"])]
     if runs["cluster"]:
         lines += ["", *cluster_section(runs["cluster"])]
     if runs["observability"]:
@@ -793,6 +829,14 @@ def build(directory: Path, command: str) -> str:
             lines += conversion_misses(runs["conversion"])
         if runs["service"]:
             lines += service_misses(runs["service"])
+        if runs["http"] and not all(t["pass"] for t in runs["http"]["targets"]):
+            lines += [
+                "### gRPC and Connect",
+                "",
+                "`bench/connect_http.py` does not profile its misses: run it under cProfile to see where a Connect "
+                "call's time goes.",
+                "",
+            ]
         if runs["observability"]:
             lines += observability_misses(runs["observability"])
     return "\n".join(lines).rstrip() + "\n"

@@ -4,7 +4,9 @@ Runs the pinned grpcio-tools protoc over proto/agentmsg/v1/*.proto (with
 mypy-protobuf stubs) and over buf/validate/validate.proto, which the generated
 modules import. Writes into src/ so that proto package = Python package:
 agentmsg.v1 lands in src/agentmsg/v1 and imports cleanly with no patching.
-gRPC stubs are generated only for files that declare a service.
+gRPC stubs and Connect services (``*_connect.py``, protoc-gen-connectrpc with
+``protobuf=google`` so they use the same generated messages) are generated only
+for files that declare a service.
 
 Then the TypeScript code of @agentmsg/sdk (sdk/typescript/src/gen): protoc-gen-es, pinned by
 package-lock.json, through ``buf generate`` over the same protos plus google/rpc's status and
@@ -30,7 +32,7 @@ SERVICE = re.compile(r"^service\s+\w+", re.MULTILINE)
 
 
 BIN = Path(sys.executable).parent
-PLUGINS = [f"--plugin=protoc-gen-{name}={BIN / f'protoc-gen-{name}'}" for name in ("mypy", "mypy_grpc")]
+PLUGINS = [f"--plugin=protoc-gen-{name}={BIN / f'protoc-gen-{name}'}" for name in ("mypy", "mypy_grpc", "connectrpc")]
 
 
 def protoc(*args: str) -> None:
@@ -66,13 +68,15 @@ def main() -> None:
     if not (PROTO / VALIDATE).exists():
         sys.exit(f"proto/{VALIDATE} is missing: run scripts/fetch_validate_proto.py (make deps)")
     out = SRC / OURS
-    for stale in [*out.glob("*_pb2*.py"), *out.glob("*_pb2*.pyi")]:
+    for stale in [*out.glob("*_pb2*.py"), *out.glob("*_pb2*.pyi"), *out.glob("*_connect.py")]:
         stale.unlink()
     protos = sorted(p.relative_to(PROTO).as_posix() for p in (PROTO / OURS).glob("*.proto"))
     protoc(f"--python_out={SRC}", f"--mypy_out={SRC}", *protos)
     services = [p for p in protos if SERVICE.search((PROTO / p).read_text(encoding="utf-8"))]
     if services:
         protoc(f"--grpc_python_out={SRC}", f"--mypy_grpc_out={SRC}", *services)
+        # Connect and gRPC-Web (agentmsg.service.http): protoc-gen-connectrpc over the same generated messages.
+        protoc(f"--connectrpc_out={SRC}", "--connectrpc_opt=protobuf=google", *services)
     protoc(f"--python_out={SRC}", VALIDATE)
     for package in (out, SRC / "buf", SRC / "buf" / "validate"):
         (package / "__init__.py").touch()

@@ -234,7 +234,7 @@ def _wire_reader(data: bytes) -> None:
     from google.protobuf.message import DecodeError as PbDecodeError
 
     from agentmsg.service import frames
-    from agentmsg.service.session_service import _receive_append
+    from agentmsg.service.grpc.sessions import _receive_append
     from agentmsg.v1 import message_pb2, session_service_pb2
 
     request_type = session_service_pb2.AppendMessageRequest

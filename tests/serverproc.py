@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 _READY = re.compile(r"agentmsg serving on 127\.0\.0\.1:(\d+)")
+_HTTP = re.compile(r"agentmsg serving Connect and gRPC-Web on http://127\.0\.0\.1:(\d+)")
 
 
 class ServerProcess:
@@ -31,6 +32,7 @@ class ServerProcess:
         self.errors: list[str] = []
         found = threading.Event()
         self.port = 0
+        self.http_port = 0  # with --http: the HTTP port (printed right after the gRPC one)
 
         def read_stdout() -> None:
             assert self.proc.stdout is not None
@@ -39,6 +41,11 @@ class ServerProcess:
                 match = _READY.search(line)
                 if match:
                     self.port = int(match.group(1))
+                    if "--http" not in args:
+                        found.set()
+                http = _HTTP.search(line)
+                if http:
+                    self.http_port = int(http.group(1))
                     found.set()
 
         def read_stderr() -> None:

@@ -101,6 +101,10 @@ def _client(args: argparse.Namespace) -> Any:
     )
 
 
+def _hostport(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def _serve(args: argparse.Namespace) -> int:
     from agentmsg.service import ServerConfig, serve
     from agentmsg.service.access import FULL, Scope, load_token_file, parse_token
@@ -133,6 +137,9 @@ def _serve(args: argparse.Namespace) -> int:
         grace=args.grace,
         metrics_port=args.metrics_port,
         retain_days=args.retain_days,
+        http_port=args.http,
+        http_host=args.http_host,
+        cors_origins=args.cors_origin or (),
     )
     # The budget flags left out keep ServerConfig's defaults (agentmsg.service.budgets).
     for name in ("max_streams", "max_streams_per_tenant", "max_unary", "max_unary_per_tenant"):
@@ -150,6 +157,13 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"agentmsg serving on {config.host}:{running.port} ({store}, {auth}, {tls})", flush=True)
         if running.metrics_port is not None:
             print(f"agentmsg metrics on http://{config.host}:{running.metrics_port}/metrics", flush=True)
+        if running.http_port is not None:
+            cors = f"CORS for {', '.join(config.cors_origins)}" if config.cors_origins else "no CORS"
+            print(
+                f"agentmsg serving Connect and gRPC-Web on http://{_hostport(config.http_host, running.http_port)} "
+                f"({cors})",
+                flush=True,
+            )
 
     asyncio.run(serve(config, ready=ready))
     return 0
@@ -524,6 +538,25 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DAYS",
         help="delete sessions whose last append is older than DAYS (swept every minute); default: keep them all",
     )
+    serve.add_argument(
+        "--http",
+        type=int,
+        metavar="PORT",
+        help="also serve Connect (JSON and binary) and gRPC-Web on this HTTP port (0: any free port; "
+        "needs agentmsg[http]); PublishStream and ServeTools stay gRPC-only",
+    )
+    serve.add_argument(
+        "--http-host",
+        default="127.0.0.1",
+        help="the address the HTTP port binds (default: this machine only)",
+    )
+    serve.add_argument(
+        "--cors-origin",
+        action="append",
+        metavar="ORIGIN",
+        help="a browser origin allowed to call the HTTP port (https://app.example; * for any); repeat for more. "
+        "Default: none (no CORS headers)",
+    )
     serve.set_defaults(handler=_serve)
 
     send = commands.add_parser("send", help="append a message to a session")
@@ -617,6 +650,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("send needs --text or --file")
     if args.command == "tools" and args.action == "call" and not args.name:
         parser.error("tools call needs a tool name")
+    if args.command == "serve" and args.cors_origin and args.http is None:
+        parser.error("--cors-origin needs --http PORT (CORS concerns the HTTP port)")
+    if args.command == "serve" and args.http is not None and not 0 <= args.http <= 65535:
+        parser.error(f"--http takes a port from 0 to 65535, got {args.http}")
     if args.command == "serve" and args.retain_days is not None and not args.retain_days > 0:
         parser.error(f"--retain-days takes a positive number of days, got {args.retain_days:g}")
     if args.command == "serve" and args.store and not args.store.startswith(("postgresql://", "postgres://")):

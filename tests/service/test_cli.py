@@ -117,6 +117,7 @@ def test_the_make_run_demo_runs_end_to_end() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     out = result.stdout
     assert "agentmsg serving on 127.0.0.1:" in out
+    assert "[server] agentmsg serving Connect and gRPC-Web on http://127.0.0.1:" in out
     assert "[engine] tool answered: 14°C and light rain" in out
     assert "[  tail]       tool_call  get_weather" in out
     assert "[  tail]   ~ block 0 +text:" in out  # the live relay reached the observer

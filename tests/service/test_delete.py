@@ -132,7 +132,7 @@ def test_subscribers_of_a_deleted_session_end_not_found(client: Client, server: 
     assert isinstance(fresh.outcome(), am.NotFoundError)
     # Nothing is left behind for the deleted session on the server.
     assert wait_until(lambda: not server.running.sessions._watchers, 5)
-    assert server.running.sessions.frames.full("s", 0, 256) is None
+    assert server.running.frames.full("s", 0, 256) is None
 
 
 def test_a_subscriber_never_takes_a_new_session_by_the_same_id_for_the_deleted_one(client: Client) -> None:

@@ -125,7 +125,7 @@ def test_subscribers_of_one_session_share_the_framed_batches(server: ServerThrea
         thread.join(30)
     expected = [(i + 1, f"m{i}") for i in range(50)]
     assert got == [expected] * 4
-    frames = server.running.sessions.frames
+    frames = server.running.frames
     assert frames.encoded >= 5  # every range framed at least once
     assert frames.encoded + frames.shared >= 20  # 4 subscribers x 5 batches
     assert frames.shared >= 1

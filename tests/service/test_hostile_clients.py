@@ -23,10 +23,11 @@ from serverproc import ServerProcess
 
 import agentmsg as am
 from agentmsg.cli import main
-from agentmsg.service import AsyncClient, Client, RequestLimits, ToolRunner, session_service
+from agentmsg.service import AsyncClient, Client, RequestLimits, ToolRunner
 from agentmsg.service.access import Scope, named_session
 from agentmsg.service.budgets import Budgets
 from agentmsg.service.frames import append_request
+from agentmsg.service.grpc import sessions as grpc_sessions
 from agentmsg.service.stores import SQLiteStore
 from agentmsg.v1 import content_pb2, session_service_pb2, tool_pb2, tool_service_pb2, tool_service_pb2_grpc
 
@@ -61,14 +62,14 @@ def big() -> bytes:
 def decoded(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """The sizes of the AppendMessage requests the server's deserializer was given (servers made after)."""
     sizes: list[int] = []
-    original = session_service._receive_append
+    original = grpc_sessions._receive_append
 
     def counting(data: bytes) -> Any:
         sizes.append(len(data))
         return original(data)
 
     counting.request_type = original.request_type  # type: ignore[attr-defined]
-    monkeypatch.setattr(session_service, "_receive_append", counting)
+    monkeypatch.setattr(grpc_sessions, "_receive_append", counting)
     return sizes
 
 

@@ -138,7 +138,7 @@ def test_a_subscriber_that_reads_nothing_holds_the_server_to_a_batch_or_two(
     the allocator and page cache move)."""
     count = 100_000 if SOAK else 10_000
     server = make_server()
-    frames = server.running.sessions.frames
+    frames = server.running.frames
     encode = frames.encode
     framed: list[int] = []  # rows of the session "slow" read from the log and framed for its subscriber
 

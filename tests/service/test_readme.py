@@ -10,8 +10,9 @@ How the README's fenced blocks are run (keep to it when you add one):
 - Both run in a scratch directory laid out like a checkout (``proto`` and ``node_modules`` linked to the
   repository's), with ``.venv/bin`` and ``node_modules/.bin`` first on ``PATH``: ``python``, ``agentmsg``
   and ``npx buf`` are the project's own, and nothing is fetched.
-- A server (``agentmsg serve --memory``) runs for the whole README; the address the README writes,
+- A server (``agentmsg serve --memory --http 0``) runs for the whole README; the address the README writes,
   ``127.0.0.1:50051``, is replaced by that server's (it listens on a free port), and ``AGENTMSG_TARGET``
+  holds it; its HTTP port (Connect and gRPC-Web) likewise replaces ``127.0.0.1:8080``, and ``AGENTMSG_HTTP``
   holds it.
 - **To leave a block out**, put ``<!-- readme-test: skip (why) -->`` on the line right before its opening
   fence; the reason is required and shows in the test's id. Blocks in other languages (``js``) and blocks
@@ -35,6 +36,7 @@ from serverproc import ServerProcess
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 ADDRESS = "127.0.0.1:50051"
+HTTP_ADDRESS = "127.0.0.1:8080"
 RUN = {"python": "python", "sh": "shell", "bash": "shell", "shell": "shell"}
 SKIP = re.compile(r"^<!--\s*readme-test:\s*skip\s*\((?P<reason>[^)]+)\)\s*-->\s*$")
 FENCE = re.compile(r"^```(?P<lang>[\w+-]*)\s*$")
@@ -80,7 +82,7 @@ def _id(block: Block) -> str:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ServerProcess]:
-    process = ServerProcess("--memory")
+    process = ServerProcess("--memory", "--http", "0")
     yield process
     process.stop()
 
@@ -94,10 +96,16 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return where
 
 
-def _environment(target: str) -> dict[str, str]:
+def _addresses(code: str, server: ServerProcess) -> str:
+    """The block with the README's addresses replaced by the test server's (gRPC and HTTP)."""
+    return code.replace(ADDRESS, server.target).replace(HTTP_ADDRESS, f"127.0.0.1:{server.http_port}")
+
+
+def _environment(server: ServerProcess) -> dict[str, str]:
     env = dict(os.environ)
     path = [str(Path(sys.executable).parent), str(ROOT / "node_modules" / ".bin"), env.get("PATH", "")]
-    env.update(PATH=os.pathsep.join(path), AGENTMSG_TARGET=target, PYTHONUNBUFFERED="1")
+    http = f"127.0.0.1:{server.http_port}"
+    env.update(PATH=os.pathsep.join(path), AGENTMSG_TARGET=server.target, AGENTMSG_HTTP=http, PYTHONUNBUFFERED="1")
     env.pop("AGENTMSG_TOKEN", None)
     return env
 
@@ -138,7 +146,7 @@ def test_the_python_blocks_run_as_written(server: ServerProcess, scratch: Path) 
     chosen = [b for b in runnable("python") if not b.skip]
     spec = scratch / "python-blocks.json"
     spec.write_text(
-        json.dumps([{"line": b.line, "code": b.code.replace(ADDRESS, server.target)} for b in chosen]),
+        json.dumps([{"line": b.line, "code": _addresses(b.code, server)} for b in chosen]),
         encoding="utf-8",
     )
     driver = scratch / "driver.py"
@@ -146,7 +154,7 @@ def test_the_python_blocks_run_as_written(server: ServerProcess, scratch: Path) 
     done = subprocess.run(
         [sys.executable, str(driver), str(spec)],
         cwd=scratch,
-        env=_environment(server.target),
+        env=_environment(server),
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -163,9 +171,9 @@ def test_a_shell_block_runs_as_written(block: Block, server: ServerProcess, scra
     if block.skip:
         pytest.skip(block.skip)
     done = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", block.code.replace(ADDRESS, server.target)],
+        ["bash", "-euo", "pipefail", "-c", _addresses(block.code, server)],
         cwd=scratch,
-        env=_environment(server.target),
+        env=_environment(server),
         capture_output=True,
         text=True,
         timeout=TIMEOUT,

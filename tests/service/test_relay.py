@@ -19,10 +19,10 @@ from conftest import fresh_database
 
 from agentmsg.service import cluster as cluster_module
 from agentmsg.service.cluster import PAYLOAD_LIMIT, Cluster
+from agentmsg.service.handlers.tools import ToolHandler
 from agentmsg.service.live import LiveHub
 from agentmsg.service.localpg import LocalPostgres
 from agentmsg.service.stores.postgres import LIVE_CHANNEL, PostgresStore
-from agentmsg.service.tool_service import ToolServicer
 from agentmsg.v1 import session_service_pb2, stream_pb2
 
 
@@ -48,7 +48,7 @@ async def node(url: str) -> AsyncIterator[tuple[Cluster, LiveHub]]:
     await store.start()
     hub = LiveHub()
     cluster = Cluster(store, "127.0.0.1:1")  # no tool calls cross in these tests: the address is never dialled
-    await cluster.start(hub, ToolServicer())
+    await cluster.start(hub, ToolHandler())
     try:
         yield cluster, hub
     finally:

@@ -22,7 +22,7 @@ from grpc_status import rpc_status
 import agentmsg as am
 from agentmsg.service import AsyncClient, Client
 from agentmsg.service.frames import append_request
-from agentmsg.service.session_service import _context_token
+from agentmsg.service.handlers.sessions import _context_token
 from agentmsg.streaming import events_from_message
 from agentmsg.v1 import (
     content_pb2,

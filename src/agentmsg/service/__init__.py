@@ -1,9 +1,9 @@
 """The agentmsg gRPC service: server, clients, tool runner, stores.
 
 One module per concern (the README's "Architecture" section has the map):
-:mod:`~agentmsg.service.server` assembles the server from
-:mod:`~agentmsg.service.session_service`, :mod:`~agentmsg.service.live`,
-:mod:`~agentmsg.service.tool_service`, :mod:`~agentmsg.service.access`,
+:mod:`~agentmsg.service.server` assembles the server from the transport-neutral
+:mod:`~agentmsg.service.handlers` (sessions, tools), their adapters :mod:`~agentmsg.service.grpc` and
+:mod:`~agentmsg.service.http` (Connect and gRPC-Web), :mod:`~agentmsg.service.live`, :mod:`~agentmsg.service.access`,
 :mod:`~agentmsg.service.stores` and :mod:`~agentmsg.service.cluster`;
 :mod:`~agentmsg.service.client` has the clients and
 :mod:`~agentmsg.service.runner` ``ToolRunner``.

@@ -119,6 +119,13 @@ class Ledger:
 
 def exhausted(kind: str, budget: str, limit: int) -> grpc.Status:
     """The RESOURCE_EXHAUSTED status of a call refused by ``budget``: ErrorInfo and QuotaFailure name it."""
+    error, extra, metadata = refusal(kind, budget, limit)
+    return status.to_status(error, extra=extra, metadata=metadata)
+
+
+def refusal(kind: str, budget: str, limit: int) -> tuple[ResourceExhaustedError, list[Any], dict[str, str]]:
+    """A call refused by ``budget``, for any transport: the error, its extra detail (a ``QuotaFailure`` naming the
+    budget) and its ErrorInfo metadata."""
     what = "long-lived streams" if kind == STREAMS else "unary calls"
     whose = "this token has" if budget.endswith("_per_tenant") else "the server has"
     flag = "--" + budget.replace("_", "-")
@@ -126,9 +133,16 @@ def exhausted(kind: str, budget: str, limit: int) -> grpc.Status:
     quota = error_details_pb2.QuotaFailure(
         violations=[error_details_pb2.QuotaFailure.Violation(subject=budget, description=message)]
     )
-    return status.to_status(
-        ResourceExhaustedError(message), extra=[quota], metadata={"budget": budget, "limit": str(limit)}
-    )
+    return ResourceExhaustedError(message), [quota], {"budget": budget, "limit": str(limit)}
+
+
+def tenant_for(access: Access, metadata: Any) -> bytes | None:
+    """The tenant a call counts against: its token's, the anonymous tenant without a valid token when tokens are
+    required, or None (no tokens: only the totals count)."""
+    tenant = access.tenant_of(metadata)
+    if tenant is None and access.enabled:
+        tenant = _ANONYMOUS
+    return tenant
 
 
 def _streaming(handler: grpc.RpcMethodHandler[Any, Any]) -> bool:
@@ -138,9 +152,9 @@ def _streaming(handler: grpc.RpcMethodHandler[Any, Any]) -> bool:
 class BudgetInterceptor(grpc.aio.ServerInterceptor):
     """Counts every call but health ``Check`` against its budgets; refuses one over a budget undecoded."""
 
-    def __init__(self, access: Access, budgets: Budgets) -> None:
+    def __init__(self, access: Access, budgets: Budgets, ledger: Ledger | None = None) -> None:
         self._access = access
-        self.ledger = Ledger(budgets)
+        self.ledger = ledger if ledger is not None else Ledger(budgets)
 
     async def intercept_service(
         self,
@@ -151,9 +165,7 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
         if handler is None or handler_call_details.method == HEALTH_CHECK:
             return handler
         kind = STREAMS if _streaming(handler) else UNARY
-        tenant = self._access.tenant_of(handler_call_details.invocation_metadata)
-        if tenant is None and self._access.enabled:
-            tenant = _ANONYMOUS
+        tenant = tenant_for(self._access, handler_call_details.invocation_metadata)
         # Checked here, before the request is read: a call over its budget costs no decoding.
         over = self.ledger.over(kind, tenant)
         if over is not None:

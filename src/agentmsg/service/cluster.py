@@ -59,8 +59,8 @@ OUTBOX_LIMIT = 4096  # live events waiting to go to the other nodes before publi
 SPILL_TTL = 60  # seconds a spilled live event is kept for the nodes to read
 
 
-# What the cluster needs of this node's live hub and tool servicer (agentmsg.service.live and
-# .tool_service, which sit above the cluster and hold it): described here, so the dependency points one way.
+# What the cluster needs of this node's live hub and tool handler (agentmsg.service.live and
+# .handlers.tools, which sit above the cluster and hold it): described here, so the dependency points one way.
 
 
 class LocalHub(Protocol):

@@ -181,7 +181,8 @@ def _turn(servers: list[tuple[subprocess.Popen[str], str, threading.Thread]]) ->
 def main() -> int:
     """``make run``: one server on the embedded SQLite store."""
     with tempfile.TemporaryDirectory(prefix="agentmsg-demo-") as tmp:
-        server = _server("server", "--db", str(Path(tmp) / "demo.db"))
+        # Connect and gRPC-Web too, on a free HTTP port: the server prints that address after the gRPC one.
+        server = _server("server", "--db", str(Path(tmp) / "demo.db"), "--http", "0")
         if server is None:
             return 1
         code = _turn([server])

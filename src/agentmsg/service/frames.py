@@ -95,7 +95,7 @@ def encode_logged(rows: Sequence[tuple[int, bytes | memoryview]]) -> bytes:
 class ReceivedAppend:
     """An ``AppendMessageRequest`` with the encoding its message arrived in, when that is the canonical one.
 
-    What the server's AppendMessage deserializer gives for a large message (``session_service``); here, below
+    What the server's AppendMessage deserializer gives for a large message (``service.grpc.sessions``); here, below
     the service, so that the telemetry wrapping the handler reads it too.
     """
 

@@ -15,7 +15,7 @@ import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool
 from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
 
-from agentmsg.service.rpc import capture, register
+from agentmsg.service.grpc.calls import capture, register
 
 __all__ = ["V1ALPHA_SERVICE", "V1_SERVICE", "enable"]
 

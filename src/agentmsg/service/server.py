@@ -5,8 +5,9 @@ port (tests bind 127.0.0.1:0); ``serve(config)`` runs one until SIGINT or
 SIGTERM, then shuts down gracefully: health goes NOT_SERVING, new calls are
 refused, calls in flight get ``config.grace`` seconds to finish.
 
-Each concern lives in its own module: :mod:`~agentmsg.service.session_service`,
-:mod:`~agentmsg.service.live`, :mod:`~agentmsg.service.tool_service`,
+Each concern lives in its own module: the transport-neutral logic in :mod:`~agentmsg.service.handlers`
+(sessions, tools), its gRPC servicers in :mod:`~agentmsg.service.grpc`, its Connect application in
+:mod:`~agentmsg.service.http`, beside :mod:`~agentmsg.service.live`,
 :mod:`~agentmsg.service.access`, :mod:`~agentmsg.service.stores`,
 :mod:`~agentmsg.service.cluster`; this one only puts them together.
 """
@@ -22,6 +23,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -29,17 +31,22 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from agentmsg.errors import StoreError, UnavailableError, ValidationError
 from agentmsg.service import budgets, reflection
 from agentmsg.service.access import Access, BearerTokenInterceptor, Scope
-from agentmsg.service.budgets import BudgetInterceptor, Budgets
+from agentmsg.service.budgets import BudgetInterceptor, Budgets, Ledger
 from agentmsg.service.cluster import Cluster, peer_credentials
-from agentmsg.service.frames import DEFAULT_REPLY_CACHE_BYTES
+from agentmsg.service.frames import DEFAULT_REPLY_CACHE_BYTES, FrameCache
+from agentmsg.service.grpc.calls import capture, register
+from agentmsg.service.grpc.sessions import SessionServicer, add_session_service
+from agentmsg.service.grpc.tools import ToolServicer, add_tool_service
+from agentmsg.service.handlers.sessions import SESSION_SERVICE, SessionHandler
+from agentmsg.service.handlers.tools import TOOL_SERVICE, ToolHandler
 from agentmsg.service.limits import RequestLimits
 from agentmsg.service.live import LiveHub
-from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME, capture, register
-from agentmsg.service.session_service import SESSION_SERVICE, SessionServicer, _add_session_service
+from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
 from agentmsg.service.stores import PostgresStore, Store, open_store
 from agentmsg.service.telemetry import ServerTelemetry
-from agentmsg.service.tool_service import TOOL_SERVICE, ToolServicer
-from agentmsg.v1 import tool_service_pb2_grpc
+
+if TYPE_CHECKING:
+    from agentmsg.service.http.server import HttpListener
 
 __all__ = ["ServerConfig", "create_server", "serve"]
 
@@ -83,6 +90,11 @@ class ServerConfig:
     metrics_port: int | None = None  # serve Prometheus /metrics on host:metrics_port (0: any free port)
     # Delete sessions whose last append is older than this many days (a background sweep); None keeps them all.
     retain_days: float | None = None
+    # Connect (JSON and binary) and gRPC-Web on http_host:http_port (0: any free port; None: no HTTP), the
+    # http extra. CORS headers only for these browser origins ("*": any); none: browsers elsewhere are refused.
+    http_port: int | None = None
+    http_host: str = "127.0.0.1"
+    cors_origins: Sequence[str] = ()
 
 
 # --- the server ----------------------------------------------------------------------------
@@ -96,8 +108,9 @@ class Running:
     port: int
     store: Store
     health: health.aio.HealthServicer
-    sessions: SessionServicer
-    tools: ToolServicer
+    sessions: SessionHandler  # the transport-neutral logic every transport calls
+    tools: ToolHandler
+    frames: FrameCache  # Subscribe batches framed once for every gRPC subscriber
     cluster: Cluster | None = None
     tasks: set[asyncio.Task[None]] = field(default_factory=set)
     stopping: bool = False
@@ -105,6 +118,12 @@ class Running:
     metrics_port: int | None = None  # where /metrics is served
     retain_days: float | None = None  # the retention period (None: sessions are kept)
     retention: asyncio.Task[None] | None = None  # the background sweep, with a retention period
+    http: HttpListener | None = None  # Connect and gRPC-Web, when an HTTP port is configured
+
+    @property
+    def http_port(self) -> int | None:
+        """The bound HTTP port (Connect and gRPC-Web), or None when HTTP is not served."""
+        return None if self.http is None else self.http.port
 
     def snapshot(self) -> dict[str, float]:
         """The state /metrics reads at scrape time: runners, dropped live events, store health and pool."""
@@ -166,7 +185,10 @@ class Running:
             self.retention.cancel()
             await asyncio.gather(self.retention, return_exceptions=True)
         await self.health.enter_graceful_shutdown()
-        await self.server.stop(grace)
+        stopping = [self.server.stop(grace)]
+        if self.http is not None:
+            stopping.append(self.http.stop())
+        await asyncio.gather(*stopping)
         # Leaving the cluster and closing the store talk to the database: bounded, so a node always exits.
         steps = [("leave the cluster", self.cluster.stop())] if self.cluster is not None else []
         for what, step in [*steps, ("close the store", self.store.close())]:
@@ -195,6 +217,36 @@ def _bind_problem(host: str, port: int) -> str | None:
         except OSError as exc:
             return "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
     return None
+
+
+def _http_listener(
+    config: ServerConfig,
+    sessions: SessionHandler,
+    tools: ToolHandler,
+    grpc_address: str,
+    serving: Callable[[], bool],
+    telemetry: ServerTelemetry | None,
+    ledger: Ledger,
+) -> HttpListener:
+    """The Connect listener over the same handlers, bound, not started (UnavailableError when it cannot be)."""
+    try:
+        from agentmsg.service.http.app import create_app
+        from agentmsg.service.http.server import HttpListener
+    except ImportError as exc:
+        raise UnavailableError(
+            f"serving HTTP needs the http extra (pip install 'agentmsg[http]'): {exc.name} is missing"
+        ) from None
+    app = create_app(
+        sessions,
+        tools,
+        grpc_address=grpc_address,
+        max_message_bytes=config.max_message_bytes,
+        serving=serving,
+        cors_origins=config.cors_origins,
+        telemetry=telemetry,
+        budgeting=(sessions.access, ledger),
+    )
+    return HttpListener(app, config.http_host, config.http_port or 0, grace=config.grace)
 
 
 async def create_server(config: ServerConfig) -> Running:
@@ -235,22 +287,18 @@ async def create_server(config: ServerConfig) -> Running:
     # Authentication first (a refused call is never counted), then the budgets; neither decodes a request it
     # refuses. gRPC's own maximum_concurrent_rpcs stays off: it would count streams and health with the rest.
     interceptors: list[grpc.aio.ServerInterceptor] = [BearerTokenInterceptor(access)] if access.enabled else []
-    interceptors.append(BudgetInterceptor(access, limits))
+    # One ledger for both transports: a tenant's calls over HTTP and gRPC count against the same budgets.
+    ledger = Ledger(limits)
+    interceptors.append(BudgetInterceptor(access, limits, ledger))
     server = grpc.aio.server(interceptors=interceptors, options=options)
     hub = LiveHub()
-    sessions = SessionServicer(
-        store,
-        hub,
-        access,
-        max_message_bytes=config.max_message_bytes,
-        limits=config.limits,
-        reply_cache_bytes=config.reply_cache_bytes,
-    )
-    tools = ToolServicer(access)
+    sessions = SessionHandler(store, hub, access, max_message_bytes=config.max_message_bytes, limits=config.limits)
+    tools = ToolHandler(access)
+    session_servicer = SessionServicer(sessions, reply_cache_bytes=config.reply_cache_bytes)
     # With telemetry, the services register through it: each handler is wrapped once (a span, the metrics).
     registering = telemetry.instrument(server) if telemetry else server
-    _add_session_service(sessions, registering)
-    register(registering, TOOL_SERVICE, capture(tool_service_pb2_grpc.add_ToolServiceServicer_to_server, tools))
+    add_session_service(session_servicer, registering)
+    add_tool_service(ToolServicer(tools), registering)
     health_servicer = health.aio.HealthServicer()
     register(server, health.SERVICE_NAME, capture(health_pb2_grpc.add_HealthServicer_to_server, health_servicer))
     if config.reflection:
@@ -281,6 +329,16 @@ async def create_server(config: ServerConfig) -> Running:
         if config.store is None:  # a store this call opened: a store passed in stays its owner's
             await store.close()
         raise UnavailableError(f"cannot listen on {address}: the port is in use (or not one this user may bind)")
+    http = None
+    if config.http_port is not None:
+        try:
+            address = f"{config.host}:{port}"
+            http = _http_listener(config, sessions, tools, address, lambda: store.healthy, telemetry, ledger)
+        except UnavailableError:
+            await server.stop(None)
+            if config.store is None:
+                await store.close()
+            raise
     cluster = None
     if isinstance(store, PostgresStore):
         advertise = config.advertise or f"{config.host}:{port}"
@@ -293,6 +351,8 @@ async def create_server(config: ServerConfig) -> Running:
         )
         await cluster.start(hub, tools)
     await server.start()
+    if http is not None:
+        await http.start()
     running = Running(
         server,
         port,
@@ -300,9 +360,11 @@ async def create_server(config: ServerConfig) -> Running:
         health_servicer,
         sessions,
         tools,
+        session_servicer.frames,
         cluster,
         telemetry=telemetry,
         retain_days=config.retain_days,
+        http=http,
     )
     if config.retain_days is not None:
         running.retention = asyncio.create_task(running._retain(), name="agentmsg-retention")

@@ -78,6 +78,17 @@ def to_status(
     """A rich status for ``error``: ErrorInfo always (with ``metadata``), BadRequest for violations, then
     the ``extra`` details (a ``QuotaFailure``, say)."""
     code = code_for(error)
+    packed = packed_details(error, extra=extra, metadata=metadata)
+    status = status_pb2.Status(code=code.value[0], message=str(error), details=packed)
+    rich: grpc.Status = rpc_status.to_status(status)
+    return rich
+
+
+def packed_details(
+    error: AgentMsgError, *, extra: Sequence[Message] = (), metadata: Mapping[str, str] | None = None
+) -> list[any_pb2.Any]:
+    """The details every transport sends with ``error``, packed: ``google.rpc.ErrorInfo`` (reason: the error
+    class; domain ``agentmsg``), ``google.rpc.BadRequest`` for a validation error, then ``extra``."""
     info = error_details_pb2.ErrorInfo(reason=_vocabulary_class(error).__name__, domain=DOMAIN, metadata=metadata or {})
     details: list[Message] = [info]
     if isinstance(error, ValidationError):
@@ -95,9 +106,14 @@ def to_status(
         holder = any_pb2.Any()
         holder.Pack(detail)
         packed.append(holder)
-    status = status_pb2.Status(code=code.value[0], message=str(error), details=packed)
-    rich: grpc.Status = rpc_status.to_status(status)
-    return rich
+    return packed
+
+
+def report(error: AgentMsgError) -> None:
+    """Log what a store's failure keeps from clients (its notes: the database's path, the driver's message)."""
+    if isinstance(error, errors.StoreError):
+        notes = "; ".join(getattr(error, "__notes__", ()))
+        log.warning("store error answered %s: %s%s", code_for(error).name, error, f" ({notes})" if notes else "")
 
 
 async def abort(context: grpc.aio.ServicerContext, error: AgentMsgError) -> NoReturn:  # type: ignore[type-arg]
@@ -106,9 +122,7 @@ async def abort(context: grpc.aio.ServicerContext, error: AgentMsgError) -> NoRe
     A store's failure is logged here with what it keeps from clients (its notes: the database's path, the
     driver's message); the client gets the error's message alone.
     """
-    if isinstance(error, errors.StoreError):
-        notes = "; ".join(getattr(error, "__notes__", ()))
-        log.warning("store error answered %s: %s%s", code_for(error).name, error, f" ({notes})" if notes else "")
+    report(error)
     await context.abort_with_status(to_status(error))
     raise AssertionError("abort_with_status returned")  # pragma: no cover
 

@@ -425,6 +425,13 @@ class ServerTelemetry:
             self._http.server_close()
             self._http = None
 
+    def served(self, method: str, request: Any, metadata: Sequence[tuple[str, str | bytes]]) -> ServedCall | None:
+        """Start recording a call another transport serves (``method``: ``/package.Service/Method``); None for
+        a method gRPC calls are not recorded for either (health)."""
+        if not method.startswith(_INSTRUMENTED):
+            return None
+        return ServedCall(self, method, request, metadata)
+
     def instrument(self, server: grpc.aio.Server) -> grpc.aio.Server:
         """What the services register on instead of ``server``: their handlers get wrapped (see below)."""
         return cast(grpc.aio.Server, _InstrumentedServer(server, self))
@@ -538,6 +545,46 @@ def _session_of(request: Any) -> str:
     if isinstance(request, ReceivedAppend):
         request = request.request
     return str(getattr(request, "session_id", "") or "")
+
+
+class _Headers:
+    """A call of another transport seen as gRPC's context is, for :class:`_Call`: its metadata."""
+
+    __slots__ = ("metadata",)
+
+    def __init__(self, metadata: Sequence[tuple[str, str | bytes]]) -> None:
+        self.metadata = metadata
+
+    def invocation_metadata(self) -> Sequence[tuple[str, str | bytes]]:
+        return self.metadata
+
+
+class ServedCall:
+    """One call served over another transport (Connect, gRPC-Web), recorded as a gRPC call is: the same SERVER
+    span (parent: the caller's ``traceparent``), attributes and metrics, under the same method name.
+
+    ``finish(code)`` ends it (a gRPC status code's name); ``delivered(reply)`` counts a Subscribe delivery.
+    """
+
+    __slots__ = ("_call", "_live", "_metrics")
+
+    def __init__(
+        self, telemetry: ServerTelemetry, method: str, request: Any, metadata: Sequence[tuple[str, str | bytes]]
+    ) -> None:
+        self._call = _Call(telemetry, method, request, _Headers(metadata))
+        self._metrics = telemetry.metrics if method.endswith("/Subscribe") else None
+        self._live = "true" if getattr(request, "live_events", False) else "false"
+        if self._metrics is not None:
+            self._metrics.subscribers.labels(self._live).inc()
+
+    def delivered(self, reply: Any) -> None:
+        self._call.delivered(reply)
+
+    def finish(self, code: str, response: Any = None) -> None:
+        if self._metrics is not None:
+            self._metrics.subscribers.labels(self._live).dec()
+        self._call.response = response
+        self._call.finish(code)
 
 
 class _InstrumentedServer:
@@ -732,6 +779,10 @@ class _Call:
             code = _code_name(self.context.code())
         else:
             code = "UNKNOWN" if isinstance(error, Exception) else "CANCELLED"
+        self.finish(code)
+
+    def finish(self, code: str) -> None:
+        """Record the call as ended with ``code`` (a gRPC status code's name): its metrics, and its span."""
         seconds = time.perf_counter() - self.start
         if self.after:
             self.context.add_done_callback(functools.partial(self.telemetry._answered, self, code, seconds))

@@ -1,4 +1,7 @@
-"""``agentmsg.v1.ToolService``: tool runners register their tools; engines call them through the server.
+"""``agentmsg.v1.ToolService``'s logic: tool runners register their tools; engines call them through the server.
+
+Transport-neutral: requests and a :class:`~agentmsg.service.handlers.Caller` in, responses out, failures raised
+as :class:`~agentmsg.errors.AgentMsgError`.
 
 A call goes to the runner that serves the tool on this node, or, in a cluster,
 is forwarded to the node that has it (:mod:`agentmsg.service.cluster`). A
@@ -15,8 +18,6 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import grpc
-
 from agentmsg import _validation
 from agentmsg._logtext import loggable
 from agentmsg.errors import (
@@ -28,11 +29,12 @@ from agentmsg.errors import (
 )
 from agentmsg.service.access import Access
 from agentmsg.service.cluster import FORWARDED_HEADER, Cluster
-from agentmsg.service.rpc import _check, _guard, _guard_stream
+from agentmsg.service.handlers import Caller
+from agentmsg.service.rpc import _check
 from agentmsg.service.telemetry import inject_context
-from agentmsg.v1 import content_pb2, tool_service_pb2, tool_service_pb2_grpc
+from agentmsg.v1 import content_pb2, tool_service_pb2
 
-__all__ = ["TOOL_SERVICE", "ToolServicer"]
+__all__ = ["TOOL_SERVICE", "ToolHandler"]
 
 log = logging.getLogger("agentmsg.service")
 
@@ -45,10 +47,10 @@ def _error_result(call: content_pb2.ToolCallContent, text: str) -> content_pb2.T
     return result
 
 
-# A cancellation that comes this close to the call's deadline is the deadline: gRPC may cancel the handler a
-# moment before its own clock says the deadline has passed.
+# A cancellation that comes this close to the call's deadline is the deadline: the transport (gRPC, Connect) may
+# cancel the handler a moment before its own clock says the deadline has passed.
 DEADLINE_SLACK = 0.1
-# How long a call whose deadline passed waits for gRPC to end it before ending it itself.
+# How long a call whose deadline passed waits for its transport to end it before ending it itself.
 DEADLINE_WAIT = 1.0
 
 
@@ -91,8 +93,8 @@ class _Runner:
         return waiting[0] if waiting else None
 
 
-class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
-    """``agentmsg.v1.ToolService``: runners register; engines call through."""
+class ToolHandler:
+    """``agentmsg.v1.ToolService``'s logic: runners register; engines call through (any transport)."""
 
     def __init__(self, access: Access | None = None) -> None:
         self.runners: dict[str, _Runner] = {}
@@ -101,22 +103,21 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         self.cluster: Cluster | None = None  # set when the node shares a PostgreSQL with others
         self._leaving: set[asyncio.Task[None]] = set()
 
-    def _allow(self, context: grpc.aio.ServicerContext, *, serve: bool) -> None:  # type: ignore[type-arg]
+    def _allow(self, caller: Caller, *, serve: bool) -> None:
         if self.access.enabled:
-            self.access.check_tools(context.invocation_metadata(), serve=serve)
+            self.access.check_tools(caller.metadata, serve=serve)
 
-    @_guard_stream
     async def ServeTools(  # noqa: N802
         self,
         request_iterator: AsyncIterator[tool_service_pb2.ServeToolsRequest],
-        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+        caller: Caller,
     ) -> AsyncIterator[tool_service_pb2.ServeToolsResponse]:
         requests = request_iterator.__aiter__()
         try:
             first = await requests.__anext__()
         except StopAsyncIteration:
             return
-        self._allow(context, serve=True)
+        self._allow(caller, serve=True)
         _check(first)
         if first.WhichOneof("kind") != "register":
             raise ValidationError([Violation("register", "required", "the first message must register tools")])
@@ -225,13 +226,12 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
             else:
                 pending.future.set_result(outcome.result)
 
-    @_guard
     async def ListTools(  # noqa: N802
         self,
         request: tool_service_pb2.ListToolsRequest,
-        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+        caller: Caller,
     ) -> tool_service_pb2.ListToolsResponse:
-        self._allow(context, serve=False)
+        self._allow(caller, serve=False)
         listed: dict[str, tool_service_pb2.RegisteredTool] = {}
         if self.cluster is not None:
             for tool, runner_name, runner_id in await self.cluster.remote_tools():
@@ -245,24 +245,23 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
             )
         return tool_service_pb2.ListToolsResponse(tools=[listed[name] for name in sorted(listed)])
 
-    @_guard
     async def CallTool(  # noqa: N802
         self,
         request: tool_service_pb2.CallToolRequest,
-        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+        caller: Caller,
     ) -> tool_service_pb2.CallToolResponse:
-        self._allow(context, serve=False)
+        self._allow(caller, serve=False)
         _check(request)
         call = request.call
         runner = self.by_tool.get(call.name)
         if runner is None:
-            metadata = context.invocation_metadata() or ()
+            metadata = caller.metadata
             forwarded = any(key == FORWARDED_HEADER for key, _ in metadata)
             address = await self.cluster.locate(call.name) if self.cluster is not None and not forwarded else None
             if address is None or self.cluster is None:
                 raise NotFoundError(f"no runner serves the tool {call.name!r}")
             # The runner is on another node: call it there as the caller, within the caller's deadline.
-            return await self.cluster.forward(address, request, metadata, context.time_remaining())
+            return await self.cluster.forward(address, request, metadata, caller.time_remaining())
         loop = asyncio.get_running_loop()
         # The runner knows the call by this handle; the call id goes to it unchanged (the model's, not unique).
         handle = uuid.uuid4().hex
@@ -270,7 +269,7 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
         runner.pending[handle] = pending
         run = tool_service_pb2.RunToolCall(call=call, handle=handle)
         inject_context(run.trace_context)  # the runner's span joins this call's trace
-        remaining = context.time_remaining()
+        remaining = caller.time_remaining()
         deadline = None if remaining is None else loop.time() + remaining
         if remaining is not None:
             run.timeout.FromNanoseconds(int(remaining * 1e9))
@@ -284,9 +283,9 @@ class ToolServicer(tool_service_pb2_grpc.ToolServiceServicer):
             result = await asyncio.wait_for(asyncio.shield(pending.future), remaining)
         except TimeoutError:
             stop("deadline_exceeded")
-            # gRPC ends the call DEADLINE_EXCEEDED itself at this same moment, and cancels this handler: an
-            # abort racing it fails inside gRPC (ExecuteBatchError, logged with a traceback). Its cancellation
-            # ends the wait; the error below is for a call gRPC has not ended by then.
+            # The transport ends the call DEADLINE_EXCEEDED itself at this same moment, and cancels this handler
+            # (over gRPC an abort racing it fails inside gRPC: ExecuteBatchError, logged with a traceback). Its
+            # cancellation ends the wait; the error below is for a call the transport has not ended by then.
             await asyncio.sleep(DEADLINE_WAIT)
             raise DeadlineExceededError(f"the tool call {call.id!r} ({call.name}) overran its deadline") from None
         except asyncio.CancelledError:

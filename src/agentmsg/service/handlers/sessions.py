@@ -1,8 +1,10 @@
-"""``agentmsg.v1.SessionService``: appends, reads, subscriptions, live publishing, the session tree and deletes.
+"""``agentmsg.v1.SessionService``'s logic: appends, reads, subscriptions, live publishing, the session tree and deletes.
 
-The servicer reads and writes through a :class:`~agentmsg.service.stores.Store`
-and fans live events out through a :class:`~agentmsg.service.live.LiveHub`;
-``Subscribe`` sends the stored bytes as they are (no parse and re-encode).
+The handler reads and writes through a :class:`~agentmsg.service.stores.Store` and fans live events out
+through a :class:`~agentmsg.service.live.LiveHub`. It takes request messages and a
+:class:`~agentmsg.service.handlers.Caller` and raises :class:`~agentmsg.errors.AgentMsgError`; no transport's
+types appear here. ``Subscribe`` hands the stored rows to the transport's :class:`Batches`, which frames them
+(gRPC: encoded once, shared by every subscriber; Connect: response messages).
 """
 
 from __future__ import annotations
@@ -13,10 +15,7 @@ import contextlib
 import json
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any
-
-import grpc
-from google.protobuf.message import DecodeError
+from typing import Any, Protocol
 
 from agentmsg._tree import PathWalk
 from agentmsg.errors import AgentMsgError, NotFoundError, UnavailableError, ValidationError, Violation
@@ -27,35 +26,18 @@ from agentmsg.messages import (
     ProviderState,
     message_from_proto,
 )
-from agentmsg.service import status
 from agentmsg.service.access import Access, Scope
-from agentmsg.service.frames import (
-    DEFAULT_REPLY_CACHE_BYTES,
-    FrameCache,
-    ReceivedAppend,
-    blind_encoding,
-    field_span,
-    is_canonical,
-)
+from agentmsg.service.frames import ReceivedAppend
+from agentmsg.service.handlers import Caller
 from agentmsg.service.limits import RequestLimits
 from agentmsg.service.live import LiveHub
-from agentmsg.service.rpc import (
-    DEFAULT_MAX_MESSAGE_BYTES,
-    _check,
-    _guard,
-    _guard_stream,
-    capture,
-    check_messages,
-    fit,
-    register,
-    reply_budget,
-)
+from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, _check, check_messages, fit, reply_budget
 from agentmsg.service.stores import Body, SessionRecord, Store
 from agentmsg.sessions import build_context
 from agentmsg.streaming import IncompleteStreamError, StreamAccumulator, StreamProtocolError
-from agentmsg.v1 import message_pb2, session_service_pb2, session_service_pb2_grpc, stream_pb2
+from agentmsg.v1 import message_pb2, session_service_pb2, stream_pb2
 
-__all__ = ["SESSION_SERVICE", "SessionServicer"]
+__all__ = ["SESSION_SERVICE", "Batches", "SessionHandler"]
 
 SESSION_SERVICE = "agentmsg.v1.SessionService"
 
@@ -84,64 +66,28 @@ def _context_page(token: str, leaf: str) -> tuple[str, int]:
     return pinned, start
 
 
-# Below this size re-encoding a message costs less than checking its received encoding is the canonical one.
-KEEP_RECEIVED_MIN = 64 * 1024
-
-
-def _receive_append(data: bytes) -> session_service_pb2.AppendMessageRequest | ReceivedAppend:
-    """AppendMessage's deserializer: parse, and for a large message keep the bytes it came in.
-
-    The store then holds a view of the request instead of a second encoding of a megabyte it already has
-    (a copy and its page faults); only when the bytes are what the deterministic encoder would write.
-    """
-    parse = session_service_pb2.AppendMessageRequest.FromString
-    span = field_span(data, _MESSAGE_FIELD) if len(data) >= KEEP_RECEIVED_MIN else None
-    if span is None:
-        return parse(data)
-    encoding = memoryview(data)[span[0] : span[1]]
-    if not is_canonical(encoding, message_pb2.Message.DESCRIPTOR):
-        return parse(data)
-    # Parsed with its media payloads cut short (validation reads only their presence, the store keeps
-    # `encoding`); anything the cut form does not parse is parsed whole, for the parser's own error.
-    blind = blind_encoding(data, session_service_pb2.AppendMessageRequest.DESCRIPTOR)
-    try:
-        request = parse(data if blind is None else blind)
-    except DecodeError:
-        request = parse(data)
-    return ReceivedAppend(request, encoding)
-
-
-_MESSAGE_FIELD = session_service_pb2.AppendMessageRequest.DESCRIPTOR.fields_by_name["message"].number
-_receive_append.request_type = session_service_pb2.AppendMessageRequest  # type: ignore[attr-defined] # errors name it
-
-
 def _parse(body: Body) -> message_pb2.Message:
     """A stored message (bytes, or a view of the request it arrived in: upb parses any buffer)."""
     return message_pb2.Message.FromString(body)  # type: ignore[arg-type]
 
 
-def _serialize_response(response: Any) -> bytes:
-    """Subscribe responses are messages, or bytes already encoded by :mod:`~agentmsg.service.frames`."""
-    return response if isinstance(response, bytes) else bytes(response.SerializeToString())
+class Batches(Protocol):
+    """How a transport frames the rows ``Subscribe`` reads as replies (response messages, or their encodings).
+
+    ``encode`` turns the store's answer to ``read(session_id, after, limit)`` into replies, each within the
+    reply budget; ``full`` gives the replies of such a batch framed before (and its last offset), if the
+    transport keeps them (gRPC shares them between subscribers), else None.
+    """
+
+    def full(self, session_id: str, after: int, limit: int) -> tuple[Sequence[Any], int] | None: ...
+
+    def encode(
+        self, session_id: str, after: int, limit: int, rows: Sequence[tuple[int, bytes | memoryview]]
+    ) -> Sequence[Any]: ...
 
 
-def _add_session_service(servicer: SessionServicer, server: grpc.aio.Server) -> None:
-    handlers = capture(session_service_pb2_grpc.add_SessionServiceServicer_to_server, servicer)
-    handlers["AppendMessage"] = grpc.unary_unary_rpc_method_handler(
-        servicer.AppendMessage,
-        request_deserializer=_receive_append,
-        response_serializer=session_service_pb2.AppendMessageResponse.SerializeToString,
-    )
-    handlers["Subscribe"] = grpc.unary_stream_rpc_method_handler(
-        servicer.Subscribe,
-        request_deserializer=session_service_pb2.SubscribeRequest.FromString,
-        response_serializer=_serialize_response,
-    )
-    register(server, SESSION_SERVICE, handlers)
-
-
-class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
-    """``agentmsg.v1.SessionService`` over a :class:`~agentmsg.service.stores.Store`."""
+class SessionHandler:
+    """``agentmsg.v1.SessionService``'s logic over a :class:`~agentmsg.service.stores.Store`, for any transport."""
 
     def __init__(
         self,
@@ -151,7 +97,6 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         *,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         limits: RequestLimits | None = None,
-        reply_cache_bytes: int = DEFAULT_REPLY_CACHE_BYTES,
     ) -> None:
         self.store = store
         self.hub = hub
@@ -160,8 +105,6 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         # Every reply carries messages up to this many bytes, and no entry may be larger: whatever was
         # appended can be read back, by every reading RPC, under the configured maximum message size.
         self.budget = reply_budget(max_message_bytes)
-        # Subscribers of a session read the same batches: each is framed once and shared.
-        self.frames = FrameCache(self.budget, reply_cache_bytes)
         # Subscribers per session on this node: the store's change event is dropped when the last one leaves.
         self._watchers: dict[str, int] = {}
         # Set while the store is unavailable: every waiting subscription ends UNAVAILABLE.
@@ -176,18 +119,16 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
     def _on_store_health(self, healthy: bool) -> None:
         if healthy:
             self._outage = asyncio.Event()
-            self.frames.forget()  # a session deleted while the store was away must not be served from here
         else:
             self._outage.set()
 
     def _on_deleted(self, session_id: str) -> None:
-        """A session was deleted (here or on another node): its framed batches go, its calls are told.
+        """A session was deleted (here or on another node): its calls are told.
 
         It runs when the delete commits on this node, or when its notification arrives from another (before
         the notification of any append that follows the delete), so a subscriber never takes a new session
         by the same id for the old one. The store then wakes the subscribers.
         """
-        self.frames.forget(session_id)
         for deleted in self._deletions.get(session_id, ()):
             deleted.set()
 
@@ -204,10 +145,10 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             if not watching:
                 del self._deletions[session_id]
 
-    def _allow(self, context: grpc.aio.ServicerContext, session_id: str) -> None:  # type: ignore[type-arg]
+    def _allow(self, caller: Caller, session_id: str) -> None:
         """The caller's token must include the session (checked before anything is read: nothing leaks)."""
         if self.access.enabled:
-            self.access.check_session(context.invocation_metadata(), session_id)
+            self.access.check_session(caller.metadata, session_id)
 
     async def _last(self, session_id: str) -> tuple[int, message_pb2.Message] | None:
         """The session's last entry (its offset and message), or None for an empty session."""
@@ -266,18 +207,17 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         path.reverse()
         return path
 
-    @_guard
     async def AppendMessage(  # noqa: N802 - the RPC's name
         self,
         request: session_service_pb2.AppendMessageRequest | ReceivedAppend,
-        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+        caller: Caller,
     ) -> session_service_pb2.AppendMessageResponse:
         received: list[Body | None] = []
         sizes: list[int] | None = None
         if isinstance(request, ReceivedAppend):
             received, sizes = [request.encoding], [len(request.encoding)]
             request = request.request
-        self._allow(context, request.session_id)
+        self._allow(caller, request.session_id)
         self.limits.check_messages([request.message], "message")
         _check(request)
         # A received canonical encoding's length is what ByteSize would say (of the message, not the cut form).
@@ -285,13 +225,12 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         (appended,) = await self.store.append(request.session_id, [request.message], received)
         return session_service_pb2.AppendMessageResponse(offset=appended.offset, duplicate=appended.duplicate)
 
-    @_guard
     async def AppendMessages(  # noqa: N802
         self,
         request: session_service_pb2.AppendMessagesRequest,
-        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+        caller: Caller,
     ) -> session_service_pb2.AppendMessagesResponse:
-        self._allow(context, request.session_id)
+        self._allow(caller, request.session_id)
         self.limits.check_messages(request.messages, "messages")
         await check_messages(request, "messages")
         self._check_sizes(request.messages, "messages")
@@ -300,13 +239,12 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             offsets=[a.offset for a in appended], duplicates=[a.duplicate for a in appended]
         )
 
-    @_guard
     async def ListMessages(  # noqa: N802
         self,
         request: session_service_pb2.ListMessagesRequest,
-        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+        caller: Caller,
     ) -> session_service_pb2.ListMessagesResponse:
-        self._allow(context, request.session_id)
+        self._allow(caller, request.session_id)
         _check(request)
         size = request.page_size or 100
         rows = await self.store.read(request.session_id, request.after_offset, size + 1)
@@ -322,13 +260,15 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             response.next_after_offset = rows[size - 1][0]
         return response
 
-    @_guard_stream
     async def Subscribe(  # noqa: N802
         self,
         request: session_service_pb2.SubscribeRequest,
-        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
-    ) -> AsyncIterator[session_service_pb2.SubscribeResponse | bytes]:
-        self._allow(context, request.session_id)
+        caller: Caller,
+        batches: Batches,
+    ) -> AsyncIterator[Any]:
+        """The session's entries after ``request.after_offset``, then each as it is appended (and live events when
+        asked), framed by ``batches``; ends with the error that stops it (deletion, a lost store)."""
+        self._allow(caller, request.session_id)
         _check(request)
         session_id = request.session_id
         cursor = request.after_offset
@@ -336,7 +276,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         self._watchers[session_id] = self._watchers.get(session_id, 0) + 1
         try:
             with self._watch_deletion(session_id) as deleted:
-                async for response in self._follow(request, session_id, cursor, batch, deleted):
+                async for response in self._follow(request, session_id, cursor, batch, deleted, batches):
                     yield response
         finally:
             left = self._watchers.pop(session_id) - 1
@@ -352,7 +292,8 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         cursor: int,
         batch: int,
         deleted: asyncio.Event,
-    ) -> AsyncIterator[session_service_pb2.SubscribeResponse | bytes]:
+        batches: Batches,
+    ) -> AsyncIterator[Any]:
         # A resumed subscription (and one woken by a change that brought nothing) also checks that its cursor
         # is still in the log: a session deleted when this node could not hear of it is shorter, or gone.
         verify = cursor > 0
@@ -368,7 +309,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                         yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
                 else:
                     # A full batch another subscriber read is sent again as it was framed, store unread.
-                    framed = self.frames.full(session_id, cursor, batch)
+                    framed = batches.full(session_id, cursor, batch)
                     if framed is not None:
                         replies, cursor = framed
                         for reply in replies:
@@ -384,7 +325,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                         yield session_service_pb2.SubscribeResponse(live_event=live.get_nowait())
                 if rows:
                     # The stored bytes go out as they are (no parse and re-encode), framed once per range.
-                    encoded = self.frames.encode(session_id, cursor, batch, rows)
+                    encoded = batches.encode(session_id, cursor, batch, rows)
                     cursor = rows[-1][0]
                     for reply in encoded:
                         yield reply
@@ -419,11 +360,10 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                 if got in done and got is not None and not got.cancelled() and got.exception() is None:
                     yield session_service_pb2.SubscribeResponse(live_event=got.result())
 
-    @_guard
     async def PublishStream(  # noqa: N802
         self,
         request_iterator: AsyncIterator[session_service_pb2.PublishStreamRequest],
-        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+        caller: Caller,
     ) -> session_service_pb2.PublishStreamResponse:
         stream_id = str(uuid.uuid4())
         session_id = ""
@@ -443,7 +383,7 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
                         raise ValidationError(
                             [Violation("session_id", "required", "the first event must name the session")]
                         )
-                    self._allow(context, request.session_id)
+                    self._allow(caller, request.session_id)
                     session_id = request.session_id
                     deleted = watching.enter_context(self._watch_deletion(session_id))
                 self._check_not_deleted(session_id, deleted)
@@ -466,19 +406,18 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             return session_service_pb2.PublishStreamResponse(offset=appended.offset, message=message.pb)
         except (StreamProtocolError, IncompleteStreamError) as exc:
             self._relay_failure(session_id, stream_id, str(exc))
-            await status.abort(context, ValidationError([Violation("event", "stream", str(exc))], "stream"))
+            raise ValidationError([Violation("event", "stream", str(exc))], "stream") from None
         except AgentMsgError as exc:
             self._relay_failure(session_id, stream_id, str(exc))
-            await status.abort(context, exc)
+            raise
         except asyncio.CancelledError:
             self._relay_failure(session_id, stream_id, "the publisher went away mid-stream")
             raise
         except Exception:
             self._relay_failure(session_id, stream_id, "the server failed to publish the stream")
-            raise  # INTERNAL, and logged (_guard)
+            raise  # INTERNAL, and logged by the transport
         finally:
             watching.close()
-        raise AssertionError("unreachable")  # pragma: no cover
 
     @staticmethod
     def _check_not_deleted(session_id: str, deleted: asyncio.Event) -> None:
@@ -494,13 +433,12 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             )
             self.hub.publish(session_id, session_service_pb2.LiveEvent(stream_id=stream_id, event=error))
 
-    @_guard
     async def BranchSession(  # noqa: N802 - the RPC's name
         self,
         request: session_service_pb2.BranchSessionRequest,
-        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+        caller: Caller,
     ) -> session_service_pb2.BranchSessionResponse:
-        self._allow(context, request.session_id)
+        self._allow(caller, request.session_id)
         _check(request)
         session_id = request.session_id
         # Held by the engine for the read and the append, whichever node serves the call.
@@ -514,13 +452,12 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             (appended,) = await self.store.append(session_id, [entry.pb])
         return session_service_pb2.BranchSessionResponse(offset=appended.offset, entry=entry.pb)
 
-    @_guard
     async def CompactSession(  # noqa: N802
         self,
         request: session_service_pb2.CompactSessionRequest,
-        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+        caller: Caller,
     ) -> session_service_pb2.CompactSessionResponse:
-        self._allow(context, request.session_id)
+        self._allow(caller, request.session_id)
         _check(request)
         session_id = request.session_id
         async with self.store.exclusive(session_id):
@@ -552,13 +489,12 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             (appended,) = await self.store.append(session_id, [entry.pb])
         return session_service_pb2.CompactSessionResponse(offset=appended.offset, entry=entry.pb)
 
-    @_guard
     async def BuildContext(  # noqa: N802
         self,
         request: session_service_pb2.BuildContextRequest,
-        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+        caller: Caller,
     ) -> session_service_pb2.BuildContextResponse:
-        self._allow(context, request.session_id)
+        self._allow(caller, request.session_id)
         _check(request)
         leaf, start = request.leaf_entry_id, 0
         if request.page_token:
@@ -574,13 +510,12 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
             response.next_page_token = _context_token(path[-1].id, start + count)
         return response
 
-    @_guard
     async def DeleteSession(  # noqa: N802
         self,
         request: session_service_pb2.DeleteSessionRequest,
-        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+        caller: Caller,
     ) -> session_service_pb2.DeleteSessionResponse:
-        self._allow(context, request.session_id)
+        self._allow(caller, request.session_id)
         _check(request)
         removed = await self.store.delete(request.session_id)
         return session_service_pb2.DeleteSessionResponse(deleted=removed > 0, deleted_messages=removed)
@@ -605,15 +540,14 @@ class SessionServicer(session_service_pb2_grpc.SessionServiceServicer):
         if found:
             raise ValidationError(found, "message size")
 
-    @_guard
     async def ListSessions(  # noqa: N802
         self,
         request: session_service_pb2.ListSessionsRequest,
-        context: grpc.aio.ServicerContext,  # type: ignore[type-arg]
+        caller: Caller,
     ) -> session_service_pb2.ListSessionsResponse:
         _check(request)
         size = request.page_size or 100
-        scope = self.access.require(context.invocation_metadata())
+        scope = self.access.require(caller.metadata)
         records = await self._sessions_in(scope, request.page_token, size + 1)
         response = session_service_pb2.ListSessionsResponse()
         for record in records[:size]:

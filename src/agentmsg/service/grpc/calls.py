@@ -1,0 +1,192 @@
+"""How a gRPC call is served: its :class:`~agentmsg.service.handlers.Caller` (metadata, deadline), how a failing
+call ends (agentmsg errors as rich statuses through :mod:`agentmsg.service.status`; anything else INTERNAL and
+logged, so nothing a peer sends crashes the server), and registration that answers undecodable requests
+INVALID_ARGUMENT."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from agentmsg.errors import AgentMsgError, ValidationError, Violation
+from agentmsg.service import status
+from agentmsg.service.handlers import Caller
+
+__all__ = ["caller_of", "capture", "register"]
+
+log = logging.getLogger("agentmsg.service")
+
+
+def caller_of(context: grpc.aio.ServicerContext) -> Caller:  # type: ignore[type-arg]
+    """The caller of the call ``context`` serves: its metadata (the bearer token) and its remaining deadline."""
+    return Caller.within(tuple(context.invocation_metadata() or ()), context.time_remaining())
+
+
+async def _fail(context: grpc.aio.ServicerContext, name: str, exc: Exception) -> None:  # type: ignore[type-arg]
+    """End a call that raised: agentmsg errors as rich statuses; anything else INTERNAL, logged.
+
+    A call that has ended already (its peer left while the handler answered, and the answer failed) is left as it is.
+    """
+    if context.done():
+        log.debug("%s ended before it could answer: %s", name, exc)
+        return
+    if isinstance(exc, AgentMsgError):
+        await status.abort(context, exc)
+    log.error("internal error in %s", name, exc_info=exc)
+    await context.abort(grpc.StatusCode.INTERNAL, "internal error; see the server log")
+
+
+def _guard(
+    method: Callable[..., Awaitable[Any]],
+) -> Callable[..., Awaitable[Any]]:
+    """Unary handlers: failures end the call through :func:`_fail`."""
+
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+        try:
+            return await method(self, request, context)
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception as exc:
+            await _fail(context, method.__name__, exc)
+
+    wrapper.__name__ = method.__name__
+    return wrapper
+
+
+def _guard_stream(
+    method: Callable[..., AsyncIterator[Any]],
+) -> Callable[..., AsyncIterator[Any]]:
+    """Streaming handlers: failures end the call through :func:`_fail`."""
+
+    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:  # type: ignore[type-arg]
+        try:
+            async for item in method(self, request, context):
+                yield item
+        except (asyncio.CancelledError, grpc.aio.AbortError):
+            raise
+        except Exception as exc:
+            await _fail(context, method.__name__, exc)
+
+    wrapper.__name__ = method.__name__
+    return wrapper
+
+
+# --- registration: generated handlers, made tolerant of undecodable requests -------------------------------
+
+
+class _Captured:
+    """Stands in for a server to take the generated handlers (so they can be adjusted before registering)."""
+
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]
+
+    def add_generic_rpc_handlers(self, handlers: Any) -> None:
+        pass
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        self.handlers = handlers
+
+
+def capture(add_to_server: Callable[[Any, Any], None], servicer: Any) -> dict[str, grpc.RpcMethodHandler[Any, Any]]:
+    """The method handlers a generated ``add_*Servicer_to_server`` would register for ``servicer``."""
+    captured = _Captured()
+    add_to_server(servicer, captured)
+    return dict(captured.handlers)
+
+
+class _Undecodable:
+    """Request bytes that are not an encoding of the method's request type: the call ends INVALID_ARGUMENT."""
+
+    def __init__(self, type_name: str, exc: Exception) -> None:
+        self.error = ValidationError(
+            [Violation("", "decode", f"the request bytes are not a valid {type_name} encoding: {exc}")], type_name
+        )
+
+
+def _tolerant(deserialize: Callable[[bytes], Any]) -> Callable[[bytes], Any]:
+    # The generated deserializer is the request class's FromString: its class names the expected type.
+    owner = getattr(deserialize, "__self__", None) or getattr(deserialize, "request_type", None)
+    type_name = owner.DESCRIPTOR.full_name if owner is not None else "request"
+
+    def decode(data: bytes) -> Any:
+        try:
+            return deserialize(data)
+        except Exception as exc:  # a DecodeError, or anything a malformed peer provokes: never raised into gRPC
+            return _Undecodable(type_name, exc)
+
+    return decode
+
+
+async def _decoded_stream(requests: AsyncIterator[Any]) -> AsyncIterator[Any]:
+    async for request in requests:
+        if isinstance(request, _Undecodable):
+            raise request.error
+        yield request
+
+
+def _decoding(handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler[Any, Any]:
+    """``handler`` with undecodable request bytes answered INVALID_ARGUMENT with a ``google.rpc.BadRequest``
+    (gRPC would answer UNKNOWN, naming a Python exception class). In a request stream the bad message raises
+    the ValidationError where the handler reads it, and the handler ends the call with it."""
+    assert handler.request_deserializer is not None
+    kwargs: dict[str, Any] = {
+        "request_deserializer": _tolerant(handler.request_deserializer),
+        "response_serializer": handler.response_serializer,
+    }
+    if handler.unary_unary is not None:
+        unary_unary: Any = handler.unary_unary
+
+        async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+            if isinstance(request, _Undecodable):
+                await status.abort(context, request.error)
+            return await unary_unary(request, context)
+
+        return grpc.unary_unary_rpc_method_handler(unary, **kwargs)
+    if handler.unary_stream is not None:
+        unary_stream: Any = handler.unary_stream
+        server_streaming: Any
+        if inspect.isasyncgenfunction(unary_stream):
+
+            async def server_streaming(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:  # type: ignore[type-arg]
+                if isinstance(request, _Undecodable):
+                    await status.abort(context, request.error)
+                async for item in unary_stream(request, context):
+                    yield item
+
+        else:  # a handler that writes its replies with context.write (health's Watch)
+
+            async def server_streaming(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+                if isinstance(request, _Undecodable):
+                    await status.abort(context, request.error)
+                return await unary_stream(request, context)
+
+        return grpc.unary_stream_rpc_method_handler(server_streaming, **kwargs)
+    if handler.stream_unary is not None:
+        stream_unary: Any = handler.stream_unary
+
+        async def client_streaming(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+            return await stream_unary(_decoded_stream(requests), context)
+
+        return grpc.stream_unary_rpc_method_handler(client_streaming, **kwargs)
+    assert handler.stream_stream is not None
+    stream_stream: Any = handler.stream_stream
+
+    async def bidi(requests: AsyncIterator[Any], context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:  # type: ignore[type-arg]
+        try:
+            async for item in stream_stream(_decoded_stream(requests), context):
+                yield item
+        except ValidationError as exc:  # an undecodable message a handler let through (reflection's) ends here
+            await status.abort(context, exc)
+
+    return grpc.stream_stream_rpc_method_handler(bidi, **kwargs)
+
+
+def register(server: grpc.aio.Server, service: str, handlers: dict[str, grpc.RpcMethodHandler[Any, Any]]) -> None:
+    """Register a service's handlers, each tolerant of undecodable requests."""
+    tolerant = {name: _decoding(handler) for name, handler in handlers.items()}
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, tolerant),))
+    server.add_registered_method_handlers(service, tolerant)

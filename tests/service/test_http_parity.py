@@ -1,0 +1,315 @@
+"""The same service on every transport: gRPC, Connect JSON, Connect binary and gRPC-Web answer every unary and
+server-streaming RPC with equal responses and equal errors (code, message, ErrorInfo reason, BadRequest
+violations), through each transport's own client (grpcio's stubs, connectrpc's client)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from conftest import ServerThread
+from transports import TRANSPORTS, CallFailedError, Transport
+
+import agentmsg as am
+from agentmsg.service import ToolRunner
+from agentmsg.service.access import Scope
+from agentmsg.v1 import content_pb2, session_service_pb2, tool_service_pb2
+
+S = session_service_pb2
+T = tool_service_pb2
+MIB = 1024 * 1024
+
+
+def user(text: str, i: int, **fields: Any) -> Any:
+    return am.UserMessage.text(text, id=f"m{i}", timestamp=1_700_000_000 + i, **fields).pb
+
+
+def assistant(text: str, i: int, **fields: Any) -> Any:
+    return am.AssistantMessage([am.TextContent(text)], id=f"a{i}", timestamp=1_700_000_100 + i, **fields).pb
+
+
+def _scrub(response: Any) -> Any:
+    """The response with what differs between two servers by nature cleared: server clocks."""
+    copy = type(response)()
+    copy.CopyFrom(response)
+    if isinstance(copy, S.ListSessionsResponse):
+        for info in copy.sessions:
+            info.ClearField("create_time")
+            info.ClearField("update_time")
+    if isinstance(copy, (S.BranchSessionResponse, S.CompactSessionResponse)):
+        copy.entry.ClearField("timestamp")
+    if isinstance(copy, S.BuildContextResponse):
+        _server_made(copy.messages)
+    if isinstance(copy, S.ListMessagesResponse):
+        _server_made(m.message for m in copy.messages)
+    return copy
+
+
+def _server_made(messages: Any) -> None:
+    """Clear the timestamps of the entries the server made (the branch and compaction summaries)."""
+    for message in messages:
+        if message.id in ("b1", "c1"):
+            message.ClearField("timestamp")
+
+
+async def _outcome(call: Any) -> Any:
+    try:
+        return _scrub(await call)
+    except CallFailedError as failure:
+        return failure
+
+
+async def _script(transport: Transport) -> list[Any]:
+    """Every unary RPC, successes and refusals, and Subscribe, in one order: what the transport answered."""
+    out: list[Any] = []
+    u = transport.unary
+    good = [user("hello", 1), assistant("hi", 1), user("again", 2)]
+    out.append(await _outcome(u("AppendMessage", S.AppendMessageRequest(session_id="s", message=good[0]))))
+    out.append(await _outcome(u("AppendMessage", S.AppendMessageRequest(session_id="s", message=good[0]))))
+    out.append(await _outcome(u("AppendMessages", S.AppendMessagesRequest(session_id="s", messages=good[1:]))))
+    # bad input: a message with no timestamp; a batch with two broken messages; a session id the pattern refuses
+    no_time = user("x", 9)
+    no_time.ClearField("timestamp")
+    out.append(await _outcome(u("AppendMessage", S.AppendMessageRequest(session_id="s", message=no_time))))
+    broken = user("y", 10)
+    broken.ClearField("id")
+    batch = S.AppendMessagesRequest(session_id="s", messages=[user("ok", 11), no_time, broken])
+    out.append(await _outcome(u("AppendMessages", batch)))
+    out.append(await _outcome(u("ListMessages", S.ListMessagesRequest(session_id="bad id!"))))
+    out.append(await _outcome(u("ListMessages", S.ListMessagesRequest(session_id="s", page_size=2))))
+    out.append(await _outcome(u("ListMessages", S.ListMessagesRequest(session_id="s", after_offset=2))))
+    out.append(await _outcome(u("ListMessages", S.ListMessagesRequest(session_id="nobody"))))
+    if transport.name != "grpc":  # the same read as a GET (NO_SIDE_EFFECTS) answers the same
+        got = await _outcome(u("ListMessages", S.ListMessagesRequest(session_id="s", page_size=2), get=True))
+        assert got == out[-3]
+        got = await _outcome(u("ListMessages", S.ListMessagesRequest(session_id="nobody"), get=True))
+        assert got == out[-1]
+    branch = S.BranchSessionRequest(session_id="s", from_entry_id="m1", summary="went back", entry_id="b1")
+    out.append(await _outcome(u("BranchSession", branch)))
+    missing = S.BranchSessionRequest(session_id="s", from_entry_id="nope", summary="x")
+    out.append(await _outcome(u("BranchSession", missing)))
+    compact = S.CompactSessionRequest(session_id="s", summary="short", first_kept_entry_id="m1", entry_id="c1")
+    out.append(await _outcome(u("CompactSession", compact)))
+    off_path = S.CompactSessionRequest(session_id="s", summary="short", first_kept_entry_id="m2")
+    out.append(await _outcome(u("CompactSession", off_path)))
+    out.append(await _outcome(u("BuildContext", S.BuildContextRequest(session_id="s"))))
+    out.append(await _outcome(u("BuildContext", S.BuildContextRequest(session_id="s", page_token="garbage"))))
+    out.append(await _outcome(u("ListSessions", S.ListSessionsRequest())))
+    out.append(await _outcome(u("ListTools", T.ListToolsRequest())))
+    call = content_pb2.ToolCallContent(id="c1", name="nobody_serves_this", arguments="{}")
+    out.append(await _outcome(u("CallTool", T.CallToolRequest(call=call))))
+    bad_call = content_pb2.ToolCallContent(id="", name="", arguments="{}")
+    out.append(await _outcome(u("CallTool", T.CallToolRequest(call=bad_call))))
+    # Subscribe: the log, then a message appended while it follows
+    replies = []
+    async with asyncio.timeout(20):
+        stream = transport.stream("Subscribe", S.SubscribeRequest(session_id="s", after_offset=1))
+        async for reply in stream:
+            replies.append(reply)
+            offsets = [m.offset for r in replies for m in r.messages]
+            if offsets and offsets[-1] == 5:
+                await u("AppendMessage", S.AppendMessageRequest(session_id="s", message=user("late", 20)))
+            if offsets and offsets[-1] == 6:
+                break
+        await stream.aclose()
+    logged = [m for r in replies for m in r.messages]
+    _server_made(m.message for m in logged)
+    out.append(logged)
+    refused: list[Any] = []
+    async with asyncio.timeout(20):
+        try:
+            async for reply in transport.stream("Subscribe", S.SubscribeRequest(session_id="", after_offset=0)):
+                refused.append(reply)
+        except CallFailedError as failure:
+            refused.append(failure)
+    out.append(refused)
+    out.append(await _outcome(u("DeleteSession", S.DeleteSessionRequest(session_id="s"))))
+    out.append(await _outcome(u("DeleteSession", S.DeleteSessionRequest(session_id="s"))))
+    return out
+
+
+@pytest.mark.parametrize("name", TRANSPORTS[1:])
+def test_every_rpc_answers_as_over_grpc(make_server: Callable[..., ServerThread], name: str) -> None:
+    answers = {}
+    for transport_name in ("grpc", name):
+        server = make_server(db=None, http_port=0)
+
+        async def run(server: ServerThread = server, transport_name: str = transport_name) -> list[Any]:
+            async with Transport(transport_name, server.target, server.running.http_port) as transport:
+                return await _script(transport)
+
+        answers[transport_name] = asyncio.run(run())
+    grpc_answers, other = answers["grpc"], answers[name]
+    assert len(grpc_answers) == len(other)
+    for i, (expected, got) in enumerate(zip(grpc_answers, other, strict=True)):
+        assert got == expected, f"answer {i} differs over {name}"
+    # the script reached both kinds of answer
+    assert any(isinstance(a, CallFailedError) and a.violations for a in grpc_answers)
+    assert any(isinstance(a, S.ListMessagesResponse) and a.messages for a in grpc_answers)
+
+
+def test_streaming_requests_are_refused_over_http_naming_the_grpc_port(server_with_http: ServerThread) -> None:
+    async def run(name: str) -> CallFailedError:
+        async with Transport(name, server_with_http.target, server_with_http.running.http_port) as transport:
+            event = S.PublishStreamRequest(session_id="s")
+            with pytest.raises(CallFailedError) as publish:
+                await transport.client_stream("PublishStream", [event])
+            return publish.value
+
+    for name in TRANSPORTS[1:]:
+        failure = asyncio.run(run(name))
+        assert failure.code == "UNIMPLEMENTED"
+        assert "PublishStream" in failure.message
+        assert server_with_http.target in failure.message
+
+
+@pytest.fixture
+def server_with_http(make_server: Callable[..., ServerThread]) -> ServerThread:
+    return make_server(db=None, http_port=0)
+
+
+async def _access_script(transport: Transport) -> list[Any]:
+    out: list[Any] = []
+    u = transport.unary
+    append = S.AppendMessageRequest(session_id="acme:one", message=user("hi", 1))
+    out.append(await _outcome(u("AppendMessage", append)))  # no token
+    out.append(await _outcome(u("AppendMessage", append, token="wrong")))
+    out.append(await _outcome(u("AppendMessage", append, token="acme-token")))
+    other = S.AppendMessageRequest(session_id="globex:one", message=user("hi", 2))
+    out.append(await _outcome(u("AppendMessage", other, token="acme-token")))
+    out.append(await _outcome(u("AppendMessage", other, token="full-token")))
+    out.append(await _outcome(u("ListSessions", S.ListSessionsRequest(), token="acme-token")))
+    out.append(await _outcome(u("ListSessions", S.ListSessionsRequest())))
+    out.append(await _outcome(u("ListMessages", S.ListMessagesRequest(session_id="globex:one"), token="acme-token")))
+    out.append(await _outcome(u("ListTools", T.ListToolsRequest(), token="acme-token")))
+    out.append(await _outcome(u("ListTools", T.ListToolsRequest(), token="caller-token")))
+    out.append(await _outcome(u("DeleteSession", S.DeleteSessionRequest(session_id="globex:one"), token="acme-token")))
+    refused: list[Any] = []
+    try:
+        async for reply in transport.stream(
+            "Subscribe", S.SubscribeRequest(session_id="globex:one"), token="acme-token"
+        ):
+            refused.append(reply)
+    except CallFailedError as failure:
+        refused.append(failure)
+    out.append(refused)
+    return out
+
+
+@pytest.mark.parametrize("name", TRANSPORTS[1:])
+def test_tokens_and_scopes_answer_as_over_grpc(make_server: Callable[..., ServerThread], name: str) -> None:
+    grants = {
+        "acme-token": Scope.parse("acme:*"),
+        "caller-token": Scope.parse("acme:one,tools:call"),
+        "full-token": Scope.parse("*"),
+    }
+    answers = {}
+    for transport_name in ("grpc", name):
+        server = make_server(db=None, http_port=0, grants=grants)
+
+        async def run(server: ServerThread = server, transport_name: str = transport_name) -> list[Any]:
+            async with Transport(transport_name, server.target, server.running.http_port) as transport:
+                return await _access_script(transport)
+
+        answers[transport_name] = asyncio.run(run())
+    assert answers[name] == answers["grpc"]
+    codes = [a.code for a in answers["grpc"] if isinstance(a, CallFailedError)]
+    assert "UNAUTHENTICATED" in codes
+    assert "PERMISSION_DENIED" in codes
+
+
+def image_message(i: int, size: int = MIB) -> Any:
+    data = b"\x89PNG\r\n\x1a\n" + os.urandom(size - 8)
+    return am.UserMessage(
+        [am.ImageContent(data, media_type="image/png")], id=f"img-{i}", timestamp=1_700_000_000 + i
+    ).pb
+
+
+def test_byte_bounded_replies_split_alike(server_with_http: ServerThread) -> None:
+    """40 x 1 MiB images (more than the 32 MiB maximum message size): ListMessages pages and Subscribe replies
+    are cut at the same messages on every transport."""
+    server = server_with_http
+
+    async def fill() -> None:
+        async with Transport("grpc", server.target, None) as transport:
+            for i in range(40):
+                await transport.unary(
+                    "AppendMessage", S.AppendMessageRequest(session_id="big", message=image_message(i))
+                )
+
+    asyncio.run(fill())
+
+    async def shape(name: str) -> tuple[list[list[int]], list[list[int]]]:
+        async with Transport(name, server.target, server.running.http_port) as transport:
+            pages: list[list[int]] = []
+            after = 0
+            while True:
+                request = S.ListMessagesRequest(session_id="big", after_offset=after, page_size=1000)
+                page = await transport.unary("ListMessages", request, timeout=60)
+                pages.append([m.offset for m in page.messages])
+                if not page.next_after_offset:
+                    break
+                after = page.next_after_offset
+            replies: list[list[int]] = []
+            async with asyncio.timeout(120):
+                request = S.SubscribeRequest(session_id="big", after_offset=3, max_batch=1000)
+                async for reply in transport.stream("Subscribe", request, timeout=120):
+                    replies.append([m.offset for m in reply.messages])
+                    if replies[-1] and replies[-1][-1] == 40:
+                        break
+            return pages, replies
+
+    expected = asyncio.run(shape("grpc"))
+    assert len(expected[0]) >= 2
+    assert len(expected[1]) >= 2
+    assert [o for page in expected[0] for o in page] == list(range(1, 41))
+    for name in TRANSPORTS[1:]:
+        assert asyncio.run(shape(name)) == expected, name
+
+
+def test_deadlines_and_tool_calls_cross_transports(
+    server_with_http: ServerThread, start_runner: Callable[[ToolRunner], Any]
+) -> None:
+    """A tool served by a gRPC runner answers over every transport; a call past its deadline (connect-timeout-ms,
+    grpc-timeout) is DEADLINE_EXCEEDED on every transport, and the runner is told to cancel."""
+    server = server_with_http
+    cancelled = []
+    release = asyncio.Event()
+
+    runner = ToolRunner(server.target, name="py-runner")
+
+    @runner.tool
+    def shout(text: str) -> str:
+        """Upper-case the text."""
+        return text.upper()
+
+    @runner.tool
+    async def wait_forever() -> str:
+        """Never answers on its own."""
+        try:
+            await release.wait()
+        except asyncio.CancelledError:
+            cancelled.append(True)
+            raise
+        return "released"
+
+    start_runner(runner)
+
+    async def run(name: str) -> tuple[Any, Any]:
+        async with Transport(name, server.target, server.running.http_port) as transport:
+            call = content_pb2.ToolCallContent(id="c1", name="shout", arguments='{"text": "hi"}')
+            done = await transport.unary("CallTool", T.CallToolRequest(call=call))
+            slow = content_pb2.ToolCallContent(id="c2", name="wait_forever", arguments="{}")
+            try:
+                await transport.unary("CallTool", T.CallToolRequest(call=slow), timeout=0.5)
+            except CallFailedError as failure:
+                return done, failure.code
+            return done, "answered"
+
+    for name in TRANSPORTS:
+        done, late = asyncio.run(run(name))
+        assert done.result.content[0].text.text == "HI", name
+        assert late == "DEADLINE_EXCEEDED", name
