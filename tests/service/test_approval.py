@@ -84,8 +84,15 @@ def test_an_approval_from_the_cli_lets_the_waiting_call_run(
     result = waiting.result(30)
     assert (result.id, result.text, result.is_error) == ("call_1", "deleted /tmp/x", False)
     assert deleter.runs == ["/tmp/x"]
-    (decision,) = [b for m in client.build_context(SESSION) for b in m.contents if isinstance(b, am.ToolApprovalContent)]
-    assert (decision.call_id, decision.approved, decision.reason, decision.decided_by) == ("call_1", True, "fine", "ann")
+    (decision,) = [
+        b for m in client.build_context(SESSION) for b in m.contents if isinstance(b, am.ToolApprovalContent)
+    ]
+    assert (decision.call_id, decision.approved, decision.reason, decision.decided_by) == (
+        "call_1",
+        True,
+        "fine",
+        "ann",
+    )
     assert decision.decided_at is not None
 
 
