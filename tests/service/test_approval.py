@@ -4,15 +4,18 @@ restart), then runs or answers a denial the model reads; unknown calls and out-o
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import RunnerThread, ServerThread
+from transports import Transport
 
 import agentmsg as am
 from agentmsg.cli import main
@@ -20,6 +23,7 @@ from agentmsg.providers import anthropic, openai_chat
 from agentmsg.providers._common import ConversionReport
 from agentmsg.service import Client, ToolRunner
 from agentmsg.service.access import Scope
+from agentmsg.v1 import session_service_pb2, tool_service_pb2
 
 SESSION = "acme:review"
 
@@ -251,3 +255,32 @@ def test_scopes_are_enforced(
         reviewer.append(SESSION, am.UserMessage([am.ToolApprovalContent.approve("call_9", decided_by="rev")]))
         assert waiting.result(30).text == "deleted /tmp/x"
         assert deleter.runs == ["/tmp/x"]
+
+
+def test_over_connect_a_call_waits_for_a_decision_appended_over_connect(
+    make_server: Callable[..., ServerThread], start_runner: Callable[..., RunnerThread]
+) -> None:
+    server = make_server(http_port=0)
+    deleter = Deleter(server.target)
+    start_runner(deleter.runner)
+    with Client(server.target, timeout=10) as engine:
+        call = ask(engine, SESSION, "call_http")
+
+    async def run() -> tuple[Any, Any]:
+        async with (
+            Transport("connect-json", server.target, server.running.http_port) as caller,
+            Transport("connect-json", server.target, server.running.http_port) as reviewer,
+        ):
+            request = tool_service_pb2.CallToolRequest(call=call.pb.tool_call, session_id=SESSION)
+            waiting = asyncio.ensure_future(caller.unary("CallTool", request))
+            decision = am.UserMessage([am.ToolApprovalContent.deny("call_http", "not now", decided_by="web")])
+            appended = await reviewer.unary(
+                "AppendMessage", session_service_pb2.AppendMessageRequest(session_id=SESSION, message=decision.pb)
+            )
+            return appended, await asyncio.wait_for(waiting, 30)
+
+    appended, called = asyncio.run(run())
+    assert appended.offset == 3
+    assert called.result.is_error
+    assert called.result.content[0].text.text == "The tool call was denied by web: not now"
+    assert deleter.runs == []
