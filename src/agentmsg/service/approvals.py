@@ -91,6 +91,8 @@ async def check_decisions(
     ``field`` names the request's message field in the violations (``messages[i]`` for a batch, ``message`` for
     one). A batch without decisions costs one scan of its own blocks and no read.
     """
+    if not any(_decisions(message) for message in messages):
+        return  # the common case: no decision, no further look
     wanted: list[tuple[str, str]] = []  # (violation field, call id)
     in_batch: set[str] = set()
     for i, message in enumerate(messages):
