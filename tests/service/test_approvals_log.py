@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 import agentmsg as am
-from agentmsg.service.approvals import check_decisions, first_decision, wait_for_decision
+from agentmsg.service.approvals import check_decisions, first_decision, last_call_offset, wait_for_decision
 from agentmsg.service.stores import MemoryStore
 from agentmsg.v1 import content_pb2
 
@@ -82,5 +82,20 @@ def test_an_append_may_decide_only_on_the_sessions_calls() -> None:
         await check_decisions(store, S, [decide("mcpr_1").pb], "message")
         with pytest.raises(am.ValidationError):
             await check_decisions(store, "other", [decide("c1").pb], "message")
+
+    asyncio.run(run())
+
+
+def test_a_reused_call_id_needs_its_own_decision() -> None:
+    async def run() -> None:
+        store = MemoryStore()
+        await store.append(S, [call("c1").pb, decide("c1").pb, call("c1").pb])
+        offset = await last_call_offset(store, S, "c1")
+        assert offset == 3
+        with pytest.raises(TimeoutError):  # the approval of the first c1 does not approve the second
+            await wait_for_decision(store, S, "c1", 0.05, after=offset)
+        await store.append(S, [decide("c1", False).pb])
+        assert (await wait_for_decision(store, S, "c1", 10, after=offset)).reason == "no"
+        assert await last_call_offset(store, S, "ghost") is None
 
     asyncio.run(run())

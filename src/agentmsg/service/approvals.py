@@ -6,9 +6,10 @@ session, by any client with that session's scope. This module holds the two thin
 - :func:`check_decisions`, on append: a decision must name a tool call (or hosted call) of the session, in the log
   or earlier in the same batch; a decision for an unknown call is refused (``INVALID_ARGUMENT``, rule
   ``session.approval.call``), and nothing of the batch is written.
-- :func:`wait_for_decision`, for ``CallTool`` on a tool that requires approval: the first decision for the call in
-  the log counts, one appended before the call arrived too, and one appended before a server restart (the log is
-  read from its start, then followed as it grows).
+- :func:`wait_for_decision`, for ``CallTool`` on a tool that requires approval: the first decision on the call
+  after the session's last tool call with its id counts (a model may reuse an id in a later turn: an old decision
+  does not approve a new call), one appended before ``CallTool`` arrived too, and one appended before a server
+  restart (the log is read, then followed as it grows).
 
 Both read the log through the :class:`~agentmsg.service.stores.Store` interface, so they hold on every backend and,
 with a shared PostgreSQL, across nodes (its change feed wakes the waiter on whichever node holds the call).
@@ -23,7 +24,7 @@ from agentmsg.errors import ValidationError, Violation
 from agentmsg.service.stores.base import Body, Store
 from agentmsg.v1 import content_pb2, message_pb2
 
-__all__ = ["APPROVAL_RULE", "check_decisions", "find_calls", "first_decision", "wait_for_decision"]
+__all__ = ["APPROVAL_RULE", "check_decisions", "find_calls", "first_decision", "last_call_offset", "wait_for_decision"]
 
 APPROVAL_RULE = "session.approval.call"
 PAGE = 512
@@ -83,6 +84,21 @@ async def find_calls(
     return found
 
 
+async def last_call_offset(store: Store, session_id: str, call_id: str) -> int | None:
+    """The offset of the session's last entry holding a tool call (or hosted call) with this id, or None."""
+    ids = {call_id}
+    found = None
+    cursor = 0
+    while True:
+        rows = await store.read(session_id, cursor, PAGE)
+        if not rows:
+            return found
+        cursor = rows[-1][0]
+        for offset, body in rows:
+            if _mentions(body, ids) and call_id in _call_ids(message_pb2.Message.FromString(bytes(body))):
+                found = offset
+
+
 async def check_decisions(
     store: Store, session_id: str, messages: Sequence[message_pb2.Message], field: str = "messages"
 ) -> None:
@@ -133,15 +149,15 @@ async def first_decision(
 
 
 async def wait_for_decision(
-    store: Store, session_id: str, call_id: str, timeout: float | None
+    store: Store, session_id: str, call_id: str, timeout: float | None, *, after: int = 0
 ) -> content_pb2.ToolApprovalContent:
-    """The first decision on ``call_id`` in the session's log, waiting for one to be appended.
+    """The first decision on ``call_id`` in the session's log after offset ``after``, waiting for one to be appended.
 
     Raises :class:`TimeoutError` when ``timeout`` (seconds; None waits until cancelled) passes first.
     """
     loop = asyncio.get_running_loop()
     deadline = None if timeout is None else loop.time() + timeout
-    cursor = 0
+    cursor = after
     while True:
         changed = store.changed(session_id)  # before reading: an append after the read wakes us
         decision, cursor = await first_decision(store, session_id, call_id, cursor)

@@ -30,7 +30,7 @@ from agentmsg.errors import (
     Violation,
 )
 from agentmsg.service.access import Access
-from agentmsg.service.approvals import APPROVAL_RULE, find_calls, wait_for_decision
+from agentmsg.service.approvals import APPROVAL_RULE, last_call_offset, wait_for_decision
 from agentmsg.service.cluster import FORWARDED_HEADER, Cluster
 from agentmsg.service.handlers import Caller
 from agentmsg.service.rpc import _check
@@ -324,7 +324,8 @@ class ToolHandler:
             self.access.check_session(caller.metadata, session_id)
         if self.store is None:
             raise UnavailableError("this server keeps no session log to read approvals from")
-        if call.id not in await find_calls(self.store, session_id, {call.id}):
+        offset = await last_call_offset(self.store, session_id, call.id)
+        if offset is None:
             raise ValidationError.single(
                 "call.id",
                 APPROVAL_RULE,
@@ -332,7 +333,8 @@ class ToolHandler:
                 "tool call",
             )
         try:
-            decision = await wait_for_decision(self.store, session_id, call.id, caller.time_remaining())
+            # A decision after the session's last call with this id: an id reused in a later turn is a new call.
+            decision = await wait_for_decision(self.store, session_id, call.id, caller.time_remaining(), after=offset)
         except TimeoutError:
             # As for a runner that overruns: the transport ends the call at its deadline and cancels this wait.
             await asyncio.sleep(DEADLINE_WAIT)
