@@ -108,6 +108,14 @@ def test_a_decision_given_before_the_call_counts(
     call = ask(client, SESSION, "call_early")
     client.append(SESSION, am.UserMessage([am.ToolApprovalContent.approve("call_early")]))
     assert client.call_tool(call, timeout=30, session_id=SESSION).text == "deleted /tmp/x"
+    # The CLI's tools call names the session too.
+    ask(client, SESSION, "call_cli", "/tmp/y")
+    assert cli("approve", SESSION, "call_cli", "--target", server.target)[0] == 0
+    code, out, _ = cli(
+        "tools", "call", "delete_file", "--args", '{"path": "/tmp/y"}', "--call-id", "call_cli",
+        "--session", SESSION, "--target", server.target,
+    )  # fmt: skip
+    assert (code, out) == (0, "deleted /tmp/y\n")
 
 
 def test_a_denial_reaches_the_model_and_the_tool_does_not_run(
