@@ -1,6 +1,7 @@
 """Human approval of tool calls through a real server: a call of a tool that requires approval waits, within its
 deadline, for a decision appended to the call's session (by the CLI, a client, before or after the call, across a
-restart), then runs or answers a denial the model reads; unknown calls and out-of-scope tokens are refused."""
+restart, over Connect, on another node of a cluster), then runs or answers a denial the model reads; unknown calls
+and out-of-scope tokens are refused."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 from conftest import RunnerThread, ServerThread
+from serverproc import ServerProcess
 from transports import Transport
 
 import agentmsg as am
@@ -23,6 +25,7 @@ from agentmsg.providers import anthropic, openai_chat
 from agentmsg.providers._common import ConversionReport
 from agentmsg.service import Client, ToolRunner
 from agentmsg.service.access import Scope
+from agentmsg.service.localpg import wait_until
 from agentmsg.v1 import session_service_pb2, tool_service_pb2
 
 SESSION = "acme:review"
@@ -292,3 +295,24 @@ def test_over_connect_a_call_waits_for_a_decision_appended_over_connect(
     assert called.result.is_error
     assert called.result.content[0].text.text == "The tool call was denied by web: not now"
     assert deleter.runs == []
+
+
+def test_on_a_cluster_a_decision_on_one_node_releases_a_call_waiting_on_another(
+    cluster_nodes: list[ServerProcess], start_runner: Callable[..., RunnerThread], pool: ThreadPoolExecutor
+) -> None:
+    """The engine calls through node three, the runner is on node one (where the call waits), the reviewer
+    decides through node two: the shared log's change feed wakes the waiting call."""
+    first, second, third = cluster_nodes
+    deleter = Deleter(first.target)
+    start_runner(deleter.runner)
+    with Client(third.target, timeout=20) as engine, Client(second.target, timeout=20) as reviewer:
+        assert wait_until(lambda: [t.tool.name for t in engine.list_tools()] == ["delete_file"], 30)
+        call = ask(engine, SESSION, "call_c1")
+        waiting = pool.submit(engine.call_tool, call, timeout=60, session_id=SESSION)
+        reviewer.append(SESSION, am.UserMessage([am.ToolApprovalContent.approve("call_c1", decided_by="rev")]))
+        assert waiting.result(60).text == "deleted /tmp/x"
+        denied = ask(engine, SESSION, "call_c2", "/etc")
+        waiting = pool.submit(engine.call_tool, denied, timeout=60, session_id=SESSION)
+        reviewer.append(SESSION, am.UserMessage([am.ToolApprovalContent.deny("call_c2", "no", decided_by="rev")]))
+        assert waiting.result(60).text == "The tool call was denied by rev: no"
+    assert deleter.runs == ["/tmp/x"]
