@@ -146,6 +146,11 @@ def test_a_denial_reaches_the_model_and_the_tool_does_not_run(
     ]
     chat = openai_chat.to_openai_chat(context, report=ConversionReport())
     assert chat[-1] == {"role": "tool", "tool_call_id": "call_2", "content": result.text}
+    # agentmsg tail shows what waited and who decided.
+    code, out, _ = cli("tail", SESSION, "--target", server.target)
+    assert code == 0
+    assert "[call_2]  needs approval" in out
+    assert "approval   denied by ann: not on this machine  [call_2]" in out
 
 
 def test_the_deadline_ends_an_unanswered_call(
