@@ -940,6 +940,84 @@ INVALID += [
     ),
 ]
 
+# Contract v1.2: tool approval.
+MCP_APPROVAL = {"type": "mcp_approval_response", "approval_request_id": "mcpr_01", "approve": False, "reason": "no"}
+VALID += [
+    Vector(
+        "content_tool_call_requires_approval",
+        "Content",
+        {
+            "toolCall": {
+                "id": "call_9",
+                "name": "delete_file",
+                "arguments": '{"path":"/tmp/x"}',
+                "requiresApproval": True,
+            }
+        },
+    ),
+    Vector(
+        "content_approval",
+        "Content",
+        {
+            "approval": {
+                "callId": "call_9",
+                "decision": "TOOL_APPROVAL_DECISION_APPROVED",
+                "decidedBy": "ann@example.com",
+            }
+        },
+    ),
+    Vector(
+        "message_user_approval",
+        "Message",
+        message(
+            "msg-approval",
+            "user",
+            {
+                "content": [
+                    {
+                        "approval": {
+                            "callId": "call_9",
+                            "decision": "TOOL_APPROVAL_DECISION_DENIED",
+                            "reason": "not on this machine",
+                            "decidedBy": "ann@example.com",
+                            "decidedAt": "2026-01-02T03:04:05.678Z",
+                        }
+                    },
+                    {
+                        "approval": {
+                            "callId": "mcpr_01",
+                            "decision": "TOOL_APPROVAL_DECISION_DENIED",
+                            "reason": "no",
+                            "original": original("openai-responses", MCP_APPROVAL),
+                        }
+                    },
+                ]
+            },
+        ),
+    ),
+]
+
+INVALID += [
+    Vector(
+        "invalid_message_user_approval",
+        "Message",
+        message(
+            "msg-bad-approval", "user", {"content": [{"approval": {"decision": "TOOL_APPROVAL_DECISION_UNSPECIFIED"}}]}
+        ),
+        [("user.content[0].approval.call_id", "string.min_len"), ("user.content[0].approval.decision", "enum.not_in")],
+    ),
+    Vector(
+        "invalid_message_assistant_approval",
+        "Message",
+        message(
+            "msg-bad-approval-role",
+            "assistant",
+            {"content": [{"approval": {"callId": "c", "decision": "TOOL_APPROVAL_DECISION_APPROVED"}}]},
+        ),
+        [("assistant.content[0]", "assistant.content.kind")],
+    ),
+]
+
 
 def message_class(type_name: str) -> Any:
     return message_factory.GetMessageClass(descriptor_pool.Default().FindMessageTypeByName(PACKAGE + type_name))

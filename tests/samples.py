@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from datetime import UTC, datetime
 
 from PIL import Image
 
@@ -57,6 +58,9 @@ def every_content() -> list[am.Content]:
             "anthropic", {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search"}
         ),
         *hosted_content(),
+        am.ToolApprovalContent.deny(
+            "call_1", "not today", decided_by="ann", decided_at=datetime(2026, 1, 2, 3, 4, 5, 678000, tzinfo=UTC)
+        ),
     ]
 
 

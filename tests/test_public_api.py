@@ -20,6 +20,7 @@ PUBLIC = {
     "UnavailableError",
     "Citation", "CodeExecutionFile", "CodeExecutionOutput", "HostedToolCallContent", "HostedToolKind",
     "HostedToolResultContent", "HostedToolStatus", "SearchResult", "TokenLogprob", "WebFetchOutput",
+    "ToolApprovalContent", "ToolApprovalDecision",
 }  # fmt: skip
 
 

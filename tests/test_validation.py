@@ -14,7 +14,7 @@ KINDS = sorted(BLOCKS)
 # DESIGN.md principle 3, plus the session-only roles.
 ALLOWED = {
     "system": {"text", "provider"},
-    "user": {"text", "image", "audio", "document", "tool_result", "provider"},
+    "user": {"text", "image", "audio", "document", "tool_result", "approval", "provider"},
     "assistant": {
         "text",
         "thinking",

@@ -13,6 +13,7 @@ from agentmsg.content import (
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
+    ToolApprovalContent,
     ToolCallContent,
     ToolResultContent,
 )
@@ -53,7 +54,13 @@ def block_line(block: Content) -> str:
         case RedactedThinkingContent():
             return f"redacted   {len(block.data)} chars of encrypted reasoning"
         case ToolCallContent():
-            return f"tool_call  {block.name}({_short(block.arguments, 60)})  [{block.id}]"
+            waits = "  needs approval" if block.requires_approval else ""
+            return f"tool_call  {block.name}({_short(block.arguments, 60)})  [{block.id}]{waits}"
+        case ToolApprovalContent():
+            verdict = block.decision.value if block.decision is not None else "unknown decision"
+            by = f" by {block.decided_by}" if block.decided_by else ""
+            why = f": {_short(block.reason, 50)}" if block.reason else ""
+            return f"approval   {verdict}{by}{why}  [{block.call_id}]"
         case ToolResultContent():
             flag = " ERROR" if block.is_error else ""
             return f"result{flag:<5} {_short(block.text, 70)}  [{block.id}]"

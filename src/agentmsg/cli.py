@@ -1,6 +1,6 @@
 """The ``agentmsg`` command line.
 
-``serve`` runs the server; ``send``, ``tail``, ``sessions``, ``tools`` and ``mcp`` talk
+``serve`` runs the server; ``send``, ``tail``, ``approve``, ``sessions``, ``tools`` and ``mcp`` talk
 to one (``--target``, default ``$AGENTMSG_TARGET`` or 127.0.0.1:50051, with
 ``--token`` / ``$AGENTMSG_TOKEN``); ``demo`` and ``validate`` work offline.
 """
@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import json
 import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -270,6 +272,20 @@ def _delete(args: argparse.Namespace) -> int:
     return 0
 
 
+def _approve(args: argparse.Namespace) -> int:
+    decision = am.ToolApprovalContent(
+        args.call_id,
+        am.ToolApprovalDecision.DENIED if args.deny else am.ToolApprovalDecision.APPROVED,
+        args.reason,
+        decided_by=args.by if args.by is not None else getpass.getuser(),
+        decided_at=datetime.now(UTC),
+    )
+    with _client(args) as client:
+        offset = client.append(args.session, am.UserMessage([decision]))
+    print(f"{args.session}#{offset} {'denied' if args.deny else 'approved'} {args.call_id}")
+    return 0
+
+
 def _tools(args: argparse.Namespace) -> int:
     with _client(args) as client:
         if args.action == "list":
@@ -279,7 +295,7 @@ def _tools(args: argparse.Namespace) -> int:
                 print(f"{tool.name:<24} {kind:<10} {registered.runner_name:<16} {tool.description[:60]}")
             return 0
         call = am.ToolCallContent(args.call_id, args.name, arguments=args.args)
-        result = client.call_tool(call, timeout=args.timeout)
+        result = client.call_tool(call, timeout=args.timeout, session_id=args.session or "")
         print(result.text)
         return 1 if result.is_error else 0
 
@@ -615,6 +631,17 @@ def build_parser() -> argparse.ArgumentParser:
     _connection_options(delete)
     delete.set_defaults(handler=_delete)
 
+    approve = commands.add_parser(
+        "approve", help="approve (or --deny) a tool call that waits for a person's decision in a session"
+    )
+    approve.add_argument("session")
+    approve.add_argument("call_id", help="the id of the tool call decided")
+    approve.add_argument("--deny", action="store_true", help="deny the call: it does not run; the model reads why")
+    approve.add_argument("--reason", default="", help="why, for the model and the log")
+    approve.add_argument("--by", help="who decides (default: the user name of this process)")
+    _connection_options(approve)
+    approve.set_defaults(handler=_approve)
+
     sessions = commands.add_parser("sessions", help="list the sessions")
     _connection_options(sessions)
     sessions.set_defaults(handler=_sessions)
@@ -624,6 +651,9 @@ def build_parser() -> argparse.ArgumentParser:
     tools.add_argument("name", nargs="?", help="with call: the tool")
     tools.add_argument("--args", default="{}", help="with call: the arguments as JSON text")
     tools.add_argument("--call-id", default="cli-call", help="with call: the call id")
+    tools.add_argument(
+        "--session", help="with call: the session the call belongs to (needed by a tool that requires approval)"
+    )
     _connection_options(tools)
     tools.set_defaults(handler=_tools)
     mcp = commands.add_parser("mcp", help="MCP both ways: an MCP server as a tool runner, the tools as an MCP server")

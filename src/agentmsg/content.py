@@ -21,6 +21,7 @@ import json
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias, TypeVar
@@ -125,6 +126,20 @@ class HostedToolStatus(StrEnum):
     INCOMPLETE = "incomplete"
     FAILED = "failed"
     AWAITING_APPROVAL = "awaiting_approval"
+
+
+class ToolApprovalDecision(StrEnum):
+    """A person's decision on a tool call (``agentmsg.v1.ToolApprovalDecision``)."""
+
+    APPROVED = "approved"
+    DENIED = "denied"
+
+
+_DECISION_TO_PB: dict[ToolApprovalDecision, content_pb2.ToolApprovalDecision.ValueType] = {
+    ToolApprovalDecision.APPROVED: content_pb2.TOOL_APPROVAL_DECISION_APPROVED,
+    ToolApprovalDecision.DENIED: content_pb2.TOOL_APPROVAL_DECISION_DENIED,
+}
+_DECISION_FROM_PB = {number: decision for decision, number in _DECISION_TO_PB.items()}
 
 
 _HOSTED_KIND_TO_PB: dict[HostedToolKind, content_pb2.HostedToolKind.ValueType] = {
@@ -1399,9 +1414,11 @@ class ToolCallContent(ContentBase):
         server_name: str = "",
         metadata: Mapping[str, Any] | None = None,
         provider_extra: ProviderContent | None = None,
+        requires_approval: bool = False,
         type: str = "tool_call",  # noqa: A002 - the seed's field
     ) -> None:
         _literal_type(type, "tool_call")
+        _expect(requires_approval, bool, "requires_approval")
         _expect(id, str, "id")
         _expect(name, str, "name")
         _expect(index, int, "index")
@@ -1423,6 +1440,7 @@ class ToolCallContent(ContentBase):
             index=index,
             signature=signature,
             server_name=server_name,
+            requires_approval=requires_approval,
         )
         if metadata is not None:
             _struct.fill_struct(arm.metadata, metadata, "metadata")
@@ -1485,6 +1503,11 @@ class ToolCallContent(ContentBase):
     def metadata(self) -> dict[str, Any]:
         """Application data (never sent to a model)."""
         return _struct.struct_to_dict(self._pb.tool_call.metadata)
+
+    @property
+    def requires_approval(self) -> bool:
+        """The call waits for a person's decision (a :class:`ToolApprovalContent`) before it runs."""
+        return self._pb.tool_call.requires_approval
 
     @property
     def provider_extra(self) -> ProviderContent | None:
@@ -1661,6 +1684,117 @@ class ProviderContent(ContentBase):
         """The block as a dict."""
         value, _ = parse_json_object(self._pb.provider.json)
         return value or {}
+
+
+class ToolApprovalContent(ContentBase):
+    """A person's decision on a tool call that waits for approval: the ``approval`` arm.
+
+    ``agentmsg.v1.ToolApprovalContent``, carried by user messages. ``call_id``
+    names the tool call (or hosted call, or approval request) decided;
+    ``decision`` is approved or denied. ``decided_at`` is a datetime (a naive one
+    is UTC) or None when not known. ``original`` keeps the provider's item
+    (OpenAI Responses ``mcp_approval_response``) for an exact round trip.
+    Build one with :meth:`approve` or :meth:`deny`.
+    """
+
+    __slots__ = ()
+    __match_args__ = ("call_id", "decision", "reason")
+    _ARM = "approval"
+
+    def __init__(
+        self,
+        call_id: str,
+        decision: ToolApprovalDecision | str,
+        reason: str = "",
+        *,
+        decided_by: str = "",
+        decided_at: datetime | None = None,
+        original: ProviderContent | None = None,
+    ) -> None:
+        _expect(call_id, str, "call_id")
+        _expect(reason, str, "reason")
+        _expect(decided_by, str, "decided_by")
+        arm = content_pb2.ToolApprovalContent(
+            call_id=call_id,
+            decision=_DECISION_TO_PB[_enum(ToolApprovalDecision, decision, "decision")],
+            reason=reason,
+            decided_by=decided_by,
+        )
+        if decided_at is not None:
+            _expect(decided_at, datetime, "decided_at")
+            try:
+                arm.decided_at.FromDatetime(decided_at)
+            except (ValueError, OverflowError) as exc:
+                raise ValidationError.single(
+                    "decided_at", "timestamp.range", f"not a representable time: {exc}"
+                ) from None
+        original_pb = _original_pb(original)
+        if original_pb is not None:
+            arm.original.CopyFrom(original_pb)
+        self._pb = content_pb2.Content(approval=arm)
+        _validation.ensure(self._pb)
+
+    @classmethod
+    def approve(
+        cls, call_id: str, reason: str = "", *, decided_by: str = "", decided_at: datetime | None = None
+    ) -> ToolApprovalContent:
+        """An approval of the call ``call_id``."""
+        return cls(call_id, ToolApprovalDecision.APPROVED, reason, decided_by=decided_by, decided_at=decided_at)
+
+    @classmethod
+    def deny(
+        cls, call_id: str, reason: str = "", *, decided_by: str = "", decided_at: datetime | None = None
+    ) -> ToolApprovalContent:
+        """A denial of the call ``call_id``."""
+        return cls(call_id, ToolApprovalDecision.DENIED, reason, decided_by=decided_by, decided_at=decided_at)
+
+    @property
+    def call_id(self) -> str:
+        """The id of the call decided."""
+        return self._pb.approval.call_id
+
+    @property
+    def decision(self) -> ToolApprovalDecision | None:
+        """Approved or denied; None for a value this version does not know (a newer peer's)."""
+        return _DECISION_FROM_PB.get(self._pb.approval.decision)
+
+    @property
+    def approved(self) -> bool:
+        """True when the call may run."""
+        return self._pb.approval.decision == content_pb2.TOOL_APPROVAL_DECISION_APPROVED
+
+    @property
+    def reason(self) -> str:
+        """Why, in the person's words, or ``""``."""
+        return self._pb.approval.reason
+
+    @property
+    def decided_by(self) -> str:
+        """Who decided, or ``""`` when not known."""
+        return self._pb.approval.decided_by
+
+    @property
+    def decided_at(self) -> datetime | None:
+        """When the decision was made (timezone-aware UTC), or None when not known."""
+        arm = self._pb.approval
+        if not arm.HasField("decided_at"):
+            return None
+        return arm.decided_at.ToDatetime(tzinfo=UTC)
+
+    @property
+    def original(self) -> ProviderContent | None:
+        """The provider's item, verbatim (a copy), or None for a decision made by hand."""
+        return _original_block(self._pb.approval)
+
+    def denial_text(self) -> str:
+        """The text a model reads for a denied call: who denied it and why."""
+        who = f" by {self.decided_by}" if self.decided_by else ""
+        why = f": {self.reason}" if self.reason else ""
+        return f"The tool call was denied{who}{why}"
+
+    def denial_result(self, name: str = "") -> ToolResultContent:
+        """The error tool result that answers a denied call (:meth:`denial_text`), for the model's next turn."""
+        return ToolResultContent(self.call_id, self.denial_text(), is_error=True, name=name)
 
 
 def _input_text(value: str | Mapping[str, Any], field: str) -> str:
@@ -2174,6 +2308,7 @@ Content: TypeAlias = (
     | ProviderContent
     | HostedToolCallContent
     | HostedToolResultContent
+    | ToolApprovalContent
     | UnknownContent
 )
 """Every content block class: a closed union usable with ``match``."""
@@ -2292,7 +2427,7 @@ def content_to_dict(block: Content) -> dict[str, Any]:
             }
             if block.arguments_error is None:
                 out["args"] = block.args
-            for key, default in (("index", 0), ("signature", ""), ("server_name", "")):
+            for key, default in (("index", 0), ("signature", ""), ("server_name", ""), ("requires_approval", False)):
                 if getattr(block, key) != default:
                     out[key] = getattr(block, key)
             if block.pb.tool_call.HasField("provider_extra"):
@@ -2322,6 +2457,17 @@ def content_to_dict(block: Content) -> dict[str, Any]:
             return out
         case ProviderContent():
             return {"type": "provider", "provider": block.provider, "block_type": block.block_type, "json": block.json}
+        case ToolApprovalContent():
+            approval = block.pb.approval
+            out = {"type": "approval", "call_id": approval.call_id, "decision": _approval_decision_name(block)}
+            for key in ("reason", "decided_by"):
+                if getattr(approval, key):
+                    out[key] = getattr(approval, key)
+            if approval.HasField("decided_at"):
+                out["decided_at"] = approval.decided_at.ToJsonString()
+            if approval.HasField("original"):
+                out["original"] = _pb_dict(approval.original)
+            return out
         case UnknownContent():
             return {"type": "unknown", "proto": base64.b64encode(block.to_bytes()).decode("ascii")}
     raise ValidationError.single("type", "type", f"not a content block: {type(block).__name__}")
@@ -2359,6 +2505,8 @@ def contents_from_dict(data: Mapping[str, Any], path: str = "") -> list[Content]
             return [_hosted_call_from_dict(data, path)]
         if kind == "hosted_tool_result":
             return [_hosted_result_from_dict(data, path)]
+        if kind == "approval":
+            return [_approval_from_dict(data, path)]
         if kind == "image":
             return _images_from_dict(data, path)
         if kind == "audio":
@@ -2422,6 +2570,33 @@ def _hosted_call_from_dict(data: Mapping[str, Any], path: str) -> HostedToolCall
         status=_get(data, "status", str, path),
         status_raw=_get(data, "status_raw", str, path, ""),
         signature=_get(data, "signature", str, path, ""),
+        original=_original_from_dict(data, path),
+    )
+
+
+def _approval_decision_name(block: ToolApprovalContent) -> str:
+    decision = block.decision
+    if decision is None:
+        raise ValidationError.single("decision", "enum", f"unknown decision {block.pb.approval.decision}")
+    return decision.value
+
+
+def _approval_from_dict(data: Mapping[str, Any], path: str) -> ToolApprovalContent:
+    decided_at = _get(data, "decided_at", str, path)
+    when: datetime | None = None
+    if decided_at is not None:
+        stamp = content_pb2.ToolApprovalContent().decided_at
+        try:
+            stamp.FromJsonString(decided_at)
+        except ValueError as exc:
+            raise _fail(_join(path, "decided_at"), "timestamp", f"not an RFC 3339 time: {exc}") from None
+        when = stamp.ToDatetime(tzinfo=UTC)
+    return ToolApprovalContent(
+        _require(data, "call_id", str, path),
+        _require(data, "decision", str, path),
+        _get(data, "reason", str, path, ""),
+        decided_by=_get(data, "decided_by", str, path, ""),
+        decided_at=when,
         original=_original_from_dict(data, path),
     )
 
@@ -2562,6 +2737,7 @@ def _tool_call_from_dict(data: Mapping[str, Any], path: str) -> ToolCallContent:
         server_name=_get(data, "server_name", str, path, ""),
         metadata=_get(data, "metadata", Mapping, path) or None,
         provider_extra=_original_from_dict(data, path, "provider_extra"),
+        requires_approval=_get(data, "requires_approval", bool, path, False),
     )
 
 

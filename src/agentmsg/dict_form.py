@@ -30,6 +30,10 @@ Differences from the seed, each so that nothing is lost:
   ``content`` as content dicts), and a tool call's and an assistant
   message's ``provider_extra`` (the same form: ``{"provider", "type",
   "json"}``);
+- contract v1.2: ``requires_approval`` on tool calls (written when true) and
+  the ``approval`` block (``{"type": "approval", "call_id", "decision":
+  "approved" | "denied", "reason", "decided_by", "decided_at"`` (RFC 3339),
+  ``"original"}``, the optional keys written when set);
 - unknown usage counts are left out (the seed wrote 0, which agentmsg keeps
   apart from unknown);
 - ``timestamp`` is epoch seconds as a float, exact to the microsecond.

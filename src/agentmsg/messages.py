@@ -37,6 +37,7 @@ from agentmsg.content import (
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
+    ToolApprovalContent,
     ToolCallContent,
     ToolResultContent,
     UnknownContent,
@@ -553,7 +554,7 @@ class SystemMessage(BaseMessage):
 
 
 class UserMessage(BaseMessage):
-    """Input from the user: the ``user`` arm. Text, images, audio, documents, tool results."""
+    """Input from the user: the ``user`` arm. Text, images, audio, documents, tool results, approval decisions."""
 
     __slots__ = ()
     ROLE = Role.USER
@@ -561,7 +562,13 @@ class UserMessage(BaseMessage):
     def __init__(
         self,
         contents: Sequence[
-            TextContent | ImageContent | AudioContent | DocumentContent | ToolResultContent | ProviderContent
+            TextContent
+            | ImageContent
+            | AudioContent
+            | DocumentContent
+            | ToolResultContent
+            | ToolApprovalContent
+            | ProviderContent
         ],
         *,
         id: str | None = None,  # noqa: A002

@@ -59,6 +59,7 @@ class ToolDefinition(ProtoWrapper[tool_pb2.ToolDefinition]):
         idempotent_hint: bool | None = None,
         open_world_hint: bool | None = None,
         strict: bool | None = None,
+        requires_approval: bool = False,
     ) -> None:
         for field, value in (("name", name), ("description", description), ("title", title)):
             if not isinstance(value, str):
@@ -71,6 +72,11 @@ class ToolDefinition(ProtoWrapper[tool_pb2.ToolDefinition]):
             title=title,
             output_schema=_schema_text(output_schema, "output_schema"),
         )
+        if not isinstance(requires_approval, bool):
+            raise ValidationError.single(
+                "requires_approval", "type", f"expected bool, got {type(requires_approval).__name__}"
+            )
+        self._pb.requires_approval = requires_approval
         hints = (read_only_hint, destructive_hint, idempotent_hint, open_world_hint, strict)
         for field, hint in zip(_HINTS, hints, strict=True):
             if hint is None:
@@ -150,6 +156,11 @@ class ToolDefinition(ProtoWrapper[tool_pb2.ToolDefinition]):
     def strict(self) -> bool | None:
         """Arguments must follow the schema exactly (OpenAI / Anthropic ``strict``); None when not stated."""
         return self._hint("strict")
+
+    @property
+    def requires_approval(self) -> bool:
+        """A call of the tool waits for a person's decision before it runs (see ``ToolRunner.tool``)."""
+        return self._pb.requires_approval
 
     @property
     def kind(self) -> ToolKind | None:

@@ -31,7 +31,7 @@ from agentmsg.v1 import content_pb2, message_pb2, session_service_pb2
 SESSION = "node-interop"
 # google/rpc/{status,error_details}.proto: shipped beside the contract in proto/ (make deps fetches them).
 RPC_INCLUDE = PROTO
-USER_KINDS = {"text", "image", "audio", "document", "tool_result", "provider"}
+USER_KINDS = {"text", "image", "audio", "document", "tool_result", "approval", "provider"}
 ASSISTANT_KINDS = {
     "text", "thinking", "redacted_thinking", "tool_call", "hosted_tool_call", "hosted_tool_result", "provider",
 }  # fmt: skip

@@ -57,6 +57,7 @@ from agentmsg import (
     SystemMessage,
     TextContent,
     ThinkingContent,
+    ToolApprovalContent,
     ToolCallContent,
     ToolMessage,
     ToolResultContent,
@@ -708,7 +709,6 @@ def test_unknown_items_and_parts_pass_through_when_asked() -> None:
         from_openai_responses(payload, pass_through_unknown=False)
     assert violations(info) == {
         ("input[0].content[0].type", "openai_responses.unknown_type"),
-        ("input[4].type", "openai_responses.unknown_type"),
         ("input[5].content[0].detail", "openai_responses.unsupported"),
     }
     # By default (issue 16) everything is read: unknown items and parts kept verbatim, hosted tools typed.
@@ -719,7 +719,10 @@ def test_unknown_items_and_parts_pass_through_when_asked() -> None:
         ProviderContent.from_block(BLOCK_FORMAT, stored),  # it only names a stored item: kept whole
         TextContent("ok"),
     )
-    assert approved.contents == (ProviderContent.from_block(BLOCK_FORMAT, approval),)
+    # An approval is typed since contract v1.2, the item kept whole as its original.
+    assert approved.contents == (
+        ToolApprovalContent("mcpr_1", "approved", original=ProviderContent.from_block(BLOCK_FORMAT, approval)),
+    )
     assert isinstance(original, UserMessage)
     assert original.contents[0].block_type == "input_image"  # type: ignore[union-attr]
     assert to_openai_responses([user, assistant, approved, original])["input"][1:5] == payload["input"][1:5]

@@ -130,3 +130,23 @@ def test_session_only_messages_keep_their_role_and_text() -> None:
 def test_bad_input_names_the_problem() -> None:
     with pytest.raises(TypeError, match="takes agentmsg messages, got dict"):
         am.to_otel_messages([{"role": "user"}])  # type: ignore[list-item]
+
+
+def test_a_decision_on_a_tool_call_is_a_tool_approval_part() -> None:
+    message = am.UserMessage([am.ToolApprovalContent.deny("call_1", "too broad", decided_by="ann")])
+    assert am.to_otel_messages(message) == [
+        {
+            "role": "user",
+            "parts": [
+                {
+                    "type": "tool_approval",
+                    "id": "call_1",
+                    "decision": "denied",
+                    "reason": "too broad",
+                    "decided_by": "ann",
+                }
+            ],
+        }
+    ]
+    (approved,) = am.to_otel_messages(am.UserMessage([am.ToolApprovalContent.approve("call_2")]))
+    assert approved["parts"] == [{"type": "tool_approval", "id": "call_2", "decision": "approved"}]

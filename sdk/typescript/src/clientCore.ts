@@ -7,13 +7,20 @@
 
 import { type CallOptions, type Client as ConnectClient, createClient } from "@connectrpc/connect";
 import { type Backoff, backoffDelay, type Connection, sleep } from "./connection.js";
-import type { Content, ToolCallContent, ToolResultContent } from "./content.js";
+import {
+  type ApprovalOptions,
+  type Content,
+  type ToolCallContent,
+  type ToolResultContent,
+  toolApproval,
+} from "./content.js";
 import { CancelledError, ServiceError, UnavailableError, ValidationError } from "./errors.js";
 import type { Message, ProviderState } from "./gen/agentmsg/v1/message_pb.js";
 import { type SessionInfo as SessionInfoPb, SessionService } from "./gen/agentmsg/v1/session_service_pb.js";
 import type { StreamEvent } from "./gen/agentmsg/v1/stream_pb.js";
 import type { ToolDefinition } from "./gen/agentmsg/v1/tool_pb.js";
 import { ToolService } from "./gen/agentmsg/v1/tool_service_pb.js";
+import { userMessage } from "./messages.js";
 import { fromCallError, isTransient } from "./status.js";
 
 /** A message from a session's log, with its offset. */
@@ -169,6 +176,19 @@ export class BaseClient {
       control.signal,
     );
     return response.offsets;
+  }
+  /**
+   * Decide on a tool call that waits for approval: append a user message holding the decision (`approve` /
+   * `deny`) to the call's session. The service refuses a decision on a call the session does not hold.
+   */
+  async decide(
+    sessionId: string,
+    callId: string,
+    approved: boolean,
+    options: ApprovalOptions = {},
+    control: CallControl = {},
+  ): Promise<bigint> {
+    return this.append(sessionId, userMessage([toolApproval(callId, approved, options)]), control);
   }
 
   /** Every logged message after `after`, page by page. */
@@ -346,10 +366,15 @@ export class BaseClient {
 
   /**
    * Run a tool call on its runner, within `timeoutMs` (DeadlineExceededError past it); aborting `signal` cancels
-   * the call, and the service tells the runner to stop.
+   * the call, and the service tells the runner to stop. `control.sessionId` names the session the call belongs to:
+   * a tool that requires approval waits there for a person's decision (the token needs the session's scope), and
+   * is refused without one.
    */
-  async callTool(call: Content | ToolCallContent, control: CallControl = {}): Promise<ToolResultContent> {
-    const request = { call: callOf(call) };
+  async callTool(
+    call: Content | ToolCallContent,
+    control: CallControl & { sessionId?: string } = {},
+  ): Promise<ToolResultContent> {
+    const request = { call: callOf(call), sessionId: control.sessionId ?? "" };
     const response = await this.unary(() => this.tools.callTool(request, this.options(control)));
     if (response.result === undefined) throw new ValidationError([], "response", "the server returned no result");
     return response.result;

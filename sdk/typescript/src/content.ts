@@ -3,6 +3,7 @@
 // `switch (block.kind.case)` narrows too; these helpers add the contract's defaults and checks.
 
 import { create, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { ToolArgumentsError, ValidationError } from "./errors.js";
 import {
   type AudioContent,
@@ -27,6 +28,8 @@ import {
   type ThinkingContent,
   type TokenLogprob,
   TokenLogprobSchema,
+  type ToolApprovalContent,
+  ToolApprovalDecision,
   type ToolCallContent,
   ToolKind,
   type ToolResultContent,
@@ -65,6 +68,7 @@ export const isRedactedThinking = (block: Content): block is ContentOf<"redacted
 export const isToolCall = (block: Content): block is ContentOf<"toolCall"> => isKind(block, "toolCall");
 export const isToolResult = (block: Content): block is ContentOf<"toolResult"> => isKind(block, "toolResult");
 export const isProvider = (block: Content): block is ContentOf<"provider"> => isKind(block, "provider");
+export const isApproval = (block: Content): block is ContentOf<"approval"> => isKind(block, "approval");
 export const isHostedToolCall = (block: Content): block is ContentOf<"hostedToolCall"> =>
   isKind(block, "hostedToolCall");
 export const isHostedToolResult = (block: Content): block is ContentOf<"hostedToolResult"> =>
@@ -254,6 +258,8 @@ export interface ToolCallOptions {
   metadata?: JsonObject;
   /** The provider's block when it carries more than the typed fields hold (kept for an exact round trip). */
   providerExtra?: ProviderContent;
+  /** The call waits for a person's decision (an `approval` block) before it runs. */
+  requiresApproval?: boolean;
 }
 
 /**
@@ -279,6 +285,7 @@ export function toolCall(id: string, name: string, args?: JsonObject, options: T
           serverName: options.serverName ?? "",
           metadata: options.metadata,
           providerExtra: options.providerExtra,
+          requiresApproval: options.requiresApproval ?? false,
         },
       },
     }),
@@ -484,6 +491,52 @@ export function toolResult(id: string, content: string | Content[], options: Too
       },
     }),
   );
+}
+
+export interface ApprovalOptions {
+  /** Why, in the person's words. */
+  reason?: string;
+  /** Who decided: a user or principal name. */
+  decidedBy?: string;
+  /** When the decision was made (default: now). */
+  decidedAt?: Date;
+}
+
+/**
+ * A person's decision on a tool call that waits for approval (`ToolApprovalContent`, the `approval` arm), for a
+ * user message: `approve(callId)` or `deny(callId, { reason })`. Appended to the call's session, it lets the service
+ * run the call or answer it with a denial.
+ */
+export function toolApproval(callId: string, approved: boolean, options: ApprovalOptions = {}): Content {
+  return checked(
+    create(ContentSchema, {
+      kind: {
+        case: "approval",
+        value: {
+          callId,
+          decision: approved ? ToolApprovalDecision.APPROVED : ToolApprovalDecision.DENIED,
+          reason: options.reason ?? "",
+          decidedBy: options.decidedBy ?? "",
+          decidedAt: timestampFromDate(options.decidedAt ?? new Date()),
+        },
+      },
+    }),
+  );
+}
+
+/** An approval of the call `callId` (see `toolApproval`). */
+export function approve(callId: string, options: ApprovalOptions = {}): Content {
+  return toolApproval(callId, true, options);
+}
+
+/** A denial of the call `callId` (see `toolApproval`); the model reads the reason in the call's error result. */
+export function deny(callId: string, options: ApprovalOptions = {}): Content {
+  return toolApproval(callId, false, options);
+}
+
+/** Whether a decision approves its call. */
+export function isApproved(approval: ToolApprovalContent): boolean {
+  return approval.decision === ToolApprovalDecision.APPROVED;
 }
 
 /** A provider's own block kept verbatim (`ProviderContent`): its JSON text, for an exact round trip. */

@@ -19,7 +19,7 @@ import {
   toJson,
 } from "@bufbuild/protobuf";
 import { base64Decode, base64Encode } from "@bufbuild/protobuf/wire";
-import { type Timestamp, ValueSchema } from "@bufbuild/protobuf/wkt";
+import { type Timestamp, TimestampSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
 import {
   type Content,
   ContentSchema,
@@ -48,6 +48,7 @@ import {
   ProviderContentSchema,
   SearchResultsSchema,
   TokenLogprobSchema,
+  ToolApprovalDecision,
   WebFetchOutputSchema,
 } from "./gen/agentmsg/v1/content_pb.js";
 import { type Message, MessageSchema, StopReason } from "./gen/agentmsg/v1/message_pb.js";
@@ -105,6 +106,12 @@ function mediaDict(
   if (first.mediaType !== "") out.media_type = first.mediaType;
   return out;
 }
+
+const DECISIONS = new Map<string, ToolApprovalDecision>([
+  ["approved", ToolApprovalDecision.APPROVED],
+  ["denied", ToolApprovalDecision.DENIED],
+]);
+const DECISION_NAMES = new Map([...DECISIONS].map(([name, value]) => [value, name]));
 
 /** One content block as its seed-1 dict. */
 export function contentToDict(block: Content): Dict {
@@ -187,7 +194,19 @@ export function contentToDict(block: Content): Dict {
       if (call.index !== 0) out.index = call.index;
       if (call.signature !== "") out.signature = call.signature;
       if (call.serverName !== "") out.server_name = call.serverName;
+      if (call.requiresApproval) out.requires_approval = true;
       if (call.providerExtra !== undefined) out.provider_extra = pbDict(ProviderContentSchema, call.providerExtra);
+      return out;
+    }
+    case "approval": {
+      const approval = k.value;
+      const decision = DECISION_NAMES.get(approval.decision);
+      if (decision === undefined) throw fail("decision", "enum", `unknown decision ${approval.decision}`);
+      const out: Dict = { type: "approval", call_id: approval.callId, decision };
+      if (approval.reason !== "") out.reason = approval.reason;
+      if (approval.decidedBy !== "") out.decided_by = approval.decidedBy;
+      if (approval.decidedAt !== undefined) out.decided_at = toJson(TimestampSchema, approval.decidedAt);
+      if (approval.original !== undefined) out.original = pbDict(ProviderContentSchema, approval.original);
       return out;
     }
     case "toolResult": {
@@ -690,6 +709,36 @@ export function contentFromDict(data: JsonValue, path = ""): Content {
             serverName: get<string>(d, "server_name", "str", path, "") ?? "",
             metadata: metadata !== undefined && Object.keys(metadata).length > 0 ? metadata : undefined,
             providerExtra: originalOf(d, path, "provider_extra"),
+            requiresApproval: get<boolean>(d, "requires_approval", "bool", path, false) ?? false,
+          },
+        },
+      });
+    }
+    case "approval": {
+      const name = need<string>(d, "call_id", "str", path);
+      const decisionName = need<string>(d, "decision", "str", path);
+      const decision = DECISIONS.get(decisionName);
+      if (decision === undefined)
+        throw fail(`${path}.decision`, "enum", `${JSON.stringify(decisionName)} is not one of: approved, denied`);
+      const at = get<string>(d, "decided_at", "str", path);
+      let decidedAt: Timestamp | undefined;
+      if (at !== undefined) {
+        try {
+          decidedAt = fromJson(TimestampSchema, at);
+        } catch (error) {
+          throw fail(`${path}.decided_at`, "timestamp", `not an RFC 3339 time: ${(error as Error).message}`);
+        }
+      }
+      return create(ContentSchema, {
+        kind: {
+          case: "approval",
+          value: {
+            callId: name,
+            decision,
+            reason: get<string>(d, "reason", "str", path, "") ?? "",
+            decidedBy: get<string>(d, "decided_by", "str", path, "") ?? "",
+            decidedAt,
+            original: originalOf(d, path),
           },
         },
       });

@@ -63,6 +63,12 @@ export interface ToolOptions {
   openWorldHint?: boolean;
   /** Ask providers to hold the model to the schema exactly. */
   strict?: boolean;
+  /**
+   * The service runs a call of the tool only after a person approves it (an `approval` block for the call appended
+   * to the call's session); a denied call gets an error result naming who denied it and why, and the handler does
+   * not run.
+   */
+  requiresApproval?: boolean;
 }
 
 export interface RunnerOptions extends ConnectionOptions {
@@ -272,6 +278,7 @@ export class ToolRunner {
       idempotentHint: options.idempotentHint,
       openWorldHint: options.openWorldHint,
       strict: options.strict,
+      requiresApproval: options.requiresApproval ?? false,
     });
     validate(ToolDefinitionSchema, definition);
     this.tools.set(name, { definition, handler });

@@ -31,6 +31,7 @@ ToolResultContent (text only)      ``tool-response`` {index, id, name, data}; da
 ToolMessage of several results     one ``tool`` message a ``tool-response`` (:func:`to_adaline`)
 HostedToolCallContent,             no modality: the message's ``metadata.agentmsg.blocks``
 HostedToolResultContent,           (seed-1 dicts with their position)
+ToolApprovalContent,
 ProviderContent
 =================================  ==============================================================
 
@@ -100,7 +101,8 @@ format can carry:
   the image item before it: an :class:`~agentmsg.ImageContent` of several
   images is written as one ``image`` item per image, and read back as one
   block); pdf: ``mediaType`` (likewise) and ``title``;
-- tool-call: ``kind`` (our :class:`~agentmsg.ToolKind` value) and ``metadata``;
+- tool-call: ``kind`` (our :class:`~agentmsg.ToolKind` value), ``metadata`` and
+  ``requiresApproval`` (written when true);
 - tool-response: ``isError``, ``metadata``, ``terminate``,
   ``terminateMessage``, ``nameFromCall`` (the name was filled in from the
   call) and ``textBlocks`` (the lengths, in code points, and signatures of the
@@ -189,6 +191,7 @@ from agentmsg.content import (
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
+    ToolApprovalContent,
     ToolCallContent,
     ToolKind,
     ToolResultContent,
@@ -453,7 +456,7 @@ def _export_message(
             return None
     assert message.role is not None
     content: list[dict[str, Any]] = []
-    # Blocks with no modality in the format (hosted tool calls and results, provider blocks): seed-1 dicts
+    # Blocks with no modality in the format (hosted tool calls and results, approvals, provider blocks): seed-1 dicts
     # with their position in the message's contents.
     kept: list[dict[str, Any]] = []
     for j, block in enumerate(message.contents):
@@ -465,7 +468,7 @@ def _export_message(
                 if item is not None:
                     content.append(item)
             continue
-        if isinstance(block, (HostedToolCallContent, HostedToolResultContent, ProviderContent)):
+        if isinstance(block, (HostedToolCallContent, HostedToolResultContent, ToolApprovalContent, ProviderContent)):
             kept.append({"at": j, "proto": base64.b64encode(block.to_bytes()).decode("ascii")})
             if not include_metadata:
                 issues.lose(
@@ -558,6 +561,8 @@ def _export_content(
                 stash["kind"] = block.kind.value
             if block.metadata:
                 stash["metadata"] = block.metadata
+            if block.requires_approval:
+                stash["requiresApproval"] = True
             return _with_stash(data, stash, include_metadata, path, issues)
         case ToolResultContent():
             return _export_tool_result(block, path, issues, call_names, include_metadata)
@@ -799,7 +804,7 @@ def _insert_kept_blocks(blocks: list[ContentBase], stash: _Stash, issues: _Issue
         kept = _build(issues, _at(entry_path, "proto"), partial(ContentBase.from_bytes, raw, validate=True))
         if kept is None:
             return
-        if not isinstance(kept, (HostedToolCallContent, HostedToolResultContent, ProviderContent)):
+        if not isinstance(kept, (HostedToolCallContent, HostedToolResultContent, ToolApprovalContent, ProviderContent)):
             issues.add(
                 _at(entry_path, "proto"),
                 "metadata",
@@ -1043,15 +1048,16 @@ def _import_message(data: Any, path: str, issues: _Issues) -> AgentMessage | Non
                         blocks[-1] = joined
                     else:
                         blocks.append(block)
-            if not raw_content and role is not None and role != "assistant":
-                issues.add(
-                    content_path,
-                    "min_items",
-                    f"a {role} message needs at least one content block in agentmsg (the format allows an empty list)",
-                )
     stash = _Stash(data, path, issues)
     stash.flag("sameMessage")  # checked here; from_adaline joins the messages
     _insert_kept_blocks(blocks, stash, issues)
+    # A message whose only blocks are kept in metadata (a user's approval) has an empty content list.
+    if isinstance(raw_content, (list, tuple)) and not raw_content and not blocks and role not in (None, "assistant"):
+        issues.add(
+            content_path,
+            "min_items",
+            f"a {role} message needs at least one content block in agentmsg (the format allows an empty list)",
+        )
     message_id = stash.text("id")
     if message_id == "":
         issues.add(stash.where("id"), "metadata", "the message id must not be empty")
@@ -1351,6 +1357,7 @@ def _import_tool_call(
     if kind is not None and kind not in {member.value for member in ToolKind}:
         issues.add(stash.where("kind"), "metadata", f"{kind!r} is not one of: {', '.join(m.value for m in ToolKind)}")
     metadata = stash.obj("metadata")
+    requires_approval = stash.flag("requiresApproval")
     if index is None or call_id is None or name is None or arguments is None or len(issues.found) > before:
         return None
     fields = {"metadata": "metadata.agentmsg.metadata", "kind": "metadata.agentmsg.kind"}
@@ -1366,6 +1373,7 @@ def _import_tool_call(
             signature=signature,
             server_name=server_name,
             metadata=metadata,
+            requires_approval=requires_approval,
         ),
         fields,
     )

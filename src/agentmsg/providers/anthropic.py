@@ -241,6 +241,7 @@ from agentmsg.content import (
     SearchResult,
     TextContent,
     ThinkingContent,
+    ToolApprovalContent,
     ToolCallContent,
     ToolResultContent,
     WebFetchOutput,
@@ -548,6 +549,13 @@ class _Writer:
             if block.provider == PROVIDER:
                 return block.block()
             self.loss(path, f"{block.provider} block {block.block_type!r}", "it goes back only to its own provider")
+            return None
+        if isinstance(block, ToolApprovalContent):
+            self.loss(
+                path,
+                "tool approval",
+                "the Messages API has no approval block; a denial reaches the model as the call's error tool_result",
+            )
             return None
         self.loss(path, "content of a kind this agentmsg version does not know", "nothing to write it as")
         return None

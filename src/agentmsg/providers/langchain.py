@@ -237,6 +237,7 @@ from agentmsg.content import (
     TextContent,
     ThinkingContent,
     TokenLogprob,
+    ToolApprovalContent,
     ToolCallContent,
     ToolResultContent,
     UnknownContent,
@@ -634,6 +635,14 @@ class _Writer:
             return self.provider_block(block, path, provenance, assistant)
         if isinstance(block, UnknownContent):
             self.reporter.loss(path, "a content block of an unknown kind", "not readable by this version")
+            return None
+        if isinstance(block, ToolApprovalContent):
+            self.reporter.loss(
+                path,
+                "tool approval",
+                "LangChain's messages have no approval block (its human-in-the-loop decisions are the agent's "
+                "interrupts); a denial reaches the model as the call's error ToolMessage",
+            )
             return None
         # Tool calls and results never reach here: the callers route them first.
         self.reporter.loss(path, f"a {block.type} block", "not allowed here")  # pragma: no cover

@@ -133,13 +133,14 @@ document titles, a file-id document's media type; media-type parameters; the
 block order where the format has another (text or provider parts after a
 tool call or a kept message field, parts after the refusal text); assistant
 fields a request has no slot for (``annotations``), citations and token
-logprobs; hosted tool calls and results; the ``name`` of a tool
-message, and of a user message holding only tool results; provider blocks of
+logprobs; hosted tool calls and results; decisions on tool calls
+(``approval`` blocks: the denial result that follows reaches the model); the
+``name`` of a tool message, and of a user message holding only tool results; provider blocks of
 other providers and blocks of a kind this version does not know; messages of
 an unknown role. Session-only messages are projected to user text
 (``session_messages="project"``) or refused. ``metadata`` / ``terminate`` /
-``terminate_message`` of tool results and tool-call ``metadata`` are
-application data: never sent, never reported. A ``ProviderContent`` goes back
+``terminate_message`` of tool results and tool-call ``metadata`` and
+``requires_approval`` are application data: never sent, never reported. A ``ProviderContent`` goes back
 verbatim when its provider is ``openai``: the provider string does not tell
 OpenAI's APIs apart, so a Responses API block would be sent too.
 

@@ -60,12 +60,20 @@ ThinkingContent                 a ``reasoning`` item: text <-> one ``summary_tex
 RedactedThinkingContent         a ``reasoning`` item with an empty ``summary`` and only
                                 ``encrypted_content``
 ToolCallContent                 ``function_call`` {call_id, name, arguments}; arguments verbatim
+                                (``requires_approval`` is never sent to a model)
+ToolApprovalContent             ``mcp_approval_response`` {approval_request_id, approve, reason?}
+                                in a user message, the item kept as its ``original`` (written
+                                back verbatim); a decision made by hand is written only for an
+                                ``mcp_approval_request`` written before it (who decided and
+                                when reported); a decision on an application's function call
+                                has no item and is reported (its outcome reaches the model as
+                                the call's output)
 ToolResultContent               ``function_call_output`` {call_id, output, name?}; output is a
                                 string for one non-empty text block (``""`` for none), else a
                                 list of ``input_text`` / ``input_image`` / ``input_file`` parts
 ProviderContent (openai)        verbatim: in a user message a part whose type does not end in
-                                ``_output`` (and is not ``mcp_approval_response`` or
-                                ``item_reference``), else a whole item: every item type not
+                                ``_output`` (and is not an approval or ``item_reference``),
+                                else a whole item: every item type not
                                 read into typed blocks (``mcp_list_tools``,
                                 ``tool_search_call`` / ``_output``, ``compaction``,
                                 ``custom_tool_call``, ``shell_call``, ``program``, newer
@@ -307,6 +315,7 @@ from agentmsg.content import (
     TextContent,
     ThinkingContent,
     TokenLogprob,
+    ToolApprovalContent,
     ToolCallContent,
     ToolResultContent,
     dump_arguments,
@@ -762,6 +771,8 @@ class _Writer:
         self.model = model
         self.response = response
         self.call_index: dict[str, int] = {}
+        # The ids of the MCP approval requests written so far: a decision on one of them is an item here.
+        self.approval_requests: set[str] = set()
 
     def loss(self, path: str, what: str, reason: str) -> None:
         self.reporter.loss(path, what, reason)
@@ -926,6 +937,11 @@ class _Writer:
             if isinstance(block, ToolResultContent):
                 flush()
                 items.append(self.tool_output(block, where))
+            elif isinstance(block, ToolApprovalContent):
+                item = self.approval_item(block, where)
+                if item is not None:
+                    flush()
+                    items.append(item)
             elif isinstance(block, ProviderContent):
                 data = self.provider_block(block, where)
                 if data is None:
@@ -942,6 +958,35 @@ class _Writer:
                         parts.append(part)
         flush()
         return items
+
+    def approval_item(self, block: ToolApprovalContent, path: str) -> dict[str, Any] | None:
+        """An ``mcp_approval_response`` item for a decision on an MCP approval request; None (reported) otherwise."""
+        original = block.original
+        if (
+            original is not None
+            and original.provider == BLOCK_FORMAT
+            and original.block_type == "mcp_approval_response"
+        ):
+            return original.block()
+        if block.call_id not in self.approval_requests:
+            self.loss(
+                path,
+                "tool approval",
+                "the Responses API takes decisions only on its MCP approval requests (mcp_approval_request); "
+                "a decision on an application's tool call reaches the model through the call's output",
+            )
+            return None
+        item: dict[str, Any] = {
+            "type": "mcp_approval_response",
+            "approval_request_id": block.call_id,
+            "approve": block.approved,
+        }
+        if block.reason:
+            item["reason"] = block.reason
+        for key, value in (("decided_by", block.decided_by), ("decided_at", block.decided_at)):
+            if value:
+                self.loss(_at(path, key), f"approval {key}", "an mcp_approval_response has no place for it")
+        return item
 
     def tool_items(self, message: ToolMessage, path: str) -> list[dict[str, Any]]:
         self.message_name(message, path)
@@ -1048,6 +1093,8 @@ class _Writer:
                 case HostedToolCallContent():
                     original = block.original
                     if original is not None and original.provider == BLOCK_FORMAT:
+                        if original.block_type == "mcp_approval_request" and block.id:
+                            self.approval_requests.add(block.id)
                         items.append(original.block())
                         follower = blocks[j] if j < len(blocks) else None
                         if (
@@ -1665,6 +1712,26 @@ class _Reader:
     def pass_block(self, block: Mapping[str, Any], path: str) -> ProviderContent | None:
         return self.build(path, lambda: ProviderContent.from_block(BLOCK_FORMAT, block))
 
+    def approval(self, item: Mapping[str, Any], path: str) -> ToolApprovalContent | None:
+        """An ``mcp_approval_response`` item: the decision, the item kept as its original."""
+        request = self.string(item, "approval_request_id", path, min_len=1)
+        approve = item.get("approve")
+        if not isinstance(approve, bool):
+            self.add(_at(path, "approve"), "type", f"expected a boolean, got {json_type(approve)}")
+            return None
+        reason = self.optional_string(item, "reason", path)
+        if request is None:
+            return None
+        return self.build(
+            path,
+            lambda: ToolApprovalContent(
+                request,
+                "approved" if approve else "denied",
+                reason or "",
+                original=ProviderContent.from_block(BLOCK_FORMAT, item),
+            ),
+        )
+
     # ----------------------------------------------------------------- parts
 
     def part(self, part: Any, path: str, allowed: Sequence[str], holder: str) -> ContentBase | None:
@@ -2022,8 +2089,7 @@ def from_openai_responses(
     JSON path. ``id_map`` (a report's ``id_map``) restores rewritten call
     ids. Items and user parts of types not read here are kept verbatim as
     :class:`~agentmsg.ProviderContent` (items the client sends, ``*_output``,
-    ``mcp_approval_response``, ``item_reference`` and role ``user``, in a
-    user message; role ``system`` / ``developer`` in a system message; the
+    ``item_reference`` and role ``user``, in a user message; role ``system`` / ``developer`` in a system message; the
     others in the assistant's); ``pass_through_unknown=False`` refuses them
     instead. Message ids are new UUIDs and timestamps the time of reading.
     """
@@ -2145,6 +2211,12 @@ def _read_items(reader: _Reader, raw_items: Sequence[Any], base: str) -> list[Ag
             result = reader.function_output(item, path)
             if result is not None:
                 results.append(result)
+        elif kind == "mcp_approval_response":
+            approval = reader.approval(item, path)
+            if approval is not None:
+                user = reader.build(path, lambda approval=approval: UserMessage([approval]))  # type: ignore[misc]
+                if user is not None:
+                    out.append(user)
         elif side == "assistant":
             if kind == "function_call":
                 call_position = position

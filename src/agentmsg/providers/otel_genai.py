@@ -11,8 +11,10 @@ message has a ``role`` and ``parts``; a part has a ``type``: ``text``,
 instrument their own model calls (the agentmsg service uses it when content
 capture is turned on). It is a one-way, lossy view for telemetry: signatures,
 citations, logprobs and app-only tool-result metadata are left out, redacted
-reasoning becomes a ``redacted_reasoning`` part without its opaque data, and a
-provider block kept verbatim becomes a ``provider`` part.
+reasoning becomes a ``redacted_reasoning`` part without its opaque data, a
+person's decision on a tool call a ``tool_approval`` part (``id``, ``decision``,
+``reason``, ``decided_by``), and a provider block kept verbatim becomes a
+``provider`` part.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from agentmsg.content import (
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
+    ToolApprovalContent,
     ToolCallContent,
     ToolResultContent,
     UnknownContent,
@@ -119,6 +122,11 @@ def to_otel_parts(blocks: Iterable[Content]) -> list[dict[str, Any]]:
                 )
             case ProviderContent():
                 parts.append({"type": "provider", "provider": block.provider, "block": block.block})
+            case ToolApprovalContent():
+                decision = block.decision.value if block.decision is not None else "unknown"
+                approval = {"type": "tool_approval", "id": block.call_id, "decision": decision}
+                approval.update({k: v for k, v in (("reason", block.reason), ("decided_by", block.decided_by)) if v})
+                parts.append(approval)
             case UnknownContent():
                 parts.append({"type": "unknown"})
     return parts

@@ -493,13 +493,25 @@ class Client:
         response = self._call(self._tools.ListTools, tool_service_pb2.ListToolsRequest())
         return [RegisteredTool(ToolDefinition._wrap(t.tool), t.runner_name, t.runner_id) for t in response.tools]
 
-    def call_tool(self, call: ToolCallContent, *, timeout: float | None = None) -> ToolResultContent:
-        """Run a tool call on its runner, within ``timeout`` seconds (the default deadline otherwise)."""
-        if not isinstance(call, ToolCallContent):
-            raise ValidationError.single("call", "type", f"expected a ToolCallContent, got {type(call).__name__}")
-        request = tool_service_pb2.CallToolRequest(call=call.pb.tool_call)
+    def call_tool(
+        self, call: ToolCallContent, *, timeout: float | None = None, session_id: str = ""
+    ) -> ToolResultContent:
+        """Run a tool call on its runner, within ``timeout`` seconds (the default deadline otherwise).
+
+        ``session_id`` names the session the call belongs to: a tool that requires approval waits there for a
+        person's decision (the caller needs the session's scope), and is refused without one.
+        """
+        request = _call_request(call, session_id)
         response = self._call(self._tools.CallTool, request, timeout)
         return ToolResultContent._wrap(_wrap_result(response.result))
+
+
+def _call_request(call: ToolCallContent, session_id: str) -> tool_service_pb2.CallToolRequest:
+    if not isinstance(call, ToolCallContent):
+        raise ValidationError.single("call", "type", f"expected a ToolCallContent, got {type(call).__name__}")
+    if not isinstance(session_id, str):
+        raise ValidationError.single("session_id", "type", f"expected str, got {type(session_id).__name__}")
+    return tool_service_pb2.CallToolRequest(call=call.pb.tool_call, session_id=session_id)
 
 
 def _wrap_result(result: Any) -> Any:
@@ -719,10 +731,10 @@ class AsyncClient:
         response = await self._call(self._tools.ListTools, tool_service_pb2.ListToolsRequest())
         return [RegisteredTool(ToolDefinition._wrap(t.tool), t.runner_name, t.runner_id) for t in response.tools]
 
-    async def call_tool(self, call: ToolCallContent, *, timeout: float | None = None) -> ToolResultContent:
-        """Run a tool call on its runner, within ``timeout`` seconds."""
-        if not isinstance(call, ToolCallContent):
-            raise ValidationError.single("call", "type", f"expected a ToolCallContent, got {type(call).__name__}")
-        request = tool_service_pb2.CallToolRequest(call=call.pb.tool_call)
+    async def call_tool(
+        self, call: ToolCallContent, *, timeout: float | None = None, session_id: str = ""
+    ) -> ToolResultContent:
+        """Run a tool call on its runner, within ``timeout`` seconds (``session_id``: see :meth:`Client.call_tool`)."""
+        request = _call_request(call, session_id)
         response = await self._call(self._tools.CallTool, request, timeout)
         return ToolResultContent._wrap(_wrap_result(response.result))

@@ -216,6 +216,7 @@ class ToolRunner:
         description: str | None = None,
         parameters: Mapping[str, Any] | str | None = None,
         kind: ToolKind | str | None = None,
+        requires_approval: bool = False,
     ) -> Callable[[F], F]: ...
     def tool(
         self,
@@ -225,8 +226,14 @@ class ToolRunner:
         description: str | None = None,
         parameters: Mapping[str, Any] | str | None = None,
         kind: ToolKind | str | None = None,
+        requires_approval: bool = False,
     ) -> F | Callable[[F], F]:
-        """Register a function as a tool (usable bare, ``@runner.tool``, or with options)."""
+        """Register a function as a tool (usable bare, ``@runner.tool``, or with options).
+
+        ``requires_approval=True``: the service runs a call of the tool only after a person approves it (an
+        approval block for the call appended to the call's session); a denied call is answered with an error
+        result naming who denied it and why, and the function does not run.
+        """
 
         def register(fn: F) -> F:
             tool_name = name or fn.__name__
@@ -237,6 +244,7 @@ class ToolRunner:
                 description if description is not None else inspect.getdoc(fn) or "",
                 parameters if parameters is not None else schema_for(fn),
                 kind=kind,
+                requires_approval=requires_approval,
             )
             self._tools[tool_name] = _Tool(definition, fn)
             return fn

@@ -301,7 +301,7 @@ async def create_server(config: ServerConfig) -> Running:
     server = grpc.aio.server(interceptors=interceptors, options=options)
     hub = LiveHub(CatchUpBounds.for_server(config.max_message_bytes, config.limits))
     sessions = SessionHandler(store, hub, access, max_message_bytes=config.max_message_bytes, limits=config.limits)
-    tools = ToolHandler(access)
+    tools = ToolHandler(access, store)
     session_servicer = SessionServicer(sessions, reply_cache_bytes=config.reply_cache_bytes)
     # With telemetry, the services register through it: each handler is wrapped once (a span, the metrics).
     registering = telemetry.instrument(server) if telemetry else server

@@ -13,6 +13,7 @@ from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import struct_pb2 as _struct_pb2
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 import builtins as _builtins
@@ -25,6 +26,30 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _ToolApprovalDecision:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ToolApprovalDecisionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ToolApprovalDecision.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    TOOL_APPROVAL_DECISION_UNSPECIFIED: _ToolApprovalDecision.ValueType  # 0
+    """Not stated: refused by validation."""
+    TOOL_APPROVAL_DECISION_APPROVED: _ToolApprovalDecision.ValueType  # 1
+    """The call may run."""
+    TOOL_APPROVAL_DECISION_DENIED: _ToolApprovalDecision.ValueType  # 2
+    """The call must not run; the model is told why."""
+
+class ToolApprovalDecision(_ToolApprovalDecision, metaclass=_ToolApprovalDecisionEnumTypeWrapper):
+    """The decision on a tool call that waits for approval."""
+
+TOOL_APPROVAL_DECISION_UNSPECIFIED: ToolApprovalDecision.ValueType  # 0
+"""Not stated: refused by validation."""
+TOOL_APPROVAL_DECISION_APPROVED: ToolApprovalDecision.ValueType  # 1
+"""The call may run."""
+TOOL_APPROVAL_DECISION_DENIED: ToolApprovalDecision.ValueType  # 2
+"""The call must not run; the model is told why."""
+Global___ToolApprovalDecision: _TypeAlias = ToolApprovalDecision  # noqa: Y015
 
 class _HostedToolKind:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -268,6 +293,7 @@ class Content(_message.Message):
     PROVIDER_FIELD_NUMBER: _builtins.int
     HOSTED_TOOL_CALL_FIELD_NUMBER: _builtins.int
     HOSTED_TOOL_RESULT_FIELD_NUMBER: _builtins.int
+    APPROVAL_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def text(self) -> Global___TextContent:
         """Plain text."""
@@ -314,6 +340,10 @@ class Content(_message.Message):
     def hosted_tool_result(self) -> Global___HostedToolResultContent:
         """What a tool the provider ran itself returned."""
 
+    @_builtins.property
+    def approval(self) -> Global___ToolApprovalContent:
+        """A person's decision on a tool call that waits for approval."""
+
     def __init__(
         self,
         *,
@@ -328,12 +358,13 @@ class Content(_message.Message):
         provider: Global___ProviderContent | None = ...,
         hosted_tool_call: Global___HostedToolCallContent | None = ...,
         hosted_tool_result: Global___HostedToolResultContent | None = ...,
+        approval: Global___ToolApprovalContent | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "document", b"document", "hosted_tool_call", b"hosted_tool_call", "hosted_tool_result", b"hosted_tool_result", "image", b"image", "kind", b"kind", "provider", b"provider", "redacted_thinking", b"redacted_thinking", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval", "audio", b"audio", "document", b"document", "hosted_tool_call", b"hosted_tool_call", "hosted_tool_result", b"hosted_tool_result", "image", b"image", "kind", b"kind", "provider", b"provider", "redacted_thinking", b"redacted_thinking", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["audio", b"audio", "document", b"document", "hosted_tool_call", b"hosted_tool_call", "hosted_tool_result", b"hosted_tool_result", "image", b"image", "kind", b"kind", "provider", b"provider", "redacted_thinking", b"redacted_thinking", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval", "audio", b"audio", "document", b"document", "hosted_tool_call", b"hosted_tool_call", "hosted_tool_result", b"hosted_tool_result", "image", b"image", "kind", b"kind", "provider", b"provider", "redacted_thinking", b"redacted_thinking", "text", b"text", "thinking", b"thinking", "tool_call", b"tool_call", "tool_result", b"tool_result"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["text", "image", "audio", "document", "thinking", "redacted_thinking", "tool_call", "tool_result", "provider", "hosted_tool_call", "hosted_tool_result"]  # noqa: Y015
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["text", "image", "audio", "document", "thinking", "redacted_thinking", "tool_call", "tool_result", "provider", "hosted_tool_call", "hosted_tool_result", "approval"]  # noqa: Y015
     _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
 
@@ -1066,6 +1097,7 @@ class ToolCallContent(_message.Message):
     SERVER_NAME_FIELD_NUMBER: _builtins.int
     METADATA_FIELD_NUMBER: _builtins.int
     PROVIDER_EXTRA_FIELD_NUMBER: _builtins.int
+    REQUIRES_APPROVAL_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     """The call id chosen by the provider; the tool result answers this id."""
     name: _builtins.str
@@ -1088,6 +1120,12 @@ class ToolCallContent(_message.Message):
     """
     server_name: _builtins.str
     """The server that hosts the tool, for MCP tools (Adaline `serverName`)."""
+    requires_approval: _builtins.bool
+    """The call waits for a person's decision (a `ToolApprovalContent` answering
+    `id`) before it runs: set by the engine or model gateway that asks, or by
+    the service for a tool whose definition requires approval. Never sent to a
+    model.
+    """
     @_builtins.property
     def metadata(self) -> _struct_pb2.Struct:
         """Application data about the call. Never sent to a model."""
@@ -1119,14 +1157,78 @@ class ToolCallContent(_message.Message):
         server_name: _builtins.str = ...,
         metadata: _struct_pb2.Struct | None = ...,
         provider_extra: Global___ProviderContent | None = ...,
+        requires_approval: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["metadata", b"metadata", "provider_extra", b"provider_extra"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments", b"arguments", "id", b"id", "index", b"index", "kind", b"kind", "metadata", b"metadata", "name", b"name", "provider_extra", b"provider_extra", "server_name", b"server_name", "signature", b"signature"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments", b"arguments", "id", b"id", "index", b"index", "kind", b"kind", "metadata", b"metadata", "name", b"name", "provider_extra", b"provider_extra", "requires_approval", b"requires_approval", "server_name", b"server_name", "signature", b"signature"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ToolCallContent: _TypeAlias = ToolCallContent  # noqa: Y015
+
+@_typing.final
+class ToolApprovalContent(_message.Message):
+    """A person's decision on a tool call that waits for approval: the call runs
+    only when approved; a denied call is answered by an error tool result that
+    names the reason and who denied, which the model reads in its next turn.
+
+    Design note. The decision is content of a user message (the person is the
+    user), so it sits in the session's durable log like any message: a decision
+    given before a server restart still holds after it, and every subscriber
+    sees it. The request needs no block of its own: a tool call with
+    `requires_approval` (or a hosted call with status
+    `HOSTED_TOOL_STATUS_AWAITING_APPROVAL`, as OpenAI Responses'
+    `mcp_approval_request`) is the request, and a call with no decision after it
+    is what awaits one. OpenAI Responses' `mcp_approval_response` item is this
+    block, its `original` kept for an exact round trip; other formats have no
+    place for it and report it as lost (a denial still reaches every model as
+    the error tool result that follows it).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CALL_ID_FIELD_NUMBER: _builtins.int
+    DECISION_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    DECIDED_BY_FIELD_NUMBER: _builtins.int
+    DECIDED_AT_FIELD_NUMBER: _builtins.int
+    ORIGINAL_FIELD_NUMBER: _builtins.int
+    call_id: _builtins.str
+    """The id of the tool call (or hosted call, or approval request) decided."""
+    decision: Global___ToolApprovalDecision.ValueType
+    """Approved or denied. Required."""
+    reason: _builtins.str
+    """Why, in the person's words. Empty when none given."""
+    decided_by: _builtins.str
+    """Who decided: a user or principal name. Empty when not known."""
+    @_builtins.property
+    def decided_at(self) -> _timestamp_pb2.Timestamp:
+        """When the decision was made. Unset when not known."""
+
+    @_builtins.property
+    def original(self) -> Global___ProviderContent:
+        """The provider's item, verbatim, for an exact round trip to it (OpenAI
+        Responses `mcp_approval_response`). Unset for a decision made by hand.
+        """
+
+    def __init__(
+        self,
+        *,
+        call_id: _builtins.str = ...,
+        decision: Global___ToolApprovalDecision.ValueType = ...,
+        reason: _builtins.str = ...,
+        decided_by: _builtins.str = ...,
+        decided_at: _timestamp_pb2.Timestamp | None = ...,
+        original: Global___ProviderContent | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["decided_at", b"decided_at", "original", b"original"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call_id", b"call_id", "decided_at", b"decided_at", "decided_by", b"decided_by", "decision", b"decision", "original", b"original", "reason", b"reason"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolApprovalContent: _TypeAlias = ToolApprovalContent  # noqa: Y015
 
 @_typing.final
 class ToolResultContent(_message.Message):

@@ -206,8 +206,9 @@ Global___SystemMessage: _TypeAlias = SystemMessage  # noqa: Y015
 @_typing.final
 class UserMessage(_message.Message):
     """Input from the user. Carries text, images, audio, documents and tool results
-    (providers such as Anthropic put tool results in the user turn), and
-    provider blocks passed through verbatim.
+    (providers such as Anthropic put tool results in the user turn), a person's
+    approval decisions on tool calls, and provider blocks passed through
+    verbatim.
     """
 
     DESCRIPTOR: _descriptor.Descriptor

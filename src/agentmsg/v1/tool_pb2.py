@@ -26,7 +26,7 @@ from agentmsg.v1 import content_pb2 as agentmsg_dot_v1_dot_content__pb2
 from buf.validate import validate_pb2 as buf_dot_validate_dot_validate__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x61gentmsg/v1/tool.proto\x12\x0b\x61gentmsg.v1\x1a\x19\x61gentmsg/v1/content.proto\x1a\x1b\x62uf/validate/validate.proto\"\x83\x03\n\x0eToolDefinition\x12\x15\n\x04name\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x12\n\nparameters\x18\x03 \x01(\t\x12#\n\x04kind\x18\x04 \x01(\x0e\x32\x15.agentmsg.v1.ToolKind\x12\r\n\x05title\x18\x05 \x01(\t\x12\x15\n\routput_schema\x18\x06 \x01(\t\x12\x1b\n\x0eread_only_hint\x18\x07 \x01(\x08H\x00\x88\x01\x01\x12\x1d\n\x10\x64\x65structive_hint\x18\x08 \x01(\x08H\x01\x88\x01\x01\x12\x1c\n\x0fidempotent_hint\x18\t \x01(\x08H\x02\x88\x01\x01\x12\x1c\n\x0fopen_world_hint\x18\n \x01(\x08H\x03\x88\x01\x01\x12\x13\n\x06strict\x18\x0b \x01(\x08H\x04\x88\x01\x01\x42\x11\n\x0f_read_only_hintB\x13\n\x11_destructive_hintB\x12\n\x10_idempotent_hintB\x12\n\x10_open_world_hintB\t\n\x07_strictb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16\x61gentmsg/v1/tool.proto\x12\x0b\x61gentmsg.v1\x1a\x19\x61gentmsg/v1/content.proto\x1a\x1b\x62uf/validate/validate.proto\"\x9e\x03\n\x0eToolDefinition\x12\x15\n\x04name\x18\x01 \x01(\tB\x07\xbaH\x04r\x02\x10\x01\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x12\n\nparameters\x18\x03 \x01(\t\x12#\n\x04kind\x18\x04 \x01(\x0e\x32\x15.agentmsg.v1.ToolKind\x12\r\n\x05title\x18\x05 \x01(\t\x12\x15\n\routput_schema\x18\x06 \x01(\t\x12\x1b\n\x0eread_only_hint\x18\x07 \x01(\x08H\x00\x88\x01\x01\x12\x1d\n\x10\x64\x65structive_hint\x18\x08 \x01(\x08H\x01\x88\x01\x01\x12\x1c\n\x0fidempotent_hint\x18\t \x01(\x08H\x02\x88\x01\x01\x12\x1c\n\x0fopen_world_hint\x18\n \x01(\x08H\x03\x88\x01\x01\x12\x13\n\x06strict\x18\x0b \x01(\x08H\x04\x88\x01\x01\x12\x19\n\x11requires_approval\x18\x0c \x01(\x08\x42\x11\n\x0f_read_only_hintB\x13\n\x11_destructive_hintB\x12\n\x10_idempotent_hintB\x12\n\x10_open_world_hintB\t\n\x07_strictb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -36,5 +36,5 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_TOOLDEFINITION'].fields_by_name['name']._loaded_options = None
   _globals['_TOOLDEFINITION'].fields_by_name['name']._serialized_options = b'\272H\004r\002\020\001'
   _globals['_TOOLDEFINITION']._serialized_start=96
-  _globals['_TOOLDEFINITION']._serialized_end=483
+  _globals['_TOOLDEFINITION']._serialized_end=510
 # @@protoc_insertion_point(module_scope)

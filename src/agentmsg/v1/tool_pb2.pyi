@@ -41,6 +41,7 @@ class ToolDefinition(_message.Message):
     IDEMPOTENT_HINT_FIELD_NUMBER: _builtins.int
     OPEN_WORLD_HINT_FIELD_NUMBER: _builtins.int
     STRICT_FIELD_NUMBER: _builtins.int
+    REQUIRES_APPROVAL_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """The name the model calls the tool by. Unique among the tools offered."""
     description: _builtins.str
@@ -77,6 +78,12 @@ class ToolDefinition(_message.Message):
     """The provider must hold the model's arguments to `parameters` exactly
     (OpenAI and Anthropic `strict`). Unset when not stated.
     """
+    requires_approval: _builtins.bool
+    """A call of the tool waits for a person's decision before it runs: the
+    service holds `CallTool` (within its deadline) until a
+    `ToolApprovalContent` for the call is appended to the call's session, then
+    runs it or answers a denial. Never sent to a model.
+    """
     def __init__(
         self,
         *,
@@ -91,10 +98,11 @@ class ToolDefinition(_message.Message):
         idempotent_hint: _builtins.bool | None = ...,
         open_world_hint: _builtins.bool | None = ...,
         strict: _builtins.bool | None = ...,
+        requires_approval: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["_destructive_hint", b"_destructive_hint", "_idempotent_hint", b"_idempotent_hint", "_open_world_hint", b"_open_world_hint", "_read_only_hint", b"_read_only_hint", "_strict", b"_strict", "destructive_hint", b"destructive_hint", "idempotent_hint", b"idempotent_hint", "open_world_hint", b"open_world_hint", "read_only_hint", b"read_only_hint", "strict", b"strict"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["_destructive_hint", b"_destructive_hint", "_idempotent_hint", b"_idempotent_hint", "_open_world_hint", b"_open_world_hint", "_read_only_hint", b"_read_only_hint", "_strict", b"_strict", "description", b"description", "destructive_hint", b"destructive_hint", "idempotent_hint", b"idempotent_hint", "kind", b"kind", "name", b"name", "open_world_hint", b"open_world_hint", "output_schema", b"output_schema", "parameters", b"parameters", "read_only_hint", b"read_only_hint", "strict", b"strict", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["_destructive_hint", b"_destructive_hint", "_idempotent_hint", b"_idempotent_hint", "_open_world_hint", b"_open_world_hint", "_read_only_hint", b"_read_only_hint", "_strict", b"_strict", "description", b"description", "destructive_hint", b"destructive_hint", "idempotent_hint", b"idempotent_hint", "kind", b"kind", "name", b"name", "open_world_hint", b"open_world_hint", "output_schema", b"output_schema", "parameters", b"parameters", "read_only_hint", b"read_only_hint", "requires_approval", b"requires_approval", "strict", b"strict", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType__destructive_hint: _TypeAlias = _typing.Literal["destructive_hint"]  # noqa: Y015
     _WhichOneofArgType__destructive_hint: _TypeAlias = _typing.Literal["_destructive_hint", b"_destructive_hint"]  # noqa: Y015

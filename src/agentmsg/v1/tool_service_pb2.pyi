@@ -411,6 +411,13 @@ class CallToolRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     CALL_FIELD_NUMBER: _builtins.int
+    SESSION_ID_FIELD_NUMBER: _builtins.int
+    session_id: _builtins.str
+    """The session the call belongs to: where the decision on a tool that
+    requires approval is looked for (the caller needs that session's scope).
+    Required for such a tool (`FAILED_PRECONDITION` without it); ignored for
+    the others.
+    """
     @_builtins.property
     def call(self) -> _content_pb2.ToolCallContent:
         """The call to run; its `name` chooses the tool."""
@@ -419,10 +426,11 @@ class CallToolRequest(_message.Message):
         self,
         *,
         call: _content_pb2.ToolCallContent | None = ...,
+        session_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "session_id", b"session_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -30,6 +30,7 @@ from agentmsg.messages import (
     message_from_proto,
 )
 from agentmsg.service.access import Access, Scope
+from agentmsg.service.approvals import check_decisions
 from agentmsg.service.frames import ReceivedAppend, context_reply, encode_logged, list_page
 from agentmsg.service.handlers import Caller
 from agentmsg.service.limits import RequestLimits
@@ -281,6 +282,7 @@ class SessionHandler:
         _check(request)
         # A received canonical encoding's length is what ByteSize would say (of the message, not the cut form).
         self._check_sizes([request.message], "message", sizes)
+        await check_decisions(self.store, request.session_id, [request.message], "message")
         (appended,) = await self.store.append(request.session_id, [request.message], received)
         return session_service_pb2.AppendMessageResponse(offset=appended.offset, duplicate=appended.duplicate)
 
@@ -293,6 +295,7 @@ class SessionHandler:
         self.limits.check_messages(request.messages, "messages")
         await check_messages(request, "messages")
         self._check_sizes(request.messages, "messages")
+        await check_decisions(self.store, request.session_id, request.messages)
         appended = await self.store.append(request.session_id, list(request.messages))
         return session_service_pb2.AppendMessagesResponse(
             offsets=[a.offset for a in appended], duplicates=[a.duplicate for a in appended]

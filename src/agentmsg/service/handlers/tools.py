@@ -20,17 +20,21 @@ from typing import Any
 
 from agentmsg import _validation
 from agentmsg._logtext import loggable
+from agentmsg.content import ToolApprovalContent
 from agentmsg.errors import (
     ConflictError,
     DeadlineExceededError,
     NotFoundError,
+    UnavailableError,
     ValidationError,
     Violation,
 )
 from agentmsg.service.access import Access
+from agentmsg.service.approvals import APPROVAL_RULE, last_call_offset, wait_for_decision
 from agentmsg.service.cluster import FORWARDED_HEADER, Cluster
 from agentmsg.service.handlers import Caller
 from agentmsg.service.rpc import _check
+from agentmsg.service.stores.base import Store
 from agentmsg.service.telemetry import inject_context
 from agentmsg.v1 import content_pb2, tool_service_pb2
 
@@ -96,7 +100,8 @@ class _Runner:
 class ToolHandler:
     """``agentmsg.v1.ToolService``'s logic: runners register; engines call through (any transport)."""
 
-    def __init__(self, access: Access | None = None) -> None:
+    def __init__(self, access: Access | None = None, store: Store | None = None) -> None:
+        self.store = store  # the session log, where the decisions on calls that require approval are
         self.runners: dict[str, _Runner] = {}
         self.by_tool: dict[str, _Runner] = {}
         self.access = access if access is not None else Access()
@@ -262,6 +267,15 @@ class ToolHandler:
                 raise NotFoundError(f"no runner serves the tool {call.name!r}")
             # The runner is on another node: call it there as the caller, within the caller's deadline.
             return await self.cluster.forward(address, request, metadata, caller.time_remaining())
+        definition = next(tool for tool in runner.tools if tool.name == call.name)
+        if definition.requires_approval or call.requires_approval:
+            decision = await self._decision(request, caller)
+            if not decision.approved:
+                return tool_service_pb2.CallToolResponse(result=_error_result(call, decision.denial_text()))
+            # The runner may have left while the call waited for a person.
+            runner = self.by_tool.get(call.name)
+            if runner is None:
+                raise NotFoundError(f"no runner serves the tool {call.name!r} now that the call is approved")
         loop = asyncio.get_running_loop()
         # The runner knows the call by this handle; the call id goes to it unchanged (the model's, not unique).
         handle = uuid.uuid4().hex
@@ -295,3 +309,43 @@ class ToolHandler:
         finally:
             runner.pending.pop(handle, None)
         return tool_service_pb2.CallToolResponse(result=result)
+
+    async def _decision(self, request: tool_service_pb2.CallToolRequest, caller: Caller) -> ToolApprovalContent:
+        """The first decision on the call in its session's log, waiting (within the caller's deadline) for one."""
+        call, session_id = request.call, request.session_id
+        if not session_id:
+            raise ValidationError.single(
+                "session_id",
+                "required",
+                f"the tool {call.name!r} requires approval: the call must name the session where it is decided",
+                "tool call",
+            )
+        if self.access.enabled:
+            self.access.check_session(caller.metadata, session_id)
+        if self.store is None:
+            raise UnavailableError("this server keeps no session log to read approvals from")
+        offset = await last_call_offset(self.store, session_id, call.id)
+        if offset is None:
+            raise ValidationError.single(
+                "call.id",
+                APPROVAL_RULE,
+                f"session {session_id!r} holds no tool call {call.id!r}: append the model's message before calling",
+                "tool call",
+            )
+        try:
+            # A decision after the session's last call with this id: an id reused in a later turn is a new call.
+            decision = await wait_for_decision(self.store, session_id, call.id, caller.time_remaining(), after=offset)
+        except TimeoutError:
+            # As for a runner that overruns: the transport ends the call at its deadline and cancels this wait.
+            await asyncio.sleep(DEADLINE_WAIT)
+            raise DeadlineExceededError(
+                f"no decision on the tool call {call.id!r} ({call.name}) in session {session_id!r} before its deadline"
+            ) from None
+        log.info(
+            "tool call %s (%s) in session %s %s",
+            loggable(call.id),
+            loggable(call.name),
+            loggable(session_id),
+            "approved" if decision.decision == content_pb2.TOOL_APPROVAL_DECISION_APPROVED else "denied",
+        )
+        return ToolApprovalContent._wrap(content_pb2.Content(approval=decision))

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file agentmsg/v1/tool.proto.
  */
 export const file_agentmsg_v1_tool: GenFile = /*@__PURE__*/
-  fileDesc("ChZhZ2VudG1zZy92MS90b29sLnByb3RvEgthZ2VudG1zZy52MSKDAwoOVG9vbERlZmluaXRpb24SFQoEbmFtZRgBIAEoCUIHukgEcgIQARITCgtkZXNjcmlwdGlvbhgCIAEoCRISCgpwYXJhbWV0ZXJzGAMgASgJEiMKBGtpbmQYBCABKA4yFS5hZ2VudG1zZy52MS5Ub29sS2luZBINCgV0aXRsZRgFIAEoCRIVCg1vdXRwdXRfc2NoZW1hGAYgASgJEhsKDnJlYWRfb25seV9oaW50GAcgASgISACIAQESHQoQZGVzdHJ1Y3RpdmVfaGludBgIIAEoCEgBiAEBEhwKD2lkZW1wb3RlbnRfaGludBgJIAEoCEgCiAEBEhwKD29wZW5fd29ybGRfaGludBgKIAEoCEgDiAEBEhMKBnN0cmljdBgLIAEoCEgEiAEBQhEKD19yZWFkX29ubHlfaGludEITChFfZGVzdHJ1Y3RpdmVfaGludEISChBfaWRlbXBvdGVudF9oaW50QhIKEF9vcGVuX3dvcmxkX2hpbnRCCQoHX3N0cmljdGIGcHJvdG8z", [file_agentmsg_v1_content, file_buf_validate_validate]);
+  fileDesc("ChZhZ2VudG1zZy92MS90b29sLnByb3RvEgthZ2VudG1zZy52MSKeAwoOVG9vbERlZmluaXRpb24SFQoEbmFtZRgBIAEoCUIHukgEcgIQARITCgtkZXNjcmlwdGlvbhgCIAEoCRISCgpwYXJhbWV0ZXJzGAMgASgJEiMKBGtpbmQYBCABKA4yFS5hZ2VudG1zZy52MS5Ub29sS2luZBINCgV0aXRsZRgFIAEoCRIVCg1vdXRwdXRfc2NoZW1hGAYgASgJEhsKDnJlYWRfb25seV9oaW50GAcgASgISACIAQESHQoQZGVzdHJ1Y3RpdmVfaGludBgIIAEoCEgBiAEBEhwKD2lkZW1wb3RlbnRfaGludBgJIAEoCEgCiAEBEhwKD29wZW5fd29ybGRfaGludBgKIAEoCEgDiAEBEhMKBnN0cmljdBgLIAEoCEgEiAEBEhkKEXJlcXVpcmVzX2FwcHJvdmFsGAwgASgIQhEKD19yZWFkX29ubHlfaGludEITChFfZGVzdHJ1Y3RpdmVfaGludEISChBfaWRlbXBvdGVudF9oaW50QhIKEF9vcGVuX3dvcmxkX2hpbnRCCQoHX3N0cmljdGIGcHJvdG8z", [file_agentmsg_v1_content, file_buf_validate_validate]);
 
 /**
  * A tool a model may call: what engines offer to models and what tool runners
@@ -113,6 +113,16 @@ export type ToolDefinition = Message<"agentmsg.v1.ToolDefinition"> & {
    * @generated from field: optional bool strict = 11;
    */
   strict?: boolean | undefined;
+
+  /**
+   * A call of the tool waits for a person's decision before it runs: the
+   * service holds `CallTool` (within its deadline) until a
+   * `ToolApprovalContent` for the call is appended to the call's session, then
+   * runs it or answers a denial. Never sent to a model.
+   *
+   * @generated from field: bool requires_approval = 12;
+   */
+  requiresApproval: boolean;
 };
 
 /**
