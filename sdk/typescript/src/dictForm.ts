@@ -51,6 +51,7 @@ import {
 } from "./gen/agentmsg/v1/content_pb.js";
 import { type Message, MessageSchema, StopReason } from "./gen/agentmsg/v1/message_pb.js";
 import type { Usage } from "./gen/agentmsg/v1/usage_pb.js";
+import { sniffAudio, sniffImage } from "./media.js";
 import { type StopReasonName, stopReason, stopReasonName } from "./messages.js";
 import { violations } from "./validation.js";
 
@@ -382,34 +383,6 @@ function decodeBase64(text: string, path: string, what: string): Uint8Array {
     throw fail(path, "media", `invalid base64 for ${what}`);
   }
   return new Uint8Array(Buffer.from(compact, "base64"));
-}
-
-function startsWith(data: Uint8Array, ...bytes: number[]): boolean {
-  return bytes.every((b, i) => data[i] === b);
-}
-
-function ascii(data: Uint8Array, from: number, to: number): string {
-  return String.fromCharCode(...data.subarray(from, to));
-}
-
-/** The image MIME type the magic bytes announce (JPEG, PNG, GIF, WEBP), or undefined. */
-export function sniffImage(data: Uint8Array): string | undefined {
-  if (startsWith(data, 0xff, 0xd8, 0xff)) return "image/jpeg";
-  if (startsWith(data, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
-  if (ascii(data, 0, 6) === "GIF87a" || ascii(data, 0, 6) === "GIF89a") return "image/gif";
-  if (data.length >= 12 && ascii(data, 0, 4) === "RIFF" && ascii(data, 8, 12) === "WEBP") return "image/webp";
-  return undefined;
-}
-
-/** The audio MIME type the magic bytes announce; `audio/mpeg` when unknown (as the seed). */
-export function sniffAudio(data: Uint8Array): string {
-  if (ascii(data, 0, 3) === "ID3" || (data[0] === 0xff && [0xfb, 0xf3, 0xf2].includes(data[1] ?? 0))) {
-    return "audio/mpeg";
-  }
-  if (ascii(data, 0, 4) === "OggS") return "audio/ogg";
-  if (ascii(data, 0, 4) === "fLaC") return "audio/flac";
-  if (data.length >= 12 && ascii(data, 0, 4) === "RIFF" && ascii(data, 8, 12) === "WAVE") return "audio/wav";
-  return "audio/mpeg";
 }
 
 const URL_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;

@@ -1,0 +1,176 @@
+// Media helpers, the same rules as the Python library's (src/agentmsg/_media.py): MIME types sniffed from magic
+// bytes, strict base64, data URLs, a media type guessed from a URL's path. Browser-safe: Uint8Array, TextDecoder and
+// regular expressions only, no Node built-ins.
+
+import { MediaError } from "./errors.js";
+
+function startsWith(data: Uint8Array, ...bytes: number[]): boolean {
+  return data.length >= bytes.length && bytes.every((b, i) => data[i] === b);
+}
+
+function ascii(data: Uint8Array, from: number, to: number): string {
+  return String.fromCharCode(...data.subarray(from, to));
+}
+
+/** The image MIME type the magic bytes announce (JPEG, PNG, GIF, WEBP), or undefined. */
+export function sniffImage(data: Uint8Array): string | undefined {
+  if (startsWith(data, 0xff, 0xd8, 0xff)) return "image/jpeg";
+  if (startsWith(data, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
+  if (ascii(data, 0, 6) === "GIF87a" || ascii(data, 0, 6) === "GIF89a") return "image/gif";
+  if (data.length >= 12 && ascii(data, 0, 4) === "RIFF" && ascii(data, 8, 12) === "WEBP") return "image/webp";
+  return undefined;
+}
+
+/** The audio MIME type the magic bytes announce (MP3, Ogg, FLAC, WAV); `audio/mpeg` when unknown, as the seed. */
+export function sniffAudio(data: Uint8Array): string {
+  if (ascii(data, 0, 3) === "ID3" || (data[0] === 0xff && [0xfb, 0xf3, 0xf2].includes(data[1] ?? 0))) {
+    return "audio/mpeg";
+  }
+  if (ascii(data, 0, 4) === "OggS") return "audio/ogg";
+  if (ascii(data, 0, 4) === "fLaC") return "audio/flac";
+  if (data.length >= 12 && ascii(data, 0, 4) === "RIFF" && ascii(data, 8, 12) === "WAVE") return "audio/wav";
+  return "audio/mpeg";
+}
+
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** `application/pdf` for PDF magic, `text/plain` for UTF-8 text, else undefined. */
+export function sniffDocument(data: Uint8Array): string | undefined {
+  if (ascii(data, 0, 5) === "%PDF-") return "application/pdf";
+  try {
+    UTF8.decode(data);
+  } catch {
+    return undefined;
+  }
+  return "text/plain";
+}
+
+const BASE64_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const BASE64_VALUE = new Map([...BASE64_ALPHABET].map((c, i) => [c, i]));
+const BASE64_TEXT = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/**
+ * Strict base64 (standard alphabet, padding required, line breaks and spaces allowed); throws {@link MediaError}
+ * `invalid base64 for <what>: ...` as the Python library does.
+ */
+export function decodeBase64(text: string, what: string): Uint8Array {
+  const compact = text.replace(/\s+/g, "");
+  if (compact === "") throw new MediaError(`invalid base64 for ${what}: the text is empty`);
+  if (!BASE64_TEXT.test(compact)) throw new MediaError(`invalid base64 for ${what}: only base64 data is allowed`);
+  if (compact.length % 4 !== 0) throw new MediaError(`invalid base64 for ${what}: incorrect padding`);
+  const body = compact.replace(/=+$/, "");
+  const out = new Uint8Array(Math.floor((body.length * 6) / 8));
+  let bits = 0;
+  let value = 0;
+  let at = 0;
+  for (const char of body) {
+    value = (value << 6) | (BASE64_VALUE.get(char) ?? 0);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[at++] = (value >> bits) & 0xff;
+    }
+  }
+  return out;
+}
+
+/** Standard base64 with padding. */
+export function encodeBase64(data: Uint8Array): string {
+  let out = "";
+  for (let i = 0; i < data.length; i += 3) {
+    const a = data[i] ?? 0;
+    const b = data[i + 1];
+    const c = data[i + 2];
+    const n = (a << 16) | ((b ?? 0) << 8) | (c ?? 0);
+    out += BASE64_ALPHABET[(n >> 18) & 63];
+    out += BASE64_ALPHABET[(n >> 12) & 63];
+    out += b === undefined ? "=" : BASE64_ALPHABET[(n >> 6) & 63];
+    out += c === undefined ? "=" : BASE64_ALPHABET[n & 63];
+  }
+  return out;
+}
+
+const DATA_URL = /^data:([^;,]*)((?:;[^;,]*)*?)(;base64)?,(.*)$/is;
+
+/** True for a `data:` URL (any case). */
+export function isDataUrl(value: string): boolean {
+  return value.slice(0, 5).toLowerCase() === "data:";
+}
+
+/** Percent-decoding to bytes (`%ff` is the byte 0xff, not a character); other characters are UTF-8. */
+function unquoteToBytes(text: string): Uint8Array {
+  const out: number[] = [];
+  const encoder = new TextEncoder();
+  for (let i = 0; i < text.length; ) {
+    const hex = text[i] === "%" ? text.slice(i + 1, i + 3) : "";
+    if (/^[0-9A-Fa-f]{2}$/.test(hex)) {
+      out.push(Number.parseInt(hex, 16));
+      i += 3;
+      continue;
+    }
+    const point = text.codePointAt(i) ?? 0;
+    const char = String.fromCodePoint(point);
+    out.push(...encoder.encode(char));
+    i += char.length;
+  }
+  return new Uint8Array(out);
+}
+
+/** Split a `data:` URL into its media type (lower case, `""` when not declared) and its bytes. */
+export function parseDataUrl(url: string, what: string): { mediaType: string; data: Uint8Array } {
+  const match = DATA_URL.exec(url);
+  if (match === null) throw new MediaError(`malformed data URL for ${what}`);
+  const payload = match[4] ?? "";
+  if (payload === "") throw new MediaError(`the data URL for ${what} holds no data`);
+  const data = match[3] ? decodeBase64(payload, what) : unquoteToBytes(payload);
+  return { mediaType: (match[1] ?? "").toLowerCase(), data };
+}
+
+/** An absolute URL (`scheme://...`): kept as a URL, never read. */
+export const URL_PATTERN = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
+const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/;
+
+// The extensions whose type every Python version's `mimetypes` agrees on (the Python library guesses with it).
+const EXTENSIONS: Record<string, string> = {
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
+  svg: "image/svg+xml",
+  tif: "image/tiff",
+  tiff: "image/tiff",
+  mp3: "audio/mpeg",
+  wav: "audio/wav",
+  pdf: "application/pdf",
+  json: "application/json",
+  txt: "text/plain",
+  csv: "text/csv",
+  html: "text/html",
+  htm: "text/html",
+  xml: "text/xml",
+};
+
+/** The media type a file name or URL path suggests when it starts with `prefix` (`"image/"`, `""`: any), else `""`. */
+export function guessFromPath(path: string, prefix: string): string {
+  let name = path;
+  if (SCHEME.test(name)) name = name.replace(/^[^:]*:(\/\/[^/?#]*)?/, "").replace(/[?#].*$/s, "");
+  const base = name.slice(name.lastIndexOf("/") + 1);
+  const dot = base.lastIndexOf(".");
+  if (dot <= 0) return "";
+  const guessed = EXTENSIONS[base.slice(dot + 1).toLowerCase()] ?? "";
+  return guessed.startsWith(prefix) ? guessed : "";
+}
+
+/**
+ * Check image bytes and return their media type: `mediaType` (the caller's word) wins; then what the magic bytes
+ * say; then `hint` (a type a data URL declared). Throws {@link MediaError} for empty or unidentified bytes.
+ */
+export function inspectImage(data: Uint8Array, mediaType?: string, hint?: string): string {
+  if (data.length === 0) throw new MediaError("image data is empty");
+  if (mediaType) return mediaType;
+  const sniffed = sniffImage(data);
+  if (sniffed !== undefined) return sniffed;
+  if (hint) return hint;
+  throw new MediaError("unknown image format (not JPEG, PNG, GIF or WEBP); pass mediaType to override");
+}
