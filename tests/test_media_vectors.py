@@ -47,12 +47,12 @@ def media_input(spec: dict[str, Any]) -> Any:
 
 
 MAKERS: dict[str, Callable[..., Any]] = {
-    "image": lambda value, **options: ImageContent(images=value, **options)
-    if isinstance(value, list)
-    else ImageContent(value, **options),
-    "audio": lambda value, **options: AudioContent(audio=value, **options)
-    if isinstance(value, list)
-    else AudioContent(value, **options),
+    "image": lambda value, **options: (
+        ImageContent(images=value, **options) if isinstance(value, list) else ImageContent(value, **options)
+    ),
+    "audio": lambda value, **options: (
+        AudioContent(audio=value, **options) if isinstance(value, list) else AudioContent(value, **options)
+    ),
     "document": DocumentContent,
     "text_document": DocumentContent.from_text,
 }
