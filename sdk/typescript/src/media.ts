@@ -46,7 +46,8 @@ export function sniffDocument(data: Uint8Array): string | undefined {
 }
 
 const BASE64_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-const BASE64_VALUE = new Map([...BASE64_ALPHABET].map((c, i) => [c, i]));
+const BASE64_VALUE = new Uint8Array(128);
+for (let i = 0; i < BASE64_ALPHABET.length; i++) BASE64_VALUE[BASE64_ALPHABET.charCodeAt(i)] = i;
 const BASE64_TEXT = /^[A-Za-z0-9+/]*={0,2}$/;
 
 /**
@@ -54,7 +55,8 @@ const BASE64_TEXT = /^[A-Za-z0-9+/]*={0,2}$/;
  * `invalid base64 for <what>: ...` as the Python library does.
  */
 export function decodeBase64(text: string, what: string): Uint8Array {
-  const compact = text.replace(/\s+/g, "");
+  // The whitespace Python's \s matches in bytes: a non-ASCII space is not one, as there.
+  const compact = text.replace(/[ \t\n\r\f\v]+/g, "");
   if (compact === "") throw new MediaError(`invalid base64 for ${what}: the text is empty`);
   if (!BASE64_TEXT.test(compact)) throw new MediaError(`invalid base64 for ${what}: only base64 data is allowed`);
   if (compact.length % 4 !== 0) throw new MediaError(`invalid base64 for ${what}: incorrect padding`);
@@ -63,8 +65,9 @@ export function decodeBase64(text: string, what: string): Uint8Array {
   let bits = 0;
   let value = 0;
   let at = 0;
-  for (const char of body) {
-    value = (value << 6) | (BASE64_VALUE.get(char) ?? 0);
+  for (let i = 0; i < body.length; i++) {
+    // Only the alphabet is left (checked above); `value` keeps the bits not yet written, never more than 14.
+    value = ((value << 6) | (BASE64_VALUE[body.charCodeAt(i)] ?? 0)) & 0x3fff;
     bits += 6;
     if (bits >= 8) {
       bits -= 8;

@@ -187,7 +187,8 @@ test("base64 round-trips every byte value and refuses what Python refuses", () =
     assert.deepEqual(decodeBase64(encodeBase64(bytes), "x"), bytes);
   }
   assert.deepEqual(decodeBase64("YR==", "x"), new Uint8Array([0x61]), "non-zero trailing bits are read as Python does");
-  for (const bad of ["YQ", "YQ=", "Y", "YQ==YQ==", "YQ=a", "Y-Q=", ""]) {
+  assert.deepEqual(decodeBase64(" Y Q\t=\r\n= ", "x"), new Uint8Array([0x61]), "ASCII whitespace is skipped");
+  for (const bad of ["YQ", "YQ=", "Y", "YQ==YQ==", "YQ=a", "Y-Q=", "", "YQ\u00a0==", "\n"]) {
     assert.throws(() => decodeBase64(bad, "x"), MediaError, bad);
   }
 });
