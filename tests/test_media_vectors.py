@@ -1,9 +1,9 @@
 """The media and shortcut vectors (tests/vectors/helpers/) in Python.
 
 ``media.json`` makes image, audio and document blocks from real small files, base64, data URLs, URLs and bytes no
-sniffer knows; ``shortcuts.json`` calls the citation and hosted-tool shortcuts. Each case names the block's
-ProtoJSON or the error. The TypeScript SDK runs the same files (sdk/typescript/test/media.test.ts), so both languages
-sniff, refuse and build alike.
+sniffer knows, directly and through the seed-1 dict import; ``shortcuts.json`` calls the citation and hosted-tool
+shortcuts. Each case names the block's ProtoJSON or the error. The TypeScript SDK runs the same files
+(sdk/typescript/test/media.test.ts), so both languages sniff, refuse and build alike.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from agentmsg import (
     ValidationError,
     WebFetchOutput,
 )
+from agentmsg.dict_form import content_from_dict
 
 HELPERS = Path(__file__).resolve().parent / "vectors" / "helpers"
 MEDIA: dict[str, Any] = json.loads((HELPERS / "media.json").read_text(encoding="utf-8"))
@@ -41,6 +42,8 @@ FILES = {name: base64.b64decode(text) for name, text in MEDIA["files"].items()}
 def media_input(spec: dict[str, Any]) -> Any:
     if "list" in spec:
         return [media_input(item) for item in spec["list"]]
+    if "dict" in spec:
+        return spec["dict"]
     if "file" in spec:
         return FILES[spec["file"]] if spec["file"] is not None else b""
     return spec["text"]
@@ -55,6 +58,7 @@ MAKERS: dict[str, Callable[..., Any]] = {
     ),
     "document": DocumentContent,
     "text_document": DocumentContent.from_text,
+    "dict": content_from_dict,
 }
 
 CALLS: dict[str, Callable[..., Any]] = {

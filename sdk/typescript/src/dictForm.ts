@@ -20,6 +20,7 @@ import {
 } from "@bufbuild/protobuf";
 import { type Timestamp, ValueSchema } from "@bufbuild/protobuf/wkt";
 import {
+  audio,
   type Content,
   ContentSchema,
   type HostedToolKindName,
@@ -29,6 +30,7 @@ import {
   hostedToolStatus,
   hostedToolStatusName,
   type ImageDetailName,
+  image,
   type MediaSource,
   parseJsonObject,
   type ToolKindName,
@@ -36,11 +38,13 @@ import {
   toolKindName,
   toolResultText,
 } from "./content.js";
-import { ValidationError, type Violation } from "./errors.js";
+import { MediaError, ValidationError, type Violation } from "./errors.js";
 import {
+  type AudioContent,
   AudioSourceSchema,
   CitationSchema,
   CodeExecutionOutputSchema,
+  type ImageContent,
   ImageDetail,
   ImageSourceSchema,
   type ProviderContent,
@@ -51,7 +55,6 @@ import {
 } from "./gen/agentmsg/v1/content_pb.js";
 import { type Message, MessageSchema, StopReason } from "./gen/agentmsg/v1/message_pb.js";
 import type { Usage } from "./gen/agentmsg/v1/usage_pb.js";
-import { sniffAudio, sniffImage } from "./media.js";
 import { type StopReasonName, stopReason, stopReasonName } from "./messages.js";
 import { violations } from "./validation.js";
 
@@ -385,10 +388,8 @@ function decodeBase64(text: string, path: string, what: string): Uint8Array {
   return new Uint8Array(Buffer.from(compact, "base64"));
 }
 
-const URL_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
-const DATA_URL = /^data:([^;,]*)((?:;[^;,]*)*?)(;base64)?,(.*)$/is;
-
-// One image / audio item: a URL, a data: URL, base64, or {"file_id": ...}.
+// One image / audio item: a URL, a data: URL, base64, or {"file_id": ...}; strings by the helpers' rules (`image`,
+// `audio`: the type sniffed, a URL's guessed from its path), their errors at the item's path, as Python's import.
 function mediaItem(item: JsonValue, mediaType: string | undefined, kind: "image" | "audio", path: string): MediaSource {
   if (is(item, "dict")) {
     const fileId = need<string>(item as Dict, "file_id", "str", path);
@@ -398,21 +399,22 @@ function mediaItem(item: JsonValue, mediaType: string | undefined, kind: "image"
   if (item.startsWith("file:")) {
     throw fail(path, "media", `${kind} 'file:' paths are not read from decoded data`);
   }
-  if (URL_SCHEME.test(item)) return { url: item, mediaType: mediaType ?? "" };
-  const dataUrl = DATA_URL.exec(item);
-  let data: Uint8Array;
-  let declared = mediaType;
-  if (dataUrl !== null) {
-    const payload = dataUrl[4] ?? "";
-    data = dataUrl[3] ? decodeBase64(payload, path, kind) : new TextEncoder().encode(decodeURIComponent(payload));
-    declared ??= dataUrl[1] || undefined;
-  } else {
-    data = decodeBase64(item, path, kind);
+  let block: Content;
+  try {
+    block = kind === "image" ? image(item, { mediaType }) : audio(item, { mediaType });
+  } catch (error) {
+    if (error instanceof MediaError) throw fail(path, "media", error.message);
+    if (error instanceof ValidationError) {
+      throw new PayloadError(
+        error.violations.map((v) => ({ ...v, field: v.field === "" ? path : `${path}.${v.field}` })),
+        "seed-1 dict",
+      );
+    }
+    throw error;
   }
-  const sniffed = kind === "image" ? sniffImage(data) : sniffAudio(data);
-  const type = declared ?? sniffed;
-  if (type === undefined) throw fail(path, "media", `unknown ${kind} format: give media_type`);
-  return { data, mediaType: type };
+  const { source, mediaType: found } = block.kind.value as ImageContent | AudioContent;
+  if (source.case === "data") return { data: source.value, mediaType: found };
+  return { url: source.value as string, mediaType: found };
 }
 
 function sourceOf(from: MediaSource): Source {

@@ -1,5 +1,5 @@
-// The media and shortcut vectors (tests/vectors/helpers/) through the SDK: the blocks image(), audio(), document()
-// and textDocument() make from real small files, base64, data URLs, URLs and unknown bytes, and what the citation and
+// The media and shortcut vectors (tests/vectors/helpers/) through the SDK: the blocks image(), audio(), document(),
+// textDocument() and the seed-1 dict import (contentFromDict) make from real small files, base64, data URLs, URLs and unknown bytes, and what the citation and
 // hosted-tool shortcuts build, must be what the files say, as tests/test_media_vectors.py checks for Python.
 
 import assert from "node:assert/strict";
@@ -11,6 +11,7 @@ import {
   asKind,
   audio,
   codeExecutionOutput,
+  contentFromDict,
   decodeBase64,
   document,
   documentCitation,
@@ -44,6 +45,7 @@ type Expect =
   | { error: "ValidationError"; violations: { field: string; rule_id: string }[] };
 
 interface InputSpec {
+  dict?: JsonValue;
   file?: string | null;
   text?: string;
   list?: InputSpec[];
@@ -51,7 +53,7 @@ interface InputSpec {
 
 interface MediaCase {
   name: string;
-  make: "image" | "audio" | "document" | "text_document";
+  make: "image" | "audio" | "document" | "text_document" | "dict";
   input: InputSpec;
   options: Record<string, string>;
   expect: Expect;
@@ -79,7 +81,8 @@ const shortcuts = JSON.parse(fs.readFileSync(path.join(HELPERS, "shortcuts.json"
 };
 const files = Object.fromEntries(Object.entries(media.files).map(([name, text]) => [name, decodeBase64(text, name)]));
 
-function mediaInput(spec: InputSpec): MediaInput | MediaInput[] {
+function mediaInput(spec: InputSpec): MediaInput | MediaInput[] | JsonValue {
+  if (spec.dict !== undefined) return spec.dict;
   if (spec.list !== undefined) return spec.list.map((item) => mediaInput(item) as MediaInput);
   if (spec.file !== undefined) return spec.file === null ? new Uint8Array() : (files[spec.file] as Uint8Array);
   return spec.text as string;
@@ -114,7 +117,7 @@ function outcome(make: () => Message, expect: Expect): Expect {
 
 for (const c of media.cases) {
   test(`media vector ${c.name}`, () => {
-    const input = mediaInput(c.input);
+    const input = mediaInput(c.input) as MediaInput | MediaInput[];
     const options = camel(c.options);
     const make = (): Message => {
       switch (c.make) {
@@ -126,6 +129,8 @@ for (const c of media.cases) {
           return document(input as Uint8Array | string, options);
         case "text_document":
           return textDocument(input as string, options);
+        case "dict":
+          return contentFromDict(input as JsonValue);
       }
     };
     assert.deepEqual(outcome(make, c.expect), c.expect);
