@@ -166,11 +166,87 @@ export function guessFromPath(path: string, prefix: string): string {
 }
 
 /**
+ * The most pixels an image may declare: Pillow's `Image.MAX_IMAGE_PIXELS` (89,478,485), the limit the Python
+ * library refuses images over as decompression bombs.
+ */
+export const MAX_IMAGE_PIXELS = 89_478_485;
+
+function u16be(data: Uint8Array, at: number): number {
+  return ((data[at] ?? 0) << 8) | (data[at + 1] ?? 0);
+}
+function u16le(data: Uint8Array, at: number): number {
+  return (data[at] ?? 0) | ((data[at + 1] ?? 0) << 8);
+}
+function u24le(data: Uint8Array, at: number): number {
+  return u16le(data, at) | ((data[at + 2] ?? 0) << 16);
+}
+function u32be(data: Uint8Array, at: number): number {
+  return u16be(data, at) * 0x10000 + u16be(data, at + 2);
+}
+
+// The width and height a JPEG's first frame header (SOFn) declares, walking the marker segments before the scan.
+function jpegSize(data: Uint8Array): [number, number] | undefined {
+  let at = 2;
+  while (at + 4 <= data.length) {
+    if (data[at] !== 0xff) return undefined;
+    const marker = data[at + 1] ?? 0;
+    if (marker === 0xff) {
+      at += 1; // a fill byte
+      continue;
+    }
+    if (marker === 0x01 || (marker >= 0xd0 && marker <= 0xd8)) {
+      at += 2; // a marker with no segment
+      continue;
+    }
+    if (marker === 0xd9 || marker === 0xda) return undefined; // the end, or the scan: no frame header before it
+    const isFrame = marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc;
+    if (isFrame) return at + 9 <= data.length ? [u16be(data, at + 7), u16be(data, at + 5)] : undefined;
+    at += 2 + u16be(data, at + 2);
+  }
+  return undefined;
+}
+
+/**
+ * The width and height the header of a JPEG, PNG, GIF or WEBP declares (no pixel is decoded), or undefined when the
+ * header is not there to read.
+ */
+export function imageSize(data: Uint8Array): [number, number] | undefined {
+  switch (sniffImage(data)) {
+    case "image/png":
+      return data.length >= 24 && ascii(data, 12, 16) === "IHDR" ? [u32be(data, 16), u32be(data, 20)] : undefined;
+    case "image/gif":
+      return data.length >= 10 ? [u16le(data, 6), u16le(data, 8)] : undefined;
+    case "image/jpeg":
+      return jpegSize(data);
+    case "image/webp": {
+      const chunk = ascii(data, 12, 16);
+      if (chunk === "VP8X" && data.length >= 30) return [u24le(data, 24) + 1, u24le(data, 27) + 1];
+      if (chunk === "VP8 " && data.length >= 30) return [u16le(data, 26) & 0x3fff, u16le(data, 28) & 0x3fff];
+      if (chunk === "VP8L" && data.length >= 25) {
+        const bits = u16le(data, 21) + (data[23] ?? 0) * 0x10000 + (data[24] ?? 0) * 0x1000000;
+        return [(bits & 0x3fff) + 1, (Math.floor(bits / 0x4000) & 0x3fff) + 1];
+      }
+      return undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/**
  * Check image bytes and return their media type: `mediaType` (the caller's word) wins; then what the magic bytes
- * say; then `hint` (a type a data URL declared). Throws {@link MediaError} for empty or unidentified bytes.
+ * say; then `hint` (a type a data URL declared). Throws {@link MediaError} for empty or unidentified bytes, and for an
+ * image whose header declares more than {@link MAX_IMAGE_PIXELS} (a decompression bomb), as the Python library does.
  */
 export function inspectImage(data: Uint8Array, mediaType?: string, hint?: string): string {
   if (data.length === 0) throw new MediaError("image data is empty");
+  const size = imageSize(data);
+  if (size !== undefined && size[0] * size[1] > MAX_IMAGE_PIXELS) {
+    throw new MediaError(
+      `image refused as a decompression bomb: Image size (${size[0] * size[1]} pixels) exceeds limit of ` +
+        `${MAX_IMAGE_PIXELS} pixels, could be decompression bomb DOS attack.`,
+    );
+  }
   if (mediaType) return mediaType;
   const sniffed = sniffImage(data);
   if (sniffed !== undefined) return sniffed;

@@ -22,6 +22,7 @@ import {
   hostedToolCall,
   hostedToolResult,
   image,
+  imageSize,
   MediaError,
   type MediaInput,
   parseDataUrl,
@@ -198,10 +199,25 @@ test("base64 round-trips every byte value and refuses what Python refuses", () =
   }
 });
 
-test("the sniffers and the path guess are exported and browser-safe", () => {
+test("the sniffers, the header sizes and the path guess are exported and browser-safe", () => {
   assert.equal(sniffImage(files.png as Uint8Array), "image/png");
   assert.equal(sniffImage(new Uint8Array([0xff, 0xd8])), undefined, "two bytes of a JPEG marker are not a JPEG");
   assert.equal(sniffAudio(new Uint8Array()), "audio/mpeg");
+  const sizes = ["png", "jpeg", "gif", "webp", "webp_lossless", "webp_alpha", "png_bomb"].map((name) =>
+    imageSize(files[name] as Uint8Array),
+  );
+  assert.deepEqual(sizes, [
+    [2, 2],
+    [2, 2],
+    [2, 2],
+    [2, 2],
+    [3, 5],
+    [7, 2],
+    [10000, 10000],
+  ]);
+  assert.equal(imageSize((files.png as Uint8Array).subarray(0, 20)), undefined, "a cut header declares no size");
+  assert.equal(imageSize((files.jpeg as Uint8Array).subarray(0, 100)), undefined, "no frame header before the cut");
+  assert.equal(imageSize(files.unknown as Uint8Array), undefined);
   assert.equal(sniffDocument(new Uint8Array([0xc3])), undefined, "a cut UTF-8 sequence is not text");
   assert.equal(guessFromPath("https://example.com/a.tar.PNG?x=1.pdf", "image/"), "image/png");
   assert.equal(guessFromPath("https://example.com/.png", "image/"), "");
