@@ -408,6 +408,7 @@ export function image(
   input: MediaInput | MediaInput[],
   options: { detail?: ImageDetailName; mediaType?: string } = {},
 ): Content {
+  const detail = imageDetail(options.detail); // checked first, as Python does
   const [first, ...more] = collect(input, "image", options.mediaType) as [Piece, ...Piece[]];
   return checked(
     create(ContentSchema, {
@@ -416,7 +417,7 @@ export function image(
         value: {
           source: first.source,
           mediaType: first.mediaType,
-          detail: imageDetail(options.detail),
+          detail,
           moreImages: more.map((p) => create(ImageSourceSchema, p)),
         },
       },
