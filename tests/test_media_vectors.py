@@ -1,15 +1,17 @@
-"""The media and shortcut vectors (tests/vectors/helpers/) in Python.
+"""The media and shortcut vectors (tests/vectors/helpers/, scripts/make_media_vectors.py) in Python.
 
-``media.json`` makes image, audio and document blocks from real small files, base64, data URLs, URLs and bytes no
-sniffer knows, directly and through the seed-1 dict import; ``shortcuts.json`` calls the citation and hosted-tool
-shortcuts. Each case names the block's ProtoJSON or the error. The TypeScript SDK runs the same files
-(sdk/typescript/test/media.test.ts), so both languages sniff, refuse and build alike.
+``media.json`` makes image, audio and document blocks from real small files, base64, data URLs, URLs, bytes no
+sniffer knows and decompression-bomb headers, directly and through the seed-1 dict import; ``shortcuts.json`` calls
+the citation and hosted-tool shortcuts. Each case names the block's ProtoJSON or the error. The TypeScript SDK runs
+the same files (sdk/typescript/test/media.test.ts), so both languages sniff, refuse and build alike.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -33,7 +35,8 @@ from agentmsg import (
 )
 from agentmsg.dict_form import content_from_dict
 
-HELPERS = Path(__file__).resolve().parent / "vectors" / "helpers"
+ROOT = Path(__file__).resolve().parents[1]
+HELPERS = ROOT / "tests" / "vectors" / "helpers"
 MEDIA: dict[str, Any] = json.loads((HELPERS / "media.json").read_text(encoding="utf-8"))
 SHORTCUTS: dict[str, Any] = json.loads((HELPERS / "shortcuts.json").read_text(encoding="utf-8"))
 FILES = {name: base64.b64decode(text) for name, text in MEDIA["files"].items()}
@@ -95,6 +98,16 @@ def outcome(make: Callable[[], Any], expect: dict[str, Any]) -> dict[str, Any]:
     except ValidationError as exc:
         violations = [{"field": v.field, "rule_id": v.rule_id} for v in exc.violations]
         return {"error": "ValidationError", "violations": violations}
+
+
+def test_the_vectors_match_their_cases() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "make_media_vectors.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def test_the_vectors_cover_every_outcome_and_file() -> None:
