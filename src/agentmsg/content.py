@@ -2145,7 +2145,7 @@ class HostedToolResultContent(ContentBase):
         bodies = [
             name
             for name, value in (
-                ("search_results", search_results if search_results is not None or queries else None),
+                ("search_results", search_results if search_results is not None else queries or None),
                 ("code_execution", code_execution),
                 ("web_fetch", web_fetch),
             )

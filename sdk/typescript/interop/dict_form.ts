@@ -1,12 +1,21 @@
 // The seed-1 dict form of every valid Message vector (tests/vectors), for tests/interop/test_ts_sdk.py to compare
-// with Python's message_to_dict; and whether messageFromDict gives each message back.
+// with Python's message_to_dict; and what messageFromDict makes of each dict (binary, base64), to compare with
+// Python's message_from_dict (the import guesses a URL's media type from its path, in both languages, so a URL that
+// had none does not come back as it was).
 //
 //   node dist/interop/dict_form.js <vectors dir>
 
 import fs from "node:fs";
 import path from "node:path";
-import { equals, fromBinary, type JsonObject } from "@bufbuild/protobuf";
-import { ConversationSchema, type Message, MessageSchema, messageFromDict, messageToDict } from "../src/index.js";
+import { fromBinary, type JsonObject, toBinary } from "@bufbuild/protobuf";
+import {
+  ConversationSchema,
+  encodeBase64,
+  type Message,
+  MessageSchema,
+  messageFromDict,
+  messageToDict,
+} from "../src/index.js";
 
 const [dir] = process.argv.slice(2);
 if (dir === undefined) throw new Error("usage: dict_form.js <vectors dir>");
@@ -25,7 +34,7 @@ for (const vector of manifest.vectors) {
   const back = dicts.map((d) => messageFromDict(d));
   report[vector.name] = {
     dicts,
-    roundTrip: back.every((m, i) => equals(MessageSchema, m, messages[i] as Message)),
+    back: back.map((m) => encodeBase64(toBinary(MessageSchema, m))),
   };
 }
 process.stdout.write(`${JSON.stringify(report)}\n`);

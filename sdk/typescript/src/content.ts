@@ -4,26 +4,34 @@
 
 import { create, type JsonObject, type JsonValue, type MessageInitShape } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { ToolArgumentsError, ValidationError } from "./errors.js";
+import { MediaError, ToolArgumentsError, ValidationError } from "./errors.js";
 import {
   type AudioContent,
+  AudioSourceSchema,
   type Citation,
   CitationSchema,
+  CodeExecutionFileSchema,
   type CodeExecutionOutput,
   CodeExecutionOutputSchema,
   type Content,
   ContentSchema,
+  DocumentCitationSourceSchema,
   type DocumentContent,
+  FileCitationSourceSchema,
   type HostedToolCallContent,
   HostedToolKind,
   type HostedToolResultContent,
   HostedToolStatus,
   type ImageContent,
   ImageDetail,
+  ImageSourceSchema,
+  IndexRangeSchema,
   type ProviderContent,
   type RedactedThinkingContent,
   type SearchResult,
+  SearchResultCitationSourceSchema,
   SearchResultSchema,
+  SearchResultsSchema,
   type TextContent,
   type ThinkingContent,
   type TokenLogprob,
@@ -33,9 +41,20 @@ import {
   type ToolCallContent,
   ToolKind,
   type ToolResultContent,
+  WebCitationSourceSchema,
   type WebFetchOutput,
   WebFetchOutputSchema,
 } from "./gen/agentmsg/v1/content_pb.js";
+import {
+  decodeBase64,
+  guessFromPath,
+  inspectImage,
+  isDataUrl,
+  parseDataUrl,
+  sniffAudio,
+  sniffDocument,
+  URL_PATTERN,
+} from "./media.js";
 import { validate } from "./validation.js";
 
 /** The names of the content arms (`Content.kind.case`). */
@@ -114,6 +133,145 @@ export function citation(init: MessageInitShape<typeof CitationSchema>): Citatio
   return built;
 }
 
+/** What every citation may say besides its source: the quoted text, the span of the block it supports, and more. */
+export interface CitationOptions {
+  /** The quoted source text. */
+  citedText?: string;
+  /** Where the supported span of the block's text starts (code points); unset: the whole block. */
+  startIndex?: number;
+  /** Where it ends (exclusive). */
+  endIndex?: number;
+  /** The provider's confidence, 0 to 1. */
+  confidence?: number;
+  /** The provider's citation object, verbatim (a `providerContent(...)` block or its `ProviderContent`). */
+  original?: Content | ProviderContent;
+}
+
+/** A `[start, end)` range: characters and blocks count from 0, pages from 1. */
+export type IndexRangeTuple = readonly [number, number];
+
+// An optional integer field checked as the Python library checks it (same field name and rule id).
+function optionalInt(value: number | undefined, field: string, bits: 32 | 64 = 32, minimum: number | null = 0) {
+  if (value === undefined) return undefined;
+  if (typeof value !== "number" || !Number.isInteger(value)) {
+    throw ValidationError.single(
+      field,
+      "type",
+      `expected int, got ${typeof value === "number" ? value : typeof value}`,
+    );
+  }
+  if (minimum !== null && value < minimum) {
+    throw ValidationError.single(field, `int${bits}.gte`, `must be at least ${minimum}, got ${value}`);
+  }
+  if (bits === 32 && (value < -(2 ** 31) || value > 2 ** 31 - 1)) {
+    throw ValidationError.single(field, "int32.range", `${value} does not fit in an int32`);
+  }
+  return value;
+}
+
+function originalOf(original: Content | ProviderContent | undefined, field = "original"): ProviderContent | undefined {
+  if (original === undefined) return undefined;
+  if (isContent(original)) {
+    if (original.kind.case !== "provider") {
+      throw ValidationError.single(
+        field,
+        "type",
+        `expected a provider block, got ${original.kind.case ?? "an empty block"}`,
+      );
+    }
+    return original.kind.value;
+  }
+  return original;
+}
+
+function rangeOf(value: IndexRangeTuple, field: string): { start: bigint; end: bigint } {
+  if (!Array.isArray(value) || value.length !== 2) {
+    throw ValidationError.single(field, "type", "expected a [start, end] pair");
+  }
+  const start = optionalInt(value[0], `${field}.start`, 64) ?? 0;
+  const end = optionalInt(value[1], `${field}.end`, 64) ?? 0;
+  return { start: BigInt(start), end: BigInt(end) };
+}
+
+function citationWith(source: Citation["source"], options: CitationOptions): Citation {
+  return citation({
+    citedText: options.citedText ?? "",
+    startIndex: optionalInt(options.startIndex, "start_index"),
+    endIndex: optionalInt(options.endIndex, "end_index"),
+    confidence: options.confidence,
+    original: originalOf(options.original),
+    source,
+  });
+}
+
+/** A web page cited (Anthropic `web_search_result_location`, OpenAI `url_citation`, a Gemini web chunk). */
+export function webCitation(
+  url: string,
+  title = "",
+  options: CitationOptions & { resultIndex?: number } = {},
+): Citation {
+  const resultIndex = optionalInt(options.resultIndex, "result_index");
+  return citationWith({ case: "web", value: create(WebCitationSourceSchema, { url, title, resultIndex }) }, options);
+}
+
+/**
+ * A document of the request cited, at `chars`, `pages` or `blocks` `[start, end)` (one of them at most; Anthropic
+ * `char_location`, `page_location`, `content_block_location`).
+ */
+export function documentCitation(
+  documentIndex: number,
+  options: CitationOptions & {
+    title?: string;
+    fileId?: string;
+    chars?: IndexRangeTuple;
+    pages?: IndexRangeTuple;
+    blocks?: IndexRangeTuple;
+  } = {},
+): Citation {
+  const index = optionalInt(documentIndex, "document_index") ?? 0;
+  const given = (["chars", "pages", "blocks"] as const).filter((name) => options[name] !== undefined);
+  if (given.length > 1) throw ValidationError.single("location", "exclusive", "give one of chars, pages or blocks");
+  const [unit] = given;
+  const location =
+    unit === undefined
+      ? { case: undefined }
+      : { case: unit, value: create(IndexRangeSchema, rangeOf(options[unit] as IndexRangeTuple, unit)) };
+  const source = create(DocumentCitationSourceSchema, {
+    documentIndex: index,
+    title: options.title ?? "",
+    fileId: options.fileId ?? "",
+    location,
+  });
+  return citationWith({ case: "document", value: source }, options);
+}
+
+/** A search result of the request cited (Anthropic `search_result_location`, Gemini `retrievedContext`). */
+export function searchResultCitation(
+  source: string,
+  options: CitationOptions & { title?: string; searchResultIndex?: number; blocks?: IndexRangeTuple } = {},
+): Citation {
+  const value = create(SearchResultCitationSourceSchema, {
+    source,
+    title: options.title ?? "",
+    searchResultIndex: optionalInt(options.searchResultIndex, "search_result_index"),
+    blocks: options.blocks === undefined ? undefined : rangeOf(options.blocks, "blocks"),
+  });
+  return citationWith({ case: "searchResult", value }, options);
+}
+
+/** A provider file cited (OpenAI `file_citation`, `container_file_citation`, `file_path`). */
+export function fileCitation(
+  fileId: string,
+  options: CitationOptions & { filename?: string; containerId?: string } = {},
+): Citation {
+  const value = create(FileCitationSourceSchema, {
+    fileId,
+    filename: options.filename ?? "",
+    containerId: options.containerId ?? "",
+  });
+  return citationWith({ case: "file", value }, options);
+}
+
 /** One token's log probability (`TokenLogprob`), with the most likely alternatives. */
 export function tokenLogprob(init: MessageInitShape<typeof TokenLogprobSchema>): TokenLogprob {
   return create(TokenLogprobSchema, init);
@@ -141,53 +299,214 @@ function imageDetail(detail: ImageDetailName | undefined): ImageDetail {
   return found;
 }
 
-/** The source of a media block: inline bytes (with their MIME type), a URL, or a provider's file id. */
+/**
+ * Where one image, clip or document is: inline bytes, a URL, or a provider's file id. `mediaType` is optional: bytes
+ * without one have it sniffed from their magic bytes, a URL without one has it guessed from its path.
+ */
 export type MediaSource =
-  | { data: Uint8Array; mediaType: string }
+  | { data: Uint8Array; mediaType?: string }
   | { url: string; mediaType?: string }
   | { fileId: string; mediaType?: string };
 
-function source(
-  from: MediaSource,
-): { case: "data"; value: Uint8Array } | { case: "url"; value: string } | { case: "fileId"; value: string } {
-  if ("data" in from) return { case: "data", value: from.data };
-  if ("url" in from) return { case: "url", value: from.url };
-  return { case: "fileId", value: from.fileId };
+/**
+ * One image or clip as {@link image} and {@link audio} take it: bytes (the type sniffed), a string (an absolute URL is
+ * kept as a URL, a `data:` URL and any other string, read as base64, are decoded), a {@link MediaSource}, or a block of
+ * the same kind (its items, in order).
+ */
+export type MediaInput = Uint8Array | string | MediaSource | Content;
+
+type Source = { case: "data"; value: Uint8Array } | { case: "url"; value: string } | { case: "fileId"; value: string };
+type Piece = { source: Source; mediaType: string };
+type MediaKind = "image" | "audio";
+
+function isContent(value: unknown): value is Content {
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as { $typeName?: string }).$typeName === ContentSchema.typeName
+  );
 }
 
-/** An image block (`ImageContent`). */
-export function image(from: MediaSource, options: { detail?: ImageDetailName } = {}): Content {
+// The items of an image or audio block, first and more, in order.
+function piecesOf(block: Content, kind: MediaKind): Piece[] {
+  if (block.kind.case !== kind) {
+    throw ValidationError.single(kind, "type", `expected a ${kind} block, got ${block.kind.case ?? "an empty block"}`);
+  }
+  const arm = block.kind.value as ImageContent | AudioContent;
+  const more = "moreImages" in arm ? arm.moreImages : arm.moreClips;
+  return [arm, ...more].map((item) => ({ source: item.source as Source, mediaType: item.mediaType }));
+}
+
+function bytesPiece(data: Uint8Array, kind: MediaKind, mediaType: string | undefined, hint?: string): Piece {
+  if (kind === "image")
+    return { source: { case: "data", value: data }, mediaType: inspectImage(data, mediaType, hint) };
+  if (data.length === 0) throw new MediaError("audio data is empty");
+  return { source: { case: "data", value: data }, mediaType: mediaType || hint || sniffAudio(data) };
+}
+
+function urlPiece(url: string, kind: MediaKind, mediaType: string | undefined): Piece {
+  return { source: { case: "url", value: url }, mediaType: mediaType ?? guessFromPath(url, `${kind}/`) };
+}
+
+// One item, by the Python library's rules (src/agentmsg/content.py `_image_source`, `_audio_source`).
+function mediaPieces(item: MediaInput, kind: MediaKind, mediaType: string | undefined): Piece[] {
+  if (item instanceof Uint8Array) return [bytesPiece(item, kind, mediaType)];
+  if (typeof item === "string") {
+    if (isDataUrl(item)) {
+      const parsed = parseDataUrl(item, kind);
+      const declared = parsed.mediaType.startsWith(`${kind}/`) ? parsed.mediaType : undefined;
+      return [bytesPiece(parsed.data, kind, mediaType, declared)];
+    }
+    if (URL_PATTERN.test(item)) return [urlPiece(item, kind, mediaType)];
+    if (kind === "audio" && item.startsWith("file:")) {
+      throw new MediaError("audio 'file:' paths are not read by the TypeScript SDK: pass the file's bytes");
+    }
+    return [bytesPiece(decodeBase64(item, kind), kind, mediaType)];
+  }
+  if (isContent(item)) return piecesOf(item, kind);
+  if (typeof item === "object" && item !== null) {
+    const own = item.mediaType ?? mediaType;
+    if ("data" in item && item.data instanceof Uint8Array) return [bytesPiece(item.data, kind, own)];
+    if ("url" in item && typeof item.url === "string") return [urlPiece(item.url, kind, own)];
+    if ("fileId" in item && typeof item.fileId === "string") {
+      return [{ source: { case: "fileId", value: item.fileId }, mediaType: own ?? "" }];
+    }
+  }
+  const got = item === null ? "null" : typeof item;
+  throw ValidationError.single(kind, "type", `expected bytes, a URL, a base64 string or a source, got ${got}`);
+}
+
+// The items of a block given one item or a list; an error about an item of a list names it (`images[2]`).
+function collect(input: MediaInput | MediaInput[], kind: MediaKind, mediaType: string | undefined): Piece[] {
+  const field = kind === "image" ? "images" : "audio";
+  if (!Array.isArray(input)) return mediaPieces(input, kind, mediaType);
+  if (input.length === 0) {
+    throw ValidationError.single(field, "min_items", `the block needs at least one item in ${field}`);
+  }
+  return input.flatMap((item, index) => {
+    try {
+      return mediaPieces(item, kind, mediaType);
+    } catch (error) {
+      const where = `${field}[${index}]`;
+      if (error instanceof MediaError) throw new MediaError(`${where}: ${error.message}`);
+      if (error instanceof ValidationError) {
+        throw new ValidationError(
+          error.violations.map((v) => ({
+            ...v,
+            field: v.field === "" || v.field === kind ? where : `${where}.${v.field}`,
+          })),
+          "value",
+        );
+      }
+      throw error;
+    }
+  });
+}
+
+/**
+ * An image block (`ImageContent`) of one image or several (a list; `image.moreImages` holds all but the first).
+ * Bytes must be JPEG, PNG, GIF or WEBP (sniffed) unless `mediaType` says what they are; `mediaType` applies to every
+ * inline image, `detail` to every image. Unknown bytes and bad base64 throw {@link MediaError}.
+ */
+export function image(
+  input: MediaInput | MediaInput[],
+  options: { detail?: ImageDetailName; mediaType?: string } = {},
+): Content {
+  const detail = imageDetail(options.detail); // checked first, as Python does
+  const [first, ...more] = collect(input, "image", options.mediaType) as [Piece, ...Piece[]];
   return checked(
     create(ContentSchema, {
       kind: {
         case: "image",
-        value: { source: source(from), mediaType: from.mediaType ?? "", detail: imageDetail(options.detail) },
+        value: {
+          source: first.source,
+          mediaType: first.mediaType,
+          detail,
+          moreImages: more.map((p) => create(ImageSourceSchema, p)),
+        },
       },
     }),
   );
 }
 
-/** An audio block (`AudioContent`). */
-export function audio(from: MediaSource): Content {
+/**
+ * An audio block (`AudioContent`) of one clip or several (a list; `audio.moreClips` holds all but the first). The
+ * type of bytes is sniffed (MP3, Ogg, FLAC, WAV; `audio/mpeg` when unknown, as in the seed) unless `mediaType` says.
+ */
+export function audio(input: MediaInput | MediaInput[], options: { mediaType?: string } = {}): Content {
+  const [first, ...more] = collect(input, "audio", options.mediaType) as [Piece, ...Piece[]];
   return checked(
     create(ContentSchema, {
-      kind: { case: "audio", value: { source: source(from), mediaType: from.mediaType ?? "" } },
+      kind: {
+        case: "audio",
+        value: {
+          source: first.source,
+          mediaType: first.mediaType,
+          moreClips: more.map((p) => create(AudioSourceSchema, p)),
+        },
+      },
     }),
   );
 }
 
-/** A document block (`DocumentContent`): a PDF, a text file... */
-export function document(
-  from: MediaSource,
-  options: { filename?: string; title?: string; context?: string } = {},
-): Content {
+/** What a document block says about its document besides where it is. */
+export interface DocumentOptions {
+  /** The MIME type; sniffed from bytes (PDF, else UTF-8 text) and guessed from a URL's path when not given. */
+  mediaType?: string;
+  filename?: string;
+  title?: string;
+  /** Text about the document, given to the model with it (Anthropic `context`). */
+  context?: string;
+}
+
+function documentSource(from: Uint8Array | string | MediaSource, mediaType: string | undefined): Piece {
+  let data: Uint8Array;
+  let type = mediaType;
+  if (from instanceof Uint8Array) {
+    data = from;
+  } else if (typeof from === "string") {
+    if (isDataUrl(from)) {
+      const parsed = parseDataUrl(from, "document");
+      data = parsed.data;
+      type = type || parsed.mediaType || undefined;
+    } else if (URL_PATTERN.test(from)) {
+      return { source: { case: "url", value: from }, mediaType: type ?? guessFromPath(from, "") };
+    } else {
+      throw ValidationError.single(
+        "document",
+        "type",
+        "a string must be a URL or a data: URL; use textDocument for text, decodeBase64 for base64",
+      );
+    }
+  } else if ("data" in from && from.data instanceof Uint8Array) {
+    data = from.data;
+    type = from.mediaType ?? type;
+  } else if ("url" in from && typeof from.url === "string") {
+    return documentSource(from.url, from.mediaType ?? type);
+  } else if ("fileId" in from && typeof from.fileId === "string") {
+    return { source: { case: "fileId", value: from.fileId }, mediaType: from.mediaType ?? type ?? "" };
+  } else {
+    throw ValidationError.single("document", "type", `expected bytes, a URL or a source, got ${typeof from}`);
+  }
+  if (data.length === 0) throw new MediaError("document data is empty");
+  const sniffed = type || sniffDocument(data);
+  if (!sniffed) throw new MediaError("unknown document format (neither PDF nor UTF-8 text); pass mediaType");
+  return { source: { case: "data", value: data }, mediaType: sniffed };
+}
+
+/**
+ * A document block (`DocumentContent`): bytes (PDF by its magic bytes, else UTF-8 text; pass `mediaType` for anything
+ * else), a URL or `data:` URL, or a {@link MediaSource}. Use {@link textDocument} for text.
+ */
+export function document(from: Uint8Array | string | MediaSource, options: DocumentOptions = {}): Content {
+  const piece = documentSource(from, options.mediaType);
   return checked(
     create(ContentSchema, {
       kind: {
         case: "document",
         value: {
-          source: source(from),
-          mediaType: from.mediaType ?? "",
+          source: piece.source,
+          mediaType: piece.mediaType,
           filename: options.filename ?? "",
           title: options.title ?? "",
           context: options.context ?? "",
@@ -195,6 +514,11 @@ export function document(
       },
     }),
   );
+}
+
+/** A text document (`DocumentContent` of the text's UTF-8 bytes, `text/plain` unless `mediaType` says). */
+export function textDocument(value: string, options: DocumentOptions = {}): Content {
+  return document(new TextEncoder().encode(value), { ...options, mediaType: options.mediaType || "text/plain" });
 }
 
 /** A reasoning block (`ThinkingContent`) with its provider signature (`thinking(message)` reads them back). */
@@ -358,15 +682,16 @@ export function hostedToolStatus(name: HostedToolStatusName | undefined, field =
 
 export interface HostedToolCallOptions {
   kind?: HostedToolKindName;
-  /** The input as the provider gave it, kept verbatim (give this or `args`). */
-  input?: string;
+  /** The input: JSON object text as the provider gave it (kept verbatim), or an object (written as compact JSON). */
+  input?: string | JsonObject;
+  /** The input as an object (the same as giving `input` an object). */
   args?: JsonObject;
   server?: string;
   status?: HostedToolStatusName;
   statusRaw?: string;
   signature?: string;
-  /** The provider's block, verbatim. */
-  original?: ProviderContent;
+  /** The provider's block, verbatim (a `providerContent(...)` block or its `ProviderContent`). */
+  original?: Content | ProviderContent;
 }
 
 /** A tool the provider ran itself (`HostedToolCallContent`): web search, code execution, a remote MCP call... */
@@ -374,6 +699,7 @@ export function hostedToolCall(id: string, name: string, options: HostedToolCall
   if (options.args !== undefined && options.input !== undefined) {
     throw ValidationError.single("input", "exclusive", "give args or input, not both");
   }
+  const input = options.input ?? options.args ?? "";
   return checked(
     create(ContentSchema, {
       kind: {
@@ -382,30 +708,79 @@ export function hostedToolCall(id: string, name: string, options: HostedToolCall
           id,
           name,
           kind: hostedToolKind(options.kind),
-          input: options.input ?? (options.args === undefined ? "" : JSON.stringify(options.args)),
+          input: typeof input === "string" ? input : JSON.stringify(input),
           server: options.server ?? "",
           status: hostedToolStatus(options.status),
           statusRaw: options.statusRaw ?? "",
           signature: options.signature ?? "",
-          original: options.original,
+          original: originalOf(options.original),
         },
       },
     }),
   );
 }
 
+/** One result of a hosted search (`SearchResult`): a web page (`url`) or a file (`fileId`). */
+export function searchResult(
+  url = "",
+  title = "",
+  snippet = "",
+  options: { pageAge?: string; encryptedContent?: string; fileId?: string; score?: number } = {},
+): SearchResult {
+  const built = create(SearchResultSchema, {
+    url,
+    title,
+    snippet,
+    pageAge: options.pageAge ?? "",
+    encryptedContent: options.encryptedContent ?? "",
+    fileId: options.fileId ?? "",
+    score: options.score,
+  });
+  validate(SearchResultSchema, built);
+  return built;
+}
+
+/** What hosted code printed and wrote (`CodeExecutionOutput`); `files` are file ids or `{ fileId, url }`. */
+export function codeExecutionOutput(
+  stdout = "",
+  stderr = "",
+  returnCode?: number,
+  options: { files?: (string | { fileId?: string; url?: string })[]; encryptedStdout?: string } = {},
+): CodeExecutionOutput {
+  return create(CodeExecutionOutputSchema, {
+    stdout,
+    stderr,
+    returnCode: optionalInt(returnCode, "return_code", 32, null),
+    files: (options.files ?? []).map((file) =>
+      create(CodeExecutionFileSchema, typeof file === "string" ? { fileId: file } : file),
+    ),
+    encryptedStdout: options.encryptedStdout ?? "",
+  });
+}
+
+/** A page a hosted fetch read (`WebFetchOutput`); its content is the result's blocks. */
+export function webFetchOutput(url: string, retrievedAt = ""): WebFetchOutput {
+  return create(WebFetchOutputSchema, { url, retrievedAt });
+}
+
 export interface HostedToolResultOptions {
   name?: string;
   kind?: HostedToolKindName;
+  /** The tool failed (also implied by `error`). */
   isError?: boolean;
+  /** The provider's error code and message. */
   error?: { code?: string; message?: string };
-  /** One typed body at most: search results, code execution output, or a fetched page. */
-  searchResults?: { results: MessageInitShape<typeof SearchResultSchema>[]; queries?: string[] };
+  /**
+   * One typed body at most: search results (built with {@link searchResult} or as plain objects) and the queries run,
+   * code execution output ({@link codeExecutionOutput}), or a fetched page ({@link webFetchOutput}).
+   */
+  searchResults?: { results?: MessageInitShape<typeof SearchResultSchema>[]; queries?: string[] };
   codeExecution?: MessageInitShape<typeof CodeExecutionOutputSchema>;
   webFetch?: MessageInitShape<typeof WebFetchOutputSchema>;
   status?: HostedToolStatusName;
   statusRaw?: string;
-  original?: ProviderContent;
+  /** The provider's block, verbatim (a `providerContent(...)` block or its `ProviderContent`). */
+  original?: Content | ProviderContent;
 }
 
 /** What a hosted tool gave back (`HostedToolResultContent`): a typed body, content blocks, or an error. */
@@ -414,19 +789,22 @@ export function hostedToolResult(
   content: string | Content[] = [],
   options: HostedToolResultOptions = {},
 ): Content {
-  const bodies = [options.searchResults, options.codeExecution, options.webFetch].filter((b) => b !== undefined);
+  const bodies = (["searchResults", "codeExecution", "webFetch"] as const).filter((b) => options[b] !== undefined);
   if (bodies.length > 1) {
-    throw ValidationError.single("body", "oneof", "give one of searchResults, codeExecution and webFetch");
+    throw ValidationError.single(
+      "body",
+      "exclusive",
+      `give one of searchResults, codeExecution or webFetch, not ${bodies.join(" and ")}`,
+    );
   }
   const body: HostedToolResultContent["body"] | undefined =
     options.searchResults !== undefined
       ? {
           case: "searchResults",
-          value: {
-            $typeName: "agentmsg.v1.SearchResults",
-            results: options.searchResults.results.map((r) => create(SearchResultSchema, r)),
+          value: create(SearchResultsSchema, {
+            results: (options.searchResults.results ?? []).map((r) => create(SearchResultSchema, r)),
             queries: options.searchResults.queries ?? [],
-          },
+          }),
         }
       : options.codeExecution !== undefined
         ? { case: "codeExecution", value: create(CodeExecutionOutputSchema, options.codeExecution) }
@@ -441,7 +819,7 @@ export function hostedToolResult(
           callId,
           name: options.name ?? "",
           kind: hostedToolKind(options.kind),
-          isError: options.isError ?? options.error !== undefined,
+          isError: (options.isError ?? false) || options.error !== undefined,
           error:
             options.error === undefined
               ? undefined
@@ -450,7 +828,7 @@ export function hostedToolResult(
           content: typeof content === "string" ? (content === "" ? [] : [text(content)]) : content,
           status: hostedToolStatus(options.status),
           statusRaw: options.statusRaw ?? "",
-          original: options.original,
+          original: originalOf(options.original),
         },
       },
     }),

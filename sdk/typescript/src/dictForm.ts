@@ -21,6 +21,7 @@ import {
 import { base64Decode, base64Encode } from "@bufbuild/protobuf/wire";
 import { type Timestamp, TimestampSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
 import {
+  audio,
   type Content,
   ContentSchema,
   type HostedToolKindName,
@@ -30,6 +31,7 @@ import {
   hostedToolStatus,
   hostedToolStatusName,
   type ImageDetailName,
+  image,
   type MediaSource,
   parseJsonObject,
   type ToolKindName,
@@ -37,11 +39,13 @@ import {
   toolKindName,
   toolResultText,
 } from "./content.js";
-import { ValidationError, type Violation } from "./errors.js";
+import { MediaError, ValidationError, type Violation } from "./errors.js";
 import {
+  type AudioContent,
   AudioSourceSchema,
   CitationSchema,
   CodeExecutionOutputSchema,
+  type ImageContent,
   ImageDetail,
   ImageSourceSchema,
   type ProviderContent,
@@ -404,38 +408,8 @@ function decodeBase64(text: string, path: string, what: string): Uint8Array {
   return base64Decode(compact);
 }
 
-function startsWith(data: Uint8Array, ...bytes: number[]): boolean {
-  return bytes.every((b, i) => data[i] === b);
-}
-
-function ascii(data: Uint8Array, from: number, to: number): string {
-  return String.fromCharCode(...data.subarray(from, to));
-}
-
-/** The image MIME type the magic bytes announce (JPEG, PNG, GIF, WEBP), or undefined. */
-export function sniffImage(data: Uint8Array): string | undefined {
-  if (startsWith(data, 0xff, 0xd8, 0xff)) return "image/jpeg";
-  if (startsWith(data, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a)) return "image/png";
-  if (ascii(data, 0, 6) === "GIF87a" || ascii(data, 0, 6) === "GIF89a") return "image/gif";
-  if (data.length >= 12 && ascii(data, 0, 4) === "RIFF" && ascii(data, 8, 12) === "WEBP") return "image/webp";
-  return undefined;
-}
-
-/** The audio MIME type the magic bytes announce; `audio/mpeg` when unknown (as the seed). */
-export function sniffAudio(data: Uint8Array): string {
-  if (ascii(data, 0, 3) === "ID3" || (data[0] === 0xff && [0xfb, 0xf3, 0xf2].includes(data[1] ?? 0))) {
-    return "audio/mpeg";
-  }
-  if (ascii(data, 0, 4) === "OggS") return "audio/ogg";
-  if (ascii(data, 0, 4) === "fLaC") return "audio/flac";
-  if (data.length >= 12 && ascii(data, 0, 4) === "RIFF" && ascii(data, 8, 12) === "WAVE") return "audio/wav";
-  return "audio/mpeg";
-}
-
-const URL_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//;
-const DATA_URL = /^data:([^;,]*)((?:;[^;,]*)*?)(;base64)?,(.*)$/is;
-
-// One image / audio item: a URL, a data: URL, base64, or {"file_id": ...}.
+// One image / audio item: a URL, a data: URL, base64, or {"file_id": ...}; strings by the helpers' rules (`image`,
+// `audio`: the type sniffed, a URL's guessed from its path), their errors at the item's path, as Python's import.
 function mediaItem(item: JsonValue, mediaType: string | undefined, kind: "image" | "audio", path: string): MediaSource {
   if (is(item, "dict")) {
     const fileId = need<string>(item as Dict, "file_id", "str", path);
@@ -445,21 +419,22 @@ function mediaItem(item: JsonValue, mediaType: string | undefined, kind: "image"
   if (item.startsWith("file:")) {
     throw fail(path, "media", `${kind} 'file:' paths are not read from decoded data`);
   }
-  if (URL_SCHEME.test(item)) return { url: item, mediaType: mediaType ?? "" };
-  const dataUrl = DATA_URL.exec(item);
-  let data: Uint8Array;
-  let declared = mediaType;
-  if (dataUrl !== null) {
-    const payload = dataUrl[4] ?? "";
-    data = dataUrl[3] ? decodeBase64(payload, path, kind) : new TextEncoder().encode(decodeURIComponent(payload));
-    declared ??= dataUrl[1] || undefined;
-  } else {
-    data = decodeBase64(item, path, kind);
+  let block: Content;
+  try {
+    block = kind === "image" ? image(item, { mediaType }) : audio(item, { mediaType });
+  } catch (error) {
+    if (error instanceof MediaError) throw fail(path, "media", error.message);
+    if (error instanceof ValidationError) {
+      throw new PayloadError(
+        error.violations.map((v) => ({ ...v, field: v.field === "" ? path : `${path}.${v.field}` })),
+        "seed-1 dict",
+      );
+    }
+    throw error;
   }
-  const sniffed = kind === "image" ? sniffImage(data) : sniffAudio(data);
-  const type = declared ?? sniffed;
-  if (type === undefined) throw fail(path, "media", `unknown ${kind} format: give media_type`);
-  return { data, mediaType: type };
+  const { source, mediaType: found } = block.kind.value as ImageContent | AudioContent;
+  if (source.case === "data") return { data: source.value, mediaType: found };
+  return { url: source.value as string, mediaType: found };
 }
 
 function sourceOf(from: MediaSource): Source {
