@@ -20,6 +20,7 @@ export * from "./gen/agentmsg/v1/tool_pb.js";
 export * as toolServicePb from "./gen/agentmsg/v1/tool_service_pb.js";
 export { ToolService } from "./gen/agentmsg/v1/tool_service_pb.js";
 export * from "./gen/agentmsg/v1/usage_pb.js";
+export * from "./media.js";
 export * from "./messages.js";
 export * from "./status.js";
 export * from "./streaming.js";
