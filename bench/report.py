@@ -526,6 +526,10 @@ def mcp_section(mcp: dict[str, Any]) -> list[str]:
         "|---|---|---|---|",
     ]
     names = {
+        "hosted": (
+            "`CallTool` to server-everything `echo` hosted by the server (`agentmsg serve --mcp`)",
+            "the SDK's client straight to the same server over stdio (alternating rounds, medians)",
+        ),
         "runner": (
             "`CallTool` via `agentmsg mcp runner` to server-everything `echo`",
             "the SDK's client straight to the same server over stdio",
@@ -536,6 +540,8 @@ def mcp_section(mcp: dict[str, Any]) -> list[str]:
         ),
     }
     for pair, (ours, theirs) in names.items():
+        if pair not in mcp:  # results from before hosted MCP servers
+            continue
         rows = [(ours, "agentmsg"), (theirs, "mcp")]
         if "toolrunner" in mcp[pair]:
             rows.append(
@@ -550,10 +556,11 @@ def mcp_section(mcp: dict[str, Any]) -> list[str]:
         )
     lines += [
         "",
-        "The runner path adds two hops to a stdio call (engine to agentmsg server, server to runner, both gRPC) "
-        "and two Python processes; the serve path puts the bridge, the agentmsg server and a runner where the "
-        "plain server runs the tool itself. What the hops buy: routing across a cluster, deadlines and "
-        "cancellation that reach the MCP server, tokens, and durable sessions.",
+        "The hosted path adds one hop to a stdio call (engine to agentmsg server over gRPC; the server holds the "
+        "MCP session itself). The runner path adds two hops to a stdio call (engine to agentmsg server, server to "
+        "runner, both gRPC) and two Python processes; the serve path puts the bridge, the agentmsg server and a "
+        "runner where the plain server runs the tool itself. What the hops buy: routing across a cluster, deadlines "
+        "and cancellation that reach the MCP server, tokens, and durable sessions.",
     ]
     return lines
 
