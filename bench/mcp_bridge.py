@@ -51,6 +51,9 @@ ROOT = Path(__file__).resolve().parent.parent
 EVERYTHING = ROOT / "node_modules" / ".bin" / "mcp-server-everything"
 CONCURRENCY = 16
 ROUNDS = 5  # hosted vs straight, alternating
+LATENCY_TARGET = 2.5  # hosted p50 over the SDK's straight p50, at most (issue 28)
+THROUGHPUT_TARGET = 0.5  # hosted calls/s over the SDK's straight calls/s, at least (issue 28)
+TIMES = "\u00d7"
 CALL_TIMEOUT = 60.0  # one call waiting longer is a hang: the run fails, naming it, rather than waiting for ever
 
 
@@ -320,6 +323,19 @@ def main() -> int:
         via, plain = results[pair]["agentmsg"], results[pair]["mcp"]
         results[pair]["latency_ratio"] = via["p50_ms"] / plain["p50_ms"]
         results[pair]["throughput_ratio"] = via["per_s"] / plain["per_s"]
+    hosted = results["hosted"]
+    results["targets"] = [  # issue 28: CallTool to a stdio MCP server the server hosts, against the SDK straight
+        {
+            "text": f"hosted MCP `CallTool` p50 {hosted['latency_ratio']:.2f}{TIMES} the SDK's client straight to "
+            f"the server (target {LATENCY_TARGET:g}{TIMES} at most)",
+            "pass": hosted["latency_ratio"] <= LATENCY_TARGET,
+        },
+        {
+            "text": f"hosted MCP calls/s with {CONCURRENCY} callers {hosted['throughput_ratio']:.2f}{TIMES} the "
+            f"SDK's client straight to the server (target {THROUGHPUT_TARGET:g}{TIMES} at least)",
+            "pass": hosted["throughput_ratio"] >= THROUGHPUT_TARGET,
+        },
+    ]
     print(report(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
@@ -345,6 +361,7 @@ def report(results: dict[str, Any]) -> str:
             lines.append(f"{label:<50} {row['p50_ms']:>8.3f} {row['p99_ms']:>8.3f} {row['per_s']:>12,.0f}")
         ratios = results[pair]
         lines.append(f"  {pair}: latency {ratios['latency_ratio']:.2f}x, throughput {ratios['throughput_ratio']:.2f}x")
+    lines += [f"  target: {t['text']}: {'met' if t['pass'] else 'MISSED'}" for t in results.get("targets", [])]
     return "\n".join(lines)
 
 

@@ -97,10 +97,10 @@ def targets_section(runs: dict[str, dict[str, Any] | None]) -> tuple[list[str], 
             rows.append(("codec", f"{t['payload']}: {t['text']}", t["pass"], t.get("extra", False)))
         for t in codec.get("hot", {}).get("targets", []):
             rows.append(("hot path", t["text"], t["pass"], False))
-    for name in ("conversion", "service", "http", "reads", "cluster", "observability", "group_commit"):
+    for name in ("conversion", "service", "http", "reads", "cluster", "observability", "mcp", "group_commit"):
         run = runs.get(name)
         if run:
-            rows.extend((name, t["text"], t["pass"], False) for t in run["targets"])
+            rows.extend((name, t["text"], t["pass"], False) for t in run.get("targets", []))
     lines = ["## Targets", "", "| area | target (measured in this run) | result |", "|---|---|---|"]
     lines += [f"| {area} | {text} | {verdict(ok)} |" for area, text, ok, _ in rows]
     issue = [ok for *_, ok, extra in rows if not extra]
@@ -853,6 +853,7 @@ def a2a_section(run: dict[str, Any]) -> list[str]:
 NAMES = (
     "codec",
     "conversion",
+    "frameworks",
     "streaming",
     "service",
     "http",
@@ -890,20 +891,6 @@ def group_commit_section(run: dict[str, Any]) -> list[str]:
                 f"| {c['floor_cpu_us']:.0f} / {c['agentmsg_cpu_us']:.0f} µs |"
             )
     return lines
-
-
-NAMES = (
-    "codec",
-    "conversion",
-    "frameworks",
-    "streaming",
-    "service",
-    "cluster",
-    "observability",
-    "mcp",
-    "typescript",
-    "hostile",
-)
 
 
 def build(directory: Path, command: str) -> str:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -291,3 +293,47 @@ def test_without_the_mcp_extra_mcp_fails_with_a_clear_message() -> None:
     assert done.returncode == 2, done.stderr
     assert "needs the mcp extra (pip install 'agentmsg[mcp]')" in done.stderr
     assert "agentmsg serving on" not in done.stdout
+
+
+def test_a_hosted_server_over_streamable_http(tmp_path: Path) -> None:
+    """``NAME=URL``: reached over streamable HTTP. One not up yet does not hold the server's start; its tools are
+    served once it answers, and a deadline reaches it as a cancel."""
+
+    async def main() -> None:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        log = tmp_path / "log"
+        url = f"http://127.0.0.1:{port}/mcp"
+        running = await create_server(ServerConfig(db=None, mcp_servers={"web": url}))
+        server = None
+        try:
+            hosted = running.mcp["web"]
+            assert not hosted.registered.is_set()  # nothing listens there yet: the server started anyway
+            assert hosted.last_error is not None
+            assert url in hosted.last_error
+            env = {**os.environ, "MCP_TEST_LOG": str(log)}
+            server = await asyncio.create_subprocess_exec(
+                sys.executable,
+                str(SERVERS / "fast_server.py"),
+                "--http",
+                str(port),
+                env=env,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
+            await until(hosted.registered.is_set, "the tools once the MCP server answers")
+            async with AsyncClient(f"127.0.0.1:{running.port}") as client:
+                added = await client.call_tool(am.ToolCallContent("h1", "web.add", {"a": 1, "b": 2}))
+                assert added.text == "3"
+                with pytest.raises(am.DeadlineExceededError):
+                    await client.call_tool(
+                        am.ToolCallContent("h2", "web.slow", {"seconds": 60, "tag": "http"}), timeout=2
+                    )
+                await until(lambda: "cancelled http" in _log(log), "the cancel over HTTP")
+        finally:
+            await running.stop(0)
+            if server is not None:
+                server.terminate()
+                await server.wait()
+
+    run(main)

@@ -23,7 +23,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
@@ -47,6 +47,7 @@ from agentmsg.service.stores import PostgresStore, SQLiteStore, Store, open_stor
 from agentmsg.service.telemetry import ServerTelemetry
 
 if TYPE_CHECKING:
+    from agentmsg.mcp._session import MCPServerSpec
     from agentmsg.mcp.hosted import HostedMcp
     from agentmsg.service.http.server import HttpListener
 
@@ -231,7 +232,7 @@ def _bind_problem(host: str, port: int) -> str | None:
     return None
 
 
-def _hosting(config: ServerConfig) -> dict[str, Any]:
+def _hosting(config: ServerConfig) -> dict[str, MCPServerSpec]:
     """The MCP servers to host, checked (ValidationError), with the mcp extra there (UnavailableError)."""
     if not config.mcp_servers:
         return {}
