@@ -337,3 +337,18 @@ def test_a_hosted_server_over_streamable_http(tmp_path: Path) -> None:
                 await server.wait()
 
     run(main)
+
+
+def test_cli_serve_exits_2_when_a_hosted_command_cannot_run() -> None:
+    command = [sys.executable, "-m", "agentmsg", "serve", "--memory", "--port", "0"]
+    done = subprocess.run(
+        [*command, "--mcp", "nope=agentmsg-no-such-mcp-server --x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "hosted MCP server 'mcp:nope'" in done.stderr
+    assert "(the command cannot run)" in done.stderr
+    assert "agentmsg serving on" not in done.stdout
