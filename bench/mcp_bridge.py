@@ -1,5 +1,9 @@
 """MCP bridge benchmark: agentmsg's MCP runner and MCP server against MCP straight, side by side in one run.
 
+- **hosted**: the reference MCP server hosted by the agentmsg server itself (``agentmsg serve --mcp
+  ev=COMMAND``), its ``ev.echo`` called with ``CallTool``, against the same call straight to another copy of the
+  same server over stdio with the SDK's client, in alternating rounds (``ROUNDS``): each figure is the median
+  of the rounds', each ratio the median of the per-round ratios;
 - **runner**: the reference MCP server (``@modelcontextprotocol/server-everything``, its ``echo`` tool) behind
   ``agentmsg mcp runner``, called with ``CallTool`` through an agentmsg server, against the same call straight
   to the same server over stdio with the SDK's client; and, for what the agentmsg hops cost alone, ``CallTool``
@@ -10,9 +14,9 @@
 
 Each pair: p50 latency with one caller and calls per second with 16 concurrent callers; the ratio is agentmsg's
 path over MCP's. Every server, runner and MCP server runs in its own process on 127.0.0.1; the callers run here.
-The bridge adds hops (runner: agentmsg server + runner; serve: the bridge + agentmsg server + runner), so a
-ratio above 1 is the price of those hops, what agentmsg's routing, deadlines, cancellation and durable
-sessions cost an MCP tool.
+The bridge adds hops (hosted: the agentmsg server; runner: agentmsg server + runner; serve: the bridge +
+agentmsg server + runner), so a ratio above 1 is the price of those hops, what agentmsg's routing, deadlines,
+cancellation and durable sessions cost an MCP tool.
 
 (Named mcp_bridge.py, not mcp.py: a script in bench/ named mcp would shadow the SDK.)
 
@@ -46,6 +50,10 @@ from agentmsg.service import AsyncClient
 ROOT = Path(__file__).resolve().parent.parent
 EVERYTHING = ROOT / "node_modules" / ".bin" / "mcp-server-everything"
 CONCURRENCY = 16
+ROUNDS = 5  # hosted vs straight, alternating
+LATENCY_TARGET = 2.5  # hosted p50 over the SDK's straight p50, at most (issue 28)
+THROUGHPUT_TARGET = 0.5  # hosted calls/s over the SDK's straight calls/s, at least (issue 28)
+TIMES = "\u00d7"
 CALL_TIMEOUT = 60.0  # one call waiting longer is a hang: the run fails, naming it, rather than waiting for ever
 
 
@@ -180,6 +188,37 @@ async def runner_pair(target: str, calls: int) -> dict[str, Any]:
     return {"agentmsg": via, "mcp": plain, "toolrunner": hop}
 
 
+async def hosted_pair(target: str, calls: int) -> dict[str, Any]:
+    """CallTool to the MCP server the agentmsg server hosts vs the SDK client straight to the same server (stdio),
+    in alternating rounds: the two see the same load on a shared machine."""
+    rounds: list[tuple[dict[str, float], dict[str, float]]] = []
+    async with (
+        AsyncClient(target, timeout=30) as client,
+        Client(StdioServerParameters(command=str(EVERYTHING), args=["stdio"]), mode="legacy") as direct,
+    ):
+
+        async def hosted(i: int) -> None:
+            result = await client.call_tool(am.ToolCallContent(f"call-{i}", "ev.echo", {"message": f"m{i}"}))
+            checked(result, f"m{i}")
+
+        async def straight(i: int) -> None:
+            checked(await direct.call_tool("echo", {"message": f"m{i}"}), f"m{i}")
+
+        for _ in range(ROUNDS):
+            rounds.append((await measure(hosted, calls // ROUNDS), await measure(straight, calls // ROUNDS)))
+
+    def median_of(side: int) -> dict[str, float]:
+        return {key: statistics.median(r[side][key] for r in rounds) for key in rounds[0][side]}
+
+    return {
+        "agentmsg": median_of(0),
+        "mcp": median_of(1),
+        "rounds": ROUNDS,
+        "latency_ratio": statistics.median(ours["p50_ms"] / theirs["p50_ms"] for ours, theirs in rounds),
+        "throughput_ratio": statistics.median(ours["per_s"] / theirs["per_s"] for ours, theirs in rounds),
+    }
+
+
 async def serve_pair(bridge_port: int, plain_port: int, calls: int) -> dict[str, Any]:
     """The SDK client to `agentmsg mcp serve --http` vs to a plain MCPServer, both over streamable HTTP."""
     out: dict[str, Any] = {}
@@ -253,6 +292,11 @@ def main() -> int:
         "concurrency": CONCURRENCY,
     }
     me = str(Path(__file__).resolve())
+    hosting = ["--mcp", f"ev={EVERYTHING} stdio"]
+    with spawn("-m", "agentmsg", "serve", "--port", "0", "--memory", *hosting, ready="serving on") as (_, line):
+        target = line.split("serving on ", 1)[1].split()[0]
+        asyncio.run(wait_tool(target, "ev.echo"))
+        results["hosted"] = asyncio.run(hosted_pair(target, calls))
     with spawn("-m", "agentmsg", "serve", "--port", "0", "--db", ":memory:", ready="serving on") as (_, line):
         target = line.split("serving on ", 1)[1].split()[0]
         runner_cmd = ["-m", "agentmsg", "mcp", "runner", "--target", target, "--", str(EVERYTHING), "stdio"]
@@ -279,6 +323,19 @@ def main() -> int:
         via, plain = results[pair]["agentmsg"], results[pair]["mcp"]
         results[pair]["latency_ratio"] = via["p50_ms"] / plain["p50_ms"]
         results[pair]["throughput_ratio"] = via["per_s"] / plain["per_s"]
+    hosted = results["hosted"]
+    results["targets"] = [  # issue 28: CallTool to a stdio MCP server the server hosts, against the SDK straight
+        {
+            "text": f"hosted MCP `CallTool` p50 {hosted['latency_ratio']:.2f}{TIMES} the SDK's client straight to "
+            f"the server (target {LATENCY_TARGET:g}{TIMES} at most)",
+            "pass": hosted["latency_ratio"] <= LATENCY_TARGET,
+        },
+        {
+            "text": f"hosted MCP calls/s with {CONCURRENCY} callers {hosted['throughput_ratio']:.2f}{TIMES} the "
+            f"SDK's client straight to the server (target {THROUGHPUT_TARGET:g}{TIMES} at least)",
+            "pass": hosted["throughput_ratio"] >= THROUGHPUT_TARGET,
+        },
+    ]
     print(report(results))
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
@@ -291,6 +348,7 @@ def report(results: dict[str, Any]) -> str:
         f"{'path':<50} {'p50 ms':>8} {'p99 ms':>8} {'calls/s x' + str(CONCURRENCY):>12}",
     ]
     names = {
+        "hosted": ("CallTool to the server's hosted MCP (serve --mcp)", "SDK client straight to the server (stdio)"),
         "runner": ("CallTool via agentmsg mcp runner", "SDK client straight to the server (stdio)"),
         "serve": ("SDK client via agentmsg mcp serve (HTTP)", "SDK client to a plain MCPServer (HTTP)"),
     }
@@ -303,6 +361,7 @@ def report(results: dict[str, Any]) -> str:
             lines.append(f"{label:<50} {row['p50_ms']:>8.3f} {row['p99_ms']:>8.3f} {row['per_s']:>12,.0f}")
         ratios = results[pair]
         lines.append(f"  {pair}: latency {ratios['latency_ratio']:.2f}x, throughput {ratios['throughput_ratio']:.2f}x")
+    lines += [f"  target: {t['text']}: {'met' if t['pass'] else 'MISSED'}" for t in results.get("targets", [])]
     return "\n".join(lines)
 
 

@@ -99,10 +99,20 @@ def targets_section(runs: dict[str, dict[str, Any] | None]) -> tuple[list[str], 
             rows.append(("codec", f"{t['payload']}: {t['text']}", t["pass"], t.get("extra", False)))
         for t in codec.get("hot", {}).get("targets", []):
             rows.append(("hot path", t["text"], t["pass"], False))
-    for name in ("conversion", "service", "http", "reads", "cluster", "observability", "group_commit", "roundtrip"):
+    for name in (
+        "conversion",
+        "service",
+        "http",
+        "reads",
+        "cluster",
+        "observability",
+        "mcp",
+        "group_commit",
+        "roundtrip",
+    ):
         run = runs.get(name)
         if run:
-            rows.extend((name, t["text"], t["pass"], False) for t in run["targets"])
+            rows.extend((name, t["text"], t["pass"], False) for t in run.get("targets", []))
     lines = ["## Targets", "", "| area | target (measured in this run) | result |", "|---|---|---|"]
     lines += [f"| {area} | {text} | {verdict(ok)} |" for area, text, ok, _ in rows]
     issue = [ok for *_, ok, extra in rows if not extra]
@@ -551,6 +561,10 @@ def mcp_section(mcp: dict[str, Any]) -> list[str]:
         "|---|---|---|---|",
     ]
     names = {
+        "hosted": (
+            "`CallTool` to server-everything `echo` hosted by the server (`agentmsg serve --mcp`)",
+            "the SDK's client straight to the same server over stdio (alternating rounds, medians)",
+        ),
         "runner": (
             "`CallTool` via `agentmsg mcp runner` to server-everything `echo`",
             "the SDK's client straight to the same server over stdio",
@@ -561,6 +575,8 @@ def mcp_section(mcp: dict[str, Any]) -> list[str]:
         ),
     }
     for pair, (ours, theirs) in names.items():
+        if pair not in mcp:  # results from before hosted MCP servers
+            continue
         rows = [(ours, "agentmsg"), (theirs, "mcp")]
         if "toolrunner" in mcp[pair]:
             rows.append(
@@ -575,10 +591,11 @@ def mcp_section(mcp: dict[str, Any]) -> list[str]:
         )
     lines += [
         "",
-        "The runner path adds two hops to a stdio call (engine to agentmsg server, server to runner, both gRPC) "
-        "and two Python processes; the serve path puts the bridge, the agentmsg server and a runner where the "
-        "plain server runs the tool itself. What the hops buy: routing across a cluster, deadlines and "
-        "cancellation that reach the MCP server, tokens, and durable sessions.",
+        "The hosted path adds one hop to a stdio call (engine to agentmsg server over gRPC; the server holds the "
+        "MCP session itself). The runner path adds two hops to a stdio call (engine to agentmsg server, server to "
+        "runner, both gRPC) and two Python processes; the serve path puts the bridge, the agentmsg server and a "
+        "runner where the plain server runs the tool itself. What the hops buy: routing across a cluster, deadlines "
+        "and cancellation that reach the MCP server, tokens, and durable sessions.",
     ]
     return lines
 

@@ -139,6 +139,14 @@ def _serve(args: argparse.Namespace) -> int:
     if env_token and not grants:
         grants = {env_token: FULL}  # the variable holds a token as it is (full access)
     tokens = list(grants)
+    hosted: dict[str, str] = {}
+    for entry in args.mcp or []:
+        name, equals, server = entry.partition("=")
+        if not equals or not name or not server:
+            raise am.ValidationError.single("--mcp", "format", f"expected NAME=COMMAND or NAME=URL, got {entry!r}")
+        if name in hosted:
+            raise am.ValidationError.single("--mcp", "unique", f"the name {name!r} is given twice")
+        hosted[name] = server
     config = ServerConfig(
         host=args.host,
         port=args.port,
@@ -161,12 +169,15 @@ def _serve(args: argparse.Namespace) -> int:
         http_port=args.http,
         http_host=args.http_host,
         cors_origins=args.cors_origin or (),
+        mcp_servers=hosted,
     )
     # The budget flags left out keep ServerConfig's defaults (agentmsg.service.budgets).
     for name in ("max_streams", "max_streams_per_tenant", "max_unary", "max_unary_per_tenant"):
         if getattr(args, name) is not None:
             setattr(config, name, getattr(args, name))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr)
+    for chatty in ("mcp", "httpx"):  # the hosted MCP servers' SDK: a line per request
+        logging.getLogger(chatty).setLevel(logging.WARNING)
 
     def ready(running: Running) -> None:
         store = (
@@ -185,6 +196,9 @@ def _serve(args: argparse.Namespace) -> int:
                 f"({cors})",
                 flush=True,
             )
+        for name, mcp in running.mcp.items():
+            state = f"{len(mcp.tools)} tool(s) as {name}.*" if mcp.registered.is_set() else f"down: {mcp.last_error}"
+            print(f"agentmsg hosting MCP server {name} ({hosted[name]}): {state}", flush=True)
 
     asyncio.run(serve(config, ready=ready))
     return 0
@@ -603,6 +617,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ORIGIN",
         help="a browser origin allowed to call the HTTP port (https://app.example; * for any); repeat for more. "
         "Default: none (no CORS headers)",
+    )
+    serve.add_argument(
+        "--mcp",
+        action="append",
+        metavar="NAME=COMMAND|NAME=URL",
+        help="host an MCP server (repeatable; needs agentmsg[mcp]): run COMMAND over stdio (a command line, split as "
+        "a shell would) or reach an http(s):// URL (streamable HTTP); its tools are served as NAME.TOOL",
     )
     serve.set_defaults(handler=_serve)
 

@@ -311,6 +311,27 @@ def test_an_mcp_runner_joins_the_callers_trace(
     assert "gen_ai.tool.call.arguments" not in runner_span.attributes
 
 
+def test_a_hosted_mcp_server_joins_the_callers_trace(
+    collector: tuple[Collector, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An MCP server the server hosts (``serve --mcp``): its call's ``execute_tool`` span is the server's span's
+    child, in the engine's trace, as a runner's is."""
+    receiver, port = collector
+    for key, value in otlp_environment(port, "test-server", False).items():
+        monkeypatch.setenv(key, value)
+    fast_server = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "fast_server.py"
+    server = ServerProcess("--memory", "--mcp", f"fast={sys.executable} {fast_server}")
+    try:
+        added = _engine_output(CALL_WHEN_SERVED, port, server.target, "fast.add", "call-12", '{"a": 40, "b": 2}')
+        assert added == "42"
+        _, _, tool_span = _call_trace(receiver, "test-server", "fast.add")
+    finally:
+        server.stop()
+    assert tool_span.attributes["gen_ai.tool.name"] == "fast.add"
+    assert tool_span.attributes["gen_ai.tool.call.id"] == "call-12"
+    assert "gen_ai.tool.call.arguments" not in tool_span.attributes
+
+
 def test_a_runner_that_reconnected_joins_the_callers_trace(
     collector: tuple[Collector, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:

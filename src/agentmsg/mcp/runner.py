@@ -39,17 +39,12 @@ import logging
 from typing import TextIO
 
 import grpc
-import mcp_types
-from mcp.client.session import IncomingMessage
-from mcp.shared.exceptions import MCPError
 
 from agentmsg import errors
 from agentmsg._logtext import loggable
-from agentmsg.content import ToolCallContent, ToolKind, ToolResultContent
-from agentmsg.errors import ToolArgumentsError, ValidationError
-from agentmsg.mcp._session import McpConnection, MCPServerSpec, connect, describe
-from agentmsg.providers._common import ConversionReport
-from agentmsg.providers.mcp import from_mcp_result, read_mcp_tools
+from agentmsg.content import ToolCallContent
+from agentmsg.mcp._session import MCPServerSpec, describe
+from agentmsg.mcp._tools import McpServerStartError, McpTools
 from agentmsg.service.draining import (
     DEFAULT_GRACE,
     ServedStream,
@@ -76,27 +71,7 @@ _RPC_ERRORS: dict[grpc.StatusCode, type[errors.ServiceError]] = {
 _DRAIN_SECONDS = 10.0
 
 
-class McpServerStartError(errors.AgentMsgError):
-    """The MCP server a runner starts (stdio) cannot start: its command does not exist or may not run, or it never
-    came up in ``start_attempts`` tries in a row. The runner stops with this error instead of retrying forever. (A
-    server reached by URL runs elsewhere and may come up later: it is retried.)"""
-
-
-def _innermost(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
-
-
-def _reason(exc: BaseException) -> str:
-    """The innermost useful message of an error (task groups wrap what the transport raised)."""
-    exc = _innermost(exc)
-    if isinstance(exc, MCPError):
-        return f"{exc.message} (MCP error {exc.code})"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
-class McpRunner:
+class McpRunner(McpTools):
     """Serves an MCP server's tools through an agentmsg server (see the module docstring)."""
 
     def __init__(
@@ -116,154 +91,24 @@ class McpRunner:
         grace: float = DEFAULT_GRACE,
         start_attempts: int = 5,
     ) -> None:
-        if start_attempts < 1:
-            raise ValidationError.single("start_attempts", "gte", f"must be at least 1, got {start_attempts}")
+        super().__init__(
+            server,
+            name=name or f"mcp:{describe(server)}"[:200],
+            prefix=prefix,
+            restart_delay=restart_delay,
+            max_restart_delay=max_restart_delay,
+            errlog=errlog,
+            start_attempts=start_attempts,
+        )
         self.target = target
-        self.server = server
-        self.name = name or f"mcp:{describe(server)}"[:200]
-        self.prefix = prefix
         self._token = token
         self._tls = (root_certificates, private_key, certificate_chain)
-        self._restart = (restart_delay, max_restart_delay)
-        self._start_attempts = start_attempts
-        self._errlog = errlog
         self.grace = checked_grace(grace)
         """Seconds a stopping runner gives its calls in flight before it answers them cancelled."""
         self._stop: Stop | None = None  # while serving
-        self.tools: list[ToolDefinition] = []
-        """The tools registered (or about to be), names prefixed."""
-        self.problems: dict[str, str] = {}
-        """The MCP server's tools left out, by name (or ``#index``), with what is wrong."""
-        self.last_error: str | None = None
-        """Why the MCP server is down, while it is."""
-        self.restarts = 0
         self.runner_id: str | None = None
         self.registered = asyncio.Event()
         """Set once the service accepted a registration (cleared while re-registering)."""
-        self.connected = asyncio.Event()
-        """Set while the MCP server is up."""
-        self._names: dict[str, str] = {}
-        self._conn: McpConnection | None = None
-        self._changed = asyncio.Event()
-        self._relist = asyncio.Event()
-
-    # --- the MCP side -----------------------------------------------------------------------------------------
-
-    async def _on_message(self, message: IncomingMessage) -> None:
-        if isinstance(message, mcp_types.ToolListChangedNotification):
-            self._relist.set()
-
-    async def _load_tools(self, conn: McpConnection) -> None:
-        raw = await conn.list_tools()
-        definitions, problems = read_mcp_tools(raw, kind=ToolKind.MCP, report=ConversionReport())
-        self.problems = {}
-        for index, found in problems.items():
-            tool = raw[index]
-            named = tool.get("name") if isinstance(tool, dict) else None
-            label = named if isinstance(named, str) and named else f"#{index}"
-            self.problems[label] = "; ".join(str(v) for v in found.found)
-            log.warning("MCP tool %s left out: %s", loggable(label), self.problems[label])
-        prefixed = []
-        names: dict[str, str] = {}
-        for definition in definitions:
-            if self.prefix + definition.name in names:
-                self.problems[definition.name] = "the server lists two tools by this name: the first one is served"
-                log.warning("MCP tool %s left out: %s", loggable(definition.name), self.problems[definition.name])
-                continue
-            renamed = definition.copy()
-            renamed.pb.name = self.prefix + definition.name
-            prefixed.append(renamed)
-            names[renamed.name] = definition.name
-        if [d.pb.SerializeToString() for d in prefixed] != [d.pb.SerializeToString() for d in self.tools]:
-            self.tools, self._names = prefixed, names
-            self._changed.set()
-
-    async def _supervise(self) -> None:
-        first, most = self._restart
-        delay = first
-        loop = asyncio.get_running_loop()
-        ever_up, failed_starts = False, 0
-        while True:
-            started = loop.time()
-            stage = "did not start (it exited or hung up before the handshake and tools/list)"
-            try:
-                async with connect(self.server, self._on_message, errlog=self._errlog) as conn:
-                    await self._load_tools(conn)
-                    stage = "stopped"
-                    self._conn, self.last_error = conn, None
-                    ever_up = True
-                    self.connected.set()
-                    log.info("MCP server %s up: %d tool(s)", describe(self.server), len(self.tools))
-                    while not conn.ended.is_set():
-                        waits = [asyncio.ensure_future(self._relist.wait()), asyncio.ensure_future(conn.ended.wait())]
-                        try:
-                            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                        finally:
-                            for waiting in waits:
-                                waiting.cancel()
-                        if self._relist.is_set() and not conn.ended.is_set():
-                            self._relist.clear()
-                            await self._load_tools(conn)
-                    raise ConnectionError("the MCP server exited or closed the connection")
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:
-                self.last_error = f"MCP server {describe(self.server)} {stage}: {_reason(exc)}"
-                if not ever_up and not isinstance(self.server, str):  # a URL's server may come up later
-                    # A command that does not exist never will; one that never came up in a row of tries is not
-                    # coming (npx waiting at "Ok to proceed?" on a pipe, a wrong path): stop, saying why.
-                    failed_starts += 1
-                    if isinstance(_innermost(exc), (FileNotFoundError, PermissionError)):
-                        raise McpServerStartError(f"{self.last_error} (the command cannot run)") from exc
-                    if failed_starts >= self._start_attempts:
-                        raise McpServerStartError(
-                            f"{self.last_error} (gave up after {failed_starts} attempts in a row)"
-                        ) from exc
-                log.warning("%s; restarting in %.1fs", self.last_error, delay)
-            finally:
-                self._conn = None
-                self.connected.clear()
-            if loop.time() - started > most:
-                delay = first  # it ran well for a while: this is a new failure, not the same one again
-            await asyncio.sleep(delay)
-            self.restarts += 1
-            delay = min(delay * 2, most)
-
-    async def call(self, call: ToolCallContent, timeout: float | None = None) -> ToolResultContent:
-        """Run one call on the MCP server (what the runner does for each call the service sends)."""
-        mcp_name = self._names.get(call.name)
-        if mcp_name is None:
-            return ToolResultContent.error(call.id, f"this runner has no tool {call.name!r}", name=call.name)
-        conn = self._conn
-        if conn is None:
-            why = f" ({self.last_error})" if self.last_error else ""
-            return ToolResultContent.error(
-                call.id,
-                f"the MCP server {describe(self.server)} is not running; it is being restarted{why}",
-                name=call.name,
-            )
-        try:
-            args = call.args
-        except ToolArgumentsError as exc:
-            return ToolResultContent.error(call.id, f"invalid arguments: {exc.reason}", name=call.name)
-        try:
-            raw = await conn.request("tools/call", {"name": mcp_name, "arguments": args}, timeout)
-        except MCPError as exc:
-            if exc.code == mcp_types.CONNECTION_CLOSED:
-                message = f"the MCP server {describe(self.server)} went away during the call; it is being restarted"
-            elif exc.code == mcp_types.REQUEST_TIMEOUT:
-                message = (
-                    f"the MCP server gave no result within the call's deadline ({timeout:g}s); the call was cancelled"
-                )
-            else:
-                message = f"the MCP server refused the call: {exc.message} (MCP error {exc.code})"
-            return ToolResultContent.error(call.id, message, name=call.name)
-        try:
-            return from_mcp_result(raw, call.id, name=call.name, index=call.index)
-        except ValidationError as exc:
-            return ToolResultContent.error(
-                call.id, f"the MCP server's result for {mcp_name!r} is malformed: {exc}", name=call.name
-            )
 
     # --- the agentmsg side ------------------------------------------------------------------------------------
 
@@ -382,7 +227,7 @@ class McpRunner:
         main thread's event loop.
         """
         stop = self._stop = Stop(self.name)
-        supervisor = asyncio.ensure_future(self._supervise())
+        supervisor = asyncio.ensure_future(self.supervise())
         try:
             with stop_on_signals(stop, self.grace) if handle_signals else contextlib.nullcontext():
                 registering = asyncio.ensure_future(self._register(stop))

@@ -47,6 +47,8 @@ from agentmsg.service.stores import PostgresStore, SQLiteStore, Store, open_stor
 from agentmsg.service.telemetry import ServerTelemetry
 
 if TYPE_CHECKING:
+    from agentmsg.mcp._session import MCPServerSpec
+    from agentmsg.mcp.hosted import HostedMcp
     from agentmsg.service.http.server import HttpListener
 
 __all__ = ["ServerConfig", "create_server", "serve"]
@@ -97,6 +99,9 @@ class ServerConfig:
     http_port: int | None = None
     http_host: str = "127.0.0.1"
     cors_origins: Sequence[str] = ()
+    # MCP servers this server hosts (the mcp extra), by name: an http(s):// URL (streamable HTTP) or a command run
+    # over stdio (its argv, or one command line). Their tools are served as NAME.TOOL (see agentmsg.mcp.hosted).
+    mcp_servers: Mapping[str, str | Sequence[str]] = field(default_factory=dict)
 
 
 # --- the server ----------------------------------------------------------------------------
@@ -121,6 +126,7 @@ class Running:
     retain_days: float | None = None  # the retention period (None: sessions are kept)
     retention: asyncio.Task[None] | None = None  # the background sweep, with a retention period
     http: HttpListener | None = None  # Connect and gRPC-Web, when an HTTP port is configured
+    mcp: dict[str, HostedMcp] = field(default_factory=dict)  # the MCP servers it hosts, by name
 
     @property
     def http_port(self) -> int | None:
@@ -194,6 +200,8 @@ class Running:
         if self.http is not None:
             stopping.append(self.http.stop())
         await asyncio.gather(*stopping)
+        for hosted in self.mcp.values():  # after the calls in flight had their grace
+            await hosted.stop()
         # Leaving the cluster and closing the store talk to the database: bounded, so a node always exits.
         steps = [("leave the cluster", self.cluster.stop())] if self.cluster is not None else []
         for what, step in [*steps, ("close the store", self.store.close())]:
@@ -222,6 +230,20 @@ def _bind_problem(host: str, port: int) -> str | None:
         except OSError as exc:
             return "the port is in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
     return None
+
+
+def _hosting(config: ServerConfig) -> dict[str, MCPServerSpec]:
+    """The MCP servers to host, checked (ValidationError), with the mcp extra there (UnavailableError)."""
+    if not config.mcp_servers:
+        return {}
+    try:
+        from agentmsg.mcp.hosted import mcp_server_spec
+    except ImportError as exc:
+        raise UnavailableError(
+            f"hosting MCP servers (mcp_servers, --mcp) needs the mcp extra (pip install 'agentmsg[mcp]'): "
+            f"{exc.name} is missing"
+        ) from None
+    return {name: mcp_server_spec(name, server) for name, server in config.mcp_servers.items()}
 
 
 def _http_listener(
@@ -263,6 +285,7 @@ async def create_server(config: ServerConfig) -> Running:
         raise ValidationError.single(
             "retain_days", "gt", f"must be a positive number of days, got {config.retain_days}"
         )
+    hosting = _hosting(config)
     if config.store is not None:
         store = config.store
     elif config.db is not None and config.db.startswith(("postgresql://", "postgres://")):
@@ -378,6 +401,17 @@ async def create_server(config: ServerConfig) -> Running:
         running.retention = asyncio.create_task(running._retain(), name="agentmsg-retention")
     if telemetry is not None and config.metrics_port is not None:
         running.metrics_port = telemetry.serve_metrics(config.host, config.metrics_port, running)
+    if hosting:
+        from agentmsg.mcp.hosted import HostedMcp
+
+        for name, spec in hosting.items():
+            running.mcp[name] = HostedMcp(name, spec, tools)
+        try:
+            for hosted in running.mcp.values():
+                await hosted.start()
+        except BaseException:
+            await running.stop(0)
+            raise
     await running.set_serving(store.healthy)
     # A store that loses its server (PostgreSQL) makes the node NOT_SERVING until it is back.
     store.on_health(lambda healthy: running.track(running.set_serving(healthy, change=True)))

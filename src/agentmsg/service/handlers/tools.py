@@ -7,6 +7,11 @@ A call goes to the runner that serves the tool on this node, or, in a cluster,
 is forwarded to the node that has it (:mod:`agentmsg.service.cluster`). A
 runner that disconnects, a caller that cancels and a deadline that passes each
 end the call with a defined outcome.
+
+Tools can also be served from inside the server's process (:meth:`ToolHandler.host`: the MCP servers the server
+hosts, :mod:`agentmsg.mcp.hosted`): registered under the same name rules, listed and claimed in the cluster as a
+runner's tools are, and called directly, with no stream between: the caller's deadline bounds the call, and a caller
+that cancels (or a deadline that passes) cancels it.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,9 +41,9 @@ from agentmsg.service.handlers import Caller
 from agentmsg.service.rpc import _check
 from agentmsg.service.stores.base import Store
 from agentmsg.service.telemetry import inject_context
-from agentmsg.v1 import content_pb2, tool_service_pb2
+from agentmsg.v1 import content_pb2, tool_pb2, tool_service_pb2
 
-__all__ = ["TOOL_SERVICE", "ToolHandler"]
+__all__ = ["TOOL_SERVICE", "LocalCall", "ToolHandler"]
 
 log = logging.getLogger("agentmsg.service")
 
@@ -66,6 +71,11 @@ class _Call:
     future: asyncio.Future[content_pb2.ToolResultContent]
 
 
+LocalCall = Callable[[content_pb2.ToolCallContent], Awaitable[content_pb2.ToolResultContent]]
+"""Tools served in the server's process: a call in, its result out (an ``is_error`` result for a failure). Its
+result is trusted as it is (the tool source validated what it got from outside); cancelling it cancels the call."""
+
+
 @dataclass
 class _Runner:
     runner_id: str
@@ -74,6 +84,7 @@ class _Runner:
     outbox: asyncio.Queue[tool_service_pb2.ServeToolsResponse]
     # By the handle the service gave each call: call ids are the model's, and two callers may share one.
     pending: dict[str, _Call] = field(default_factory=dict)
+    local: LocalCall | None = None  # tools served in this process (ToolHandler.host): called directly
 
     def find(self, outcome: tool_service_pb2.ToolCallOutcome) -> _Call | None:
         """The call an outcome answers: by its handle, or, from a runner older than handles, by a call id
@@ -177,6 +188,34 @@ class ToolHandler:
         )
         return runner
 
+    async def host(
+        self, name: str, tools: Sequence[tool_pb2.ToolDefinition], call: LocalCall
+    ) -> tool_service_pb2.Registered:
+        """Serve ``tools`` from this process under the runner name ``name``: registered as a runner's tools are (a
+        name already served is a ConflictError; in a cluster, claimed for every node), listed by ListTools, and
+        each call handed to ``call`` with no hop between. Returns the registration, whose ``runner_id``
+        :meth:`unhost` takes."""
+        runner = self._register(tool_service_pb2.RegisterTools(runner_name=name, tools=tools))
+        runner.local = call
+        if self.cluster is not None:
+            try:
+                await self.cluster.claim(runner)
+            except BaseException:
+                self._unregister(runner)
+                raise
+        return tool_service_pb2.Registered(runner_id=runner.runner_id)
+
+    def unhost(self, runner_id: str) -> None:
+        """Stop serving the tools :meth:`host` registered (nothing when they are gone already)."""
+        runner = self.runners.get(runner_id)
+        if runner is None:
+            return
+        self._unregister(runner)
+        if self.cluster is not None:
+            leaving = asyncio.ensure_future(self.cluster.release(runner))
+            self._leaving.add(leaving)
+            leaving.add_done_callback(self._leaving.discard)
+
     def _unregister(self, runner: _Runner) -> None:
         self.runners.pop(runner.runner_id, None)
         for tool in runner.tools:
@@ -276,6 +315,8 @@ class ToolHandler:
             runner = self.by_tool.get(call.name)
             if runner is None:
                 raise NotFoundError(f"no runner serves the tool {call.name!r} now that the call is approved")
+        if runner.local is not None:
+            return tool_service_pb2.CallToolResponse(result=await self._call_here(runner.local, call, caller))
         loop = asyncio.get_running_loop()
         # The runner knows the call by this handle; the call id goes to it unchanged (the model's, not unique).
         handle = uuid.uuid4().hex
@@ -349,3 +390,19 @@ class ToolHandler:
             "approved" if decision.decision == content_pb2.TOOL_APPROVAL_DECISION_APPROVED else "denied",
         )
         return ToolApprovalContent._wrap(content_pb2.Content(approval=decision))
+
+    async def _call_here(
+        self, local: LocalCall, call: content_pb2.ToolCallContent, caller: Caller
+    ) -> content_pb2.ToolResultContent:
+        """A call to tools served in this process, within the caller's deadline (past it, the call is cancelled:
+        what it was doing hears so, as a runner would)."""
+        remaining = caller.time_remaining()
+        if remaining is None:
+            return await local(call)
+        try:
+            async with asyncio.timeout(remaining):
+                return await local(call)
+        except TimeoutError:
+            # As for a runner's call: the transport ends the call DEADLINE_EXCEEDED itself at this moment.
+            await asyncio.sleep(DEADLINE_WAIT)
+            raise DeadlineExceededError(f"the tool call {call.id!r} ({call.name}) overran its deadline") from None
