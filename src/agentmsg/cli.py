@@ -408,7 +408,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     convert = commands.add_parser("convert", help="convert a conversation between formats")
     convert.add_argument("--from", dest="source", choices=formats.FORMATS, required=True, help="the input's format")
-    convert.add_argument("--to", dest="target_format", choices=formats.FORMATS, required=True, help="the output's format")
+    convert.add_argument(
+        "--to", dest="target_format", choices=formats.FORMATS, required=True, help="the output's format"
+    )
     convert.add_argument("file", nargs="?", default="-", help="a JSON file (- or nothing: stdin)")
     convert.add_argument("--strict", action="store_true", help="fail instead of dropping what the target cannot hold")
     convert.add_argument(

@@ -73,7 +73,9 @@ def _prefixed(error: ValidationError, prefix: str) -> ValidationError:
 def _strict(error: ConversionError, prefix: str) -> ValidationError:
     """A strict conversion's refusal as field violations, one per loss, each naming where it is."""
     found = [
-        Violation(_under(prefix, loss.path), "conversion.strict", f"{error.target} cannot hold {loss.what}: {loss.reason}")
+        Violation(
+            _under(prefix, loss.path), "conversion.strict", f"{error.target} cannot hold {loss.what}: {loss.reason}"
+        )
         for loss in error.losses
     ]
     return ValidationError(found, "conversion")
@@ -184,4 +186,3 @@ class ConvertHandler:
                 f"{what} come to {size} bytes; a reply carries at most {self.sessions.budget} "
                 "(the server's maximum message size less room for framing)"
             )
-
