@@ -18,8 +18,9 @@ from agentmsg.messages import AgentMessage, AssistantMessage, Conversation
 from agentmsg.providers import adaline, anthropic, gemini, openai_chat, openai_responses
 from agentmsg.providers._common import ConversionReport
 from agentmsg.ui import ag_ui, ai_sdk
+from agentmsg.v1 import convert_service_pb2
 
-__all__ = ["FORMATS", "ID_MAP_FORMATS", "RESPONSE_FORMATS", "dumps", "read", "write"]
+__all__ = ["FORMATS", "ID_MAP_FORMATS", "RESPONSE_FORMATS", "WIRE_FORMATS", "dumps", "read", "wire_format", "write"]
 
 FORMATS = (
     "agentmsg",
@@ -39,6 +40,25 @@ RESPONSE_FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 ID_MAP_FORMATS = ("openai-chat", "openai-responses", "anthropic", "gemini", "langchain")
 # Readers with provider blocks agentmsg has no type for, which take ``pass_through_unknown``.
 _PASS_THROUGH = ("openai-chat", "openai-responses", "anthropic", "gemini", "langchain")
+
+
+# Each format's name -> its ``agentmsg.v1.ConversionFormat`` value (CONVERSION_FORMAT_OPENAI_CHAT: openai-chat):
+# the formats the ConvertService serves (every one but agentmsg's own ProtoJSON, which any client reads itself).
+WIRE_FORMATS: dict[str, convert_service_pb2.ConversionFormat.ValueType] = {
+    value.name.removeprefix("CONVERSION_FORMAT_").lower().replace("_", "-"): convert_service_pb2.ConversionFormat.Value(
+        value.name
+    )
+    for value in convert_service_pb2.ConversionFormat.DESCRIPTOR.values
+    if value.number
+}
+
+
+def wire_format(name: str) -> convert_service_pb2.ConversionFormat.ValueType:
+    """The ``ConversionFormat`` value of a format's name; ValidationError naming ``format`` for any other name."""
+    value = WIRE_FORMATS.get(name)
+    if value is None:
+        raise ValidationError.single("format", "format", f"{name!r} is not one of: {', '.join(WIRE_FORMATS)}")
+    return value
 
 
 def dumps(payload: Any) -> str:

@@ -31,17 +31,7 @@ __all__ = ["CONVERT_SERVICE", "FORMAT_NAMES", "ConvertHandler"]
 CONVERT_SERVICE = "agentmsg.v1.ConvertService"
 
 # ConversionFormat value -> the format's name in agentmsg.formats (and `agentmsg convert`).
-FORMAT_NAMES: dict[int, str] = {
-    convert_service_pb2.CONVERSION_FORMAT_OPENAI_CHAT: "openai-chat",
-    convert_service_pb2.CONVERSION_FORMAT_OPENAI_RESPONSES: "openai-responses",
-    convert_service_pb2.CONVERSION_FORMAT_ANTHROPIC: "anthropic",
-    convert_service_pb2.CONVERSION_FORMAT_GEMINI: "gemini",
-    convert_service_pb2.CONVERSION_FORMAT_ADALINE: "adaline",
-    convert_service_pb2.CONVERSION_FORMAT_SEED1: "seed1",
-    convert_service_pb2.CONVERSION_FORMAT_LANGCHAIN: "langchain",
-    convert_service_pb2.CONVERSION_FORMAT_AG_UI: "ag-ui",
-    convert_service_pb2.CONVERSION_FORMAT_AI_SDK: "ai-sdk",
-}
+FORMAT_NAMES: dict[int, str] = {value: name for name, value in formats.WIRE_FORMATS.items()}
 MESSAGES_FIELD = "input.messages.messages"
 T = TypeVar("T")
 
@@ -110,7 +100,7 @@ class ConvertHandler:
     ) -> convert_service_pb2.ToProviderResponse:
         source = request.input.WhichOneof("source")
         access = self.sessions.access
-        messages: list[AgentMessage]
+        messages: Sequence[AgentMessage]
         if source == "messages":
             if access.enabled:
                 access.require(caller.metadata)

@@ -26,6 +26,7 @@ from agentmsg.messages import (
     AgentMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
+    LLMMessage,
     ProviderState,
     message_from_proto,
 )
@@ -590,7 +591,7 @@ class SessionHandler:
         token = _context_token(path[-1][0].id, start + count) if start + count < len(encoded) else ""
         return context_reply(encoded[start : start + count], token)
 
-    async def context(self, caller: Caller, session_id: str, leaf_id: str) -> list[AgentMessage]:
+    async def context(self, caller: Caller, session_id: str, leaf_id: str) -> list[LLMMessage]:
         """The messages a model sees for the path to ``leaf_id`` (empty: the last entry), whole, as ``BuildContext``
         gives them (the caller's token must include the session; NOT_FOUND for a session that does not exist)."""
         self._allow(caller, session_id)
