@@ -101,6 +101,9 @@ def read(
     of the readers that report them (AG-UI, the AI SDK).
     """
     _known(name, response)
+    if not isinstance(data, list | dict):
+        kind = "null" if data is None else type(data).__name__
+        raise ValidationError.single("", "type", f"expected a JSON array or object, got {kind}")
     if id_map and (name not in ID_MAP_FORMATS or (response and name in ("openai-chat", "openai-responses"))):
         raise ValidationError.single("id_map", "format.id_map", f"the {name} reader rewrites no tool-call ids")
     options: dict[str, Any] = {}
@@ -129,7 +132,8 @@ def read(
     if name == "langchain":
         from agentmsg.providers import langchain
 
-        return langchain.from_langchain(langchain_messages().messages_from_dict(data), **options)
+        langchain_messages()  # the extra's absence said plainly
+        return langchain.from_langchain(data, **options)  # its dicts, each checked (messages_from_dict trusts them)
     request_readers: dict[str, Callable[..., list[AgentMessage]]] = {
         "openai-chat": openai_chat.from_openai_chat,
         "openai-responses": openai_responses.from_openai_responses,
@@ -158,7 +162,7 @@ def write(
         if len(messages) != 1 or not isinstance(messages[0], AssistantMessage):
             kinds = ", ".join(type(m).__name__ for m in messages[:3]) or "none"
             raise ValidationError.single(
-                "messages", "format.response", f"a response holds one assistant message; got {len(messages)} ({kinds})"
+                "", "format.response", f"a response holds one assistant message; got {len(messages)} ({kinds})"
             )
         writers: dict[str, Callable[..., Any]] = {
             "openai-chat": openai_chat.to_openai_chat_response,
