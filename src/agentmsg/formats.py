@@ -130,9 +130,9 @@ def read(
     if name == "ai-sdk":
         return ai_sdk.from_ui_messages(data, report=report)
     if name == "langchain":
+        langchain_messages()  # the extra's absence said plainly
         from agentmsg.providers import langchain
 
-        langchain_messages()  # the extra's absence said plainly
         return langchain.from_langchain(data, **options)  # its dicts, each checked (messages_from_dict trusts them)
     request_readers: dict[str, Callable[..., list[AgentMessage]]] = {
         "openai-chat": openai_chat.from_openai_chat,
@@ -182,9 +182,10 @@ def write(
     if name == "ai-sdk":
         return ai_sdk.to_ui_messages(messages, **options)
     if name == "langchain":
+        messages_to_dict = langchain_messages().messages_to_dict
         from agentmsg.providers import langchain
 
-        return langchain_messages().messages_to_dict(langchain.to_langchain(messages, **options))
+        return messages_to_dict(langchain.to_langchain(messages, **options))
     request_writers: dict[str, Callable[..., Any]] = {
         "openai-chat": openai_chat.to_openai_chat,
         "openai-responses": openai_responses.to_openai_responses,
