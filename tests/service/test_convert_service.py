@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+import grpc
 import pytest
 from conftest import ServerThread
 from conversions import (
@@ -24,6 +26,9 @@ from conversions import (
     losses,
     to_provider,
 )
+from google.protobuf import descriptor_pb2
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 from transports import TRANSPORTS, CallFailedError, Transport
 
 import agentmsg as am
@@ -302,3 +307,32 @@ def test_the_python_clients_convert_as_the_functions_do(server: ServerThread) ->
     reader_report = ConversionReport()
     assert anonymous(read.messages) == anonymous(ag_ui.from_ag_ui(json.loads(ag_text), report=reader_report))
     assert read.report.losses == reader_report.losses
+
+
+def test_health_and_reflection_name_the_conversion_service(server: ServerThread) -> None:
+    """Health answers SERVING for it on both transports; reflection lists it and describes its file (grpcurl
+    and buf curl can call it as they call the others)."""
+    with grpc.insecure_channel(server.target) as channel:
+        check = health_pb2.HealthCheckRequest(service="agentmsg.v1.ConvertService")
+        assert (
+            health_pb2_grpc.HealthStub(channel).Check(check, timeout=5).status == health_pb2.HealthCheckResponse.SERVING
+        )
+        reflection = reflection_pb2_grpc.ServerReflectionStub(channel)
+        requests = [
+            reflection_pb2.ServerReflectionRequest(list_services=""),
+            reflection_pb2.ServerReflectionRequest(file_containing_symbol="agentmsg.v1.ConvertService"),
+        ]
+        listed, described = reflection.ServerReflectionInfo(iter(requests), timeout=5)
+    assert "agentmsg.v1.ConvertService" in {s.name for s in listed.list_services_response.service}
+    files = [
+        descriptor_pb2.FileDescriptorProto.FromString(raw)
+        for raw in described.file_descriptor_response.file_descriptor_proto
+    ]
+    (convert_file,) = [f for f in files if f.name == "agentmsg/v1/convert_service.proto"]
+    assert [m.name for m in convert_file.service[0].method] == ["ToProvider", "FromProvider"]
+    url = f"http://127.0.0.1:{server.running.http_port}/grpc.health.v1.Health/Check"
+    request = urllib.request.Request(
+        url, data=b'{"service":"agentmsg.v1.ConvertService"}', headers={"content-type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=5) as answer:
+        assert json.loads(answer.read()) == {"status": "SERVING"}
