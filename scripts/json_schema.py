@@ -36,8 +36,8 @@ from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor, FileDesc
 
 from agentmsg.v1 import (
     content_pb2,
-    message_pb2,
     convert_service_pb2,
+    message_pb2,
     session_service_pb2,
     stream_pb2,
     tool_pb2,

@@ -75,6 +75,11 @@ def _known(name: str, response: bool) -> None:
         )
 
 
+def _is_container(data: Any) -> bool:
+    """A JSON array or object (every format's payload is one; a reader is never handed a scalar)."""
+    return isinstance(data, list | dict)
+
+
 def langchain_messages() -> Any:
     """``langchain_core.messages``, or an error saying which extra brings it."""
     try:
@@ -101,7 +106,7 @@ def read(
     of the readers that report them (AG-UI, the AI SDK).
     """
     _known(name, response)
-    if not isinstance(data, list | dict):
+    if not _is_container(data):
         kind = "null" if data is None else type(data).__name__
         raise ValidationError.single("", "type", f"expected a JSON array or object, got {kind}")
     if id_map and (name not in ID_MAP_FORMATS or (response and name in ("openai-chat", "openai-responses"))):
