@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from agentmsg.dict_form import messages_from_dicts, messages_to_dicts
-from agentmsg.errors import AgentMsgError, ValidationError
+from agentmsg.errors import ValidationError
 from agentmsg.messages import AgentMessage, AssistantMessage, Conversation
 from agentmsg.providers import adaline, anthropic, gemini, openai_chat, openai_responses
 from agentmsg.providers._common import ConversionReport
@@ -81,11 +81,14 @@ def _is_container(data: Any) -> bool:
 
 
 def langchain_messages() -> Any:
-    """``langchain_core.messages``, or an error saying which extra brings it."""
+    """``langchain_core.messages``, or a ValidationError naming ``format`` and the extra that brings it (the
+    service answers INVALID_ARGUMENT: this installation cannot convert the format asked for)."""
     try:
         from langchain_core import messages
     except ImportError as exc:
-        raise AgentMsgError(f"{exc} (the langchain format needs: pip install 'agentmsg[langchain]')") from None
+        raise ValidationError.single(
+            "format", "format.extra", f"{exc} (the langchain format needs: pip install 'agentmsg[langchain]')"
+        ) from None
     return messages
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 import urllib.request
 from collections.abc import Callable
 from typing import Any
@@ -336,3 +337,32 @@ def test_health_and_reflection_name_the_conversion_service(server: ServerThread)
     )
     with urllib.request.urlopen(request, timeout=5) as answer:
         assert json.loads(answer.read()) == {"status": "SERVING"}
+
+
+def test_a_server_without_the_langchain_extra_names_the_format_and_the_extra(
+    server: ServerThread, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import langchain_core
+
+    # `from langchain_core import messages` fails, as where langchain-core is not installed
+    monkeypatch.delattr(langchain_core, "messages")
+    monkeypatch.setitem(sys.modules, "langchain_core.messages", None)
+
+    async def script(transport: Transport) -> list[CallFailedError]:
+        out = []
+        for rpc, request in (
+            ("ToProvider", to_provider("langchain", fixture()[:2])),
+            ("FromProvider", C.FromProviderRequest(format=FORMAT["langchain"], json="[]")),
+        ):
+            with pytest.raises(CallFailedError) as refused:
+                await transport.unary(rpc, request)
+            out.append(refused.value)
+        return out
+
+    answers = over_every_transport(server, script)
+    for name in TRANSPORTS[1:]:
+        assert answers[name] == answers["grpc"], name
+    for failure in answers["grpc"]:
+        assert failure.code == "INVALID_ARGUMENT"
+        assert failure.violations[0][:2] == ("format", "format.extra")
+        assert "pip install 'agentmsg[langchain]'" in failure.violations[0][2]
