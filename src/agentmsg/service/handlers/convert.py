@@ -33,6 +33,8 @@ CONVERT_SERVICE = "agentmsg.v1.ConvertService"
 # ConversionFormat value -> the format's name in agentmsg.formats (and `agentmsg convert`).
 FORMAT_NAMES: dict[int, str] = {value: name for name, value in formats.WIRE_FORMATS.items()}
 MESSAGES_FIELD = "input.messages.messages"
+# Fields of a converter's refusal that name the request's own options, not a place in the messages converted.
+OPTION_FIELDS = ("format", "response")
 T = TypeVar("T")
 
 
@@ -133,7 +135,7 @@ class ConvertHandler:
             except ConversionError as exc:
                 raise _strict(exc, prefix) from None
             except ValidationError as exc:
-                if exc.violations and exc.violations[0].field in ("format", "response"):
+                if exc.violations and exc.violations[0].field in OPTION_FIELDS:
                     raise
                 raise _prefixed(exc, prefix) from None
             return formats.dumps(payload)
