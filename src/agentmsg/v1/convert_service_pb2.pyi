@@ -349,12 +349,16 @@ class FromProviderRequest(_message.Message):
     """
     pass_through_unknown: _builtins.bool
     """Whether provider blocks agentmsg has no type for are kept verbatim (true)
-    or refused; not set: each reader's default (kept).
+    or refused; not set: each reader's default (kept). The formats whose
+    readers keep nothing unknown (Adaline, seed-1, AG-UI, the AI SDK) ignore
+    it.
     """
     @_builtins.property
     def id_map(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
         """Tool-call ids a conversion rewrote (`ToProviderResponse.id_map`), to
-        restore.
+        restore. Only the formats that rewrite ids take one (OpenAI Chat and
+        Responses, Anthropic, Gemini, LangChain; for a response object Anthropic
+        and Gemini): any other refuses a non-empty map (rule `format.id_map`).
         """
 
     def __init__(

@@ -255,7 +255,9 @@ export type FromProviderRequest = Message<"agentmsg.v1.FromProviderRequest"> & {
 
   /**
    * Tool-call ids a conversion rewrote (`ToProviderResponse.id_map`), to
-   * restore.
+   * restore. Only the formats that rewrite ids take one (OpenAI Chat and
+   * Responses, Anthropic, Gemini, LangChain; for a response object Anthropic
+   * and Gemini): any other refuses a non-empty map (rule `format.id_map`).
    *
    * @generated from field: map<string, string> id_map = 4;
    */
@@ -263,7 +265,9 @@ export type FromProviderRequest = Message<"agentmsg.v1.FromProviderRequest"> & {
 
   /**
    * Whether provider blocks agentmsg has no type for are kept verbatim (true)
-   * or refused; not set: each reader's default (kept).
+   * or refused; not set: each reader's default (kept). The formats whose
+   * readers keep nothing unknown (Adaline, seed-1, AG-UI, the AI SDK) ignore
+   * it.
    *
    * @generated from field: optional bool pass_through_unknown = 5;
    */
