@@ -36,6 +36,7 @@ from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor, FileDesc
 
 from agentmsg.v1 import (
     content_pb2,
+    convert_service_pb2,
     message_pb2,
     session_service_pb2,
     stream_pb2,
@@ -48,7 +49,16 @@ from buf.validate import validate_pb2
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "schema" / "agentmsg.v1.schema.json"
 SCHEMA_ID = "urn:agentmsg:schema:agentmsg.v1"
-MODULES = (content_pb2, message_pb2, stream_pb2, tool_pb2, usage_pb2, session_service_pb2, tool_service_pb2)
+MODULES = (
+    content_pb2,
+    message_pb2,
+    stream_pb2,
+    tool_pb2,
+    usage_pb2,
+    session_service_pb2,
+    tool_service_pb2,
+    convert_service_pb2,
+)
 
 FD = FieldDescriptor
 INT32 = {FD.TYPE_INT32, FD.TYPE_SINT32, FD.TYPE_SFIXED32, FD.TYPE_UINT32, FD.TYPE_FIXED32}

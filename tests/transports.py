@@ -17,7 +17,8 @@ from connectrpc.protocol import ProtocolType
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from agentmsg.v1 import session_service_pb2_grpc, tool_service_pb2_grpc
+from agentmsg.v1 import convert_service_pb2_grpc, session_service_pb2_grpc, tool_service_pb2_grpc
+from agentmsg.v1.convert_service_connect import ConvertServiceClient
 from agentmsg.v1.session_service_connect import SessionServiceClient
 from agentmsg.v1.tool_service_connect import ToolServiceClient
 
@@ -39,8 +40,11 @@ _SNAKE = {
     "ServeTools": "serve_tools",
     "ListTools": "list_tools",
     "CallTool": "call_tool",
+    "ToProvider": "to_provider",
+    "FromProvider": "from_provider",
 }
 _TOOL_RPCS = {"ServeTools", "ListTools", "CallTool"}
+_CONVERT_RPCS = {"ToProvider", "FromProvider"}
 
 
 @dataclass(frozen=True)
@@ -89,6 +93,7 @@ class Transport:
             self._stubs: dict[str, Any] = {
                 "session": session_service_pb2_grpc.SessionServiceStub(self._channel),
                 "tool": tool_service_pb2_grpc.ToolServiceStub(self._channel),
+                "convert": convert_service_pb2_grpc.ConvertServiceStub(self._channel),
             }
             return
         assert http_port is not None
@@ -98,6 +103,7 @@ class Transport:
         self._stubs = {
             "session": SessionServiceClient(address, codec=codec, protocol=protocol, send_compression=None),
             "tool": ToolServiceClient(address, codec=codec, protocol=protocol, send_compression=None),
+            "convert": ConvertServiceClient(address, codec=codec, protocol=protocol, send_compression=None),
         }
 
     async def __aenter__(self) -> Transport:
@@ -111,6 +117,8 @@ class Transport:
                 await stub.close()
 
     def _stub(self, rpc: str) -> Any:
+        if rpc in _CONVERT_RPCS:
+            return self._stubs["convert"]
         return self._stubs["tool" if rpc in _TOOL_RPCS else "session"]
 
     @staticmethod

@@ -14,13 +14,13 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import agentmsg as am
-from agentmsg import dict_form
+from agentmsg import dict_form, formats
 from agentmsg._logtext import quiet_grpc_core
 
 DEFAULT_TARGET = "127.0.0.1:50051"
@@ -314,88 +314,6 @@ def _tools(args: argparse.Namespace) -> int:
         return 1 if result.is_error else 0
 
 
-FORMATS = (
-    "agentmsg",
-    "seed1",
-    "adaline",
-    "openai-chat",
-    "openai-responses",
-    "anthropic",
-    "gemini",
-    "langchain",
-    "ag-ui",
-    "ai-sdk",
-)
-
-
-def _read_format(name: str, data: Any, pass_through: bool | None) -> list[am.AgentMessage]:
-    from agentmsg.providers import adaline, anthropic, gemini, openai_chat, openai_responses
-
-    def read(reader: Callable[..., list[am.AgentMessage]]) -> list[am.AgentMessage]:
-        # Not given: each reader's own default (the Anthropic reader keeps unknown blocks).
-        return reader(data) if pass_through is None else reader(data, pass_through_unknown=pass_through)
-
-    if name == "agentmsg":
-        return list(am.Conversation.from_json(data))
-    if name == "seed1":
-        return dict_form.messages_from_dicts(data)
-    if name == "adaline":
-        return adaline.from_adaline(data)
-    if name == "openai-chat":
-        return read(openai_chat.from_openai_chat)
-    if name == "openai-responses":
-        return read(openai_responses.from_openai_responses)
-    if name == "anthropic":
-        return read(anthropic.from_anthropic)
-    if name == "gemini":
-        return read(gemini.from_gemini)
-    if name in ("ag-ui", "ai-sdk"):
-        from agentmsg.ui import ag_ui, ai_sdk
-
-        return ag_ui.from_ag_ui(data) if name == "ag-ui" else ai_sdk.from_ui_messages(data)
-    messages_from_dict = _langchain_messages().messages_from_dict
-    from agentmsg.providers import langchain
-
-    return langchain.from_langchain(messages_from_dict(data))
-
-
-def _langchain_messages() -> Any:
-    """``langchain_core.messages``, or an error saying which extra brings it."""
-    try:
-        from langchain_core import messages
-    except ImportError as exc:
-        raise am.AgentMsgError(f"{exc} (the langchain format needs: pip install 'agentmsg[langchain]')") from None
-    return messages
-
-
-def _write_format(name: str, messages: list[am.AgentMessage], strict: bool, report: Any) -> Any:
-    from agentmsg.providers import adaline, anthropic, gemini, openai_chat, openai_responses
-
-    options = {"strict": strict, "report": report}
-    if name == "agentmsg":
-        return am.Conversation(messages).to_json_dict()
-    if name == "seed1":
-        return dict_form.messages_to_dicts(messages)
-    if name == "adaline":
-        return adaline.to_adaline(messages)
-    if name == "openai-chat":
-        return openai_chat.to_openai_chat(messages, **options)
-    if name == "openai-responses":
-        return openai_responses.to_openai_responses(messages, **options)
-    if name == "anthropic":
-        return anthropic.to_anthropic(messages, **options)
-    if name == "gemini":
-        return gemini.to_gemini(messages, **options)
-    if name in ("ag-ui", "ai-sdk"):
-        from agentmsg.ui import ag_ui, ai_sdk
-
-        return ag_ui.to_ag_ui(messages, **options) if name == "ag-ui" else ai_sdk.to_ui_messages(messages, **options)
-    messages_to_dict = _langchain_messages().messages_to_dict
-    from agentmsg.providers import langchain
-
-    return messages_to_dict(langchain.to_langchain(messages, **options))
-
-
 # The request body key that holds each format's messages, when the converter writes a bare list.
 _MESSAGES_KEY = {"openai-chat": "messages", "openai-responses": "input"}
 
@@ -433,9 +351,9 @@ def _convert(args: argparse.Namespace) -> int:
         data = json.loads(raw)
     except ValueError as exc:
         raise am.DecodeError(f"{args.file}: not JSON: {exc}") from None
-    messages = _read_format(args.source, data, args.pass_through_unknown)
     report = ConversionReport()
-    payload = _write_format(args.target_format, messages, args.strict, report)
+    messages = formats.read(args.source, data, pass_through_unknown=args.pass_through_unknown, report=report)
+    payload = formats.write(args.target_format, messages, strict=args.strict, report=report)
     if isinstance(data, dict) and data.get("tools") is not None:
         payload = _convert_tools(args, data, payload, report)
     print(json.dumps(payload, ensure_ascii=False, indent=2 if args.pretty else None))
@@ -519,8 +437,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.set_defaults(handler=_validate)
 
     convert = commands.add_parser("convert", help="convert a conversation between formats")
-    convert.add_argument("--from", dest="source", choices=FORMATS, required=True, help="the input's format")
-    convert.add_argument("--to", dest="target_format", choices=FORMATS, required=True, help="the output's format")
+    convert.add_argument("--from", dest="source", choices=formats.FORMATS, required=True, help="the input's format")
+    convert.add_argument(
+        "--to", dest="target_format", choices=formats.FORMATS, required=True, help="the output's format"
+    )
     convert.add_argument("file", nargs="?", default="-", help="a JSON file (- or nothing: stdin)")
     convert.add_argument("--strict", action="store_true", help="fail instead of dropping what the target cannot hold")
     convert.add_argument(

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 import agentmsg as am
-from agentmsg.cli import FORMATS, main
+from agentmsg.cli import main
+from agentmsg.formats import FORMATS
 
 CHAT = [
     {"role": "system", "content": "Be brief."},

@@ -25,7 +25,7 @@ from grpc_reflection.v1alpha import reflection_pb2
 from serverproc import ServerProcess
 
 import agentmsg as am
-from agentmsg.v1 import session_service_pb2, tool_service_pb2
+from agentmsg.v1 import convert_service_pb2, session_service_pb2, tool_service_pb2
 
 ROUNDS = 400 if SOAK else 8
 GROWTH_KIB = 48 * 1024  # resident memory the run may add after its warm-up round (allocator noise, caches)
@@ -35,7 +35,8 @@ DEADLINE = 0.5  # seconds a call may take: a stream that stays open ends here (D
 def _seeds() -> dict[str, bytes]:
     """A valid request of each input type (by full name): what the mutations start from."""
     message = am.UserMessage.text("hello", id="m1").pb
-    call = am.ToolCallContent("call-1", "echo", {"text": "hi"}).pb.tool_call
+    tool_call = am.ToolCallContent("call-1", "echo", {"text": "hi"})
+    call = tool_call.pb.tool_call
     found: list[Any] = [
         session_service_pb2.AppendMessageRequest(session_id="fuzz", message=message),
         session_service_pb2.AppendMessagesRequest(session_id="fuzz", messages=[message]),
@@ -49,7 +50,15 @@ def _seeds() -> dict[str, bytes]:
         tool_service_pb2.ListToolsRequest(),
         health_pb2.HealthCheckRequest(service="agentmsg.v1.SessionService"),
         reflection_pb2.ServerReflectionRequest(list_services=""),
+        convert_service_pb2.FromProviderRequest(
+            format=convert_service_pb2.CONVERSION_FORMAT_ANTHROPIC,
+            json='{"system":"s","messages":[{"role":"user","content":[{"type":"text","text":"hi"}]},'
+            '{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"f","input":{"a":[1,2.5,null]}}]}]}',
+        ),
     ]
+    to_provider = convert_service_pb2.ToProviderRequest(format=convert_service_pb2.CONVERSION_FORMAT_GEMINI)
+    to_provider.input.messages.messages.extend([message, am.AssistantMessage([tool_call], id="a1").pb])
+    found.append(to_provider)
     register = tool_service_pb2.ServeToolsRequest()
     register.register.runner_name = "fuzz"
     register.register.tools.add(name="echo", description="echo")
@@ -66,6 +75,7 @@ _REFLECTION = reflection_pb2.DESCRIPTOR.services_by_name["ServerReflection"]
 SERVICES: dict[str, list[tuple[str, descriptor.ServiceDescriptor]]] = {
     "session": [("agentmsg.v1.SessionService", session_service_pb2.DESCRIPTOR.services_by_name["SessionService"])],
     "tool": [("agentmsg.v1.ToolService", tool_service_pb2.DESCRIPTOR.services_by_name["ToolService"])],
+    "convert": [("agentmsg.v1.ConvertService", convert_service_pb2.DESCRIPTOR.services_by_name["ConvertService"])],
     "health": [("grpc.health.v1.Health", health_pb2.DESCRIPTOR.services_by_name["Health"])],
     "reflection": [(_REFLECTION.full_name, _REFLECTION), ("grpc.reflection.v1.ServerReflection", _REFLECTION)],
 }
@@ -142,6 +152,10 @@ def _fuzz(services: list[str]) -> None:
 
 def test_fuzzed_bytes_to_every_session_and_tool_rpc() -> None:
     _fuzz(["session", "tool"])
+
+
+def test_fuzzed_bytes_to_the_conversion_rpcs() -> None:
+    _fuzz(["convert"])
 
 
 def test_fuzzed_bytes_to_health_and_reflection() -> None:

@@ -1,10 +1,11 @@
-// The client of the agentmsg service (SessionService and ToolService) over any transport: BaseClient holds every
+// The client of the agentmsg service (SessionService, ToolService and ConvertService) over any transport: BaseClient holds every
 // call, and each entry gives it its connection: client.ts the Node one (gRPC over HTTP/2, plus PublishStream, a
 // client stream), webClient.ts the browser's (Connect or gRPC-Web over fetch). Every failure is thrown as the
 // agentmsg error class the server raised (ValidationError with its violations, NotFoundError...), or the class of
 // the status the transport itself produced (DeadlineExceededError, UnavailableError, CancelledError for an aborted
 // signal).
 
+import type { JsonValue } from "@bufbuild/protobuf";
 import { type CallOptions, type Client as ConnectClient, createClient } from "@connectrpc/connect";
 import { type Backoff, backoffDelay, type Connection, sleep } from "./connection.js";
 import {
@@ -15,6 +16,11 @@ import {
   toolApproval,
 } from "./content.js";
 import { CancelledError, ServiceError, UnavailableError, ValidationError } from "./errors.js";
+import {
+  ConversionFormat,
+  type ConversionLoss as ConversionLossPb,
+  ConvertService,
+} from "./gen/agentmsg/v1/convert_service_pb.js";
 import type { Message, ProviderState } from "./gen/agentmsg/v1/message_pb.js";
 import { type SessionInfo as SessionInfoPb, SessionService } from "./gen/agentmsg/v1/session_service_pb.js";
 import type { StreamEvent } from "./gen/agentmsg/v1/stream_pb.js";
@@ -85,6 +91,71 @@ export interface SubscribeOptions {
   onReconnect?: (after: bigint, error: unknown) => void;
 }
 
+/** A format's name, as `agentmsg convert` and the Python client's `convert_to` / `convert_from` take it. */
+export type ConversionFormatName =
+  | "openai-chat"
+  | "openai-responses"
+  | "anthropic"
+  | "gemini"
+  | "adaline"
+  | "seed1"
+  | "langchain"
+  | "ag-ui"
+  | "ai-sdk";
+
+const CONVERSION_FORMATS: Record<ConversionFormatName, ConversionFormat> = {
+  "openai-chat": ConversionFormat.OPENAI_CHAT,
+  "openai-responses": ConversionFormat.OPENAI_RESPONSES,
+  anthropic: ConversionFormat.ANTHROPIC,
+  gemini: ConversionFormat.GEMINI,
+  adaline: ConversionFormat.ADALINE,
+  seed1: ConversionFormat.SEED1,
+  langchain: ConversionFormat.LANGCHAIN,
+  "ag-ui": ConversionFormat.AG_UI,
+  "ai-sdk": ConversionFormat.AI_SDK,
+};
+
+/** One thing a conversion left out (the Python `Loss`): where in the input, what, and why. */
+export interface ConversionLoss {
+  readonly path: string;
+  readonly what: string;
+  readonly reason: string;
+}
+
+/**
+ * Messages the server converted (`convertTo`): the payload as JSON text, exactly as the Python converter's output is
+ * written (`json.dumps(payload, ensure_ascii=False, separators=(",", ":"))`: its key order, its numbers), what the
+ * format could not hold, and the tool-call ids it rewrote (written id to original; give it to `convertFrom`).
+ */
+export interface Converted {
+  readonly json: string;
+  readonly losses: ConversionLoss[];
+  readonly idMap: Record<string, string>;
+}
+
+/** A payload the server read (`convertFrom`): the messages, and what they could not hold. */
+export interface ConvertedMessages {
+  readonly messages: Message[];
+  readonly losses: ConversionLoss[];
+}
+
+/** What `convertTo` converts: messages as given, or a session's context for a leaf (default: its last entry). */
+export type ConversionSource = Message[] | { sessionId: string; leaf?: string };
+
+function conversionFormat(format: ConversionFormatName | ConversionFormat): ConversionFormat {
+  if (typeof format === "number") return format;
+  const value = CONVERSION_FORMATS[format];
+  if (value === undefined) {
+    const names = Object.keys(CONVERSION_FORMATS).join(", ");
+    throw ValidationError.single("format", "format", `${JSON.stringify(format)} is not one of: ${names}`);
+  }
+  return value;
+}
+
+function lossesOf(losses: ConversionLossPb[]): ConversionLoss[] {
+  return losses.map((loss) => ({ path: loss.path, what: loss.what, reason: loss.reason }));
+}
+
 function date(ts: { seconds: bigint; nanos: number } | undefined): Date | undefined {
   return ts === undefined ? undefined : new Date(Number(ts.seconds) * 1000 + Math.floor(ts.nanos / 1e6));
 }
@@ -114,6 +185,7 @@ export class BaseClient {
   readonly timeoutMs: number;
   protected readonly sessions: ConnectClient<typeof SessionService>;
   protected readonly tools: ConnectClient<typeof ToolService>;
+  protected readonly conversions: ConnectClient<typeof ConvertService>;
   private readonly connection: Connection;
   private readonly retry: Backoff;
 
@@ -121,6 +193,7 @@ export class BaseClient {
     this.connection = connection;
     this.sessions = createClient(SessionService, this.connection.transport);
     this.tools = createClient(ToolService, this.connection.transport);
+    this.conversions = createClient(ConvertService, this.connection.transport);
     this.timeoutMs = options.timeoutMs ?? 30_000;
     this.retry = options.retry ?? { maxAttempts: 4 };
   }
@@ -354,6 +427,59 @@ export class BaseClient {
       pageToken = response.nextPageToken;
       if (pageToken === "") return found;
     }
+  }
+
+  /**
+   * Messages, or a session's context for a leaf, in `format` (`"anthropic"`, `"openai-chat"`...), converted by the
+   * server as the Python converters convert in-process: the same JSON text and losses. `strict`: a ValidationError
+   * (one violation per loss, rule `conversion.strict`) instead of any loss; `response`: the provider's response
+   * object for one assistant message. Retried while the service is unavailable, like the other reads.
+   */
+  async convertTo(
+    format: ConversionFormatName | ConversionFormat,
+    source: ConversionSource,
+    options: { strict?: boolean; response?: boolean } & CallControl = {},
+  ): Promise<Converted> {
+    const input = Array.isArray(source)
+      ? { source: { case: "messages" as const, value: { messages: source } } }
+      : {
+          source: { case: "session" as const, value: { sessionId: source.sessionId, leafEntryId: source.leaf ?? "" } },
+        };
+    const request = {
+      format: conversionFormat(format),
+      input,
+      strict: options.strict ?? false,
+      response: options.response ?? false,
+    };
+    const response = await this.retried(
+      () => this.conversions.toProvider(request, this.options(options)),
+      options.signal,
+    );
+    return { json: response.json, losses: lossesOf(response.losses), idMap: { ...response.idMap } };
+  }
+
+  /**
+   * A `format` payload (JSON text, or a value written as JSON) read by the server as agentmsg messages, as the Python
+   * readers read it. `idMap`: a `convertTo` answer's, to restore the tool-call ids it rewrote; `passThroughUnknown`:
+   * keep (true) or refuse provider blocks agentmsg has no type for (not given: the reader's default, kept).
+   */
+  async convertFrom(
+    format: ConversionFormatName | ConversionFormat,
+    payload: string | JsonValue,
+    options: { response?: boolean; idMap?: Record<string, string>; passThroughUnknown?: boolean } & CallControl = {},
+  ): Promise<ConvertedMessages> {
+    const request = {
+      format: conversionFormat(format),
+      json: typeof payload === "string" ? payload : JSON.stringify(payload),
+      response: options.response ?? false,
+      idMap: options.idMap ?? {},
+      passThroughUnknown: options.passThroughUnknown,
+    };
+    const response = await this.retried(
+      () => this.conversions.fromProvider(request, this.options(options)),
+      options.signal,
+    );
+    return { messages: response.messages, losses: lossesOf(response.losses) };
   }
 
   /** The tools runners serve now. */

@@ -12,6 +12,9 @@ export * from "./dictForm.js";
 export * from "./errors.js";
 // The generated contract: every schema, type and enum of agentmsg.v1.
 export * from "./gen/agentmsg/v1/content_pb.js";
+// The conversion service's messages, by module (its ConversionLoss differs from the client's).
+export * as convertServicePb from "./gen/agentmsg/v1/convert_service_pb.js";
+export { ConversionFormat, ConvertService } from "./gen/agentmsg/v1/convert_service_pb.js";
 export * from "./gen/agentmsg/v1/message_pb.js";
 export * as sessionServicePb from "./gen/agentmsg/v1/session_service_pb.js";
 export { SessionService } from "./gen/agentmsg/v1/session_service_pb.js";

@@ -11,7 +11,16 @@ One module per concern (the README's "Architecture" section has the map):
 
 from __future__ import annotations
 
-from agentmsg.service.client import AsyncClient, Client, Live, Logged, RegisteredTool, SessionInfo
+from agentmsg.service.client import (
+    AsyncClient,
+    Client,
+    Converted,
+    ConvertedMessages,
+    Live,
+    Logged,
+    RegisteredTool,
+    SessionInfo,
+)
 from agentmsg.service.limits import RequestLimits
 from agentmsg.service.runner import ToolRunner, schema_for
 from agentmsg.service.server import Running, ServerConfig, create_server, serve
@@ -21,6 +30,8 @@ __all__ = [
     "Appended",
     "AsyncClient",
     "Client",
+    "Converted",
+    "ConvertedMessages",
     "Live",
     "Logged",
     "MemoryStore",

@@ -21,9 +21,11 @@ from typing import Any, Self, cast
 
 import grpc
 
+from agentmsg import formats
 from agentmsg.content import ToolCallContent, ToolResultContent
 from agentmsg.errors import ValidationError
 from agentmsg.messages import AgentMessage, AssistantMessage, BaseMessage, ProviderState, message_from_proto
+from agentmsg.providers._common import ConversionReport, Loss
 from agentmsg.service import status
 from agentmsg.service.frames import APPEND_MESSAGE, append_request
 from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
@@ -32,13 +34,15 @@ from agentmsg.streaming import StreamEvent
 from agentmsg.tools import ToolDefinition
 from agentmsg.v1 import (
     content_pb2,
+    convert_service_pb2,
+    convert_service_pb2_grpc,
     session_service_pb2,
     session_service_pb2_grpc,
     tool_service_pb2,
     tool_service_pb2_grpc,
 )
 
-__all__ = ["AsyncClient", "Client", "Live", "Logged", "RegisteredTool", "SessionInfo"]
+__all__ = ["AsyncClient", "Client", "Converted", "ConvertedMessages", "Live", "Logged", "RegisteredTool", "SessionInfo"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +80,80 @@ class RegisteredTool:
     runner_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class Converted:
+    """Messages converted by the server (``convert_to``): the payload as JSON text, exactly as
+    :func:`agentmsg.formats.dumps` writes the Python converter's output, and the converter's report (losses, and
+    the tool-call ids it rewrote)."""
+
+    json: str
+    report: ConversionReport
+
+    @property
+    def payload(self) -> Any:
+        """The payload, parsed."""
+        return json.loads(self.json)
+
+
+@dataclass(frozen=True, slots=True)
+class ConvertedMessages:
+    """A payload read by the server (``convert_from``): the messages, and what they could not hold."""
+
+    messages: list[AgentMessage]
+    report: ConversionReport
+
+
+def _to_provider_request(
+    format: str,  # noqa: A002 - the format's name, as `agentmsg convert --to` takes it
+    messages: Sequence[BaseMessage] | None,
+    session_id: str | None,
+    leaf: str,
+    strict: bool,
+    response: bool,
+) -> convert_service_pb2.ToProviderRequest:
+    if (messages is None) == (session_id is None):
+        raise ValidationError.single("input", "required", "give the messages, or a session_id (not both)")
+    request = convert_service_pb2.ToProviderRequest(
+        format=formats.wire_format(format), strict=strict, response=response
+    )
+    if session_id is not None:
+        request.input.session.session_id = session_id
+        request.input.session.leaf_entry_id = leaf
+    else:
+        request.input.messages.SetInParent()
+        request.input.messages.messages.extend(_message_pb(m) for m in messages or ())
+    return request
+
+
+def _from_provider_request(
+    format: str,  # noqa: A002 - the format's name, as `agentmsg convert --from` takes it
+    payload: Any,
+    response: bool,
+    id_map: dict[str, str] | None,
+    pass_through_unknown: bool | None,
+) -> convert_service_pb2.FromProviderRequest:
+    text = payload if isinstance(payload, str) else formats.dumps(payload)
+    request = convert_service_pb2.FromProviderRequest(
+        format=formats.wire_format(format), json=text, response=response, id_map=id_map or {}
+    )
+    if pass_through_unknown is not None:
+        request.pass_through_unknown = pass_through_unknown
+    return request
+
+
+def _losses(losses: Iterable[convert_service_pb2.ConversionLoss]) -> list[Loss]:
+    return [Loss(loss.path, loss.what, loss.reason) for loss in losses]
+
+
+def _converted(response: convert_service_pb2.ToProviderResponse) -> Converted:
+    return Converted(response.json, ConversionReport(_losses(response.losses), dict(response.id_map)))
+
+
+def _converted_messages(response: convert_service_pb2.FromProviderResponse) -> ConvertedMessages:
+    messages = [message_from_proto(m) for m in response.messages]
+    return ConvertedMessages(messages, ConversionReport(_losses(response.losses)))
+
+
 # Calls gRPC retries by itself when the server is UNAVAILABLE (restarting, a connection refused): the
 # idempotent ones. Appends are idempotent by message id (a retried append lands on the same offset), a
 # delete of a session already gone deletes nothing, reads change nothing. CallTool, PublishStream,
@@ -91,6 +169,7 @@ RETRIED_METHODS = {
         "DeleteSession",
     ),
     "agentmsg.v1.ToolService": ("ListTools",),
+    "agentmsg.v1.ConvertService": ("ToProvider", "FromProvider"),
 }
 # At most four attempts, 0.7 s of backoff in all (gRPC waits a random part of 0.1, 0.2, 0.4 s): a blip is
 # ridden out, and an unreachable server is still reported within a couple of seconds.
@@ -306,6 +385,7 @@ class Client:
         # instrument_stub / instrument_call: with the otel extra and tracing configured, calls carry the trace context.
         self._sessions = instrument_stub(session_service_pb2_grpc.SessionServiceStub(self._channel))
         self._tools = instrument_stub(tool_service_pb2_grpc.ToolServiceStub(self._channel))
+        self._convert = instrument_stub(convert_service_pb2_grpc.ConvertServiceStub(self._channel))
         # AppendMessage sends bytes encoded around the message's own encoding (see frames.append_request).
         self._append: Any = instrument_call(
             self._channel.unary_unary(
@@ -505,6 +585,37 @@ class Client:
         response = self._call(self._tools.CallTool, request, timeout)
         return ToolResultContent._wrap(_wrap_result(response.result))
 
+    def convert_to(
+        self,
+        format: str,  # noqa: A002 - the format's name, as `agentmsg convert --to` takes it
+        messages: Sequence[BaseMessage] | None = None,
+        *,
+        session_id: str | None = None,
+        leaf: str = "",
+        strict: bool = False,
+        response: bool = False,
+    ) -> Converted:
+        """``messages``, or the context of ``session_id`` for ``leaf`` (default: its last entry), in ``format``
+        (``openai-chat``, ``anthropic``...: :data:`agentmsg.formats.WIRE_FORMATS`), converted by the server as
+        :func:`agentmsg.formats.write` converts here. ``strict``: a :class:`~agentmsg.ValidationError` (one violation
+        per loss) instead of any loss; ``response``: the provider's response object for one assistant message."""
+        request = _to_provider_request(format, messages, session_id, leaf, strict, response)
+        return _converted(self._call(self._convert.ToProvider, request))
+
+    def convert_from(
+        self,
+        format: str,  # noqa: A002 - the format's name, as `agentmsg convert --from` takes it
+        payload: Any,
+        *,
+        response: bool = False,
+        id_map: dict[str, str] | None = None,
+        pass_through_unknown: bool | None = None,
+    ) -> ConvertedMessages:
+        """A ``format`` payload (JSON text, or data to write as JSON) read by the server as agentmsg messages, as
+        :func:`agentmsg.formats.read` reads it here. ``id_map``: a ``convert_to`` report's, to restore tool-call ids."""
+        request = _from_provider_request(format, payload, response, id_map, pass_through_unknown)
+        return _converted_messages(self._call(self._convert.FromProvider, request))
+
 
 def _call_request(call: ToolCallContent, session_id: str) -> tool_service_pb2.CallToolRequest:
     if not isinstance(call, ToolCallContent):
@@ -543,6 +654,7 @@ class AsyncClient:
         # instrument_stub / instrument_call: with the otel extra and tracing configured, calls carry the trace context.
         self._sessions = instrument_stub(session_service_pb2_grpc.SessionServiceStub(self._channel))
         self._tools = instrument_stub(tool_service_pb2_grpc.ToolServiceStub(self._channel))
+        self._convert = instrument_stub(convert_service_pb2_grpc.ConvertServiceStub(self._channel))
         self._append: Any = instrument_call(
             self._channel.unary_unary(
                 APPEND_MESSAGE, response_deserializer=session_service_pb2.AppendMessageResponse.FromString
@@ -738,3 +850,34 @@ class AsyncClient:
         request = _call_request(call, session_id)
         response = await self._call(self._tools.CallTool, request, timeout)
         return ToolResultContent._wrap(_wrap_result(response.result))
+
+    async def convert_to(
+        self,
+        format: str,  # noqa: A002 - the format's name, as `agentmsg convert --to` takes it
+        messages: Sequence[BaseMessage] | None = None,
+        *,
+        session_id: str | None = None,
+        leaf: str = "",
+        strict: bool = False,
+        response: bool = False,
+    ) -> Converted:
+        """``messages``, or the context of ``session_id`` for ``leaf`` (default: its last entry), in ``format``
+        (``openai-chat``, ``anthropic``...: :data:`agentmsg.formats.WIRE_FORMATS`), converted by the server as
+        :func:`agentmsg.formats.write` converts here. ``strict``: a :class:`~agentmsg.ValidationError` (one violation
+        per loss) instead of any loss; ``response``: the provider's response object for one assistant message."""
+        request = _to_provider_request(format, messages, session_id, leaf, strict, response)
+        return _converted(await self._call(self._convert.ToProvider, request))
+
+    async def convert_from(
+        self,
+        format: str,  # noqa: A002 - the format's name, as `agentmsg convert --from` takes it
+        payload: Any,
+        *,
+        response: bool = False,
+        id_map: dict[str, str] | None = None,
+        pass_through_unknown: bool | None = None,
+    ) -> ConvertedMessages:
+        """A ``format`` payload (JSON text, or data to write as JSON) read by the server as agentmsg messages, as
+        :func:`agentmsg.formats.read` reads it here. ``id_map``: a ``convert_to`` report's, to restore tool-call ids."""
+        request = _from_provider_request(format, payload, response, id_map, pass_through_unknown)
+        return _converted_messages(await self._call(self._convert.FromProvider, request))

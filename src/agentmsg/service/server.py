@@ -6,7 +6,7 @@ SIGTERM, then shuts down gracefully: health goes NOT_SERVING, new calls are
 refused, calls in flight get ``config.grace`` seconds to finish.
 
 Each concern lives in its own module: the transport-neutral logic in :mod:`~agentmsg.service.handlers`
-(sessions, tools), its gRPC servicers in :mod:`~agentmsg.service.grpc`, its Connect application in
+(sessions, tools, conversions), its gRPC servicers in :mod:`~agentmsg.service.grpc`, its Connect application in
 :mod:`~agentmsg.service.http`, beside :mod:`~agentmsg.service.live`,
 :mod:`~agentmsg.service.access`, :mod:`~agentmsg.service.stores`,
 :mod:`~agentmsg.service.cluster`; this one only puts them together.
@@ -36,8 +36,10 @@ from agentmsg.service.catchup import CatchUpBounds
 from agentmsg.service.cluster import Cluster, peer_credentials
 from agentmsg.service.frames import DEFAULT_REPLY_CACHE_BYTES, FrameCache
 from agentmsg.service.grpc.calls import capture, register
+from agentmsg.service.grpc.convert import ConvertServicer, add_convert_service
 from agentmsg.service.grpc.sessions import SessionServicer, add_session_service
 from agentmsg.service.grpc.tools import ToolServicer, add_tool_service
+from agentmsg.service.handlers.convert import CONVERT_SERVICE, ConvertHandler
 from agentmsg.service.handlers.sessions import SESSION_SERVICE, SessionHandler
 from agentmsg.service.handlers.tools import TOOL_SERVICE, ToolHandler
 from agentmsg.service.limits import RequestLimits
@@ -148,11 +150,11 @@ class Running:
         return values
 
     async def set_serving(self, serving: bool, *, change: bool = False) -> None:
-        """Health SERVING or NOT_SERVING for the server and both services (``change``: log it)."""
+        """Health SERVING or NOT_SERVING for the server and each service (``change``: log it)."""
         if self.stopping:
             return
         status = health_pb2.HealthCheckResponse.SERVING if serving else health_pb2.HealthCheckResponse.NOT_SERVING
-        for name in ("", SESSION_SERVICE, TOOL_SERVICE):
+        for name in ("", SESSION_SERVICE, TOOL_SERVICE, CONVERT_SERVICE):
             await self.health.set(name, status)
         if change and not serving:
             log.warning("the store is unavailable: health NOT_SERVING")
@@ -250,6 +252,7 @@ def _http_listener(
     config: ServerConfig,
     sessions: SessionHandler,
     tools: ToolHandler,
+    convert: ConvertHandler,
     grpc_address: str,
     serving: Callable[[], bool],
     telemetry: ServerTelemetry | None,
@@ -266,6 +269,7 @@ def _http_listener(
     app = create_app(
         sessions,
         tools,
+        convert,
         grpc_address=grpc_address,
         max_message_bytes=config.max_message_bytes,
         serving=serving,
@@ -325,15 +329,17 @@ async def create_server(config: ServerConfig) -> Running:
     hub = LiveHub(CatchUpBounds.for_server(config.max_message_bytes, config.limits))
     sessions = SessionHandler(store, hub, access, max_message_bytes=config.max_message_bytes, limits=config.limits)
     tools = ToolHandler(access, store)
+    convert = ConvertHandler(sessions)
     session_servicer = SessionServicer(sessions, reply_cache_bytes=config.reply_cache_bytes)
     # With telemetry, the services register through it: each handler is wrapped once (a span, the metrics).
     registering = telemetry.instrument(server) if telemetry else server
     add_session_service(session_servicer, registering)
     add_tool_service(ToolServicer(tools), registering)
+    add_convert_service(ConvertServicer(convert), registering)
     health_servicer = health.aio.HealthServicer()
     register(server, health.SERVICE_NAME, capture(health_pb2_grpc.add_HealthServicer_to_server, health_servicer))
     if config.reflection:
-        reflection.enable(server, [SESSION_SERVICE, TOOL_SERVICE, health.SERVICE_NAME])
+        reflection.enable(server, [SESSION_SERVICE, TOOL_SERVICE, CONVERT_SERVICE, health.SERVICE_NAME])
     address = f"{config.host}:{config.port}"
     busy = _bind_problem(config.host, config.port)
     if busy is not None:
@@ -364,7 +370,7 @@ async def create_server(config: ServerConfig) -> Running:
     if config.http_port is not None:
         try:
             address = f"{config.host}:{port}"
-            http = _http_listener(config, sessions, tools, address, lambda: store.healthy, telemetry, ledger)
+            http = _http_listener(config, sessions, tools, convert, address, lambda: store.healthy, telemetry, ledger)
         except UnavailableError:
             await server.stop(None)
             if config.store is None:

@@ -26,6 +26,7 @@ from agentmsg.messages import (
     AgentMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
+    LLMMessage,
     ProviderState,
     message_from_proto,
 )
@@ -592,6 +593,15 @@ class SessionHandler:
         count = fit([len(body) for body in encoded[start:]], self.budget)
         token = _context_token(path[-1][0].id, start + count) if start + count < len(encoded) else ""
         return context_reply(encoded[start : start + count], token)
+
+    async def context(self, caller: Caller, session_id: str, leaf_id: str) -> list[LLMMessage]:
+        """The messages a model sees for the path to ``leaf_id`` (empty: the last entry), whole, as ``BuildContext``
+        gives them (the caller's token must include the session; NOT_FOUND for a session that does not exist)."""
+        self._allow(caller, session_id)
+        path = await self._context_path(session_id, leaf_id)
+        if not path:
+            raise NotFoundError(f"no session {session_id!r} (it has no messages)")
+        return build_context([entry for entry, _ in path])
 
     async def DeleteSession(  # noqa: N802
         self,
