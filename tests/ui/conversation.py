@@ -181,7 +181,10 @@ def approval_turn() -> list:
         UserMessage(
             [
                 ToolApprovalContent.deny(
-                    "call_deploy", "not on a Friday", decided_by="ann", decided_at=datetime(2026, 11, 27, 10, tzinfo=UTC)
+                    "call_deploy",
+                    "not on a Friday",
+                    decided_by="ann",
+                    decided_at=datetime(2026, 11, 27, 10, tzinfo=UTC),
                 ),
                 ToolApprovalContent.approve("call_rm"),
             ],
@@ -192,7 +195,11 @@ def approval_turn() -> list:
             [
                 ToolResultContent("call_rm", "removed", name="shell"),
                 ToolResultContent(
-                    "call_deploy", "The tool call was denied by ann: not on a Friday", is_error=True, name="deploy", index=1
+                    "call_deploy",
+                    "The tool call was denied by ann: not on a Friday",
+                    is_error=True,
+                    name="deploy",
+                    index=1,
                 ),
                 ToolResultContent("call_ls", "src", name="shell", index=2),
             ],
@@ -200,7 +207,10 @@ def approval_turn() -> list:
             timestamp=T0 + 3,
         ),
         AssistantMessage(
-            [TextContent("Build removed; deploy denied. Shall I tag it?"), ToolCallContent("call_tag", "tag", arguments="{}", requires_approval=True)],
+            [
+                TextContent("Build removed; deploy denied. Shall I tag it?"),
+                ToolCallContent("call_tag", "tag", arguments="{}", requires_approval=True),
+            ],
             stop_reason=StopReason.TOOL_CALLS,
             provenance=ANTHROPIC,
             id="b2",

@@ -300,8 +300,10 @@ def test_approvals_map_to_the_tool_part_states_and_back_exactly() -> None:
         "approval": {"decided_by": "ann", "decided_at": "2026-11-27T10:00:00Z"},
         "result": {"index": 1},
     }
-    assert "output" not in denied and "errorText" not in denied
-    assert parts["call_ls"]["state"] == "output-available" and "approval" not in parts["call_ls"]
+    assert "output" not in denied
+    assert "errorText" not in denied
+    assert parts["call_ls"]["state"] == "output-available"
+    assert "approval" not in parts["call_ls"]
     assert parts["call_tag"]["state"] == "approval-requested"
     assert parts["call_tag"]["approval"] == {"id": "call_tag"}
     assert from_ui_messages(out) == original
@@ -341,12 +343,13 @@ def test_decisions_without_results_and_unusual_shapes_round_trip() -> None:
         "requires_approval": False,
         "result": {"content": "nope", "is_error": False},
     }
-    assert y["state"] == "output-available" and "approval" not in y
+    assert y["state"] == "output-available"
+    assert "approval" not in y
     assert from_ui_messages(out) == odd
 
 
 def test_decisions_the_parts_cannot_hold_are_reported() -> None:
-    question, call, decisions, results, _ = approval_turn()
+    question, call, _, results, _ = approval_turn()
     # after the results (not right after the calls), or beside other blocks: the user message as before, reported
     late = UserMessage([ToolApprovalContent.approve("call_rm")], id="late", timestamp=9.0)
     mixed = UserMessage([TextContent("ok"), ToolApprovalContent.approve("call_rm")], id="mixed", timestamp=9.0)

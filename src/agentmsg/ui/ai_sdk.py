@@ -23,6 +23,11 @@ thinking, redacted thinking         ``reasoning{text, providerMetadata?}``: the 
 tool call + its result              ``tool-<name>``: ``input-available``, then
                                     ``output-available{output}`` or
                                     ``output-error{errorText}``
+a call with ``requires_approval``    ``approval-requested{approval: {id: the call id}}``
+a user message of decisions on      on each call's part: ``approval-responded{approval:
+the calls just made (approval       {id, approved, reason?}}``, then with its result
+blocks only)                        ``output-available`` / ``output-error`` (the approval
+                                    kept) or, denied, ``output-denied``
 hosted tool call + result           the same with ``providerExecuted: true``; an image it
                                     made also as a ``file`` part
 image, audio, document (user)       ``file{mediaType, url}`` (bytes as a data URL)
@@ -37,7 +42,13 @@ A call's kind, index, server name, metadata and a Google signature ride in
 ``callProviderMetadata``; a result's metadata, ``terminate`` and index, and a hosted result's
 whole form, in ``resultProviderMetadata.agentmsg``. Each agentmsg message's envelope (id, role,
 timestamp, provenance, usage, stop reason, error, parent id, and for a tool message the order
-of its results) is an entry of ``metadata.agentmsg.messages``.
+of its results, for a message of decisions their order) is an entry of
+``metadata.agentmsg.messages``.
+A decision's ``decided_by``, ``decided_at`` and ``original`` ride in the part's
+``callProviderMetadata.agentmsg.approval``; ``output-denied`` has no output, so a denial result is
+read back as the decision's :meth:`~agentmsg.ToolApprovalContent.denial_text` (other words, a
+result's metadata, ``is_error`` false, in ``callProviderMetadata.agentmsg.result``); a call that did
+not ask for the decision it got says so (``requires_approval: false`` there).
 
 Reported as losses: the AI SDK's places that do not exist: a user message's tool results; a
 tool message whose calls are not in the turn before it; a text block's logprobs and a
@@ -45,18 +56,22 @@ signature other than Google's; image detail, a document's title and context, a m
 provider file id; a tool result's non-text blocks (the output is its text) and the split of
 several text blocks; signatures and redacted reasoning of a message with no provenance or
 with a producer the AI SDK has no reader for (:mod:`agentmsg.ui._common`); a block order the
-steps cannot give back.
+steps cannot give back; a decision that is not alone in a user message right after the step of
+its call (the AI SDK keeps decisions on the call's part, read back in that place).
 
-Reading (:func:`from_ui_messages`) takes any v7 UIMessage: tool parts in every state
-(``input-streaming``, the approval states and ``output-denied`` are reported for what they
-lose), ``dynamic-tool``, ``source-*`` parts that no text cites, ``file`` parts in an
-assistant message, ``custom``, ``reasoning-file``, ``steering-message`` and other
-applications' ``data-*`` parts are reported.
+Reading (:func:`from_ui_messages`) takes any v7 UIMessage: tool parts in every state and
+``dynamic-tool``. A part's ``approval`` makes its call ``requires_approval``; an answered one
+(``approval-responded``, ``output-denied``, an output with its approval) gives the decision as a
+user message right after the step's assistant message. Reported: ``input-streaming`` (read as the
+input so far), an approval id other than the call's and the approval's other fields,
+``source-*`` parts that no text cites, ``file`` parts in an assistant message, ``custom``,
+``reasoning-file``, ``steering-message`` and other applications' ``data-*`` parts.
 
 Stream (:class:`UIMessageStream`, :func:`ui_message_chunks`): the UI message stream chunks of
 the same turn (``start``, ``start-step``, ``text-*``, ``reasoning-*``, ``tool-input-*``,
-``tool-output-*``, ``source-url``, ``finish-step``, ``finish``), which ``readUIMessageStream``
-folds to :func:`to_ui_messages`'s UIMessage.
+``tool-approval-request`` / ``-response``, ``tool-output-*`` with ``tool-output-denied``,
+``source-url``, ``finish-step``, ``finish``), which ``readUIMessageStream`` folds to
+:func:`to_ui_messages`'s UIMessage.
 """
 
 from __future__ import annotations
@@ -1079,6 +1094,8 @@ class UIMessageStream:
             if "callProviderMetadata" in part:
                 chunk["providerMetadata"] = part["callProviderMetadata"]
             out = [chunk]
+            if part["state"] == "approval-requested":
+                out.append(_approval_request(part))
         elif isinstance(block, HostedToolResultContent) and block.call_id in self._calls:
             part = dict(self._calls[block.call_id])
             writer.hosted_output(part, block)
@@ -1090,7 +1107,24 @@ class UIMessageStream:
         return out
 
 
+def _approval_request(part: Mapping[str, Any]) -> dict[str, Any]:
+    return {"type": "tool-approval-request", "approvalId": part["toolCallId"], "toolCallId": part["toolCallId"]}
+
+
+def _approval_response(part: Mapping[str, Any]) -> dict[str, Any]:
+    approval = part["approval"]
+    chunk: dict[str, Any] = {"type": "tool-approval-response", "approvalId": approval["id"]}
+    chunk["approved"] = approval["approved"]
+    if "reason" in approval:
+        chunk["reason"] = approval["reason"]
+    if "callProviderMetadata" in part:
+        chunk["providerMetadata"] = part["callProviderMetadata"]
+    return chunk
+
+
 def _output_chunk(part: Mapping[str, Any]) -> dict[str, Any]:
+    if part["state"] == "output-denied":
+        return {"type": "tool-output-denied", "toolCallId": part["toolCallId"]}
     if part["state"] == "output-error":
         chunk: dict[str, Any] = {
             "type": "tool-output-error",
@@ -1130,13 +1164,27 @@ def ui_message_chunks(
         if isinstance(message, AssistantMessage):
             stream = UIMessageStream()
             for event in events_from_message(message, chunk_size=chunk_size):
-                out += stream.feed(event)
+                for chunk in stream.feed(event):
+                    part = parts.get(chunk.get("toolCallId", ""), {})
+                    if chunk["type"] == "tool-approval-request" and "approval" not in part:
+                        continue  # answered with no decision: the turn's part has no approval
+                    if chunk["type"] == "tool-input-available" and "callProviderMetadata" in part:
+                        chunk["providerMetadata"] = part["callProviderMetadata"]  # with what the turn added
+                    out.append(chunk)
             reporter.report.losses += stream.losses
             last = message
+        elif isinstance(message, UserMessage):
+            # the decisions on the turn's calls (to_ui_messages put them on the parts, or it would not be one turn)
+            for block in message.contents:
+                assert isinstance(block, ToolApprovalContent)
+                part = parts[block.call_id]
+                if agentmsg_meta(part.get("callProviderMetadata")).get("requires_approval") is False:
+                    out.append(_approval_request(part))  # a call that did not ask: the response needs a request
+                out.append(_approval_response(part))
         elif isinstance(message, ToolMessage):
             for block in message.contents:
                 part = parts.get(getattr(block, "id", ""))
-                if part is not None and part["state"] in ("output-available", "output-error"):
+                if part is not None and part["state"] in ("output-available", "output-error", "output-denied"):
                     out.append(_output_chunk(part))
     finish: dict[str, Any] = {"type": "finish", "finishReason": finish_reason(last.stop_reason if last else None)}
     if "metadata" in turn:
