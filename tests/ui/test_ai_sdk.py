@@ -353,7 +353,20 @@ def test_decisions_the_parts_cannot_hold_are_reported() -> None:
     # after the results (not right after the calls), or beside other blocks: the user message as before, reported
     late = UserMessage([ToolApprovalContent.approve("call_rm")], id="late", timestamp=9.0)
     mixed = UserMessage([TextContent("ok"), ToolApprovalContent.approve("call_rm")], id="mixed", timestamp=9.0)
-    for messages in ([question, call, results, late], [question, call, mixed]):
+    # on a call of an earlier step of the turn, still waiting: reading would put the decision right after that step
+    first = AssistantMessage(
+        [ToolCallContent("x", "shell", arguments="{}", requires_approval=True), ToolCallContent("y", "ls", index=1)],
+        id="s1",
+        timestamp=5.0,
+    )
+    answered = ToolMessage([ToolResultContent("y", "ok", name="ls", index=1)], id="s2", timestamp=6.0)
+    second = AssistantMessage([TextContent("x waits")], id="s3", timestamp=7.0)
+    earlier = UserMessage([ToolApprovalContent.approve("x")], id="s4", timestamp=8.0)
+    for messages in (
+        [question, call, results, late],
+        [question, call, mixed],
+        [question, first, answered, second, earlier],
+    ):
         _, report = _report(messages)
         assert [loss.what for loss in report.losses] == ["approval block"]
 

@@ -384,6 +384,7 @@ class _Turn:
         self.calls: dict[str, dict[str, Any]] = {}  # tool-call id -> its part, in this turn
         self.last_was_tool = False
         self.decided = False  # the step's decisions (a user message of approval blocks) are on its parts
+        self.step: set[str] = set()  # the ids of the calls of the turn's last step
 
 
 def to_ui_messages(
@@ -404,7 +405,7 @@ def to_ui_messages(
         if isinstance(message, ToolMessage) and turn is not None:
             _tool(writer, turn, message, path)
             continue
-        if _decisions(writer, turn, message, path):
+        if _decisions(turn, message):
             continue
         turn = None
         match message:
@@ -516,6 +517,7 @@ def _assistant(writer: _Writer, turn: _Turn, message: AssistantMessage, path: st
     turn.out["_entries"] = turn.entries
     turn.last_was_tool = False
     turn.decided = False
+    turn.step = set(calls)
 
 
 def _tool(writer: _Writer, turn: _Turn, message: ToolMessage, path: str) -> None:
@@ -579,7 +581,7 @@ def _decision_of(part: Mapping[str, Any]) -> ToolApprovalContent:
     return block
 
 
-def _decisions(writer: _Writer, turn: _Turn | None, message: BaseMessage, path: str) -> bool:
+def _decisions(turn: _Turn | None, message: BaseMessage) -> bool:
     """Put a user message of decisions on calls of the step just written on their tool parts; False when it is not
     one (its blocks then go the usual way).
 
@@ -593,7 +595,7 @@ def _decisions(writer: _Writer, turn: _Turn | None, message: BaseMessage, path: 
     if not blocks or len(blocks) != len(message.contents) or any(b.decision is None for b in blocks):
         return False
     ids = [b.call_id for b in blocks]
-    parts = [turn.calls.get(call_id) for call_id in ids]
+    parts = [turn.calls.get(call_id) if call_id in turn.step else None for call_id in ids]
     if len(set(ids)) != len(ids) or any(
         p is None or p["state"] not in ("input-available", "approval-requested") or p.get("providerExecuted")
         for p in parts
