@@ -40,7 +40,14 @@ def test_every_role_round_trips_exactly_through_the_extension() -> None:
 
 def test_every_content_kind_round_trips_exactly_through_the_extension() -> None:
     """Each block in a role that may carry it: citations, logprobs, hosted tools, provider blocks included."""
-    user_kinds = (am.TextContent, am.ImageContent, am.AudioContent, am.DocumentContent, am.ToolResultContent)
+    user_kinds = (
+        am.TextContent,
+        am.ImageContent,
+        am.AudioContent,
+        am.DocumentContent,
+        am.ToolResultContent,
+        am.ToolApprovalContent,
+    )
     blocks = [*every_content(), *hosted_content()]
     user = [b for b in blocks if isinstance(b, user_kinds)]
     assistant = [b for b in blocks if not isinstance(b, user_kinds[1:])]

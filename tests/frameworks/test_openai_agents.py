@@ -227,3 +227,22 @@ def test_generated_item_lists_round_trip(turns: list[list[dict[str, Any]]]) -> N
     report = ConversionReport()
     assert to_openai_agents(from_openai_agents(items), report=report) == items
     assert report.losses == []
+
+
+def test_a_run_interrupted_for_approval_is_read() -> None:
+    """A tool that needs approval interrupts the run with a ToolApprovalItem, which is never an input item: reading
+    the run's items takes it as the mark on its call (requires_approval), not as an error."""
+    from agents import Agent, function_tool
+
+    @function_tool(needs_approval=True)
+    def get_weather(city: str) -> str:
+        return f"sunny in {city}"
+
+    agent = Agent(name="weather", instructions="Answer briefly.", model=ScriptedModel("a"), tools=[get_weather])
+    result = asyncio.run(Runner.run(agent, "Weather?"))
+    assert [type(item).__name__ for item in result.interruptions] == ["ToolApprovalItem"]
+    calls = [b for m in from_openai_agents(result.new_items) for b in m.contents if isinstance(b, ToolCallContent)]
+    assert [(c.name, c.requires_approval) for c in calls] == [("get_weather", True)]
+    # the approval item alone gives its call (after the item's envelope, as the Responses reader keeps it)
+    (alone,) = from_openai_agents(result.interruptions)
+    assert [b for b in alone.contents if isinstance(b, ToolCallContent)] == calls

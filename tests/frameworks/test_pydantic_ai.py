@@ -23,6 +23,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 from serverproc import ServerProcess
+from ui.conversation import approval_turn
 
 from agentmsg import (
     AssistantMessage,
@@ -330,3 +331,26 @@ def test_a_file_part_keeps_its_bytes() -> None:
     assert file_block.provider == PROVIDER
     assert file_block.block_type == "file"
     assert dump(to_pydantic_ai([response]))[0]["parts"][-1]["content"]["media_type"] == "image/png"
+
+
+def test_approval_in_a_pydantic_ai_history() -> None:
+    """pydantic-ai keeps no decision in its history (ToolApproved / ToolDenied are a run's input): the decisions are
+    reported, a denied call's return gets pydantic-ai's own outcome for it, and a call's requires_approval rides in
+    the response's agentmsg metadata."""
+    question, call, decisions, results, waiting = approval_turn()
+    report = ConversionReport()
+    history = to_pydantic_ai([question, call, decisions, results, waiting], report=report)
+    assert [(loss.path, loss.what) for loss in report.losses] == [
+        ("[2].contents[0]", "a ToolApprovalContent"),
+        ("[2].contents[1]", "a ToolApprovalContent"),
+    ]
+    returns = {p.tool_call_id: p.outcome for p in history[2].parts if isinstance(p, ToolReturnPart)}
+    assert returns == {"call_rm": "success", "call_deploy": "denied", "call_ls": "success"}
+    back = from_pydantic_ai(dump(history))
+    asking = [b.id for m in back for b in m.contents if isinstance(b, ToolCallContent) and b.requires_approval]
+    assert asking == ["call_rm", "call_deploy", "call_tag"]
+    denial = back[2].contents[1]
+    assert isinstance(denial, ToolResultContent)
+    assert denial.is_error
+    # and back again: the outcome stays denied with no decision in sight
+    assert dump(to_pydantic_ai(back)) == dump(history)

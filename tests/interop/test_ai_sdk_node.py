@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from nodetools import require_node, run_node
-from ui.conversation import conversation, image_turn
+from ui.conversation import approval_turn, conversation, image_turn
 
 from agentmsg import (
     AssistantMessage,
@@ -22,6 +22,9 @@ from agentmsg import (
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
+    ToolApprovalContent,
+    ToolCallContent,
+    UserMessage,
 )
 from agentmsg.ui import ConversionReport
 from agentmsg.ui.ai_sdk import to_ui_messages, ui_message_chunks
@@ -65,3 +68,38 @@ def test_the_ai_sdk_validates_reads_and_converts_our_messages(tmp_path: Path) ->
         "text": "Two cities: two calls at once.",
         "providerOptions": {"anthropic": {"signature": "sig-abc"}},
     }
+
+
+def test_the_ai_sdk_takes_our_approval_states_and_chunks(tmp_path: Path) -> None:
+    """A turn with an approved call that ran, a denied one, a call with no approval and one still waiting: the AI SDK
+    validates the parts, folds the chunks (``tool-approval-request`` / ``-response``, ``tool-output-denied``) to the
+    same UIMessage, and sends the decisions on to a model as its approval responses."""
+    node = require_node("ai")
+    question, call, decisions, results, waiting = approval_turn()
+    report = ConversionReport()
+    ui = to_ui_messages([question, call, decisions, results, waiting], report=report)
+    assert not report.losses
+    odd_call = AssistantMessage([ToolCallContent("x", "shell", arguments="{}")], id="o1", timestamp=1.0)
+    odd = [odd_call, UserMessage([ToolApprovalContent.approve("x", "fine")], id="o2", timestamp=2.0)]
+    odd_ui = to_ui_messages(odd, report=report)
+    assert not report.losses
+    streams = [
+        ui_message_chunks([call, decisions, results, waiting], chunk_size=5, report=ConversionReport()),
+        ui_message_chunks(odd, report=ConversionReport()),
+    ]
+    case = tmp_path / "case.json"
+    case.write_text(json.dumps({"messages": [*ui, *odd_ui], "streams": streams}))
+    result = run_node(node, "ai_sdk.mjs", str(case))
+    assert result["validated"] == _json([*ui, *odd_ui])
+    assert result["folded"] == [_json(ui[1]), _json(odd_ui[0])]
+    responses = [
+        part
+        for message in result["modelMessages"]
+        for part in message["content"]
+        if isinstance(part, dict) and part["type"] == "tool-approval-response"
+    ]
+    assert [(p["approvalId"], p["approved"]) for p in responses] == [
+        ("call_rm", True),
+        ("call_deploy", False),
+        ("x", True),
+    ]

@@ -156,3 +156,64 @@ def pydantic_ai_conversation() -> list:
             provider_name="anthropic",
         ),
     ]
+
+
+def approval_turn() -> list:
+    """A user question, then a turn whose three calls need a person's decision: one approved (it ran), one denied
+    (its denial result), one still waiting; the decisions in a user message after the calls, as agentmsg places them."""
+    from datetime import UTC, datetime
+
+    from agentmsg import ToolApprovalContent
+
+    return [
+        UserMessage.text("Clean up the build and deploy.", id="q", timestamp=T0),
+        AssistantMessage(
+            [
+                ToolCallContent("call_rm", "shell", arguments='{"cmd":"rm -rf build"}', requires_approval=True),
+                ToolCallContent("call_deploy", "deploy", arguments='{"env":"prod"}', requires_approval=True, index=1),
+                ToolCallContent("call_ls", "shell", arguments='{"cmd":"ls"}', index=2),
+            ],
+            stop_reason=StopReason.TOOL_CALLS,
+            provenance=ANTHROPIC,
+            id="b1",
+            timestamp=T0 + 1,
+        ),
+        UserMessage(
+            [
+                ToolApprovalContent.deny(
+                    "call_deploy",
+                    "not on a Friday",
+                    decided_by="ann",
+                    decided_at=datetime(2026, 11, 27, 10, tzinfo=UTC),
+                ),
+                ToolApprovalContent.approve("call_rm"),
+            ],
+            id="d1",
+            timestamp=T0 + 2,
+        ),
+        ToolMessage(
+            [
+                ToolResultContent("call_rm", "removed", name="shell"),
+                ToolResultContent(
+                    "call_deploy",
+                    "The tool call was denied by ann: not on a Friday",
+                    is_error=True,
+                    name="deploy",
+                    index=1,
+                ),
+                ToolResultContent("call_ls", "src", name="shell", index=2),
+            ],
+            id="r1",
+            timestamp=T0 + 3,
+        ),
+        AssistantMessage(
+            [
+                TextContent("Build removed; deploy denied. Shall I tag it?"),
+                ToolCallContent("call_tag", "tag", arguments="{}", requires_approval=True),
+            ],
+            stop_reason=StopReason.TOOL_CALLS,
+            provenance=ANTHROPIC,
+            id="b2",
+            timestamp=T0 + 4,
+        ),
+    ]

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from agui_check import check_event, check_message, fold_events, without_metadata
-from conversation import ANTHROPIC, PNG, conversation
+from conversation import ANTHROPIC, PNG, approval_turn, conversation
 
 from agentmsg import (
     AssistantMessage,
@@ -19,6 +19,7 @@ from agentmsg import (
     SystemMessage,
     TextContent,
     ThinkingContent,
+    ToolApprovalContent,
     ToolCallContent,
     ToolMessage,
     ToolResultContent,
@@ -29,7 +30,10 @@ from agentmsg.streaming import StreamEvent
 from agentmsg.ui import ConversionError, ConversionReport
 from agentmsg.ui.ag_ui import (
     ACTIVITY_CONTENT,
+    APPROVAL_REASON,
     AGUIEventStream,
+    approval_interrupts,
+    decisions_from_resume,
     from_ag_ui,
     message_events,
     messages_snapshot,
@@ -333,3 +337,58 @@ def test_run_events_and_the_snapshot_validate() -> None:
         check_event(event)
     assert from_ag_ui(snapshot)[:4] == messages[:4]
     assert json.loads(json.dumps(snapshot)) == snapshot
+
+
+def test_approval_interrupts_a_run_and_a_resume_gives_the_decisions() -> None:
+    question, call, decisions, results, waiting = approval_turn()
+    # before any decision, the run ends on an interrupt a call
+    finished = run_finished("th", "r1", messages=[question, call])
+    check_event(finished)
+    assert finished["outcome"] == {
+        "type": "interrupt",
+        "interrupts": [
+            {"id": "call_rm", "reason": APPROVAL_REASON, "toolCallId": "call_rm"},
+            {"id": "call_deploy", "reason": APPROVAL_REASON, "toolCallId": "call_deploy"},
+        ],
+    }
+    # a decision or a result ends the wait: only the later call still waits
+    assert approval_interrupts([call, decisions, results, waiting]) == [
+        {"id": "call_tag", "reason": APPROVAL_REASON, "toolCallId": "call_tag"}
+    ]
+    assert run_finished("th", "r2", messages=[call, decisions, results])["outcome"] == {"type": "success"}
+    resume = [
+        {"interruptId": "call_rm", "status": "resolved", "payload": {"approved": True}},
+        {"interruptId": "call_deploy", "status": "resolved", "payload": {"approved": False, "reason": "not today"}},
+        {"interruptId": "call_tag", "status": "cancelled"},
+    ]
+    assert decisions_from_resume(resume, decided_by="ann") == [
+        ToolApprovalContent.approve("call_rm", decided_by="ann"),
+        ToolApprovalContent.deny("call_deploy", "not today", decided_by="ann"),
+    ]
+
+
+def test_a_malformed_resume_entry_is_refused_by_its_path() -> None:
+    bad = [
+        {"interruptId": "c", "status": "resolved", "payload": {"approved": "yes"}},
+        {"interruptId": "", "status": "resolved", "payload": {"approved": True}},
+        {"interruptId": "d", "status": "done"},
+    ]
+    with pytest.raises(ValidationError) as info:
+        decisions_from_resume(bad)
+    assert {v.field for v in info.value.violations} == {
+        "resume[0].payload.approved",
+        "resume[1].interruptId",
+        "resume[2].status",
+    }
+
+
+def test_approval_in_ag_ui_messages() -> None:
+    question, call, decisions, results, _ = approval_turn()
+    report = ConversionReport()
+    out = to_ag_ui([question, call, decisions, results], report=report)
+    for message in out:
+        check_message(message)
+    # the call's requires_approval rides in its agentmsg metadata; the decision has no message to live in
+    assert [loss.what for loss in report.losses] == ["approval block", "approval block"]
+    back = from_ag_ui(out)
+    assert back[1] == call

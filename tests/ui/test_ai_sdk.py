@@ -6,7 +6,7 @@ import base64
 from typing import Any
 
 import pytest
-from conversation import ANTHROPIC, PNG, conversation, image_turn
+from conversation import ANTHROPIC, PNG, approval_turn, conversation, image_turn
 
 from agentmsg import (
     AssistantMessage,
@@ -19,6 +19,7 @@ from agentmsg import (
     StopReason,
     TextContent,
     ThinkingContent,
+    ToolApprovalContent,
     ToolCallContent,
     ToolMessage,
     ToolResultContent,
@@ -228,12 +229,9 @@ def _tool_part(state: str, **extra: Any) -> dict[str, Any]:
     [
         (_tool_part("input-streaming", rawInput='{"q": "x'), None, "streaming input"),
         (_tool_part("input-available"), None, None),
-        (_tool_part("approval-requested", approval={"id": "ap"}), None, "tool approval (approval-requested)"),
-        (
-            _tool_part("approval-responded", approval={"id": "ap", "approved": True}),
-            None,
-            "tool approval (approval-responded)",
-        ),
+        (_tool_part("approval-requested", approval={"id": "c"}), None, None),
+        (_tool_part("approval-requested", approval={"id": "ap", "isAutomatic": True}), None, "the approval id"),
+        (_tool_part("approval-responded", approval={"id": "c", "approved": True}), None, None),
         (_tool_part("output-available", output={"hits": 2}), ToolResultContent("c", '{"hits":2}', name="search"), None),
         (
             _tool_part("output-error", errorText="boom"),
@@ -241,9 +239,9 @@ def _tool_part(state: str, **extra: Any) -> dict[str, Any]:
             None,
         ),
         (
-            _tool_part("output-denied", approval={"id": "ap", "approved": False, "reason": "no"}),
-            ToolResultContent("c", "no", is_error=True, name="search"),
-            "denied tool call",
+            _tool_part("output-denied", approval={"id": "c", "approved": False, "reason": "no"}),
+            ToolResultContent("c", "The tool call was denied: no", is_error=True, name="search"),
+            None,
         ),
         (
             {
@@ -268,12 +266,109 @@ def test_tool_parts_read_in_every_state(
     assert isinstance(call, ToolCallContent)
     assert (call.id, call.name) == ("c", "search")
     assert call.arguments == ('{"q": "x' if part["state"] == "input-streaming" else '{"q":"x"}')
-    assert [loss.what for loss in report.losses] == ([lost] if lost else [])
+    assert [loss.what for loss in report.losses][:1] == ([lost] if lost else [])
+    assert call.requires_approval == ("approval" in part)
+    decided = "approved" in part.get("approval", {})
+    if decided:
+        # the decision on the part comes back as agentmsg places it: a user message after the call
+        assert isinstance(back[1], UserMessage)
+        (decision,) = back[1].contents
+        assert isinstance(decision, ToolApprovalContent)
+        assert (decision.call_id, decision.approved) == ("c", part["approval"]["approved"])
+        assert decision.reason == part["approval"].get("reason", "")
     if result is None:
-        assert len(back) == 1
+        assert len(back) == 1 + decided
     else:
-        assert isinstance(back[1], ToolMessage)
-        assert back[1].contents == (result,)
+        assert isinstance(back[1 + decided], ToolMessage)
+        assert back[1 + decided].contents == (result,)
+
+
+def test_approvals_map_to_the_tool_part_states_and_back_exactly() -> None:
+    original = approval_turn()
+    out, report = _report(original)
+    assert not report
+    assert [m["role"] for m in out] == ["user", "assistant"]
+    parts = {p["toolCallId"]: p for p in out[1]["parts"] if "toolCallId" in p}
+    assert parts["call_rm"]["state"] == "output-available"
+    assert parts["call_rm"]["approval"] == {"id": "call_rm", "approved": True}
+    denied = parts["call_deploy"]
+    assert denied["state"] == "output-denied"
+    assert denied["approval"] == {"id": "call_deploy", "approved": False, "reason": "not on a Friday"}
+    # who and when: in the part's agentmsg metadata; the denial text is rebuilt from them, not stored
+    assert denied["callProviderMetadata"]["agentmsg"] == {
+        "index": 1,
+        "approval": {"decided_by": "ann", "decided_at": "2026-11-27T10:00:00Z"},
+        "result": {"index": 1},
+    }
+    assert "output" not in denied
+    assert "errorText" not in denied
+    assert parts["call_ls"]["state"] == "output-available"
+    assert "approval" not in parts["call_ls"]
+    assert parts["call_tag"]["state"] == "approval-requested"
+    assert parts["call_tag"]["approval"] == {"id": "call_tag"}
+    assert from_ui_messages(out) == original
+
+
+def test_decisions_without_results_and_unusual_shapes_round_trip() -> None:
+    question, call, decisions, _, _ = approval_turn()
+    # decided, not yet run: approval-responded
+    out, report = _report([question, call, decisions])
+    assert not report
+    states = [p["state"] for p in out[1]["parts"] if "toolCallId" in p]
+    assert states == ["approval-responded", "approval-responded", "input-available"]
+    assert from_ui_messages(out) == [question, call, decisions]
+    # a decision on a call that did not ask, a denial result in words of its own, a requested call answered with no
+    # decision: all come back
+    odd = [
+        AssistantMessage(
+            [
+                ToolCallContent("x", "shell", arguments="{}"),
+                ToolCallContent("y", "shell", arguments="{}", requires_approval=True, index=1),
+            ],
+            id="o1",
+            timestamp=1.0,
+        ),
+        UserMessage([ToolApprovalContent.deny("x")], id="o2", timestamp=2.0),
+        ToolMessage(
+            [ToolResultContent("x", "nope", name="shell"), ToolResultContent("y", "ran", name="shell", index=1)],
+            id="o3",
+            timestamp=3.0,
+        ),
+    ]
+    out, report = _report(odd)
+    assert not report
+    x, y = (p for p in out[0]["parts"] if "toolCallId" in p)
+    assert x["state"] == "output-denied"
+    assert x["callProviderMetadata"]["agentmsg"] == {
+        "requires_approval": False,
+        "result": {"content": "nope", "is_error": False},
+    }
+    assert y["state"] == "output-available"
+    assert "approval" not in y
+    assert from_ui_messages(out) == odd
+
+
+def test_decisions_the_parts_cannot_hold_are_reported() -> None:
+    question, call, _, results, _ = approval_turn()
+    # after the results (not right after the calls), or beside other blocks: the user message as before, reported
+    late = UserMessage([ToolApprovalContent.approve("call_rm")], id="late", timestamp=9.0)
+    mixed = UserMessage([TextContent("ok"), ToolApprovalContent.approve("call_rm")], id="mixed", timestamp=9.0)
+    # on a call of an earlier step of the turn, still waiting: reading would put the decision right after that step
+    first = AssistantMessage(
+        [ToolCallContent("x", "shell", arguments="{}", requires_approval=True), ToolCallContent("y", "ls", index=1)],
+        id="s1",
+        timestamp=5.0,
+    )
+    answered = ToolMessage([ToolResultContent("y", "ok", name="ls", index=1)], id="s2", timestamp=6.0)
+    second = AssistantMessage([TextContent("x waits")], id="s3", timestamp=7.0)
+    earlier = UserMessage([ToolApprovalContent.approve("x")], id="s4", timestamp=8.0)
+    for messages in (
+        [question, call, results, late],
+        [question, call, mixed],
+        [question, first, answered, second, earlier],
+    ):
+        _, report = _report(messages)
+        assert [loss.what for loss in report.losses] == ["approval block"]
 
 
 def test_foreign_parts_are_reported() -> None:

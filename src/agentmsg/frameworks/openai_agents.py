@@ -13,7 +13,15 @@ So :func:`from_openai_agents` and :func:`to_openai_agents` are agentmsg's Respon
 
 Everything else is the Responses converter's: items read from this API go back exactly from their envelopes (ids,
 statuses, reasoning ``encrypted_content``), hosted tool items as hosted calls and results, other item types kept
-verbatim. Writing follows the replay rule (:func:`~agentmsg.providers._common.may_replay`): reasoning signed by another
+verbatim.
+
+Approval: an MCP server's ``mcp_approval_request`` / ``mcp_approval_response`` items (the SDK's
+``MCPApprovalRequestItem`` / ``MCPApprovalResponseItem``) map both ways. A function tool's approval has no input item:
+the SDK's ``ToolApprovalItem`` (a run's interruption) is never input (its ``to_input_item`` raises) and the decision
+lives in the ``RunState`` (``approve`` / ``reject``). Reading one marks the call it wraps ``requires_approval`` (the
+call read from it when the items do not hold it); writing, an approval block on an application's call is reported.
+
+Writing follows the replay rule (:func:`~agentmsg.providers._common.may_replay`): reasoning signed by another
 provider or API (Anthropic thinking, Gemini thought signatures) is sent as its text without the signature, redacted
 reasoning is left out, and both are reported in the :class:`~agentmsg.providers._common.ConversionReport`.
 
@@ -29,7 +37,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from agentmsg.errors import NotFoundError, ValidationError
-from agentmsg.messages import AgentMessage, BaseMessage, CustomMessage
+from agentmsg.messages import (
+    AgentMessage,
+    AssistantMessage,
+    BaseMessage,
+    CustomMessage,
+    message_from_dict,
+    message_to_dict,
+)
 from agentmsg.providers._common import ConversionReport, SessionPolicy
 from agentmsg.providers.openai_responses import from_openai_responses, to_openai_responses
 
@@ -64,8 +79,29 @@ def from_openai_agents(items: Iterable[Any], *, id_map: Mapping[str, str] | None
     """The SDK's items (input item dicts, item models or ``RunItem`` objects) as agentmsg messages."""
     if isinstance(items, (str, bytes, Mapping)):
         raise ValidationError.single("", "type", "expected a list of items")
-    plain = [_plain(item, f"[{i}]") for i, item in enumerate(items)]
-    return from_openai_responses(plain, id_map=id_map)
+    plain: list[dict[str, Any]] = []
+    asking: set[str] = set()
+    for i, item in enumerate(items):
+        if not isinstance(item, Mapping) and getattr(item, "type", None) == "tool_approval_item":
+            raw = _plain(getattr(item, "raw_item", None), f"[{i}].raw_item")
+            call_id = raw.get("call_id") or raw.get("id")
+            if isinstance(call_id, str) and call_id:
+                asking.add(call_id)
+                if not any(p.get("call_id") == call_id for p in plain):
+                    plain.append(raw)
+            continue
+        plain.append(_plain(item, f"[{i}]"))
+    messages = from_openai_responses(plain, id_map=id_map)
+    return [_asking(m, asking) if isinstance(m, AssistantMessage) and asking else m for m in messages]
+
+
+def _asking(message: AssistantMessage, asking: set[str]) -> AgentMessage:
+    """The message with its calls in ``asking`` marked ``requires_approval`` (a ``ToolApprovalItem`` named them)."""
+    data = message_to_dict(message)
+    for block in data.get("contents", []):
+        if block.get("type") == "tool_call" and block.get("id") in asking:
+            block["requires_approval"] = True
+    return message_from_dict(data)
 
 
 def to_openai_agents(

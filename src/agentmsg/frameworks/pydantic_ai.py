@@ -65,6 +65,12 @@ fields pydantic-ai has no place for (message ids, the provenance API, ``error``,
 has no value for) go in the message's ``metadata["agentmsg"]``, which pydantic-ai keeps and never sends to a model,
 and come back from there.
 
+Approval. pydantic-ai's decisions (``ToolApproved`` / ``ToolDenied`` in ``DeferredToolResults``) are a run's input,
+not history: an agentmsg approval block is reported as lost (a user message of decisions alone adds no request), and
+what the history keeps of a denial is the denied call's ``ToolReturnPart`` with ``outcome="denied"``, written for the
+result of a call an earlier block denied. A call's ``requires_approval`` (pydantic-ai's is on the tool definition)
+rides in the response's ``metadata["agentmsg"]`` and comes back.
+
 Reported as lost by :func:`to_pydantic_ai` (in the :class:`~agentmsg.providers._common.ConversionReport`): text
 signatures, citations and logprobs of messages not read from pydantic-ai, tool-call signatures, kinds, server names
 and metadata, ``terminate`` of tool results, the typed bodies of hosted tool results (their text is kept), image
@@ -118,6 +124,7 @@ from agentmsg.content import (
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
+    ToolApprovalContent,
     ToolCallContent,
     ToolResultContent,
 )
@@ -513,8 +520,15 @@ def _read_response(message: Mapping[str, Any]) -> AssistantMessage:
         envelope["provider_name"] = message.get("provider_name")
     blocks: list[Any] = []
     stashed: list[dict[str, Any] | None] = []
+    asking = ours.get("requires_approval")
+    asking = {i for i in asking if isinstance(i, str)} if isinstance(asking, list) else set()
     for part in message["parts"]:
         block, rest = _read_response_part(part)
+        if isinstance(block, ToolCallContent) and block.id in asking:
+            pb = type(block.to_proto())()
+            pb.CopyFrom(block.to_proto())
+            pb.tool_call.requires_approval = True
+            block = ToolCallContent.from_proto(pb)
         implied = back if _names_provider(block) else None
         if rest or block.__class__ is not ProviderContent:
             if part.get("provider_name") != implied:
@@ -660,6 +674,7 @@ class _Writer:
         self.native = False  # the open request holds agentmsg messages not read from pydantic-ai
         self.unnamed: list[str] = []  # results with no tool name of their own, named from their call
         self.tool_names: dict[str, str] = {}
+        self.denied: set[str] = set()  # calls a decision in the history denied: their results are outcome "denied"
 
     def loss(self, path: str, what: str, reason: str) -> None:
         self.reporter.loss(path, what, reason)
@@ -694,6 +709,9 @@ class _Writer:
         if isinstance(message, AssistantMessage):
             self._close()
             self.out.append(self._response(path, message))
+            return
+        if isinstance(message, UserMessage) and all(isinstance(b, ToolApprovalContent) for b in message.contents):
+            self._user_parts(path, message, _iso(message))  # decisions alone: no request part, no request
             return
         envelope = _envelope_of(message)
         request = self._open(envelope, message)
@@ -763,6 +781,12 @@ class _Writer:
                         items.append(item)
             elif isinstance(block, ProviderContent):
                 self.loss(at, f"a {block.provider} block", "not pydantic-ai input")
+            elif isinstance(block, ToolApprovalContent):
+                # pydantic-ai's decisions (ToolApproved / ToolDenied) are a run's input, not history; what history
+                # keeps of one is the denied call's return, outcome "denied"
+                if not block.approved:
+                    self.denied.add(block.call_id)
+                self.loss(at, "a ToolApprovalContent", "pydantic-ai's history has no decision, only a denial's outcome")
             else:
                 self.loss(at, f"a {type(block).__name__}", "a pydantic-ai user prompt has no place for it")
         if verbatim is not None:
@@ -836,7 +860,9 @@ class _Writer:
             "content": content,
             "tool_call_id": result.id,
             "timestamp": stamp,
-            "outcome": stash.get("outcome", "failed" if result.is_error else "success"),
+            "outcome": stash.get(
+                "outcome", "denied" if result.id in self.denied else "failed" if result.is_error else "success"
+            ),
         }
         for key in ("tool_kind", "retry"):
             if key in stash:
@@ -889,6 +915,9 @@ class _Writer:
             ours["error"] = message.error
         if message.stop_reason_raw:
             ours["stop_reason_raw"] = message.stop_reason_raw
+        asking = [b.id for b in message.contents if isinstance(b, ToolCallContent) and b.requires_approval]
+        if asking:
+            ours["requires_approval"] = asking  # a ToolCallPart has no such field
         stop = message.stop_reason
         if stop is not None:
             if stop in _FINISH_BACK:

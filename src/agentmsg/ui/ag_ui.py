@@ -51,6 +51,14 @@ becomes a :class:`~agentmsg.CustomMessage` of ``custom_type`` its ``activityType
 
 Events (:func:`message_events`, :class:`AGUIEventStream`, :func:`run_started`,
 :func:`run_finished`, :func:`run_error`, :func:`messages_snapshot`): the live side.
+
+Approval. AG-UI's messages have no place for a decision: its place is the run. A run whose calls
+await a person (``requires_approval``, no decision or result after them) finishes with an
+``interrupt`` outcome, one ``Interrupt{id: call id, reason: "tool_approval", toolCallId}`` a call
+(:func:`approval_interrupts`, :func:`run_finished`); the next run's ``RunAgentInput.resume``
+answers them (``status: "resolved"``, ``payload: {approved, reason?}``), which
+:func:`decisions_from_resume` reads as approval blocks. In :func:`to_ag_ui` a call's
+``requires_approval`` rides in its ``metadata.agentmsg``; an approval block is reported.
 """
 
 from __future__ import annotations
@@ -67,6 +75,7 @@ from agentmsg.content import (
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
+    ToolApprovalContent,
     ToolCallContent,
     ToolResultContent,
     content_to_dict,
@@ -103,7 +112,10 @@ from agentmsg.usage import Usage
 __all__ = [
     "ACTIVITY_CONTENT",
     "ACTIVITY_SESSION",
+    "APPROVAL_REASON",
     "AGUIEventStream",
+    "approval_interrupts",
+    "decisions_from_resume",
     "from_ag_ui",
     "message_events",
     "messages_snapshot",
@@ -187,6 +199,10 @@ class _Writer:
                             self.loss(f"{where}.{key}", f"document {key}", f"an AG-UI document part has no {key}")
                 out.append(part)
             return out
+        if isinstance(block, ToolApprovalContent):
+            # AG-UI's messages hold no decision: it answers a run's interrupt, in the next run's input
+            self.loss(path, "approval block", "AG-UI sends a decision as a resume entry (decisions_from_resume)")
+            return []
         self.loss(path, f"{block.type} block", "an AG-UI content part is text, image, audio, video or document")
         return []
 
@@ -347,6 +363,8 @@ class _Writer:
             entry["server_name"] = block.server_name
         if block.metadata:
             entry["metadata"] = block.metadata
+        if block.requires_approval:
+            entry["requires_approval"] = True
         if entry:
             out["metadata"] = _meta(entry)
         return out
@@ -681,15 +699,77 @@ def token_usage(usage: Usage, *, provider: str = "", model: str = "") -> dict[st
     return out
 
 
+APPROVAL_REASON: Final = "tool_approval"
+"""The ``reason`` of the interrupt a tool call awaiting a person's decision ends a run with."""
+
+
+def approval_interrupts(messages: Iterable[BaseMessage]) -> list[dict[str, Any]]:
+    """AG-UI ``Interrupt`` objects for the calls still awaiting a decision.
+
+    A call awaits one when it says so (``requires_approval``) and no approval block or result on it comes after it;
+    the interrupt's ``id`` and ``toolCallId`` are the call's id, its ``reason`` :data:`APPROVAL_REASON`.
+    """
+    pending: dict[str, ToolCallContent] = {}
+    for message in messages:
+        for block in message.contents:
+            if isinstance(block, ToolCallContent):
+                pending.pop(block.id, None)
+                if block.requires_approval:
+                    pending[block.id] = block
+            elif isinstance(block, ToolApprovalContent):
+                pending.pop(block.call_id, None)
+            elif isinstance(block, ToolResultContent):
+                pending.pop(block.id, None)
+    return [{"id": call.id, "reason": APPROVAL_REASON, "toolCallId": call.id} for call in pending.values()]
+
+
+def decisions_from_resume(resume: Iterable[Mapping[str, Any]], *, decided_by: str = "") -> list[ToolApprovalContent]:
+    """The decisions a ``RunAgentInput.resume`` gives on :func:`approval_interrupts`' interrupts.
+
+    An entry answers one by its ``interruptId`` (the call's id); ``status: "resolved"`` with ``payload: {approved:
+    bool, reason?: str}`` is a decision (append them to the session in a user message), ``"cancelled"`` leaves the
+    call waiting and gives none. A malformed entry is a :class:`~agentmsg.ValidationError` naming its path.
+    """
+    errors = PayloadErrors("agentmsg (from an AG-UI resume)")
+    out: list[ToolApprovalContent] = []
+    for i, entry in enumerate(resume):
+        path = f"resume[{i}]"
+        if not isinstance(entry, Mapping):
+            errors.add(path, "type", f"expected an object, got {json_type(entry)}")
+            continue
+        call_id, status, payload = entry.get("interruptId"), entry.get("status"), entry.get("payload")
+        if not isinstance(call_id, str) or not call_id:
+            errors.add(f"{path}.interruptId", "string.min_len", "expected the id of the interrupted call")
+        if status == "cancelled":
+            continue
+        if status != "resolved":
+            errors.add(f"{path}.status", "enum", f"expected resolved or cancelled, got {status!r}")
+            continue
+        approved = payload.get("approved") if isinstance(payload, Mapping) else None
+        reason = payload.get("reason", "") if isinstance(payload, Mapping) else ""
+        if not isinstance(approved, bool):
+            errors.add(f"{path}.payload.approved", "type", f"expected a boolean, got {json_type(approved)}")
+        if not isinstance(reason, str):
+            errors.add(f"{path}.payload.reason", "type", f"expected a string, got {json_type(reason)}")
+        if isinstance(call_id, str) and call_id and isinstance(approved, bool) and isinstance(reason, str):
+            decide = ToolApprovalContent.approve if approved else ToolApprovalContent.deny
+            out.append(decide(call_id, reason, decided_by=decided_by))
+    errors.raise_if_any()
+    return out
+
+
 def run_finished(thread_id: str, run_id: str, *, messages: Iterable[BaseMessage] = ()) -> dict[str, Any]:
-    """``RUN_FINISHED`` with a success outcome and the usage of the run's assistant messages."""
+    """``RUN_FINISHED`` with the usage of the run's assistant messages: an ``interrupt`` outcome when calls of the
+    run await a person's decision (:func:`approval_interrupts`), a ``success`` outcome otherwise."""
+    messages = list(messages)
     usage = [
         token_usage(m.usage, provider=m.provenance.provider if m.provenance else "", model=_model(m))
         for m in messages
         if isinstance(m, AssistantMessage) and m.usage is not None
     ]
     out: dict[str, Any] = {"type": "RUN_FINISHED", "threadId": thread_id, "runId": run_id}
-    out["outcome"] = {"type": "success"}
+    interrupts = approval_interrupts(messages)
+    out["outcome"] = {"type": "interrupt", "interrupts": interrupts} if interrupts else {"type": "success"}
     if usage:
         out["usage"] = usage
     return out

@@ -23,6 +23,11 @@ thinking, redacted thinking         ``reasoning{text, providerMetadata?}``: the 
 tool call + its result              ``tool-<name>``: ``input-available``, then
                                     ``output-available{output}`` or
                                     ``output-error{errorText}``
+a call with ``requires_approval``    ``approval-requested{approval: {id: the call id}}``
+a user message of decisions on      on each call's part: ``approval-responded{approval:
+the calls just made (approval       {id, approved, reason?}}``, then with its result
+blocks only)                        ``output-available`` / ``output-error`` (the approval
+                                    kept) or, denied, ``output-denied``
 hosted tool call + result           the same with ``providerExecuted: true``; an image it
                                     made also as a ``file`` part
 image, audio, document (user)       ``file{mediaType, url}`` (bytes as a data URL)
@@ -37,7 +42,13 @@ A call's kind, index, server name, metadata and a Google signature ride in
 ``callProviderMetadata``; a result's metadata, ``terminate`` and index, and a hosted result's
 whole form, in ``resultProviderMetadata.agentmsg``. Each agentmsg message's envelope (id, role,
 timestamp, provenance, usage, stop reason, error, parent id, and for a tool message the order
-of its results) is an entry of ``metadata.agentmsg.messages``.
+of its results, for a message of decisions their order) is an entry of
+``metadata.agentmsg.messages``.
+A decision's ``decided_by``, ``decided_at`` and ``original`` ride in the part's
+``callProviderMetadata.agentmsg.approval``; ``output-denied`` has no output, so a denial result is
+read back as the decision's :meth:`~agentmsg.ToolApprovalContent.denial_text` (other words, a
+result's metadata, ``is_error`` false, in ``callProviderMetadata.agentmsg.result``); a call that did
+not ask for the decision it got says so (``requires_approval: false`` there).
 
 Reported as losses: the AI SDK's places that do not exist: a user message's tool results; a
 tool message whose calls are not in the turn before it; a text block's logprobs and a
@@ -45,18 +56,22 @@ signature other than Google's; image detail, a document's title and context, a m
 provider file id; a tool result's non-text blocks (the output is its text) and the split of
 several text blocks; signatures and redacted reasoning of a message with no provenance or
 with a producer the AI SDK has no reader for (:mod:`agentmsg.ui._common`); a block order the
-steps cannot give back.
+steps cannot give back; a decision that is not alone in a user message right after the step of
+its call (the AI SDK keeps decisions on the call's part, read back in that place).
 
-Reading (:func:`from_ui_messages`) takes any v7 UIMessage: tool parts in every state
-(``input-streaming``, the approval states and ``output-denied`` are reported for what they
-lose), ``dynamic-tool``, ``source-*`` parts that no text cites, ``file`` parts in an
-assistant message, ``custom``, ``reasoning-file``, ``steering-message`` and other
-applications' ``data-*`` parts are reported.
+Reading (:func:`from_ui_messages`) takes any v7 UIMessage: tool parts in every state and
+``dynamic-tool``. A part's ``approval`` makes its call ``requires_approval``; an answered one
+(``approval-responded``, ``output-denied``, an output with its approval) gives the decision as a
+user message right after the step's assistant message. Reported: ``input-streaming`` (read as the
+input so far), an approval id other than the call's and the approval's other fields,
+``source-*`` parts that no text cites, ``file`` parts in an assistant message, ``custom``,
+``reasoning-file``, ``steering-message`` and other applications' ``data-*`` parts.
 
 Stream (:class:`UIMessageStream`, :func:`ui_message_chunks`): the UI message stream chunks of
 the same turn (``start``, ``start-step``, ``text-*``, ``reasoning-*``, ``tool-input-*``,
-``tool-output-*``, ``source-url``, ``finish-step``, ``finish``), which ``readUIMessageStream``
-folds to :func:`to_ui_messages`'s UIMessage.
+``tool-approval-request`` / ``-response``, ``tool-output-*`` with ``tool-output-denied``,
+``source-url``, ``finish-step``, ``finish``), which ``readUIMessageStream`` folds to
+:func:`to_ui_messages`'s UIMessage.
 """
 
 from __future__ import annotations
@@ -76,6 +91,7 @@ from agentmsg.content import (
     RedactedThinkingContent,
     TextContent,
     ThinkingContent,
+    ToolApprovalContent,
     ToolCallContent,
     ToolResultContent,
     content_from_dict,
@@ -136,6 +152,11 @@ SIGNATURE_KEYS: Final[dict[tuple[str, str], tuple[str, str, str]]] = {
     ("openai", "openai-responses"): ("openai", "reasoningEncryptedContent", ""),
     ("google", "google-generative-ai"): ("google", "thoughtSignature", ""),
 }
+
+# the states of a tool part whose result may still come
+_WAITING: Final = frozenset({"input-available", "approval-requested", "approval-responded"})
+# the fields of a decision the part's ``approval`` has no place for: in ``callProviderMetadata.agentmsg.approval``
+_DECISION_EXTRA: Final = ("decided_by", "decided_at", "original")
 
 _FINISH: Final[dict[StopReason, str]] = {
     StopReason.STOP: "stop",
@@ -282,6 +303,8 @@ class _Writer:
                     entry[field] = getattr(block, field)
             if block.provider_extra is not None:
                 self.loss(f"{path}.provider_extra", "provider extra", "an AI SDK tool part has no place for it")
+            if block.requires_approval:
+                part["state"], part["approval"] = "approval-requested", {"id": block.id}
         metadata: dict[str, Any] = {}
         if entry:
             metadata[AGENTMSG_KEY] = entry
@@ -360,6 +383,8 @@ class _Turn:
         self.entries: list[dict[str, Any]] = []
         self.calls: dict[str, dict[str, Any]] = {}  # tool-call id -> its part, in this turn
         self.last_was_tool = False
+        self.decided = False  # the step's decisions (a user message of approval blocks) are on its parts
+        self.step: set[str] = set()  # the ids of the calls of the turn's last step
 
 
 def to_ui_messages(
@@ -379,6 +404,8 @@ def to_ui_messages(
             continue
         if isinstance(message, ToolMessage) and turn is not None:
             _tool(writer, turn, message, path)
+            continue
+        if _decisions(turn, message):
             continue
         turn = None
         match message:
@@ -489,6 +516,8 @@ def _assistant(writer: _Writer, turn: _Turn, message: AssistantMessage, path: st
     turn.entries.append(_entry(message))
     turn.out["_entries"] = turn.entries
     turn.last_was_tool = False
+    turn.decided = False
+    turn.step = set(calls)
 
 
 def _tool(writer: _Writer, turn: _Turn, message: ToolMessage, path: str) -> None:
@@ -497,13 +526,96 @@ def _tool(writer: _Writer, turn: _Turn, message: ToolMessage, path: str) -> None
         where = f"{path}.contents[{k}]"
         assert isinstance(block, ToolResultContent)
         part = turn.calls.get(block.id)
-        if part is None or part["state"] != "input-available" or part.get("providerExecuted"):
+        if part is None or part["state"] not in _WAITING or part.get("providerExecuted"):
             writer.loss(where, f"result of {block.id!r}", "its call is not in this turn (or already answered)")
             continue
+        if part["state"] == "approval-requested":
+            # answered with no decision before it: a part with an output and no decision says only that it was asked
+            part.pop("approval")
+            _call_meta(part)["requires_approval"] = True
         writer.output(part, block, where)
+        if part.get("approval", {}).get("approved") is False:
+            _denied(part, block)
         order.append(block.id)
     turn.entries.append(_entry(message, results=order))
     turn.last_was_tool = True
+    turn.decided = False
+
+
+def _call_meta(part: dict[str, Any]) -> dict[str, Any]:
+    """The part's ``callProviderMetadata.agentmsg`` entry, made when missing."""
+    metadata: dict[str, Any] = part.setdefault("callProviderMetadata", {})
+    entry: dict[str, Any] = metadata.setdefault(AGENTMSG_KEY, {})
+    return entry
+
+
+def _denied(part: dict[str, Any], block: ToolResultContent) -> None:
+    """A denied call's result as ``output-denied``: the state has no output, so what the denial text (rebuilt from
+    the decision when reading) does not give back rides in ``callProviderMetadata.agentmsg.result``."""
+    text = part.pop("errorText", None) if part["state"] == "output-error" else part.pop("output", None)
+    entry = dict(part.pop("resultProviderMetadata", {}).get(AGENTMSG_KEY, {}))
+    if text != _decision_of(part).denial_text():
+        entry["content"] = text
+    if not block.is_error:
+        entry["is_error"] = False
+    if entry:
+        _call_meta(part)["result"] = entry
+    part["state"] = "output-denied"
+
+
+def _decision_of(part: Mapping[str, Any]) -> ToolApprovalContent:
+    """The decision block a tool part's ``approval`` (and its ``agentmsg`` metadata) holds."""
+    approval = part["approval"]
+    data: dict[str, Any] = {
+        "type": "approval",
+        "call_id": part["toolCallId"],
+        "decision": "approved" if approval.get("approved") else "denied",
+    }
+    if isinstance(approval.get("reason"), str) and approval["reason"]:
+        data["reason"] = approval["reason"]
+    extra = agentmsg_meta(part.get("callProviderMetadata")).get("approval")
+    if isinstance(extra, Mapping):
+        data |= {k: v for k, v in extra.items() if k in _DECISION_EXTRA}
+    block = content_from_dict(data)
+    assert isinstance(block, ToolApprovalContent)
+    return block
+
+
+def _decisions(turn: _Turn | None, message: BaseMessage) -> bool:
+    """Put a user message of decisions on calls of the step just written on their tool parts; False when it is not
+    one (its blocks then go the usual way).
+
+    The AI SDK records a decision on the call's part (``approval-responded``, then ``output-denied`` or the output
+    with the approval kept); reading gives it back as a user message right after the step's assistant message, so
+    only a message in that place, holding decisions alone, each on an undecided call, maps exactly.
+    """
+    if turn is None or turn.last_was_tool or turn.decided or not isinstance(message, UserMessage):
+        return False
+    blocks = [b for b in message.contents if isinstance(b, ToolApprovalContent)]
+    if not blocks or len(blocks) != len(message.contents) or any(b.decision is None for b in blocks):
+        return False
+    ids = [b.call_id for b in blocks]
+    parts = [turn.calls.get(call_id) if call_id in turn.step else None for call_id in ids]
+    if len(set(ids)) != len(ids) or any(
+        p is None or p["state"] not in ("input-available", "approval-requested") or p.get("providerExecuted")
+        for p in parts
+    ):
+        return False
+    for block, part in zip(blocks, parts, strict=True):
+        assert part is not None
+        if "approval" not in part:
+            _call_meta(part)["requires_approval"] = False
+        part["state"] = "approval-responded"
+        part["approval"] = {"id": block.call_id, "approved": block.approved}
+        if block.reason:
+            part["approval"]["reason"] = block.reason
+        extra = {k: v for k, v in content_to_dict(block).items() if k in _DECISION_EXTRA}
+        if extra:
+            _call_meta(part)["approval"] = extra
+    turn.entries.append(_entry(message, approvals=ids))
+    turn.out["_entries"] = turn.entries
+    turn.decided = True
+    return True
 
 
 # --- reading -------------------------------------------------------------------------------
@@ -608,30 +720,39 @@ class _Reader:
         assistant_entries = [e for e in entries if e.get("role") == "assistant"]
         tool_entries = {i: e for i, e in enumerate(entries) if e.get("role") == "tool"}
         by_step_tool: dict[int, Mapping[str, Any]] = {}
+        by_step_user: dict[int, Mapping[str, Any]] = {}
         n = -1
         for entry in entries:
             if entry.get("role") == "assistant":
                 n += 1
             elif entry.get("role") == "tool" and n >= 0:
                 by_step_tool[n] = entry
+            elif entry.get("role") == "user" and n >= 0:
+                by_step_user[n] = entry
         del tool_entries
         for n, step in enumerate(steps):
             entry = dict(assistant_entries[n]) if n < len(assistant_entries) else {}
             entry.setdefault("id", message_id if n == 0 else f"{message_id}.{n}")
-            blocks, results = self.step(step)
+            blocks, results, decisions = self.step(step)
             self.out.append((path, entry | {"role": "assistant", "contents": blocks}))
+            if decisions:
+                # the decisions on the step's calls: a user message after its assistant message (agentmsg's place)
+                user = dict(by_step_user.get(n, {}))
+                _in_order(decisions, user.pop("approvals", None), "call_id")
+                user.setdefault("id", f"{entry['id']}.approvals")
+                self.out.append((path, user | {"role": "user", "contents": decisions}))
             if results:
                 tool = dict(by_step_tool.get(n, {}))
-                order = tool.pop("results", None)
-                if isinstance(order, list):
-                    rank = {call_id: i for i, call_id in enumerate(order)}
-                    results.sort(key=lambda r: rank.get(r["id"], len(rank)))
+                _in_order(results, tool.pop("results", None), "id")
                 tool.setdefault("id", f"{entry['id']}.results")
                 self.out.append((path, tool | {"role": "tool", "contents": results}))
 
-    def step(self, step: list[tuple[str, Mapping[str, Any]]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def step(
+        self, step: list[tuple[str, Mapping[str, Any]]]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], list[dict[str, Any]]]:
         blocks: list[dict[str, Any]] = []
         results: list[dict[str, Any]] = []
+        decisions: list[dict[str, Any]] = []
         cited: set[str] = set()
         shown: set[str] = set()  # the URLs of the file parts that show a hosted tool's images
         for where, part in step:
@@ -651,7 +772,7 @@ class _Reader:
             elif kind == "reasoning":
                 blocks.append(self.reasoning(part, where))
             elif kind.startswith("tool-") or kind == "dynamic-tool":
-                self.tool(part, kind, where, blocks, results)
+                self.tool(part, kind, where, blocks, results, decisions)
                 hosted = _agentmsg(part.get("resultProviderMetadata")).get("hosted")
                 if isinstance(hosted, Mapping):
                     with self.errors.building(f"{where}.resultProviderMetadata.agentmsg.hosted"):
@@ -667,7 +788,7 @@ class _Reader:
                 blocks.append(dict(part["data"]))
             else:
                 self.loss(where, f"{kind!r} part", "an agentmsg assistant message has no such block")
-        return blocks, results
+        return blocks, results, decisions
 
     def citations(self, value: Any, path: str, cited: set[str]) -> list[dict[str, Any]]:
         if value is None:
@@ -711,17 +832,22 @@ class _Reader:
         return {"type": "thinking", "content": text, "signature": signature}
 
     def tool(
-        self, part: Mapping[str, Any], kind: str, path: str, blocks: list[dict[str, Any]], results: list[dict[str, Any]]
+        self,
+        part: Mapping[str, Any],
+        kind: str,
+        path: str,
+        blocks: list[dict[str, Any]],
+        results: list[dict[str, Any]],
+        decisions: list[dict[str, Any]],
     ) -> None:
         name = self.string(part, "toolName", path) if kind == "dynamic-tool" else kind[5:]
         call_id = self.string(part, "toolCallId", path)
         state = part.get("state")
         call_meta = _agentmsg(part.get("callProviderMetadata"))
         result_meta = _agentmsg(part.get("resultProviderMetadata"))
+        approval = self.approval(part, call_id, path)
         if state == "input-streaming":
             self.loss(f"{path}.state", "streaming input", "read as the input so far")
-        elif state in ("approval-requested", "approval-responded"):
-            self.loss(f"{path}.approval", f"tool approval ({state})", "agentmsg has no approval in a message")
         elif part.get("preliminary"):
             self.loss(f"{path}.preliminary", "preliminary output", "read as the result")
         if part.get("providerExecuted"):
@@ -762,30 +888,66 @@ class _Reader:
             arguments = raw if isinstance(raw, str) else _compact(value if value is not None else {})
         block: dict[str, Any] = {"type": "tool_call", "id": call_id, "name": name, "arguments": arguments}
         block |= {k: call_meta[k] for k in ("kind", "index", "server_name", "metadata") if k in call_meta}
+        if call_meta.get("requires_approval", approval is not None) is True:
+            block["requires_approval"] = True
         signature = _provider_value(part.get("callProviderMetadata"), "google", "thoughtSignature")
         if signature:
             block["signature"] = signature
         blocks.append(block)
+        decision: ToolApprovalContent | None = None
+        if approval is not None and isinstance(approval.get("approved"), bool):
+            with self.errors.building(f"{path}.approval"):
+                decision = _decision_of(part)
+                decisions.append(content_to_dict(decision))
         if state not in ("output-available", "output-error", "output-denied"):
             return
+        is_error = state != "output-available"
         if state == "output-denied":
-            self.loss(f"{path}.state", "denied tool call", "read as an error result")
-            approval = part.get("approval")
-            reason = approval.get("reason") if isinstance(approval, Mapping) else None
-            text: Any = reason if isinstance(reason, str) and reason else "The tool call was denied."
+            denied = call_meta.get("result")
+            result_meta = denied if isinstance(denied, Mapping) else {}
+            text: Any = result_meta.get("content")
+            if text is None:
+                text = decision.denial_text() if decision is not None else "The tool call was denied"
+            is_error = result_meta.get("is_error", True) is not False
         else:
             text = part.get("errorText") if state == "output-error" else part.get("output")
         result: dict[str, Any] = {
             "type": "tool_result",
             "id": call_id,
             "name": result_meta.get("name", name),
-            "is_error": state != "output-available",
+            "is_error": is_error,
             "content": text if isinstance(text, str) else _compact(text),
         }
         result |= {
             k: result_meta[k] for k in ("metadata", "terminate", "terminate_message", "index") if k in result_meta
         }
         results.append(result)
+
+    def approval(self, part: Mapping[str, Any], call_id: str, path: str) -> Mapping[str, Any] | None:
+        """The part's ``approval`` (None when it has none); what agentmsg's decision has no field for is reported."""
+        approval = part.get("approval")
+        if approval is None:
+            return None
+        if not isinstance(approval, Mapping):
+            self.errors.add(f"{path}.approval", "type", f"expected an object, got {json_type(approval)}")
+            return None
+        if approval.get("id") != call_id:
+            self.loss(f"{path}.approval.id", "the approval id", "agentmsg names a decision by its call's id")
+        for key in approval:
+            if key not in ("id", "approved", "reason"):
+                self.loss(f"{path}.approval.{key}", f"approval {key}", "agentmsg's decision has no such field")
+        if part.get("state") in ("approval-responded", "output-denied") and not isinstance(
+            approval.get("approved"), bool
+        ):
+            self.errors.add(f"{path}.approval.approved", "type", "expected a boolean")
+        return approval
+
+
+def _in_order(blocks: list[dict[str, Any]], order: Any, key: str) -> None:
+    """Sort blocks by the call ids of a message's recorded order (when the envelope has one)."""
+    if isinstance(order, list):
+        rank = {call_id: i for i, call_id in enumerate(order)}
+        blocks.sort(key=lambda b: rank.get(b[key], len(rank)))
 
 
 def _agentmsg(metadata: Any) -> Mapping[str, Any]:
@@ -934,6 +1096,8 @@ class UIMessageStream:
             if "callProviderMetadata" in part:
                 chunk["providerMetadata"] = part["callProviderMetadata"]
             out = [chunk]
+            if part["state"] == "approval-requested":
+                out.append(_approval_request(part))
         elif isinstance(block, HostedToolResultContent) and block.call_id in self._calls:
             part = dict(self._calls[block.call_id])
             writer.hosted_output(part, block)
@@ -945,7 +1109,24 @@ class UIMessageStream:
         return out
 
 
+def _approval_request(part: Mapping[str, Any]) -> dict[str, Any]:
+    return {"type": "tool-approval-request", "approvalId": part["toolCallId"], "toolCallId": part["toolCallId"]}
+
+
+def _approval_response(part: Mapping[str, Any]) -> dict[str, Any]:
+    approval = part["approval"]
+    chunk: dict[str, Any] = {"type": "tool-approval-response", "approvalId": approval["id"]}
+    chunk["approved"] = approval["approved"]
+    if "reason" in approval:
+        chunk["reason"] = approval["reason"]
+    if "callProviderMetadata" in part:
+        chunk["providerMetadata"] = part["callProviderMetadata"]
+    return chunk
+
+
 def _output_chunk(part: Mapping[str, Any]) -> dict[str, Any]:
+    if part["state"] == "output-denied":
+        return {"type": "tool-output-denied", "toolCallId": part["toolCallId"]}
     if part["state"] == "output-error":
         chunk: dict[str, Any] = {
             "type": "tool-output-error",
@@ -985,13 +1166,27 @@ def ui_message_chunks(
         if isinstance(message, AssistantMessage):
             stream = UIMessageStream()
             for event in events_from_message(message, chunk_size=chunk_size):
-                out += stream.feed(event)
+                for chunk in stream.feed(event):
+                    part = parts.get(chunk.get("toolCallId", ""), {})
+                    if chunk["type"] == "tool-approval-request" and "approval" not in part:
+                        continue  # answered with no decision: the turn's part has no approval
+                    if chunk["type"] == "tool-input-available" and "callProviderMetadata" in part:
+                        chunk["providerMetadata"] = part["callProviderMetadata"]  # with what the turn added
+                    out.append(chunk)
             reporter.report.losses += stream.losses
             last = message
+        elif isinstance(message, UserMessage):
+            # the decisions on the turn's calls (to_ui_messages put them on the parts, or it would not be one turn)
+            for block in message.contents:
+                assert isinstance(block, ToolApprovalContent)
+                part = parts[block.call_id]
+                if agentmsg_meta(part.get("callProviderMetadata")).get("requires_approval") is False:
+                    out.append(_approval_request(part))  # a call that did not ask: the response needs a request
+                out.append(_approval_response(part))
         elif isinstance(message, ToolMessage):
             for block in message.contents:
                 part = parts.get(getattr(block, "id", ""))
-                if part is not None and part["state"] in ("output-available", "output-error"):
+                if part is not None and part["state"] in ("output-available", "output-error", "output-denied"):
                     out.append(_output_chunk(part))
     finish: dict[str, Any] = {"type": "finish", "finishReason": finish_reason(last.stop_reason if last else None)}
     if "metadata" in turn:
