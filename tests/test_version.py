@@ -4,6 +4,7 @@ scripts/version.py (``make version``)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -81,3 +82,12 @@ def test_a_version_that_npm_would_read_differently_is_refused(tmp_path: Path) ->
     refused = _version("--stamp", root=root)
     assert refused.returncode != 0
     assert "[project] version '1.0rc1' is not MAJOR.MINOR.PATCH" in refused.stderr
+
+
+def test_the_install_lines_name_this_versions_artifacts() -> None:
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    artifact = re.compile(r"agentmsg(?:-sdk)?-(\d+\.\d+\.\d+)(?:-py3-none-any\.whl|\.tar\.gz|\.tgz)")
+    pages = [ROOT / "README.md", ROOT / "sdk" / "typescript" / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    named = {(page.relative_to(ROOT).as_posix(), m[0]) for page in pages for m in artifact.finditer(page.read_text())}
+    assert named, "the README names no artifact to install"
+    assert {(page, name) for page, name in named if version not in name} == set()
