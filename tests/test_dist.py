@@ -2,11 +2,12 @@
 
 ``make dist`` (a step of ``make pytest``) builds ``dist/agentmsg-V-py3-none-any.whl``, ``dist/agentmsg-V.tar.gz``
 and ``dist/agentmsg-sdk-V.tgz``, V being pyproject.toml's version. The wheel, sdist and tarball are read member by
-member; then the wheel goes into a new virtual environment and the tarball into a new Node project, both in a
-temporary directory with nothing of the repository on their paths (dependencies come from the registries, as a
-user's would), and a session runs end to end there: the wheel's ``agentmsg serve`` console script, a Python tool
-runner and an engine importing the installed package, and a TypeScript client, type-checked against the installed
-declarations, that appends, subscribes and calls the Python runner's tool through the server.
+member; then the wheel (with its ``http`` extra) goes into a new virtual environment and the tarball into a new Node
+project, both in a temporary directory with nothing of the repository on their paths (dependencies come from the
+registries, as a user's would), and a session runs end to end there: the wheel's ``agentmsg serve`` console script
+(gRPC and Connect), a Python tool runner and an engine importing the installed package, and a TypeScript client,
+type-checked against the installed declarations, that appends, subscribes and calls the Python runner's tool over
+gRPC (``@agentmsg/sdk``), then appends and calls it over Connect (``@agentmsg/sdk/web`` on Node's fetch).
 """
 
 from __future__ import annotations
@@ -153,7 +154,7 @@ TS_CLIENT = """
 import { Client, roleOf, textContent, toolCall, toolResultText, userText } from "@agentmsg/sdk";
 import * as web from "@agentmsg/sdk/web";
 
-const [target, session] = process.argv.slice(2);
+const [target, httpUrl, session] = process.argv.slice(2);
 const client = new Client(target, { timeoutMs: 10_000 });
 const own = await client.append(session, userText("And 40 + 2, from TypeScript?"));
 const seen: { offset: number; role: string; text: string }[] = [];
@@ -164,8 +165,21 @@ for await (const item of client.subscribe(session, { after: 0n, signal: stop.sig
   if (item.offset === own || seen.length > 10) break;
 }
 const result = await client.callTool(toolCall("ts_call_1", "add", { a: 40, b: 2 }), { timeoutMs: 10_000 });
-console.log(JSON.stringify({ own: Number(own), seen, result: toolResultText(result), webClient: typeof web.Client }));
 client.close();
+// the browser entry over Connect (Node's fetch), to the server's HTTP port
+const browser = new web.Client(httpUrl, { timeoutMs: 10_000 });
+const webOwn = await browser.append(session, web.userText("And over Connect?"));
+const webResult = await browser.callTool(web.toolCall("web_call_1", "add", { a: 1, b: 1 }));
+browser.close();
+console.log(
+  JSON.stringify({
+    own: Number(own),
+    seen,
+    result: toolResultText(result),
+    webOwn: Number(webOwn),
+    webResult: web.toolResultText(webResult),
+  }),
+);
 """
 
 TSCONFIG = {
@@ -210,12 +224,12 @@ def outside(tmp_path: Path) -> Path:
 
 
 def _python_env(where: Path, env: dict[str, str]) -> Path:
-    """A new virtual environment with the wheel installed (this venv's pip drives it: no pip inside, no cache
-    of its own); its bin directory."""
+    """A new virtual environment with the wheel and its ``http`` extra installed (this venv's pip drives it: no pip
+    inside); its bin directory."""
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=RUN_TIMEOUT)
     python = where / "bin" / "python"
     _run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", str(WHEEL)],
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", f"{WHEEL}[http]"],
         where.parent,
         env,
         INSTALL_TIMEOUT,
@@ -264,8 +278,9 @@ def test_the_artifacts_run_a_session_outside_the_repository(outside: Path) -> No
     _run([node, str(tsc), "-p", "tsconfig.json"], app, env)
 
     server = ServerProcess(
-        "--db", str(outside / "session.db"), command=[str(bin_dir / "agentmsg")], cwd=outside, env=env
+        "--db", str(outside / "session.db"), "--http", "0", command=[str(bin_dir / "agentmsg")], cwd=outside, env=env
     )
+    http_url = f"http://127.0.0.1:{server.http_port}"
     try:
         with subprocess.Popen(
             [str(bin_dir / "python"), "runner.py", server.target],
@@ -284,7 +299,7 @@ def test_the_artifacts_run_a_session_outside_the_repository(outside: Path) -> No
                     runner.wait(RUN_TIMEOUT)
                     pytest.fail(f"the Python runner did not register:\n{runner.stderr.read() if runner.stderr else ''}")
                 engine = json.loads(_run([str(bin_dir / "python"), "engine.py", server.target, "s1"], outside, env))
-                client = json.loads(_run([node, "out/client.js", server.target, "s1"], app, env))
+                client = json.loads(_run([node, "out/client.js", server.target, http_url, "s1"], app, env))
             finally:
                 runner.stdin.close()
                 try:
@@ -293,8 +308,9 @@ def test_the_artifacts_run_a_session_outside_the_repository(outside: Path) -> No
                     runner.kill()
                     runner.wait()
     finally:
-        server.stop()
+        stopped = server.stop()
 
+    assert stopped, "the installed server did not stop on SIGTERM"
     assert runner.returncode == 0
     assert Path(engine["module"]).is_relative_to(outside / "venv")
     assert engine["version"] == VERSION
@@ -309,4 +325,5 @@ def test_the_artifacts_run_a_session_outside_the_repository(outside: Path) -> No
         {"offset": 5, "role": "user", "text": "And 40 + 2, from TypeScript?"},
     ]
     assert client["result"] == "42"
-    assert client["webClient"] == "function"
+    assert client["webOwn"] == 6
+    assert client["webResult"] == "2"
