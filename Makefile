@@ -105,7 +105,7 @@ format: deps ## Apply buf format and ruff format
 
 # Subprocesses (servers, CLIs, cluster nodes) are measured too: coverage's `patch = ["subprocess"]` (pyproject.toml).
 COVERAGE_TESTS ?=
-coverage: deps ts-build ## The pytest suite under coverage, subprocess servers too; reports src/agentmsg/service/ with missing lines (COVERAGE_TESTS=paths for a part)
+coverage: deps ts-build dist ## The pytest suite under coverage, subprocess servers too; reports src/agentmsg/service/ with missing lines (COVERAGE_TESTS=paths for a part)
 	rm -rf .coverage-data && mkdir -p .coverage-data
 	$(PY) -m coverage run -m pytest -q -p no:cacheprovider $(COVERAGE_TESTS)
 	$(PY) -m coverage combine -q
@@ -186,5 +186,5 @@ soak: deps ## The reliability tests' long variants (AGENTMSG_SOAK=1: 10x example
 		tests/service/test_faults.py tests/service/test_load.py \
 		tests/service/test_fuzz_rpcs.py tests/service/test_reply_cache_soak.py
 
-clean: ## Remove the venv, node_modules and caches
-	rm -rf $(VENV) node_modules .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO) proto/google
+clean: ## Remove the venv, node_modules, dist/ and caches
+	rm -rf $(VENV) node_modules dist build .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO) proto/google
