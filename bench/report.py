@@ -883,6 +883,8 @@ def group_commit_section(run: dict[str, Any]) -> list[str]:
                 f"| {c['floor_cpu_us']:.0f} / {c['agentmsg_cpu_us']:.0f} µs |"
             )
     return lines
+
+
 NAMES = (
     "codec",
     "conversion",
