@@ -13,7 +13,7 @@ RPC_PROTOS := proto/google/rpc/status.proto
 RELEASE_TAG := v0.1.0
 
 .DEFAULT_GOAL := help
-.PHONY: help deps browser run run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs schema check-schema bench clean ts-build ts-bundle ts-lint ts-test coverage
+.PHONY: help deps browser run run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs schema check-schema bench clean ts-build ts-bundle ts-lint ts-test coverage dist version
 
 help: ## List the targets with one line each
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -105,7 +105,7 @@ format: deps ## Apply buf format and ruff format
 
 # Subprocesses (servers, CLIs, cluster nodes) are measured too: coverage's `patch = ["subprocess"]` (pyproject.toml).
 COVERAGE_TESTS ?=
-coverage: deps ts-build ## The pytest suite under coverage, subprocess servers too; reports src/agentmsg/service/ with missing lines (COVERAGE_TESTS=paths for a part)
+coverage: deps ts-build dist ## The pytest suite under coverage, subprocess servers too; reports src/agentmsg/service/ with missing lines (COVERAGE_TESTS=paths for a part)
 	rm -rf .coverage-data && mkdir -p .coverage-data
 	$(PY) -m coverage run -m pytest -q -p no:cacheprovider $(COVERAGE_TESTS)
 	$(PY) -m coverage combine -q
@@ -114,7 +114,7 @@ coverage: deps ts-build ## The pytest suite under coverage, subprocess servers t
 typecheck: deps ## mypy --strict on src/ (generated code excluded)
 	$(VENV)/bin/mypy
 
-pytest: deps ts-build ts-bundle browser ## Only the pytest suite (the cross-language tests run the built TypeScript SDK; the browser tests its web bundle in chromium)
+pytest: deps ts-build ts-bundle browser dist ## Only the pytest suite (the cross-language tests run the built TypeScript SDK; the browser tests its web bundle in chromium; tests/test_dist.py installs dist/)
 	$(PY) -m pytest -q
 
 ts-build: deps ## Compile @agentmsg/sdk (sdk/typescript, strict TypeScript) into sdk/typescript/dist
@@ -122,6 +122,18 @@ ts-build: deps ## Compile @agentmsg/sdk (sdk/typescript, strict TypeScript) into
 
 ts-bundle: ts-build ## Bundle the SDK's browser entry (@agentmsg/sdk/web) with esbuild for platform=browser into sdk/typescript/dist/browser; fails on any Node built-in import
 	npm run --silent bundle -w @agentmsg/sdk
+
+# The release artifacts, versioned from pyproject.toml alone: the wheel and sdist by `python -m build` (this venv's
+# setuptools, no isolated download), the npm tarball by `npm pack` of the built SDK (its browser bundle included).
+dist: $(VENV)/.installed ts-bundle ## Build dist/: the Python sdist and wheel, and the @agentmsg/sdk npm tarball (tests/test_dist.py installs them outside the repository)
+	$(PY) scripts/version.py --check
+	rm -rf dist build
+	$(PY) -m build --quiet --no-isolation --outdir dist .
+	npm pack --silent -w @agentmsg/sdk --pack-destination dist
+	@ls -l dist
+
+version: ## Stamp pyproject.toml's version (the one source) into sdk/typescript/package.json and package-lock.json
+	$(PYTHON) scripts/version.py --stamp
 
 ts-lint: deps ## Biome (lint + format check) and tsc --noEmit on sdk/typescript
 	npm run --silent lint -w @agentmsg/sdk
@@ -175,5 +187,5 @@ soak: deps ## The reliability tests' long variants (AGENTMSG_SOAK=1: 10x example
 		tests/service/test_faults.py tests/service/test_load.py \
 		tests/service/test_fuzz_rpcs.py tests/service/test_reply_cache_soak.py
 
-clean: ## Remove the venv, node_modules and caches
-	rm -rf $(VENV) node_modules .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO) proto/google
+clean: ## Remove the venv, node_modules, dist/ and caches
+	rm -rf $(VENV) node_modules dist build .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO) proto/google

@@ -16,17 +16,29 @@ _HTTP = re.compile(r"agentmsg serving Connect and gRPC-Web on http://127\.0\.0\.
 
 
 class ServerProcess:
-    """``python -m agentmsg serve --port 0 ...``; ``target`` once it prints its port."""
+    """``python -m agentmsg serve --port 0 ...``; ``target`` once it prints its port.
 
-    def __init__(self, *args: str, timeout: float = 20, env: dict[str, str] | None = None) -> None:
+    ``command`` replaces ``python -m agentmsg`` (an installed ``agentmsg`` script), ``cwd`` the working directory.
+    """
+
+    def __init__(
+        self,
+        *args: str,
+        timeout: float = 20,
+        env: dict[str, str] | None = None,
+        command: list[str] | None = None,
+        cwd: Path | None = None,
+    ) -> None:
         env = {**(os.environ if env is None else env), "PYTHONUNBUFFERED": "1"}
         env.pop("AGENTMSG_TOKEN", None)
+        program = [sys.executable, "-m", "agentmsg"] if command is None else command
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "agentmsg", "serve", "--host", "127.0.0.1", "--port", "0", "--grace", "0", *args],
+            [*program, "serve", "--host", "127.0.0.1", "--port", "0", "--grace", "0", *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             env=env,
+            cwd=cwd,
         )
         self.output: list[str] = []
         self.errors: list[str] = []

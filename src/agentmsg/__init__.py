@@ -6,6 +6,7 @@ code lives in :mod:`agentmsg.v1`; this package wraps it in typed classes.
 
 from __future__ import annotations
 
+from importlib import metadata as _metadata
 from typing import Any
 
 from agentmsg import _validation
@@ -83,7 +84,11 @@ from agentmsg.providers.otel_genai import to_otel_messages
 from agentmsg.tools import ToolDefinition
 from agentmsg.usage import Usage, UsageCost
 
-__version__ = "0.1.0"
+try:
+    # pyproject.toml's [project] version, the one source (scripts/version.py stamps it into the npm package)
+    __version__ = _metadata.version("agentmsg")
+except _metadata.PackageNotFoundError:  # the sources on sys.path without an install (not even an editable one)
+    __version__ = "0+unknown"
 
 __all__ = [
     "AgentMessage",
