@@ -236,6 +236,8 @@ def _event(pb: stream_pb2.StreamEvent) -> StreamEvent:
 class _Protocol:
     """What one protocol sends for the session's entries and live events (a dict per SSE event)."""
 
+    one_turn = False  # whether a stream holds one assistant turn (the AI SDK's: one UIMessage), or the whole log
+
     def __init__(self) -> None:
         self.turn: list[AgentMessage] = []  # the assistant turn in progress (assistant and tool messages)
 
@@ -295,6 +297,8 @@ class _AGUI(_Protocol):
 
 
 class _AISDK(_Protocol):
+    one_turn = True
+
     def __init__(self) -> None:
         super().__init__()
         self.started = False
@@ -444,6 +448,8 @@ class _Run:
                         self.log.append(message)
                         changed = True  # the client lacks it: a closing snapshot brings its envelope
                         last = message
+                        if self.protocol.one_turn and not self.flights and not self.streamed and _at_rest(last):
+                            break  # the turn is over: the rest of the log is the next turn's
                 else:
                     out = self._live(item.live_event)
                 if out:
