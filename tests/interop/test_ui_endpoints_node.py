@@ -148,17 +148,21 @@ def test_a_live_message_reaches_both_clients_as_deltas(node: str, server: Server
     got = _node(node, "ag-ui-run", _base(server), "chat", json.dumps(to_ag_ui([user])[0]), started=started)
     engine.join(TIMEOUT)
     texts = [e["delta"] for e in got["events"] if e["type"] == "TEXT_MESSAGE_CONTENT"]
-    assert len(texts) > 1 and "".join(texts) == "Done: one pixel, drawn in the finest detail."
+    assert len(texts) > 1
+    assert "".join(texts) == "Done: one pixel, drawn in the finest detail."
     assert _json(to_ag_ui([*messages, user, _answer()], report=ConversionReport())) == got["messages"]
 
     second = UserMessage.text("Again?", id="u3", timestamp=9.0)
-    again = AssistantMessage([TextContent("Again: the same pixel, once more.")], stop_reason=StopReason.STOP, id="live2")
+    again = AssistantMessage(
+        [TextContent("Again: the same pixel, once more.")], stop_reason=StopReason.STOP, id="live2"
+    )
     started = threading.Event()
     engine = _engine(server, started, again)
     chat = _node(node, "ai-sdk-chat", _base(server), "chat", json.dumps(to_ui_messages([second])[0]), started=started)
     engine.join(TIMEOUT)
     deltas = [c["delta"] for c in chat["chunks"] if c["type"] == "text-delta"]
-    assert len(deltas) > 1 and "".join(deltas) == "Again: the same pixel, once more."
+    assert len(deltas) > 1
+    assert "".join(deltas) == "Again: the same pixel, once more."
     assert chat["message"] == _json(to_ui_messages([again])[0])
 
 
@@ -172,7 +176,9 @@ def test_a_client_opening_after_a_restart_hydrates_the_whole_session(node: str, 
         first.stop()
     second = ServerProcess("--db", db, "--http", "0")
     try:
-        assert _node(node, "ag-ui", _base(second), "chat")["messages"] == _json(to_ag_ui(_session(), report=ConversionReport()))
+        assert _node(node, "ag-ui", _base(second), "chat")["messages"] == _json(
+            to_ag_ui(_session(), report=ConversionReport())
+        )
         assert _node(node, "ai-sdk", _base(second), "chat")["messages"] == _json(to_ui_messages(_session()))
     finally:
         second.stop()

@@ -74,7 +74,8 @@ def test_ai_sdk_messages_hydrate_and_resume_stream_replays_the_turn(server: Serv
     _seed(server, "s", messages)
     expected = json.loads(json.dumps(to_ui_messages(messages, report=ConversionReport())))
     got = httpx.get(_url(server, "/ai-sdk/sessions/s/messages"), timeout=WAIT)
-    assert got.status_code == 200 and got.json() == expected
+    assert got.status_code == 200
+    assert got.json() == expected
     assert got.headers["x-agentmsg-offset"] == "5"
     # at rest, the resumable-stream GET has nothing to resume
     assert httpx.get(_url(server, "/ai-sdk/sessions/s/stream"), timeout=WAIT).status_code == 204
@@ -142,8 +143,10 @@ def test_ai_sdk_chat_appends_then_streams_deltas_and_resumes_mid_message(server:
     assert [c["type"] for c in chunks].count("start") == 1
     text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
     thinking = "".join(c["delta"] for c in chunks if c["type"] == "reasoning-delta")
-    assert text == "It is sunny in Lisbon today, 24 degrees." and thinking == "Short answer."
-    assert chunks[-1]["type"] == "finish" and chunks[-1]["finishReason"] == "stop"
+    assert text == "It is sunny in Lisbon today, 24 degrees."
+    assert thinking == "Short answer."
+    assert chunks[-1]["type"] == "finish"
+    assert chunks[-1]["finishReason"] == "stop"
     assert rest[-1] == "[DONE]"
 
 
@@ -170,11 +173,14 @@ def test_ag_ui_run_input_resumed_mid_message_and_after_it_finished(server: Serve
     events = [e for _, e in first] + rest
     reasoning = "".join(e["delta"] for e in events if e["type"] == "REASONING_MESSAGE_CONTENT")
     text = "".join(e["delta"] for e in events if e["type"] == "TEXT_MESSAGE_CONTENT" and e["messageId"] == "live1")
-    assert reasoning == "Short answer." and text == "It is sunny in Lisbon today, 24 degrees."
+    assert reasoning == "Short answer."
+    assert text == "It is sunny in Lisbon today, 24 degrees."
     assert [e["type"] for e in events].count("TEXT_MESSAGE_START") == 1  # the user's message is in the snapshot
-    assert rest[0]["type"] == "RUN_STARTED" and rest[-1]["type"] == "RUN_FINISHED"
+    assert rest[0]["type"] == "RUN_STARTED"
+    assert rest[-1]["type"] == "RUN_FINISHED"
     snapshot = rest[-2]
-    assert snapshot["type"] == "MESSAGES_SNAPSHOT" and snapshot["messages"][-1]["id"] == "live1"
+    assert snapshot["type"] == "MESSAGES_SNAPSHOT"
+    assert snapshot["messages"][-1]["id"] == "live1"
 
 
 def test_bad_and_unauthorised_requests_get_the_protocols_error_form(make_server: Callable[..., ServerThread]) -> None:
@@ -182,25 +188,33 @@ def test_bad_and_unauthorised_requests_get_the_protocols_error_form(make_server:
     with Client(server.target, timeout=WAIT, token="admin") as client:
         client.append("acme:1", UserMessage.text("hi", id="u1"))
     none = httpx.get(_url(server, "/ag-ui/sessions/acme:1"), timeout=WAIT)
-    assert none.status_code == 401 and none.json()["type"] == "RUN_ERROR" and none.json()["code"] == "UNAUTHENTICATED"
+    assert none.status_code == 401
+    assert none.json()["type"] == "RUN_ERROR"
+    assert none.json()["code"] == "UNAUTHENTICATED"
     other = httpx.get(_url(server, "/ai-sdk/sessions/globex:1/messages"), headers={"authorization": "Bearer acme"})
-    assert other.status_code == 403 and other.json()["type"] == "error"
+    assert other.status_code == 403
+    assert other.json()["type"] == "error"
     missing = httpx.get(_url(server, "/ai-sdk/sessions/acme:2/messages"), headers={"authorization": "Bearer acme"})
-    assert missing.status_code == 404 and "acme:2" in missing.json()["errorText"]
+    assert missing.status_code == 404
+    assert "acme:2" in missing.json()["errorText"]
     bad = httpx.post(_url(server, "/ag-ui/sessions/acme:1"), content=b"{", headers={"authorization": "Bearer acme"})
-    assert bad.status_code == 400 and bad.json()["type"] == "RUN_ERROR"
+    assert bad.status_code == 400
+    assert bad.json()["type"] == "RUN_ERROR"
     wrong = httpx.post(
         _url(server, "/ag-ui/sessions/acme:1"),
         json={"threadId": "acme:9", "runId": "r", "messages": []},
         headers={"authorization": "Bearer acme"},
     )
-    assert wrong.status_code == 400 and "threadId" in wrong.json()["message"]
+    assert wrong.status_code == 400
+    assert "threadId" in wrong.json()["message"]
     resume = httpx.get(
         _url(server, "/ai-sdk/sessions/acme:1/stream"), headers={"authorization": "Bearer acme", "last-event-id": "x"}
     )
-    assert resume.status_code == 400 and "Last-Event-ID" in resume.json()["errorText"]
+    assert resume.status_code == 400
+    assert "Last-Event-ID" in resume.json()["errorText"]
     ok = httpx.get(_url(server, "/ai-sdk/sessions/acme:1/messages"), headers={"authorization": "Bearer acme"})
-    assert ok.status_code == 200 and ok.json()[0]["id"] == "u1"
+    assert ok.status_code == 200
+    assert ok.json()[0]["id"] == "u1"
 
 
 def test_a_stream_opened_after_a_restart_hydrates_the_whole_session(
@@ -216,3 +230,22 @@ def test_a_stream_opened_after_a_restart_hydrates_the_whole_session(
     assert events[1] == json.loads(json.dumps(messages_snapshot(conversation(), report=ConversionReport())))
     got = httpx.get(_url(second, "/ai-sdk/sessions/s/messages"), timeout=WAIT).json()
     assert got == json.loads(json.dumps(to_ui_messages(conversation(), report=ConversionReport())))
+
+
+def test_each_stream_counts_against_the_servers_stream_budget(make_server: Callable[..., ServerThread]) -> None:
+    server = make_server(db=None, http_port=0, max_streams=1)
+    _seed(server, "s", [UserMessage.text("hi", id="u1")])  # not at rest: a stream stays open for the answer
+    with httpx.stream("GET", _url(server, "/ag-ui/sessions/s"), timeout=WAIT) as held:
+        assert held.status_code == 200
+        refused = httpx.get(_url(server, "/ai-sdk/sessions/s/stream"), timeout=WAIT)
+        assert refused.status_code == 429
+        assert refused.json()["errorText"].startswith("RESOURCE_EXHAUSTED")
+        # a read that is not a stream is not counted
+        assert httpx.get(_url(server, "/ai-sdk/sessions/s/messages"), timeout=WAIT).status_code == 200
+    # the slot comes back when the client goes away
+    for _ in range(100):
+        with httpx.stream("GET", _url(server, "/ai-sdk/sessions/s/stream"), timeout=WAIT) as again:
+            if again.status_code == 200:
+                break
+        threading.Event().wait(0.05)
+    assert again.status_code == 200

@@ -45,7 +45,8 @@ from starlette.routing import Route, Router
 
 from agentmsg.errors import AgentMsgError, NotFoundError, ValidationError
 from agentmsg.messages import AgentMessage, AssistantMessage, StopReason, ToolMessage, UserMessage, message_from_proto
-from agentmsg.service import status
+from agentmsg.service import budgets, status
+from agentmsg.service.access import Access
 from agentmsg.service.handlers import Caller
 from agentmsg.service.handlers.sessions import SessionHandler
 from agentmsg.streaming import StreamEvent, events_from_message
@@ -550,8 +551,23 @@ async def _append_users(
 
 
 class _Endpoints:
-    def __init__(self, handler: SessionHandler) -> None:
+    def __init__(self, handler: SessionHandler, budgeting: tuple[Access, budgets.Ledger] | None) -> None:
         self.handler = handler
+        self.budgeting = budgeting
+
+    def _counted(self, caller: Caller) -> Callable[[], None]:
+        """Count one long-lived stream against the server's budgets (gRPC's and Connect's ledger): what gives it back.
+
+        Refused RESOURCE_EXHAUSTED (429) when one more would break a budget."""
+        if self.budgeting is None:
+            return lambda: None
+        access, ledger = self.budgeting
+        tenant = budgets.tenant_for(access, caller.metadata)
+        over = ledger.over(budgets.STREAMS, tenant)
+        if over is not None:
+            raise budgets.refusal(budgets.STREAMS, *over)[0]
+        ledger.take(budgets.STREAMS, tenant)
+        return lambda: ledger.give(budgets.STREAMS, tenant)
 
     async def ag_ui(self, request: Request) -> Response:
         protocol: _AGUI | None = None
@@ -575,10 +591,11 @@ class _Endpoints:
             protocol = _AGUI(session_id, run_id or str(uuid.uuid4()))
             run = _Run(self.handler, caller, session_id, protocol, position)
             await run.open()
+            give = self._counted(caller)
         except AgentMsgError as error:
             code, name = _http_status(error)
             return JSONResponse(ag_ui.run_error(str(error), code=name), status_code=code)
-        return _sse(run.events(), protocol, done=False)
+        return _sse(run.events(), protocol, give, done=False)
 
     async def ai_sdk_chat(self, request: Request) -> Response:
         protocol = _AISDK()
@@ -593,22 +610,25 @@ class _Endpoints:
             await _append_users(self.handler, caller, session_id, messages)
             run = _Run(self.handler, caller, session_id, protocol, _position(request))
             await run.open()
+            give = self._counted(caller)
         except AgentMsgError as error:
             return _ai_sdk_error(error)
-        return _sse(run.events(), protocol, done=True)
+        return _sse(run.events(), protocol, give, done=True)
 
     async def ai_sdk_stream(self, request: Request) -> Response:
         protocol = _AISDK()
         try:
             position = _position(request)
             resumed = position.offset > 0
-            run = _Run(self.handler, _caller(request), request.path_params["session_id"], protocol, position)
+            caller = _caller(request)
+            run = _Run(self.handler, caller, request.path_params["session_id"], protocol, position)
             await run.open()
+            if not resumed and not run.resume_turn():
+                return Response(status_code=204)
+            give = self._counted(caller)
         except AgentMsgError as error:
             return _ai_sdk_error(error)
-        if not resumed and not run.resume_turn():
-            return Response(status_code=204)
-        return _sse(run.events(), protocol, done=True)
+        return _sse(run.events(), protocol, give, done=True)
 
     async def ai_sdk_messages(self, request: Request) -> Response:
         try:
@@ -634,25 +654,36 @@ def _frame(event_id: str, group: Sequence[dict[str, Any]]) -> bytes:
     return "".join(lines).encode()
 
 
-def _sse(events: AsyncIterator[tuple[str, list[dict[str, Any]]]], protocol: _Protocol, *, done: bool) -> Response:
+def _sse(
+    events: AsyncIterator[tuple[str, list[dict[str, Any]]]],
+    protocol: _Protocol,
+    give: Callable[[], None],
+    *,
+    done: bool,
+) -> Response:
     async def body() -> AsyncIterator[bytes]:
         try:
             async for event_id, group in events:
                 if group:
                     yield _frame(event_id, group)
+            if done:
+                yield b"data: [DONE]\n\n"
         except AgentMsgError as error:
             status.report(error)
             yield _frame("", [protocol.failed(str(error), status.code_for(error).name)])
-        if done:
-            yield b"data: [DONE]\n\n"
+        finally:
+            give()
 
     headers = _AI_SDK_HEADERS if isinstance(protocol, _AISDK) else _SSE_HEADERS
     return StreamingResponse(body(), media_type="text/event-stream", headers=headers)
 
 
-def create_ui_app(handler: SessionHandler) -> Callable[[Any, Any, Any], Awaitable[None]]:
-    """The ASGI application of the agent-UI routes (see the module docstring)."""
-    endpoints = _Endpoints(handler)
+def create_ui_app(
+    handler: SessionHandler, budgeting: tuple[Access, budgets.Ledger] | None = None
+) -> Callable[[Any, Any, Any], Awaitable[None]]:
+    """The ASGI application of the agent-UI routes (see the module docstring); each stream counts as a long-lived
+    call against ``budgeting``'s ledger (the gRPC server's), when given."""
+    endpoints = _Endpoints(handler, budgeting)
     return Router(
         [
             Route("/ag-ui/sessions/{session_id}", endpoints.ag_ui, methods=["GET", "POST"]),
