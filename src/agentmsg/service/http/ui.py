@@ -31,6 +31,7 @@ Bearer tokens and scopes are those of every other transport (``Authorization: Be
 
 from __future__ import annotations
 
+import abc
 import base64
 import binascii
 import json
@@ -234,7 +235,7 @@ def _event(pb: stream_pb2.StreamEvent) -> StreamEvent:
 # --- the protocols ------------------------------------------------------------------------------------------------
 
 
-class _Protocol:
+class _Protocol(abc.ABC):
     """What one protocol sends for the session's entries and live events (a dict per SSE event)."""
 
     one_turn = False  # whether a stream holds one assistant turn (the AI SDK's: one UIMessage), or the whole log
@@ -242,20 +243,25 @@ class _Protocol:
     def __init__(self) -> None:
         self.turn: list[AgentMessage] = []  # the assistant turn in progress (assistant and tool messages)
 
+    @abc.abstractmethod
     def converter(self) -> Any:
-        raise NotImplementedError
+        """A fresh converter of one message being generated (its ``feed`` takes stream events)."""
 
+    @abc.abstractmethod
     def opened(self, log: list[AgentMessage], resumed: bool) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        """The events a stream opens with (``log``: the session so far; ``resumed``: the client had a position)."""
 
+    @abc.abstractmethod
     def logged(self, message: AgentMessage, streamed: bool) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        """The events of an entry appended (``streamed``: its events went out live already)."""
 
+    @abc.abstractmethod
     def closed(self, log: list[AgentMessage], changed: bool) -> list[dict[str, Any]]:
-        raise NotImplementedError
+        """The events a stream ends with when the session is at rest (``changed``: entries were appended)."""
 
+    @abc.abstractmethod
     def failed(self, message: str, code: str) -> dict[str, Any]:
-        raise NotImplementedError
+        """The protocol's error event."""
 
     def live(self, message_id: str, *, resumed: bool) -> list[dict[str, Any]]:
         """What goes before a message generated live (``resumed``: the client has its beginning)."""
