@@ -56,8 +56,9 @@ def _base(server: ServerProcess) -> str:
     return f"http://127.0.0.1:{server.http_port}"
 
 
-def _node(node: str, *args: str, started: threading.Event | None = None) -> Any:
-    """Run ui_endpoints.mjs; ``started`` is set when it says a live run's request was accepted."""
+def _node(node: str, *args: str, started: threading.Event | None = None, dropped: threading.Event | None = None) -> Any:
+    """Run ui_endpoints.mjs; ``started`` is set when it says a live run's request was accepted, ``dropped`` when it
+    says it went away mid-message."""
     with subprocess.Popen(
         [node, str(HERE / "ui_endpoints.mjs"), *args],
         cwd=ROOT,
@@ -65,10 +66,15 @@ def _node(node: str, *args: str, started: threading.Event | None = None) -> Any:
         stderr=subprocess.PIPE,
         text=True,
     ) as process:
-        return _finish(process, args, started)
+        return _finish(process, args, started, dropped)
 
 
-def _finish(process: subprocess.Popen[str], args: tuple[str, ...], started: threading.Event | None) -> Any:
+def _finish(
+    process: subprocess.Popen[str],
+    args: tuple[str, ...],
+    started: threading.Event | None,
+    dropped: threading.Event | None,
+) -> Any:
     errors: list[str] = []
     output: list[str] = []
 
@@ -78,6 +84,8 @@ def _finish(process: subprocess.Popen[str], args: tuple[str, ...], started: thre
             errors.append(line)
             if line.strip() == "started" and started is not None:
                 started.set()
+            if line.strip() == "dropped" and dropped is not None:
+                dropped.set()
 
     def collect() -> None:
         assert process.stdout is not None
@@ -182,3 +190,40 @@ def test_a_client_opening_after_a_restart_hydrates_the_whole_session(node: str, 
         assert _node(node, "ai-sdk", _base(second), "chat")["messages"] == _json(to_ui_messages(_session()))
     finally:
         second.stop()
+
+
+def test_an_ai_sdk_client_gone_mid_message_resumes_the_turn(node: str, server: ServerProcess) -> None:
+    """useChat's resume (``reconnectToStream``) after the client went away mid-message: the turn from its start,
+    the rest of the message still being generated included, folds to exactly the converter's UIMessage."""
+    with Client(server.target, timeout=10) as client:
+        client.append_many("chat", conversation())
+    answer = _answer()
+    events = events_from_message(answer, chunk_size=4)
+    half = len(events) // 2
+    started, dropped = threading.Event(), threading.Event()
+
+    def engine() -> None:
+        def produce() -> Iterator[Any]:
+            yield from events[:half]
+            assert dropped.wait(TIMEOUT)  # the rest once the client went away and came back mid-message
+            yield from events[half:]
+
+        assert started.wait(TIMEOUT)
+        with Client(server.target, timeout=TIMEOUT) as client:
+            client.publish_stream("chat", produce())
+
+    thread = threading.Thread(target=engine, daemon=True)
+    thread.start()
+    user = UserMessage.text("Draw it.", id="u2", timestamp=6.0)
+    got = _node(
+        node,
+        "ai-sdk-drop",
+        _base(server),
+        "chat",
+        json.dumps(to_ui_messages([user])[0]),
+        started=started,
+        dropped=dropped,
+    )
+    thread.join(TIMEOUT)
+    assert [c["type"] for c in got["before"]][-1] == "text-delta"
+    assert got["message"] == _json(to_ui_messages([answer])[0])

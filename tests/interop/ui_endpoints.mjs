@@ -7,6 +7,9 @@
 //   ai-sdk        GET .../messages through validateUIMessages: {messages}
 //   ai-sdk-turn   the resumable-stream GET with Last-Event-ID (argument: the id), read to a UIMessage: {message}
 //   ai-sdk-chat   send the user message (argument: a UIMessage) through the transport: {message, chunks}
+//   ai-sdk-drop   send it, go away after the first text delta, reconnect as useChat's resume does
+//                 (reconnectToStream; "dropped" on stderr once it is answered): {before, message}, the chunks
+//                 before and the message resumed
 import { HttpAgent } from "@ag-ui/client";
 import { DefaultChatTransport, readUIMessageStream, validateUIMessages } from "ai";
 
@@ -86,6 +89,29 @@ if (mode === "ag-ui") {
   const message = await read(folded);
   await counting;
   out({ message, chunks });
+} else if (mode === "ai-sdk-drop") {
+  const abort = new AbortController();
+  const stream = await transport().sendMessages({
+    chatId: session,
+    messages: [JSON.parse(argument)],
+    trigger: "submit-message",
+    messageId: undefined,
+    abortSignal: abort.signal,
+  });
+  process.stderr.write("started\n");
+  const before = [];
+  const reader = stream.getReader();
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    before.push(value);
+    if (value.type === "text-delta") break;
+  }
+  abort.abort();
+  await reader.cancel().catch(() => {});
+  const resumed = await transport().reconnectToStream({ chatId: session });
+  process.stderr.write("dropped\n"); // and reconnected: the server answered the resume
+  out({ before, message: resumed === null ? null : await read(resumed) });
 } else {
   throw new Error(`unknown mode ${mode}`);
 }
