@@ -249,3 +249,13 @@ def test_each_stream_counts_against_the_servers_stream_budget(make_server: Calla
                 break
         threading.Event().wait(0.05)
     assert again.status_code == 200
+
+
+def test_a_body_over_the_maximum_message_size_is_refused_unread(make_server: Callable[..., ServerThread]) -> None:
+    server = make_server(db=None, http_port=0, max_message_bytes=64 * 1024)
+    big = {"id": "s", "messages": [{"id": "u", "role": "user", "parts": [{"type": "text", "text": "x" * 100_000}]}]}
+    refused = httpx.post(_url(server, "/ai-sdk/sessions/s"), json=big, timeout=WAIT)
+    assert refused.status_code == 400
+    assert "larger than 65536 bytes" in refused.json()["errorText"]
+    with Client(server.target, timeout=WAIT) as client:
+        assert client.sessions() == []  # nothing was appended

@@ -471,7 +471,7 @@ def create_app(
         ),
         _HealthApplication(_Health(serving), max_message_bytes),
     ]
-    app: ASGIApp = _Router(apps, create_ui_app(sessions, budgeting))
+    app: ASGIApp = _Router(apps, create_ui_app(sessions, budgeting, max_body=max_message_bytes))
     if cors_origins:
         app = CORSMiddleware(
             app,

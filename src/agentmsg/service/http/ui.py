@@ -50,6 +50,7 @@ from agentmsg.service import budgets, status
 from agentmsg.service.access import Access
 from agentmsg.service.handlers import Caller
 from agentmsg.service.handlers.sessions import SessionHandler
+from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES
 from agentmsg.streaming import StreamEvent, events_from_message
 from agentmsg.ui import ConversionReport, ag_ui, ai_sdk
 from agentmsg.v1 import message_pb2, session_service_pb2, stream_pb2
@@ -534,9 +535,17 @@ def _position(request: Request) -> _Position:
     return _Position.parse(given) if given.strip() else _Position()
 
 
-async def _json_body(request: Request) -> Mapping[str, Any]:
+async def _json_body(request: Request, limit: int) -> Mapping[str, Any]:
+    """The request's JSON object; refused, unread past ``limit`` bytes, when larger (as gRPC's maximum message size)."""
+    raw = bytearray()
+    async for piece in request.stream():
+        raw += piece
+        if len(raw) > limit:
+            raise ValidationError.single(
+                "", "ui.body_size", f"the request body is larger than {limit} bytes (the server's maximum message size)"
+            )
     try:
-        body = json.loads(await request.body())
+        body = json.loads(bytes(raw))
     except (ValueError, UnicodeError) as exc:
         raise ValidationError.single("", "ui.json", f"the request body is not JSON: {exc}") from None
     if not isinstance(body, dict):
@@ -557,9 +566,10 @@ async def _append_users(
 
 
 class _Endpoints:
-    def __init__(self, handler: SessionHandler, budgeting: tuple[Access, budgets.Ledger] | None) -> None:
+    def __init__(self, handler: SessionHandler, budgeting: tuple[Access, budgets.Ledger] | None, max_body: int) -> None:
         self.handler = handler
         self.budgeting = budgeting
+        self.max_body = max_body
 
     def _counted(self, caller: Caller) -> Callable[[], None]:
         """Count one long-lived stream against the server's budgets (gRPC's and Connect's ledger): what gives it back.
@@ -583,7 +593,7 @@ class _Endpoints:
             position = _position(request)
             run_id = request.query_params.get("runId", "")
             if request.method == "POST":
-                body = await _json_body(request)
+                body = await _json_body(request, self.max_body)
                 thread = body.get("threadId", session_id)
                 if thread != session_id:
                     raise ValidationError.single(
@@ -608,7 +618,7 @@ class _Endpoints:
         try:
             session_id = request.path_params["session_id"]
             caller = _caller(request)
-            body = await _json_body(request)
+            body = await _json_body(request, self.max_body)
             chat = body.get("id", session_id)
             if chat != session_id:
                 raise ValidationError.single("id", "ui.chat", f"the chat is session {session_id!r}, not {chat!r}")
@@ -685,11 +695,14 @@ def _sse(
 
 
 def create_ui_app(
-    handler: SessionHandler, budgeting: tuple[Access, budgets.Ledger] | None = None
+    handler: SessionHandler,
+    budgeting: tuple[Access, budgets.Ledger] | None = None,
+    *,
+    max_body: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> Callable[[Any, Any, Any], Awaitable[None]]:
     """The ASGI application of the agent-UI routes (see the module docstring); each stream counts as a long-lived
-    call against ``budgeting``'s ledger (the gRPC server's), when given."""
-    endpoints = _Endpoints(handler, budgeting)
+    call against ``budgeting``'s ledger (the gRPC server's), when given; request bodies may be ``max_body`` bytes."""
+    endpoints = _Endpoints(handler, budgeting, max_body)
     return Router(
         [
             Route("/ag-ui/sessions/{session_id}", endpoints.ag_ui, methods=["GET", "POST"]),
