@@ -176,6 +176,11 @@ class SessionHandler:
         if self.access.enabled:
             self.access.check_session(caller.metadata, session_id)
 
+    async def last_offset(self, caller: Caller, session_id: str) -> int:
+        """The session's last offset (0: no such session), for a caller allowed to read it."""
+        self._allow(caller, session_id)
+        return await self.store.last_offset(session_id)
+
     async def _last_row(self, session_id: str) -> tuple[int, Body] | None:
         """The session's last entry (its offset and stored bytes), or None for an empty session."""
         last = await self.store.last_offset(session_id)

@@ -40,6 +40,7 @@ from agentmsg.service.handlers import Caller
 from agentmsg.service.handlers.convert import CONVERT_SERVICE, ConvertHandler
 from agentmsg.service.handlers.sessions import SESSION_SERVICE, SessionHandler
 from agentmsg.service.handlers.tools import TOOL_SERVICE, ToolHandler
+from agentmsg.service.http.ui import UI_PREFIXES, create_ui_app
 from agentmsg.service.rpc import fit
 from agentmsg.service.telemetry import ServedCall, ServerTelemetry
 from agentmsg.v1 import convert_service_pb2, session_service_pb2, tool_service_pb2
@@ -408,8 +409,11 @@ def _codecs() -> list[Any]:
 class _Router:
     """Each request to the application whose service path it names; 404 for any other path."""
 
-    def __init__(self, apps: Sequence[ConnectASGIApplication[Any]]) -> None:
-        self.routes: Mapping[str, ConnectASGIApplication[Any]] = {f"{app.path}/": app for app in apps}
+    def __init__(self, apps: Sequence[ConnectASGIApplication[Any]], ui: ASGIApp) -> None:
+        self.routes: Mapping[str, ASGIApp] = {
+            **{f"{app.path}/": app for app in apps},
+            **dict.fromkeys(UI_PREFIXES, ui),
+        }
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -420,7 +424,7 @@ class _Router:
                     return
             body = (
                 b"not found: agentmsg serves /agentmsg.v1.SessionService/*, /agentmsg.v1.ToolService/*, "
-                b"/agentmsg.v1.ConvertService/* and health"
+                b"/agentmsg.v1.ConvertService/*, health, /ag-ui/sessions/{id} and /ai-sdk/sessions/{id}"
             )
             await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"text/plain")]})
             await send({"type": "http.response.body", "body": body})
@@ -446,8 +450,16 @@ CORS_ALLOW_HEADERS = (
     "x-grpc-web",
     "x-user-agent",
     "traceparent",
+    "last-event-id",
 )
-CORS_EXPOSE_HEADERS = ("grpc-status", "grpc-message", "grpc-status-details-bin", "content-encoding")
+CORS_EXPOSE_HEADERS = (
+    "grpc-status",
+    "grpc-message",
+    "grpc-status-details-bin",
+    "content-encoding",
+    "x-vercel-ai-ui-message-stream",
+    "x-agentmsg-offset",
+)
 
 
 def create_app(
@@ -485,7 +497,7 @@ def create_app(
         ),
         _HealthApplication(_Health(serving), max_message_bytes),
     ]
-    app: ASGIApp = _Router(apps)
+    app: ASGIApp = _Router(apps, create_ui_app(sessions, budgeting, max_body=max_message_bytes))
     if cors_origins:
         app = CORSMiddleware(
             app,
