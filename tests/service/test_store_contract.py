@@ -311,6 +311,9 @@ def test_a_delete_wakes_waiters_and_delete_listeners_on_every_node(make_store: F
         if writer is not watcher:
             writer.on_delete(by_writer.append)
         await writer.append("s", [message("m1")])
+        # The append's own notification must have reached the watcher first: arriving late, under load, it would
+        # wake ``changed`` before the delete's did (seen once as ``seen == []``).
+        await watcher.caught_up()
         changed = watcher.changed("s")
         assert await writer.delete("s") == 1
         await asyncio.wait_for(changed.wait(), 10)
