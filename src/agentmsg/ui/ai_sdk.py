@@ -135,6 +135,7 @@ __all__ = [
     "UIMessageStream",
     "finish_reason",
     "from_ui_messages",
+    "output_chunk",
     "to_ui_messages",
     "ui_message_chunks",
 ]
@@ -1101,7 +1102,7 @@ class UIMessageStream:
         elif isinstance(block, HostedToolResultContent) and block.call_id in self._calls:
             part = dict(self._calls[block.call_id])
             writer.hosted_output(part, block)
-            out = [_output_chunk(part)]
+            out = [output_chunk(part)]
             out += _hosted_files(block)
         else:
             out = [{"type": DATA_BLOCK, "data": content_to_dict(block)}]
@@ -1124,7 +1125,9 @@ def _approval_response(part: Mapping[str, Any]) -> dict[str, Any]:
     return chunk
 
 
-def _output_chunk(part: Mapping[str, Any]) -> dict[str, Any]:
+def output_chunk(part: Mapping[str, Any]) -> dict[str, Any]:
+    """The UI message stream chunk that gives a tool part's outcome (``tool-output-available``, ``-error`` or
+    ``-denied``), as the stream and the agent-UI endpoint send it when a tool's result is logged."""
     if part["state"] == "output-denied":
         return {"type": "tool-output-denied", "toolCallId": part["toolCallId"]}
     if part["state"] == "output-error":
@@ -1187,7 +1190,7 @@ def ui_message_chunks(
             for block in message.contents:
                 part = parts.get(getattr(block, "id", ""))
                 if part is not None and part["state"] in ("output-available", "output-error", "output-denied"):
-                    out.append(_output_chunk(part))
+                    out.append(output_chunk(part))
     finish: dict[str, Any] = {"type": "finish", "finishReason": finish_reason(last.stop_reason if last else None)}
     if "metadata" in turn:
         finish["messageMetadata"] = turn["metadata"]

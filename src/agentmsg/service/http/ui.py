@@ -346,7 +346,7 @@ class _AISDK(_Protocol):
             for block in message.contents:
                 part = parts.get(getattr(block, "id", ""))
                 if part is not None and part["state"] in ("output-available", "output-error"):
-                    out.append(ai_sdk._output_chunk(part))
+                    out.append(ai_sdk.output_chunk(part))
             return out
         return []
 
