@@ -1,0 +1,217 @@
+// The session viewer: a small, typed client of the public API (@agentmsg/sdk/web over Connect, same origin).
+//
+//   #/                     the sessions (ListSessions)
+//   #/sessions/<id>        one session: its log paged by ListMessages into a virtualised list, then followed live
+//                          (Subscribe with live events: a message being generated shows as it streams, and is
+//                          replaced by the logged message once appended)
+
+import {
+  Client,
+  type Logged,
+  type Message,
+  type SessionInfo,
+  StreamAccumulator,
+  type StreamEvent,
+  type ToolResultContent,
+} from "@agentmsg/sdk/web";
+import { el, messageRow } from "./render.js";
+import { VirtualList } from "./virtual.js";
+
+const PAGE_SIZE = 200;
+
+const client = new Client(window.location.origin);
+const app = document.getElementById("app") as HTMLElement;
+const status = document.getElementById("status") as HTMLElement;
+let current: AbortController | undefined;
+
+function say(text: string, error = false): void {
+  status.textContent = text;
+  status.className = error ? "status error" : "status";
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function sessionHref(id: string): string {
+  return `#/sessions/${encodeURIComponent(id)}`;
+}
+
+async function showSessions(signal: AbortSignal): Promise<void> {
+  document.title = "agentmsg sessions";
+  say("loading sessions…");
+  const sessions: SessionInfo[] = await client.listSessions({ signal });
+  if (signal.aborted) return;
+  const list = el("ul", "sessions");
+  for (const info of sessions) {
+    const a = el("a", "", info.sessionId);
+    a.href = sessionHref(info.sessionId);
+    const when = info.updateTime?.toISOString().replace("T", " ").slice(0, 19) ?? "";
+    list.append(el("li", "", a, el("span", "muted", ` ${info.lastOffset} entries · ${when}`)));
+  }
+  app.replaceChildren(el("h1", "", "Sessions"), sessions.length > 0 ? list : el("p", "muted", "No sessions yet."));
+  say(`${sessions.length} sessions`);
+}
+
+type Row =
+  | { kind: "logged"; offset: bigint; message: Message }
+  | { kind: "live"; streamId: string; fold: StreamAccumulator };
+
+/** One session's view: the rows (logged and in flight), the tool results by call id, the virtualised list. */
+class SessionView {
+  private readonly rows: Row[] = [];
+  private readonly results = new Map<string, ToolResultContent>();
+  private readonly callRows = new Map<string, number>();
+  private readonly liveRows = new Map<string, number>();
+  private readonly list: VirtualList;
+  private lastOffset = 0n;
+  private pages: AsyncGenerator<Logged> | undefined;
+  private loading = false;
+  private following = false;
+
+  constructor(
+    readonly sessionId: string,
+    private readonly signal: AbortSignal,
+  ) {
+    const scroller = el("div", "scroller");
+    scroller.id = "messages";
+    const title = el("h1", "", el("a", "back", "Sessions"), " / ", el("span", "session-id", sessionId));
+    (title.firstChild as HTMLAnchorElement).href = "#/";
+    app.replaceChildren(title, scroller);
+    document.title = `agentmsg · ${sessionId}`;
+    this.list = new VirtualList(scroller, (index) => this.renderRow(index));
+    this.list.onNearEnd = () => void this.loadPage();
+    this.pages = client.listMessages(sessionId, { pageSize: PAGE_SIZE, signal });
+  }
+
+  private renderRow(index: number): HTMLElement {
+    const row = this.rows[index];
+    const lookup = (id: string): ToolResultContent | undefined => this.results.get(id);
+    if (row === undefined) return el("div");
+    if (row.kind === "logged") return messageRow(row.message, row.offset, lookup);
+    return messageRow(row.fold.snapshot(), undefined, lookup, true);
+  }
+
+  private index(message: Message, at: number): void {
+    const role = message.role;
+    if (role.case === "assistant") {
+      for (const part of role.value.content)
+        if (part.kind.case === "toolCall") this.callRows.set(part.kind.value.id, at);
+    } else if (role.case === "tool" || role.case === "user") {
+      for (const part of role.value.content) {
+        if (part.kind.case !== "toolResult") continue;
+        this.results.set(part.kind.value.id, part.kind.value);
+        const call = this.callRows.get(part.kind.value.id);
+        if (call !== undefined) this.list.invalidate(call);
+      }
+    }
+  }
+
+  private addLogged(logged: Logged): void {
+    if (logged.offset <= this.lastOffset) return;
+    this.lastOffset = logged.offset;
+    const row: Row = { kind: "logged", offset: logged.offset, message: logged.message };
+    const live = this.liveRows.get(logged.message.id);
+    if (live !== undefined) {
+      // The message that was streaming is now in the log: it takes its live row's place.
+      this.liveRows.delete(logged.message.id);
+      this.rows[live] = row;
+      this.index(logged.message, live);
+      this.list.invalidate(live);
+      return;
+    }
+    this.rows.push(row);
+    this.index(logged.message, this.rows.length - 1);
+    this.list.grow(1);
+  }
+
+  private addLive(streamId: string, event: StreamEvent): void {
+    const start = event.event.case === "messageStart";
+    let at = [...this.liveRows.values()].find((i) => {
+      const row = this.rows[i];
+      return row?.kind === "live" && row.streamId === streamId;
+    });
+    if (at === undefined || start) {
+      const fold = new StreamAccumulator();
+      if (at === undefined) {
+        this.rows.push({ kind: "live", streamId, fold });
+        at = this.rows.length - 1;
+        this.list.grow(1);
+      } else {
+        this.rows[at] = { kind: "live", streamId, fold };
+      }
+    }
+    const row = this.rows[at];
+    if (row?.kind !== "live") return;
+    try {
+      row.fold.add(event);
+    } catch (error) {
+      say(`a live event could not be applied: ${describe(error)}`, true);
+      return;
+    }
+    const id = row.fold.messageId;
+    if (id !== undefined) this.liveRows.set(id, at);
+    this.list.invalidate(at);
+  }
+
+  /** The next page of the log; once the log is read, follow the session live. */
+  async loadPage(): Promise<void> {
+    if (this.loading || this.pages === undefined) return;
+    this.loading = true;
+    try {
+      let count = 0;
+      while (count < PAGE_SIZE) {
+        const next = await this.pages.next();
+        if (next.done === true) {
+          this.pages = undefined;
+          break;
+        }
+        this.addLogged(next.value);
+        count++;
+      }
+      say(`${this.rows.length} messages${this.pages === undefined ? "" : " (scroll for more)"}`);
+    } catch (error) {
+      if (!this.signal.aborted) say(`could not read the session: ${describe(error)}`, true);
+      this.pages = undefined;
+      return;
+    } finally {
+      this.loading = false;
+    }
+    if (this.pages === undefined && !this.following) void this.follow();
+  }
+
+  private async follow(): Promise<void> {
+    this.following = true;
+    try {
+      for await (const item of client.subscribe(this.sessionId, {
+        after: this.lastOffset,
+        liveEvents: true,
+        signal: this.signal,
+      })) {
+        const end = this.list.atEnd();
+        if (item.kind === "logged") this.addLogged(item);
+        else this.addLive(item.streamId, item.event);
+        if (end) this.list.scrollToEnd();
+        say(`${this.rows.length} messages · live`);
+      }
+    } catch (error) {
+      if (!this.signal.aborted) say(`the live subscription ended: ${describe(error)}`, true);
+    }
+  }
+}
+
+async function route(): Promise<void> {
+  current?.abort();
+  const controller = new AbortController();
+  current = controller;
+  const match = /^#\/sessions\/(.+)$/.exec(window.location.hash);
+  try {
+    if (match === null) await showSessions(controller.signal);
+    else await new SessionView(decodeURIComponent(match[1] ?? ""), controller.signal).loadPage();
+  } catch (error) {
+    if (!controller.signal.aborted) say(describe(error), true);
+  }
+}
+
+window.addEventListener("hashchange", () => void route());
+void route();
