@@ -37,5 +37,8 @@ try {
 }
 copyFileSync(`${VIEWER}/index.html`, `${outdir}/index.html`);
 copyFileSync(`${VIEWER}/viewer.css`, `${outdir}/viewer/viewer.css`);
+copyFileSync(`${VIEWER}/favicon.svg`, `${outdir}/viewer/favicon.svg`);
 const bytes = Object.values(result.metafile.outputs).find((o) => o.entryPoint !== undefined)?.bytes ?? 0;
-console.log(`${relative(process.cwd(), outdir)}: index.html, viewer/viewer.js (${bytes} bytes), viewer/viewer.css`);
+console.log(
+  `${relative(process.cwd(), outdir)}: index.html, viewer/viewer.js (${bytes} bytes), viewer/viewer.css, viewer/favicon.svg`,
+);

@@ -22,6 +22,7 @@ VIEWER_PATHS = {
     "/viewer/viewer.js": ("viewer/viewer.js", b"text/javascript; charset=utf-8"),
     "/viewer/viewer.js.map": ("viewer/viewer.js.map", b"application/json"),
     "/viewer/viewer.css": ("viewer/viewer.css", b"text/css; charset=utf-8"),
+    "/viewer/favicon.svg": ("viewer/favicon.svg", b"image/svg+xml"),
 }
 CSP = (
     b"default-src 'self'; img-src 'self' blob: http: https:; style-src 'self'; script-src 'self'; "
@@ -56,7 +57,7 @@ class ViewerApp:
             return
         entry = VIEWER_PATHS.get(scope["path"])
         if entry is None:
-            await _respond(send, 404, b"text/plain", b"not found: the viewer serves /, /viewer/viewer.js and .css")
+            await _respond(send, 404, b"text/plain", b"not found: the viewer serves /, /viewer/viewer.js, .css and favicon.svg")
             return
         name, content_type = entry
         body = self._read(name)

@@ -1,0 +1,238 @@
+"""The session viewer (``agentmsg serve --http`` at ``/``) in a real browser: Debian's Chromium, driven by Playwright.
+
+The viewer is the TypeScript application in sdk/typescript/viewer, bundled by ``make viewer`` into the package's
+``static/`` directory (built here when missing or older than its sources). These tests open it on the service's
+own HTTP port and check what it shows: a session with a tool call paired with its result, a message opened
+mid-generation (the text so far, then the rest, then the logged message), and untrusted text rendered inert.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gates import skip_or_fail
+from nodetools import ROOT
+from test_browser import CHROMIUM, FLAGS, WAIT_MS, Service
+from tstools import SDK
+
+from agentmsg import AssistantMessage, Provenance, ToolMessage, UserMessage
+from agentmsg.content import DocumentContent, TextContent, ThinkingContent, ToolCallContent, ToolResultContent
+from agentmsg.service import Client
+from agentmsg.streaming import events_from_message
+
+STATIC = ROOT / "src" / "agentmsg" / "service" / "http" / "static"
+SOURCES = SDK / "viewer"
+SHOTS = ROOT / ".cache" / "viewer-screenshots"
+
+XSS = [
+    "<script>window.__pwned = 'script'</script>",
+    "<img src=x onerror=\"window.__pwned = 'img'\">",
+    "[click me](javascript:window.__pwned='link')",
+    "<a href=\"javascript:window.__pwned='a'\">a</a>",
+]
+
+
+def _built() -> Path:
+    """The viewer's bundle, built when missing or older than any of its sources (``make test`` built it)."""
+    bundle = STATIC / "viewer" / "viewer.js"
+    newest = max(p.stat().st_mtime for p in [*SOURCES.rglob("*"), *(SDK / "src").rglob("*.ts")] if p.is_file())
+    if not bundle.is_file() or bundle.stat().st_mtime < newest:
+        subprocess.run(["npm", "run", "--silent", "viewer", "-w", "@agentmsg/sdk"], cwd=ROOT, check=True, timeout=300)
+    return bundle
+
+
+@pytest.fixture(scope="module")
+def chromium(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    if not CHROMIUM.is_file():
+        skip_or_fail(f"{CHROMIUM} is missing: `make browser` installs Debian's chromium (as root)")
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        skip_or_fail("playwright is not installed: pip install -e '.[dev]'")
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile), executable_path=str(CHROMIUM), headless=True, args=FLAGS
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Service]:
+    _built()
+    # Same origin as the page: no CORS origin is needed, so none is allowed.
+    running = Service(tmp_path_factory.mktemp("viewer") / "viewer.db", origin="http://127.0.0.1:1")
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+def _open(chromium: Any, service: Service, session: str) -> Any:
+    page = chromium.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
+    page.on("console", lambda message: problems.append(message.text) if message.type == "error" else None)
+    page.on("dialog", lambda dialog: problems.append(f"dialog: {dialog.message}"))
+    page.on("response", lambda r: problems.append(f"{r.status} {r.url}") if r.status >= 400 else None)
+    page.problems = problems
+    page.goto(f"{service.http}/#/sessions/{session}")
+    return page
+
+
+def _shot(page: Any, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def test_the_viewer_page_is_served_with_a_same_origin_only_policy(service: Service) -> None:
+    import urllib.request
+
+    with urllib.request.urlopen(f"{service.http}/", timeout=10) as response:
+        policy = response.headers["content-security-policy"]
+        page = response.read().decode()
+    assert "script-src 'self'" in policy
+    assert "unsafe-inline" not in policy
+    assert '<script type="module" src="viewer/viewer.js">' in page
+    with urllib.request.urlopen(f"{service.http}/viewer/viewer.js", timeout=10) as response:
+        assert response.headers["content-type"].startswith("text/javascript")
+        assert b"//# sourceMappingURL=viewer.js.map" in response.read()
+
+
+def test_a_session_with_a_tool_call_renders_paired_with_its_result(chromium: Any, service: Service) -> None:
+    session = f"viewer-{uuid.uuid4().hex[:8]}"
+    call = ToolCallContent("call-1", "get_weather", {"city": "Paris"})
+    with Client(service.target) as client:
+        client.append(session, UserMessage.text("What is the weather in **Paris**?"))
+        client.append(
+            session,
+            AssistantMessage(
+                [ThinkingContent("The user wants the weather; ask the tool.", "sig-1"), call],
+                stop_reason="tool_calls",
+                provenance=Provenance(provider="anthropic", model="claude-test"),
+            ),
+        )
+        client.append(
+            session, ToolMessage.from_result(ToolResultContent("call-1", "18 °C, light rain", name="get_weather"))
+        )
+        client.append(session, AssistantMessage.text("It is 18 °C with light rain in Paris.", stop_reason="stop"))
+    page = _open(chromium, service, session)
+    try:
+        page.wait_for_selector(".tool-call .tool-result", timeout=WAIT_MS)
+        call_box = page.locator(".tool-call").first
+        assert "get_weather" in call_box.inner_text()
+        assert "Paris" in call_box.locator("pre.json").inner_text()
+        assert "18 °C, light rain" in call_box.locator(".tool-result").inner_text()
+        thinking = page.locator("details.thinking").first
+        assert thinking.get_attribute("open") is None  # collapsed
+        assert "replays to anthropic claude-test" in thinking.locator("summary").inner_text()
+        assert page.locator(".role-user strong").inner_text() == "Paris"  # Markdown, built as nodes
+        assert page.locator("article.msg").count() == 4
+        assert "It is 18 °C with light rain in Paris." in page.locator("article.msg").last.inner_text()
+        _shot(page, "tool-call")
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_a_page_opened_mid_generation_shows_the_text_so_far_then_the_rest(chromium: Any, service: Service) -> None:
+    session = f"viewer-{uuid.uuid4().hex[:8]}"
+    answer = AssistantMessage.text("Streaming: one two three four five six seven eight.", stop_reason="stop")
+    events = events_from_message(answer, chunk_size=6)
+    half = len(events) // 2
+    sent_half, go_on = threading.Event(), threading.Event()
+    outcome: list[Any] = []
+
+    def stream() -> Iterator[Any]:
+        yield from events[:half]
+        sent_half.set()
+        if not go_on.wait(WAIT_MS / 1000):
+            raise TimeoutError("the test never let the stream go on")
+        yield from events[half:]
+
+    def publish() -> None:
+        with Client(service.target) as client:
+            try:
+                outcome.append(client.publish_stream(session, stream()))
+            except Exception as exc:  # reported by the assertion below
+                outcome.append(exc)
+
+    with Client(service.target) as client:
+        client.append(session, UserMessage.text("Count to eight."))
+    publisher = threading.Thread(target=publish, daemon=True)
+    publisher.start()
+    assert sent_half.wait(WAIT_MS / 1000)
+    page = _open(chromium, service, session)
+    try:
+        page.wait_for_selector("article.msg.live", timeout=WAIT_MS)
+        so_far = page.locator("article.msg.live").inner_text()
+        assert "Streaming:" in so_far
+        assert "eight." not in so_far
+        _shot(page, "mid-generation")
+        go_on.set()
+        publisher.join(WAIT_MS / 1000)
+        assert len(outcome) == 1, "the publisher never finished"
+        assert not isinstance(outcome[0], Exception), outcome
+        page.wait_for_function(
+            "() => document.querySelectorAll('article.msg.live').length === 0 &&"
+            " [...document.querySelectorAll('article.msg')].some((m) => m.innerText.includes('#2')"
+            " && m.innerText.includes('seven eight.'))",
+            timeout=WAIT_MS,
+        )
+        assert page.locator("article.msg").count() == 2
+        assert page.problems == []
+    finally:
+        go_on.set()
+        page.close()
+
+
+def test_untrusted_text_tool_output_and_file_names_render_inert(chromium: Any, service: Service) -> None:
+    session = f"viewer-{uuid.uuid4().hex[:8]}"
+    payload = "\n\n".join(XSS)
+    with Client(service.target) as client:
+        client.append(
+            session,
+            UserMessage(
+                [TextContent(payload), DocumentContent(b"%PDF-1.4", media_type="application/pdf", filename=XSS[1])]
+            ),
+        )
+        client.append(
+            session, AssistantMessage([ToolCallContent("call-x", "fetch", {"url": XSS[0]})], stop_reason="tool_calls")
+        )
+        client.append(session, ToolMessage.from_result(ToolResultContent("call-x", payload, name="fetch")))
+    page = _open(chromium, service, session)
+    try:
+        page.wait_for_selector(".tool-call .tool-result", timeout=WAIT_MS)
+        page.wait_for_selector(".document", timeout=WAIT_MS)
+        app = page.locator("#app")
+        assert app.locator("script").count() == 0
+        assert app.locator("img").count() == 0
+        assert page.evaluate("() => [...document.querySelectorAll('#app article a')].map((a) => a.protocol)") == [
+            "blob:"  # the document's download link, named by the untrusted file name as text
+        ]
+        assert (
+            page.evaluate(
+                "() => [...document.querySelectorAll('#app *')]"
+                ".some((e) => e.getAttributeNames().some((n) => n.startsWith('on')))"
+            )
+            is False
+        )
+        text = app.inner_text()
+        assert "<script>window.__pwned = 'script'</script>" in text
+        assert "javascript:window.__pwned='link'" in text
+        assert page.locator(".document").inner_text().count("<img src=x onerror=") == 1
+        page.locator(".document a").click()  # a download, not a script
+        assert page.evaluate("() => window.__pwned") is None
+        _shot(page, "xss")
+        assert page.problems == []
+    finally:
+        page.close()
