@@ -236,3 +236,29 @@ def test_untrusted_text_tool_output_and_file_names_render_inert(chromium: Any, s
         assert page.problems == []
     finally:
         page.close()
+
+
+def test_a_long_session_pages_in_as_it_scrolls_with_a_bounded_dom(chromium: Any, service: Service) -> None:
+    session = f"viewer-{uuid.uuid4().hex[:8]}"
+    total = 1_500
+    with Client(service.target) as client:
+        for start in range(0, total, 250):
+            client.append_many(session, [UserMessage.text(f"message {i + 1}") for i in range(start, start + 250)])
+    page = _open(chromium, service, session)
+    try:
+        page.wait_for_selector("article.msg", timeout=WAIT_MS)
+        # The first page only: ListMessages pages, never the whole session.
+        page.wait_for_function("() => /^200 messages/.test(document.getElementById('status').textContent)")
+        most = 0
+        for _ in range(200):  # scroll to the end, a screen at a time; each page loads as the end nears
+            most = max(most, page.locator("article.msg").count())
+            if page.locator("article.msg", has_text=f"message {total}").count() == 1:
+                break
+            page.evaluate("() => { const s = document.getElementById('messages'); s.scrollTop += s.clientHeight * 4; }")
+            page.wait_for_timeout(20)
+        assert page.locator("article.msg", has_text=f"message {total}").count() == 1
+        assert f"#{total}" in page.locator("article.msg").last.inner_text()
+        assert most <= 40, f"{most} message rows in the DOM at once"
+        assert page.problems == []
+    finally:
+        page.close()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any
 
 __all__ = ["VIEWER_PATHS", "ViewerApp"]
@@ -34,9 +35,13 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
 class ViewerApp:
-    """ASGI: GET or HEAD of the viewer's files; 405 for other methods."""
+    """ASGI: GET or HEAD of the viewer's files; 405 for other methods.
 
-    def __init__(self) -> None:
+    ``root``: the directory of the built files (default: this package's ``static/``).
+    """
+
+    def __init__(self, root: Traversable | None = None) -> None:
+        self._root = root if root is not None else resources.files(__package__) / "static"
         self._files: dict[str, bytes] = {}
 
     def handles(self, path: str) -> bool:
@@ -45,7 +50,7 @@ class ViewerApp:
     def _read(self, name: str) -> bytes | None:
         if name not in self._files:
             try:
-                self._files[name] = (resources.files(__package__) / "static" / name).read_bytes()
+                self._files[name] = self._root.joinpath(*name.split("/")).read_bytes()
             except (FileNotFoundError, NotADirectoryError):
                 return None
         return self._files[name]
@@ -57,7 +62,9 @@ class ViewerApp:
             return
         entry = VIEWER_PATHS.get(scope["path"])
         if entry is None:
-            await _respond(send, 404, b"text/plain", b"not found: the viewer serves /, /viewer/viewer.js, .css and favicon.svg")
+            await _respond(
+                send, 404, b"text/plain", b"not found: the viewer serves /, /viewer/viewer.js, .css and favicon.svg"
+            )
             return
         name, content_type = entry
         body = self._read(name)
