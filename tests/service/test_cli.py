@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 import subprocess
 import sys
 import threading
@@ -118,6 +119,7 @@ def test_the_make_run_demo_runs_end_to_end() -> None:
     out = result.stdout
     assert "agentmsg serving on 127.0.0.1:" in out
     assert "[server] agentmsg serving Connect and gRPC-Web on http://127.0.0.1:" in out
+    assert re.search(r"\[server\] agentmsg viewer on http://127\.0\.0\.1:\d+/\n", out), out
     assert "[engine] tool answered: 14°C and light rain" in out
     assert "[  tail]       tool_call  get_weather" in out
     assert "[  tail]   ~ block 0 +text:" in out  # the live relay reached the observer

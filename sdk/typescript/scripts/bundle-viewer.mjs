@@ -1,5 +1,5 @@
 // Bundles the session viewer (viewer/src/main.ts, on @agentmsg/sdk/web) for the browser with esbuild, into the Python
-// package's web assets, src/agentmsg/service/http/static/: viewer.js (one minified ES module, its source map),
+// package's web assets, src/agentmsg/service/http/static/: viewer.js (one minified ES module),
 // viewer.css and index.html, served by `agentmsg serve --http` at /. Everything comes from the committed lock file:
 // the page loads nothing from another origin.
 //
@@ -26,7 +26,8 @@ try {
     format: "esm",
     target: "es2022",
     minify: true,
-    sourcemap: true,
+    // No source map: it would add 2.7 MB (the SDK's sources) to every wheel.
+    sourcemap: false,
     metafile: true,
     logLevel: "silent",
   });

@@ -21,7 +21,6 @@ __all__ = ["VIEWER_PATHS", "ViewerApp"]
 VIEWER_PATHS = {
     "/": ("index.html", b"text/html; charset=utf-8"),
     "/viewer/viewer.js": ("viewer/viewer.js", b"text/javascript; charset=utf-8"),
-    "/viewer/viewer.js.map": ("viewer/viewer.js.map", b"application/json"),
     "/viewer/viewer.css": ("viewer/viewer.css", b"text/css; charset=utf-8"),
     "/viewer/favicon.svg": ("viewer/favicon.svg", b"image/svg+xml"),
 }
