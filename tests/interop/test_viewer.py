@@ -8,6 +8,7 @@ mid-generation (the text so far, then the rest, then the logged message), and un
 
 from __future__ import annotations
 
+import json
 import subprocess
 import threading
 import uuid
@@ -21,8 +22,9 @@ from nodetools import ROOT
 from test_browser import CHROMIUM, FLAGS, WAIT_MS, Service
 from tstools import SDK
 
-from agentmsg import AssistantMessage, Provenance, ToolMessage, UserMessage
+from agentmsg import AssistantMessage, Provenance, ToolMessage, UserMessage, formats
 from agentmsg.content import DocumentContent, TextContent, ThinkingContent, ToolCallContent, ToolResultContent
+from agentmsg.formats import ConversionReport
 from agentmsg.service import Client
 from agentmsg.streaming import events_from_message
 
@@ -108,7 +110,8 @@ def test_the_viewer_page_is_served_with_a_same_origin_only_policy(service: Servi
         assert b"hashchange" in response.read()  # the viewer's router
 
 
-def test_a_session_with_a_tool_call_renders_paired_with_its_result(chromium: Any, service: Service) -> None:
+def _weather_session(service: Service) -> str:
+    """A session of four messages: a question, thinking and a tool call, the tool's result, the answer."""
     session = f"viewer-{uuid.uuid4().hex[:8]}"
     call = ToolCallContent("call-1", "get_weather", {"city": "Paris"})
     with Client(service.target) as client:
@@ -125,7 +128,11 @@ def test_a_session_with_a_tool_call_renders_paired_with_its_result(chromium: Any
             session, ToolMessage.from_result(ToolResultContent("call-1", "18 °C, light rain", name="get_weather"))
         )
         client.append(session, AssistantMessage.text("It is 18 °C with light rain in Paris.", stop_reason="stop"))
-    page = _open(chromium, service, session)
+    return session
+
+
+def test_a_session_with_a_tool_call_renders_paired_with_its_result(chromium: Any, service: Service) -> None:
+    page = _open(chromium, service, _weather_session(service))
     try:
         page.wait_for_selector(".tool-call .tool-result", timeout=WAIT_MS)
         call_box = page.locator(".tool-call").first
@@ -139,6 +146,38 @@ def test_a_session_with_a_tool_call_renders_paired_with_its_result(chromium: Any
         assert page.locator("article.msg").count() == 4
         assert "It is 18 °C with light rain in Paris." in page.locator("article.msg").last.inner_text()
         _shot(page, "tool-call")
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("format_name", ["openai-chat", "gemini"])
+def test_what_the_model_sees_as_a_provider_request_equals_the_python_converter(
+    chromium: Any, service: Service, format_name: str
+) -> None:
+    session = _weather_session(service)
+    with Client(service.target) as client:
+        leaf = client.build_context(session)[2]  # the tool's result: the path to it is the first three messages
+        context = client.build_context(session, leaf=leaf.id)
+    report = ConversionReport()
+    expected = formats.write(format_name, context, report=report)
+    page = _open(chromium, service, session)
+    try:
+        page.wait_for_selector(".tool-call .tool-result", timeout=WAIT_MS)
+        page.locator("article.msg", has_text="#3").locator("button.ctx").click()
+        page.wait_for_selector("aside.context article.msg", timeout=WAIT_MS)  # BuildContext first
+        assert page.locator("aside.context article.msg").count() == len(context) == 3
+        page.locator("aside.context select.format").select_option(format_name)
+        page.wait_for_selector("aside.context pre.preview", timeout=WAIT_MS)
+        assert json.loads(page.locator("aside.context pre.preview").inner_text()) == expected
+        shown = page.evaluate(
+            "() => [...document.querySelectorAll('aside.context li.loss')].map((li) =>"
+            " [li.querySelector('.path').textContent, li.querySelector('.what').textContent,"
+            " li.querySelector('.reason').textContent])"
+        )
+        assert shown == [[loss.path or "<input>", loss.what, loss.reason] for loss in report.losses]
+        assert report.losses  # thinking and its signature do not travel to these formats whole
+        _shot(page, f"context-{format_name}")
         assert page.problems == []
     finally:
         page.close()

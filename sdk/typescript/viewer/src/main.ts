@@ -14,6 +14,7 @@ import {
   type StreamEvent,
   type ToolResultContent,
 } from "@agentmsg/sdk/web";
+import { ContextPanel } from "./context.js";
 import { el, messageRow } from "./render.js";
 import { VirtualList } from "./virtual.js";
 
@@ -68,6 +69,7 @@ class SessionView {
   private pages: AsyncGenerator<Logged> | undefined;
   private loading = false;
   private following = false;
+  private readonly context: ContextPanel;
 
   constructor(
     readonly sessionId: string,
@@ -77,7 +79,9 @@ class SessionView {
     scroller.id = "messages";
     const title = el("h1", "", el("a", "back", "Sessions"), " / ", el("span", "session-id", sessionId));
     (title.firstChild as HTMLAnchorElement).href = "#/";
-    app.replaceChildren(title, scroller);
+    this.context = new ContextPanel(client, sessionId, (id) => this.results.get(id));
+    app.replaceChildren(title, el("div", "session", scroller, this.context.root));
+    scroller.addEventListener("click", (event) => this.clicked(event));
     document.title = `agentmsg · ${sessionId}`;
     this.list = new VirtualList(scroller, (index) => this.renderRow(index));
     this.list.onNearEnd = () => void this.loadPage();
@@ -88,8 +92,21 @@ class SessionView {
     const row = this.rows[index];
     const lookup = (id: string): ToolResultContent | undefined => this.results.get(id);
     if (row === undefined) return el("div");
-    if (row.kind === "logged") return messageRow(row.message, row.offset, lookup);
-    return messageRow(row.fold.snapshot(), undefined, lookup, true);
+    if (row.kind === "live") return messageRow(row.fold.snapshot(), undefined, lookup, true);
+    const node = messageRow(row.message, row.offset, lookup);
+    const button = el("button", "ctx", "what the model sees");
+    button.type = "button";
+    button.title = "the context for the path to this message, as agentmsg or a provider request";
+    node.querySelector("header")?.append(button);
+    return node;
+  }
+
+  private clicked(event: Event): void {
+    const target = event.target;
+    if (!(target instanceof HTMLButtonElement) || !target.classList.contains("ctx")) return;
+    const index = Number(target.closest("article")?.dataset.row);
+    const row = this.rows[index];
+    if (row?.kind === "logged") this.context.open(row.message.id, `#${row.offset}`);
   }
 
   private index(message: Message, at: number): void {
