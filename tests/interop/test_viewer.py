@@ -20,12 +20,12 @@ import pytest
 from gates import skip_or_fail
 from nodetools import ROOT
 from test_browser import CHROMIUM, FLAGS, WAIT_MS, Service
-from tstools import SDK
+from tstools import SDK, LoopThread
 
-from agentmsg import AssistantMessage, Provenance, ToolMessage, UserMessage, formats
+from agentmsg import AssistantMessage, CustomMessage, Provenance, ToolMessage, UserMessage, formats
 from agentmsg.content import DocumentContent, TextContent, ThinkingContent, ToolCallContent, ToolResultContent
 from agentmsg.formats import ConversionReport
-from agentmsg.service import Client
+from agentmsg.service import Client, ServerConfig, create_server
 from agentmsg.streaming import events_from_message
 
 STATIC = ROOT / "src" / "agentmsg" / "service" / "http" / "static"
@@ -248,6 +248,10 @@ def test_untrusted_text_tool_output_and_file_names_render_inert(chromium: Any, s
             session, AssistantMessage([ToolCallContent("call-x", "fetch", {"url": XSS[0]})], stop_reason="tool_calls")
         )
         client.append(session, ToolMessage.from_result(ToolResultContent("call-x", payload, name="fetch")))
+        client.append(
+            session,
+            CustomMessage(XSS[0], [TextContent(XSS[1])], details={"html": XSS[1], "href": "javascript:alert(1)"}),
+        )
     page = _open(chromium, service, session)
     try:
         page.wait_for_selector(".tool-call .tool-result", timeout=WAIT_MS)
@@ -269,6 +273,9 @@ def test_untrusted_text_tool_output_and_file_names_render_inert(chromium: Any, s
         assert "<script>window.__pwned = 'script'</script>" in text
         assert "javascript:window.__pwned='link'" in text
         assert page.locator(".document").inner_text().count("<img src=x onerror=") == 1
+        custom = page.locator("article.role-custom").inner_text()
+        assert "<script>window.__pwned = 'script'</script>" in custom  # its type, as text
+        assert '"href": "javascript:alert(1)"' in custom  # its details, as JSON text
         page.locator(".document a").click()  # a download, not a script
         assert page.evaluate("() => window.__pwned") is None
         _shot(page, "xss")
@@ -301,3 +308,31 @@ def test_a_long_session_pages_in_as_it_scrolls_with_a_bounded_dom(chromium: Any,
         assert page.problems == []
     finally:
         page.close()
+
+
+def test_a_server_with_tokens_asks_for_one_and_then_shows_the_sessions(
+    chromium: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    _built()
+    db = tmp_path_factory.mktemp("viewer-tokens") / "tokens.db"
+    config = ServerConfig(port=0, db=str(db), http_port=0, tokens=["sekret"], grace=0.2)
+    loop = LoopThread()
+    running = loop.run(create_server(config))
+    try:
+        with Client(f"127.0.0.1:{running.port}", token="sekret") as client:
+            client.append("guarded", UserMessage.text("behind a token"))
+        page = chromium.new_page()
+        try:
+            page.goto(f"http://127.0.0.1:{running.http_port}/#/sessions/guarded")
+            page.wait_for_selector("form.token", timeout=WAIT_MS)
+            assert "UnauthenticatedError" in page.locator("form.token").inner_text()
+            page.fill("form.token input", "sekret")
+            page.click("form.token button")
+            page.wait_for_selector("article.msg", timeout=WAIT_MS)
+            assert "behind a token" in page.locator("article.msg").inner_text()
+            assert page.evaluate("() => sessionStorage.getItem('agentmsg.viewer.token')") == "sekret"
+        finally:
+            page.close()
+    finally:
+        loop.run(running.stop(0.2))
+        loop.close()

@@ -9,10 +9,12 @@ import {
   Client,
   type Logged,
   type Message,
+  PermissionDeniedError,
   type SessionInfo,
   StreamAccumulator,
   type StreamEvent,
   type ToolResultContent,
+  UnauthenticatedError,
 } from "@agentmsg/sdk/web";
 import { ContextPanel } from "./context.js";
 import { el, messageRow } from "./render.js";
@@ -20,7 +22,14 @@ import { VirtualList } from "./virtual.js";
 
 const PAGE_SIZE = 200;
 
-const client = new Client(window.location.origin);
+// A server started with --token wants a bearer token: asked for on a 401 or 403, kept for this tab only.
+const TOKEN_KEY = "agentmsg.viewer.token";
+let client = connect();
+
+function connect(): Client {
+  const token = window.sessionStorage.getItem(TOKEN_KEY) ?? "";
+  return new Client(window.location.origin, token === "" ? {} : { token });
+}
 const app = document.getElementById("app") as HTMLElement;
 const status = document.getElementById("status") as HTMLElement;
 let current: AbortController | undefined;
@@ -32,6 +41,28 @@ function say(text: string, error = false): void {
 
 function describe(error: unknown): string {
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+/** The token form, after the server refused the call for want of a (better) token. */
+function askForToken(error: unknown): void {
+  const form = el("form", "token");
+  const input = el("input");
+  input.type = "password";
+  input.name = "token";
+  input.placeholder = "bearer token";
+  input.autocomplete = "off";
+  const submit = el("button", "", "use this token");
+  submit.type = "submit";
+  form.append(el("p", "error", describe(error)), input, " ", submit);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    window.sessionStorage.setItem(TOKEN_KEY, input.value.trim());
+    client.close();
+    client = connect();
+    void route();
+  });
+  app.replaceChildren(form);
+  input.focus();
 }
 
 function sessionHref(id: string): string {
@@ -84,7 +115,7 @@ class SessionView {
     scroller.addEventListener("click", (event) => this.clicked(event));
     document.title = `agentmsg · ${sessionId}`;
     this.list = new VirtualList(scroller, (index) => this.renderRow(index));
-    this.list.onNearEnd = () => void this.loadPage();
+    this.list.onNearEnd = () => void this.loadPage().catch(askForToken);
     this.pages = client.listMessages(sessionId, { pageSize: PAGE_SIZE, signal });
   }
 
@@ -188,8 +219,9 @@ class SessionView {
       }
       say(`${this.rows.length} messages${this.pages === undefined ? "" : " (scroll for more)"}`);
     } catch (error) {
-      if (!this.signal.aborted) say(`could not read the session: ${describe(error)}`, true);
       this.pages = undefined;
+      if (error instanceof UnauthenticatedError || error instanceof PermissionDeniedError) throw error;
+      if (!this.signal.aborted) say(`could not read the session: ${describe(error)}`, true);
       return;
     } finally {
       this.loading = false;
@@ -226,7 +258,9 @@ async function route(): Promise<void> {
     if (match === null) await showSessions(controller.signal);
     else await new SessionView(decodeURIComponent(match[1] ?? ""), controller.signal).loadPage();
   } catch (error) {
-    if (!controller.signal.aborted) say(describe(error), true);
+    if (controller.signal.aborted) return;
+    say(describe(error), true);
+    if (error instanceof UnauthenticatedError || error instanceof PermissionDeniedError) askForToken(error);
   }
 }
 

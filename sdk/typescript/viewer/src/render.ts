@@ -4,6 +4,8 @@
 // own declared type; an image by URL is shown only when the URL is http(s).
 
 import type { Content, JsonObject, Message, ToolResultContent, Usage } from "@agentmsg/sdk/web";
+import { toJson } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { link, markdown, safeUrl } from "./markdown.js";
 
 /** Finds the result of a tool call by its id (results arrive in later tool messages). */
@@ -217,7 +219,8 @@ export function messageRow(
     case "custom":
       head.append(badge(role.value.customType, "badge"));
       for (const part of role.value.content) row.append(block(part, lookup));
-      if (role.value.details !== undefined) row.append(jsonBlock(JSON.stringify(role.value.details)));
+      if (role.value.details !== undefined)
+        row.append(jsonBlock(JSON.stringify(toJson(ValueSchema, role.value.details))));
       break;
     case "branchSummary":
       row.append(el("div", "block summary", badge("branch summary"), markdown(role.value.summary)));
