@@ -259,9 +259,14 @@ def test_untrusted_text_tool_output_and_file_names_render_inert(chromium: Any, s
         app = page.locator("#app")
         assert app.locator("script").count() == 0
         assert app.locator("img").count() == 0
-        assert page.evaluate("() => [...document.querySelectorAll('#app article a')].map((a) => a.protocol)") == [
+        assert page.evaluate(
+            "() => [...document.querySelectorAll('#app article a:not(.offset)')].map((a) => a.protocol)"
+        ) == [
             "blob:"  # the document's download link, named by the untrusted file name as text
         ]
+        own = page.evaluate("() => [...document.querySelectorAll('#app article a.offset')].map((a) => a.href)")
+        assert own
+        assert all(href.startswith(f"{service.http}/#/sessions/{session}/") for href in own)
         assert (
             page.evaluate(
                 "() => [...document.querySelectorAll('#app *')]"
@@ -336,3 +341,28 @@ def test_a_server_with_tokens_asks_for_one_and_then_shows_the_sessions(
     finally:
         loop.run(running.stop(0.2))
         loop.close()
+
+
+def test_a_deep_link_to_an_offset_survives_a_reload(chromium: Any, service: Service) -> None:
+    session = f"viewer-{uuid.uuid4().hex[:8]}"
+    with Client(service.target) as client:
+        client.append_many(session, [UserMessage.text(f"entry {i + 1}") for i in range(600)])
+    page = _open(chromium, service, session)
+    try:
+        page.wait_for_selector("article.msg", timeout=WAIT_MS)
+        page.locator("article.msg", has_text="entry 2").first.locator("a.offset").click()  # each #n links to itself
+        page.wait_for_function("() => location.hash.endsWith('/2')", timeout=WAIT_MS)
+        page.goto(f"{service.http}/#/sessions/{session}/450")
+        for attempt in ("opened", "reloaded"):
+            page.wait_for_selector("article.msg.target", timeout=WAIT_MS)
+            target = page.locator("article.msg.target")
+            assert "entry 450" in target.inner_text(), attempt
+            box, view = target.bounding_box(), page.locator("#messages").bounding_box()
+            assert box is not None
+            assert view is not None
+            assert view["y"] - 1 <= box["y"] < view["y"] + view["height"], (attempt, box, view)
+            if attempt == "opened":
+                page.reload()
+        assert page.problems == []
+    finally:
+        page.close()

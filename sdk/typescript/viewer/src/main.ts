@@ -4,6 +4,7 @@
 //   #/sessions/<id>        one session: its log paged by ListMessages into a virtualised list, then followed live
 //                          (Subscribe with live events: a message being generated shows as it streams, and is
 //                          replaced by the logged message once appended)
+//   #/sessions/<id>/<n>    the same, scrolled to the entry at offset n and marked (each entry's #n links here)
 
 import {
   Client,
@@ -98,13 +99,14 @@ class SessionView {
   private readonly list: VirtualList;
   private lastOffset = 0n;
   private pages: AsyncGenerator<Logged> | undefined;
-  private loading = false;
+  private loading: Promise<void> | undefined;
   private following = false;
   private readonly context: ContextPanel;
 
   constructor(
     readonly sessionId: string,
     private readonly signal: AbortSignal,
+    private readonly target?: bigint,
   ) {
     const scroller = el("div", "scroller");
     scroller.id = "messages";
@@ -125,6 +127,13 @@ class SessionView {
     if (row === undefined) return el("div");
     if (row.kind === "live") return messageRow(row.fold.snapshot(), undefined, lookup, true);
     const node = messageRow(row.message, row.offset, lookup);
+    const offset = node.querySelector("header .offset");
+    if (offset !== null) {
+      const here = el("a", "offset", `#${row.offset}`);
+      here.href = `${sessionHref(this.sessionId)}/${row.offset}`;
+      offset.replaceWith(here);
+    }
+    if (row.offset === this.target) node.classList.add("target");
     const button = el("button", "ctx", "what the model sees");
     button.type = "button";
     button.title = "the context for the path to this message, as agentmsg or a provider request";
@@ -202,10 +211,29 @@ class SessionView {
     this.list.invalidate(at);
   }
 
-  /** The next page of the log; once the log is read, follow the session live. */
-  async loadPage(): Promise<void> {
-    if (this.loading || this.pages === undefined) return;
-    this.loading = true;
+  /** The pages up to the target entry (a deep link), then the target scrolled to the top. */
+  async open(): Promise<void> {
+    await this.loadPage();
+    const target = this.target;
+    if (target === undefined) return;
+    while (this.lastOffset < target && this.pages !== undefined && !this.signal.aborted) await this.loadPage();
+    const index = this.rows.findIndex((row) => row.kind === "logged" && row.offset === target);
+    if (index < 0) say(`session ${this.sessionId} has no entry #${target}`, true);
+    else this.list.scrollToIndex(index);
+  }
+
+  /** The next page of the log (the one being read, if any); once the log is read, follow the session live. */
+  loadPage(): Promise<void> {
+    if (this.loading === undefined && this.pages !== undefined) {
+      this.loading = this.readPage().finally(() => {
+        this.loading = undefined;
+      });
+    }
+    return this.loading ?? Promise.resolve();
+  }
+
+  private async readPage(): Promise<void> {
+    if (this.pages === undefined) return;
     try {
       let count = 0;
       while (count < PAGE_SIZE) {
@@ -223,8 +251,6 @@ class SessionView {
       if (error instanceof UnauthenticatedError || error instanceof PermissionDeniedError) throw error;
       if (!this.signal.aborted) say(`could not read the session: ${describe(error)}`, true);
       return;
-    } finally {
-      this.loading = false;
     }
     if (this.pages === undefined && !this.following) void this.follow();
   }
@@ -253,10 +279,13 @@ async function route(): Promise<void> {
   current?.abort();
   const controller = new AbortController();
   current = controller;
-  const match = /^#\/sessions\/(.+)$/.exec(window.location.hash);
+  const match = /^#\/sessions\/([^/]+)(?:\/(\d+))?$/.exec(window.location.hash);
   try {
     if (match === null) await showSessions(controller.signal);
-    else await new SessionView(decodeURIComponent(match[1] ?? ""), controller.signal).loadPage();
+    else {
+      const target = match[2] === undefined ? undefined : BigInt(match[2]);
+      await new SessionView(decodeURIComponent(match[1] ?? ""), controller.signal, target).open();
+    }
   } catch (error) {
     if (controller.signal.aborted) return;
     say(describe(error), true);

@@ -55,6 +55,17 @@ export class VirtualList {
     return s.scrollHeight - s.scrollTop - s.clientHeight < 48;
   }
 
+  /** Bring row `index` to the top of the viewport (twice: once its neighbours' heights are measured, again). */
+  scrollToIndex(index: number): void {
+    for (let pass = 0; pass < 2; pass++) {
+      this.render(); // the spacers first: a scrollTop beyond the current height would be clamped
+      let y = 0;
+      for (let i = 0; i < index && i < this.heights.length; i++) y += this.heights[i] ?? ESTIMATE;
+      this.scroller.scrollTop = y;
+      this.render();
+    }
+  }
+
   scrollToEnd(): void {
     this.scroller.scrollTop = this.scroller.scrollHeight;
     this.schedule();
