@@ -366,3 +366,21 @@ def test_a_deep_link_to_an_offset_survives_a_reload(chromium: Any, service: Serv
         assert page.problems == []
     finally:
         page.close()
+
+
+def test_the_jsonl_export_holds_each_message_in_the_python_dict_form(chromium: Any, service: Service) -> None:
+    session = _weather_session(service)
+    with Client(service.target) as client:
+        expected = [logged.message.to_dict() for logged in client.history(session)]
+    page = _open(chromium, service, session)
+    try:
+        page.wait_for_selector(".tool-call .tool-result", timeout=WAIT_MS)
+        with page.expect_download(timeout=WAIT_MS) as download:
+            page.click("button.export")
+        assert download.value.suggested_filename == f"{session}.jsonl"
+        lines = Path(download.value.path()).read_text(encoding="utf-8").splitlines()
+        assert [json.loads(line) for line in lines] == expected
+        assert len(expected) == 4
+        assert page.problems == []
+    finally:
+        page.close()

@@ -10,6 +10,7 @@ import {
   Client,
   type Logged,
   type Message,
+  messageToDict,
   PermissionDeniedError,
   type SessionInfo,
   StreamAccumulator,
@@ -112,6 +113,11 @@ class SessionView {
     scroller.id = "messages";
     const title = el("h1", "", el("a", "back", "Sessions"), " / ", el("span", "session-id", sessionId));
     (title.firstChild as HTMLAnchorElement).href = "#/";
+    const exporter = el("button", "export", "export JSONL");
+    exporter.type = "button";
+    exporter.title = "the whole log, one message a line in the dict form";
+    exporter.addEventListener("click", () => void this.export(exporter));
+    title.append(" ", exporter);
     this.context = new ContextPanel(client, sessionId, (id) => this.results.get(id));
     app.replaceChildren(title, el("div", "session", scroller, this.context.root));
     scroller.addEventListener("click", (event) => this.clicked(event));
@@ -209,6 +215,28 @@ class SessionView {
     const id = row.fold.messageId;
     if (id !== undefined) this.liveRows.set(id, at);
     this.list.invalidate(at);
+  }
+
+  /** The whole log as JSONL (each message's dict form, one a line), read page by page, saved as a download. */
+  private async export(button: HTMLButtonElement): Promise<void> {
+    button.disabled = true;
+    try {
+      const lines: string[] = [];
+      for await (const logged of client.listMessages(this.sessionId, { pageSize: 500, signal: this.signal })) {
+        lines.push(`${JSON.stringify(messageToDict(logged.message))}\n`);
+      }
+      const url = URL.createObjectURL(new Blob(lines, { type: "application/x-ndjson" }));
+      const a = el("a");
+      a.href = url;
+      a.download = `${this.sessionId}.jsonl`;
+      a.click();
+      window.setTimeout(() => URL.revokeObjectURL(url), 60_000);
+      say(`exported ${lines.length} messages`);
+    } catch (error) {
+      if (!this.signal.aborted) say(`the export failed: ${describe(error)}`, true);
+    } finally {
+      button.disabled = false;
+    }
   }
 
   /** The pages up to the target entry (a deep link), then the target scrolled to the top. */
