@@ -22,7 +22,7 @@ from nodetools import ROOT
 from test_browser import CHROMIUM, FLAGS, WAIT_MS, Service
 from tstools import SDK, LoopThread
 
-from agentmsg import AssistantMessage, CustomMessage, Provenance, ToolMessage, UserMessage, formats
+from agentmsg import AssistantMessage, CustomMessage, Provenance, ToolMessage, Usage, UsageCost, UserMessage, formats
 from agentmsg.content import DocumentContent, TextContent, ThinkingContent, ToolCallContent, ToolResultContent
 from agentmsg.formats import ConversionReport
 from agentmsg.service import Client, ServerConfig, create_server
@@ -127,7 +127,10 @@ def _weather_session(service: Service) -> str:
         client.append(
             session, ToolMessage.from_result(ToolResultContent("call-1", "18 °C, light rain", name="get_weather"))
         )
-        client.append(session, AssistantMessage.text("It is 18 °C with light rain in Paris.", stop_reason="stop"))
+        usage = Usage(input_tokens=120, output_tokens=30, cache_read_tokens=100, cost=UsageCost(total=0.0015))
+        client.append(
+            session, AssistantMessage.text("It is 18 °C with light rain in Paris.", stop_reason="stop", usage=usage)
+        )
     return session
 
 
@@ -145,6 +148,13 @@ def test_a_session_with_a_tool_call_renders_paired_with_its_result(chromium: Any
         assert page.locator(".role-user strong").inner_text() == "Paris"  # Markdown, built as nodes
         assert page.locator("article.msg").count() == 4
         assert "It is 18 °C with light rain in Paris." in page.locator("article.msg").last.inner_text()
+        footers = page.locator("footer.msg-foot").all_inner_texts()
+        assert footers[0].startswith("usage not reported")  # the tool-call turn reported none: not 0
+        assert footers[1].startswith("in 120 · out 30 · cache read 100 · cache write not reported · cost 0.0015")
+        assert page.locator("p.usage").inner_text() == (
+            "2 assistant messages read: in 120 · out 30 · cache read 100 · cache write 0 · cost 0.0015"
+            " (1 without usage, 1 without cost)"
+        )
         _shot(page, "tool-call")
         assert page.problems == []
     finally:

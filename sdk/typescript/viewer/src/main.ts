@@ -19,7 +19,7 @@ import {
   UnauthenticatedError,
 } from "@agentmsg/sdk/web";
 import { ContextPanel } from "./context.js";
-import { el, messageRow } from "./render.js";
+import { el, messageRow, UsageTotals } from "./render.js";
 import { VirtualList } from "./virtual.js";
 
 const PAGE_SIZE = 200;
@@ -103,6 +103,8 @@ class SessionView {
   private loading: Promise<void> | undefined;
   private following = false;
   private readonly context: ContextPanel;
+  private readonly totals = new UsageTotals();
+  private readonly usage = el("p", "usage muted");
 
   constructor(
     readonly sessionId: string,
@@ -119,7 +121,8 @@ class SessionView {
     exporter.addEventListener("click", () => void this.export(exporter));
     title.append(" ", exporter);
     this.context = new ContextPanel(client, sessionId, (id) => this.results.get(id));
-    app.replaceChildren(title, el("div", "session", scroller, this.context.root));
+    this.usage.textContent = this.totals.describe();
+    app.replaceChildren(title, this.usage, el("div", "session", scroller, this.context.root));
     scroller.addEventListener("click", (event) => this.clicked(event));
     document.title = `agentmsg · ${sessionId}`;
     this.list = new VirtualList(scroller, (index) => this.renderRow(index));
@@ -173,6 +176,10 @@ class SessionView {
   private addLogged(logged: Logged): void {
     if (logged.offset <= this.lastOffset) return;
     this.lastOffset = logged.offset;
+    if (logged.message.role.case === "assistant") {
+      this.totals.add(logged.message.role.value.usage);
+      this.usage.textContent = this.totals.describe();
+    }
     const row: Row = { kind: "logged", offset: logged.offset, message: logged.message };
     const live = this.liveRows.get(logged.message.id);
     if (live !== undefined) {

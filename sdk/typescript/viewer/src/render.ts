@@ -171,16 +171,59 @@ export function block(content: Content, lookup: ResultLookup, signer = ""): HTML
   }
 }
 
-function usageLine(usage: Usage | undefined): string {
+/** Usage as a line: each count, or "not reported" (never 0 for a count the provider did not give). */
+export function usageLine(usage: Usage | undefined): string {
   if (usage === undefined) return "usage not reported";
   const part = (name: string, value: bigint | undefined): string =>
     value === undefined ? `${name} not reported` : `${name} ${value}`;
+  const cost = usage.cost?.total;
   return [
     part("in", usage.inputTokens),
     part("out", usage.outputTokens),
     part("cache read", usage.cacheReadTokens),
     part("cache write", usage.cacheWriteTokens),
+    cost === undefined ? "cost not reported" : `cost ${cost}`,
   ].join(" · ");
+}
+
+/** Usage summed over assistant messages; `unreported` counts those that gave none (or no cost). */
+export class UsageTotals {
+  messages = 0;
+  unreported = 0;
+  costUnreported = 0;
+  input = 0n;
+  output = 0n;
+  cacheRead = 0n;
+  cacheWrite = 0n;
+  cost = 0;
+
+  add(usage: Usage | undefined): void {
+    this.messages++;
+    if (usage === undefined) {
+      this.unreported++;
+      this.costUnreported++;
+      return;
+    }
+    this.input += usage.inputTokens ?? 0n;
+    this.output += usage.outputTokens ?? 0n;
+    this.cacheRead += usage.cacheReadTokens ?? 0n;
+    this.cacheWrite += usage.cacheWriteTokens ?? 0n;
+    if (usage.cost?.total === undefined) this.costUnreported++;
+    else this.cost += usage.cost.total;
+  }
+
+  describe(): string {
+    if (this.messages === 0) return "no assistant message read yet";
+    const cost = this.costUnreported === this.messages ? "cost not reported" : `cost ${Number(this.cost.toFixed(6))}`;
+    const gaps = [
+      this.unreported > 0 ? `${this.unreported} without usage` : "",
+      this.costUnreported > 0 && this.costUnreported < this.messages ? `${this.costUnreported} without cost` : "",
+    ].filter((gap) => gap !== "");
+    return (
+      `${this.messages} assistant messages read: in ${this.input} · out ${this.output} · cache read ` +
+      `${this.cacheRead} · cache write ${this.cacheWrite} · ${cost}${gaps.length > 0 ? ` (${gaps.join(", ")})` : ""}`
+    );
+  }
 }
 
 /** A message as a row: its role, its blocks, and for an assistant the provider, model, stop reason and usage. */
