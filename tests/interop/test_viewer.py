@@ -195,7 +195,10 @@ def test_what_the_model_sees_as_a_provider_request_equals_the_python_converter(
 
 def test_a_page_opened_mid_generation_shows_the_text_so_far_then_the_rest(chromium: Any, service: Service) -> None:
     session = f"viewer-{uuid.uuid4().hex[:8]}"
-    answer = AssistantMessage.text("Streaming: one two three four five six seven eight.", stop_reason="stop")
+    answer = AssistantMessage(
+        [ThinkingContent("Count them out loud."), TextContent("Streaming: one two three four five six seven eight.")],
+        stop_reason="stop",
+    )
     events = events_from_message(answer, chunk_size=6)
     half = len(events) // 2
     sent_half, go_on = threading.Event(), threading.Event()
@@ -224,7 +227,9 @@ def test_a_page_opened_mid_generation_shows_the_text_so_far_then_the_rest(chromi
     try:
         page.wait_for_selector("article.msg.live", timeout=WAIT_MS)
         so_far = page.locator("article.msg.live").inner_text()
-        assert "Streaming:" in so_far
+        assert "Stream" in so_far  # the text so far
+        assert page.locator("article.msg.live details.thinking").get_attribute("open") is not None  # open while live
+        assert "Count them out loud." in so_far
         assert "eight." not in so_far
         _shot(page, "mid-generation")
         go_on.set()
@@ -238,6 +243,7 @@ def test_a_page_opened_mid_generation_shows_the_text_so_far_then_the_rest(chromi
             timeout=WAIT_MS,
         )
         assert page.locator("article.msg").count() == 2
+        assert page.locator("article.msg details.thinking").get_attribute("open") is None  # logged: collapsed
         assert page.problems == []
     finally:
         go_on.set()

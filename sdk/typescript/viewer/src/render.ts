@@ -98,13 +98,14 @@ function toolResultBody(result: ToolResultContent, lookup: ResultLookup): HTMLEl
 }
 
 /** One content block. */
-export function block(content: Content, lookup: ResultLookup, signer = ""): HTMLElement {
+export function block(content: Content, lookup: ResultLookup, signer = "", live = false): HTMLElement {
   const kind = content.kind;
   switch (kind.case) {
     case "text":
       return el("div", "block text", markdown(kind.value.text));
     case "thinking": {
       const details = el("details", "block thinking");
+      details.open = live; // open while it streams, collapsed once logged
       const summary = el("summary", "", badge("thinking"), " ");
       if (kind.value.signature !== "")
         summary.append(badge(signer === "" ? "signed" : `signed: replays to ${signer}`, "badge sig"));
@@ -251,7 +252,7 @@ export function messageRow(
       const provenance = value.provenance;
       const signer = provenance === undefined ? "" : `${provenance.provider} ${provenance.model}`.trim();
       if (signer !== "") head.append(badge(signer, "badge model"));
-      for (const part of value.content) row.append(block(part, lookup, signer));
+      for (const part of value.content) row.append(block(part, lookup, signer, live));
       if (value.error !== "") row.append(el("div", "block error", value.error));
       if (!live) {
         const stop = value.stopReasonRaw !== "" ? value.stopReasonRaw : "";
