@@ -13,7 +13,7 @@ RPC_PROTOS := proto/google/rpc/status.proto
 RELEASE_TAG := v0.1.0
 
 .DEFAULT_GOAL := help
-.PHONY: help deps browser viewer run run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs schema check-schema bench clean ts-build ts-bundle ts-lint ts-test coverage dist version
+.PHONY: help deps browser viewer run run-viewer run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs schema check-schema bench clean ts-build ts-bundle ts-lint ts-test coverage dist version
 
 help: ## List the targets with one line each
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -55,6 +55,9 @@ browser: ## Install Debian's chromium for the browser tests when it is missing (
 
 run: $(VENV)/.installed ## The main job: a server on embedded SQLite with an engine, a tool runner and a tail observer
 	$(PY) -m agentmsg.service.demo
+
+run-viewer: $(VENV)/.installed viewer ## The `make run` demo, then its server kept up (Ctrl-C stops) to look at the session in the viewer it prints
+	$(PY) -m agentmsg.service.demo viewer
 
 run-cluster: $(VENV)/.installed ## The same demo on 3 server nodes over a throwaway local PostgreSQL (tool calls and live events cross nodes)
 	$(PY) -m agentmsg.service.demo cluster
