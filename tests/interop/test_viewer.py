@@ -152,7 +152,7 @@ def test_a_session_with_a_tool_call_renders_paired_with_its_result(chromium: Any
         assert footers[0].startswith("usage not reported")  # the tool-call turn reported none: not 0
         assert footers[1].startswith("in 120 · out 30 · cache read 100 · cache write not reported · cost 0.0015")
         assert page.locator("p.usage").inner_text() == (
-            "2 assistant messages read: in 120 · out 30 · cache read 100 · cache write 0 · cost 0.0015"
+            "2 assistant messages read: in 120 · out 30 · cache read 100 · cache write not reported · cost 0.0015"
             " (1 without usage, 1 without cost)"
         )
         _shot(page, "tool-call")
@@ -400,3 +400,62 @@ def test_the_jsonl_export_holds_each_message_in_the_python_dict_form(chromium: A
         assert page.problems == []
     finally:
         page.close()
+
+
+def test_the_make_run_demo_turn_appears_live(chromium: Any, service: Service) -> None:
+    import asyncio
+    import sys
+
+    from agentmsg.service import demo
+
+    runner = subprocess.Popen(  # the demo's tool runner, as `make run` starts it
+        [sys.executable, "-m", "agentmsg.service.demo", "runner", service.target],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    page = _open(chromium, service, demo.SESSION)
+    try:
+        page.wait_for_function("() => document.getElementById('status').textContent.startsWith('no entries yet')")
+        # Every live row's text as it changes, so what streamed can be checked after it was logged.
+        page.evaluate(
+            "() => { window.liveTexts = []; new MutationObserver(() => document.querySelectorAll('article.msg.live')"
+            ".forEach((a) => window.liveTexts.push(a.innerText))).observe(document.getElementById('messages'),"
+            " {subtree: true, childList: true, characterData: true}); }"
+        )
+        # The page follows the session: an entry appended now arrives through its subscription.
+        with Client(service.target) as client:
+            client.append(demo.SESSION, UserMessage.text("watching"))
+        page.locator("article.msg", has_text="watching").wait_for(timeout=WAIT_MS)
+        failed: list[BaseException] = []
+
+        def turn() -> None:  # in its own thread: Playwright's sync API holds this one's event loop
+            try:
+                asyncio.run(demo.engine(service.target))
+            except BaseException as exc:  # reported below
+                failed.append(exc)
+
+        engine = threading.Thread(target=turn, daemon=True)
+        engine.start()
+        engine.join(WAIT_MS / 1000)
+        assert not engine.is_alive(), "the demo's turn did not finish"
+        assert failed == []
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('article.msg')].some((m) => m.innerText.includes('#6')"
+            " && m.innerText.includes('It is 14°C and light rain in Paris right now.'))",
+            timeout=WAIT_MS,
+        )
+        assert page.locator("article.msg.live").count() == 0
+        call = page.locator(".tool-call")
+        assert "get_weather" in call.inner_text()
+        assert "14°C and light rain" in call.locator(".tool-result").inner_text()  # paired with its result
+        assert "replays to scripted scripted-model-1" in page.locator("details.thinking summary").inner_text()
+        streamed = page.evaluate("() => window.liveTexts")
+        assert any("The user wants" in text and "call the tool." not in text for text in streamed)  # thinking, part
+        assert any("It is 14" in text and "right now." not in text for text in streamed)  # the answer, part
+        _shot(page, "demo")
+        # Only the first read's 404 (no session yet: the page then followed it), as the browser logs it.
+        assert [p for p in page.problems if "ListMessages" not in p and "status of 404" not in p] == []
+    finally:
+        page.close()
+        runner.terminate()
+        runner.wait(10)

@@ -11,6 +11,7 @@ import {
   type Logged,
   type Message,
   messageToDict,
+  NotFoundError,
   PermissionDeniedError,
   type SessionInfo,
   StreamAccumulator,
@@ -284,8 +285,13 @@ class SessionView {
     } catch (error) {
       this.pages = undefined;
       if (error instanceof UnauthenticatedError || error instanceof PermissionDeniedError) throw error;
-      if (!this.signal.aborted) say(`could not read the session: ${describe(error)}`, true);
-      return;
+      if (error instanceof NotFoundError && this.rows.length === 0) {
+        // No entry yet: follow it, so a page opened before the session starts shows it from its first entry.
+        say("no entries yet: waiting for the first");
+      } else {
+        if (!this.signal.aborted) say(`could not read the session: ${describe(error)}`, true);
+        return;
+      }
     }
     if (this.pages === undefined && !this.following) void this.follow();
   }

@@ -187,43 +187,48 @@ export function usageLine(usage: Usage | undefined): string {
   ].join(" · ");
 }
 
-/** Usage summed over assistant messages; `unreported` counts those that gave none (or no cost). */
+/** Usage summed over assistant messages: each count over the messages that reported it, "not reported" when none. */
 export class UsageTotals {
   messages = 0;
   unreported = 0;
-  costUnreported = 0;
-  input = 0n;
-  output = 0n;
-  cacheRead = 0n;
-  cacheWrite = 0n;
-  cost = 0;
+  private readonly sums = new Map<string, bigint>();
+  private costs = 0;
+  private cost = 0;
 
   add(usage: Usage | undefined): void {
     this.messages++;
     if (usage === undefined) {
       this.unreported++;
-      this.costUnreported++;
       return;
     }
-    this.input += usage.inputTokens ?? 0n;
-    this.output += usage.outputTokens ?? 0n;
-    this.cacheRead += usage.cacheReadTokens ?? 0n;
-    this.cacheWrite += usage.cacheWriteTokens ?? 0n;
-    if (usage.cost?.total === undefined) this.costUnreported++;
-    else this.cost += usage.cost.total;
+    const counts: [string, bigint | undefined][] = [
+      ["in", usage.inputTokens],
+      ["out", usage.outputTokens],
+      ["cache read", usage.cacheReadTokens],
+      ["cache write", usage.cacheWriteTokens],
+    ];
+    for (const [name, value] of counts) {
+      if (value !== undefined) this.sums.set(name, (this.sums.get(name) ?? 0n) + value);
+    }
+    if (usage.cost?.total !== undefined) {
+      this.costs++;
+      this.cost += usage.cost.total;
+    }
   }
 
   describe(): string {
     if (this.messages === 0) return "no assistant message read yet";
-    const cost = this.costUnreported === this.messages ? "cost not reported" : `cost ${Number(this.cost.toFixed(6))}`;
+    const parts = ["in", "out", "cache read", "cache write"].map((name) => {
+      const sum = this.sums.get(name);
+      return sum === undefined ? `${name} not reported` : `${name} ${sum}`;
+    });
+    parts.push(this.costs === 0 ? "cost not reported" : `cost ${Number(this.cost.toFixed(6))}`);
     const gaps = [
       this.unreported > 0 ? `${this.unreported} without usage` : "",
-      this.costUnreported > 0 && this.costUnreported < this.messages ? `${this.costUnreported} without cost` : "",
+      this.costs > 0 && this.costs < this.messages ? `${this.messages - this.costs} without cost` : "",
     ].filter((gap) => gap !== "");
-    return (
-      `${this.messages} assistant messages read: in ${this.input} · out ${this.output} · cache read ` +
-      `${this.cacheRead} · cache write ${this.cacheWrite} · ${cost}${gaps.length > 0 ? ` (${gaps.join(", ")})` : ""}`
-    );
+    const tail = gaps.length > 0 ? ` (${gaps.join(", ")})` : "";
+    return `${this.messages} assistant messages read: ${parts.join(" · ")}${tail}`;
   }
 }
 
