@@ -23,7 +23,14 @@ from test_browser import CHROMIUM, FLAGS, WAIT_MS, Service
 from tstools import SDK, LoopThread
 
 from agentmsg import AssistantMessage, CustomMessage, Provenance, ToolMessage, Usage, UsageCost, UserMessage, formats
-from agentmsg.content import DocumentContent, TextContent, ThinkingContent, ToolCallContent, ToolResultContent
+from agentmsg.content import (
+    AudioContent,
+    DocumentContent,
+    TextContent,
+    ThinkingContent,
+    ToolCallContent,
+    ToolResultContent,
+)
 from agentmsg.formats import ConversionReport
 from agentmsg.service import Client, ServerConfig, create_server
 from agentmsg.streaming import events_from_message
@@ -115,7 +122,12 @@ def _weather_session(service: Service) -> str:
     session = f"viewer-{uuid.uuid4().hex[:8]}"
     call = ToolCallContent("call-1", "get_weather", {"city": "Paris"})
     with Client(service.target) as client:
-        client.append(session, UserMessage.text("What is the weather in **Paris**?"))
+        client.append(
+            session,
+            UserMessage(
+                [TextContent("What is the weather in **Paris**?"), AudioContent(b"RIFF", media_type="audio/wav")]
+            ),
+        )
         client.append(
             session,
             AssistantMessage(
@@ -146,6 +158,7 @@ def test_a_session_with_a_tool_call_renders_paired_with_its_result(chromium: Any
         assert thinking.get_attribute("open") is None  # collapsed
         assert "replays to anthropic claude-test" in thinking.locator("summary").inner_text()
         assert page.locator(".role-user strong").inner_text() == "Paris"  # Markdown, built as nodes
+        assert page.locator(".role-user audio").get_attribute("src").startswith("blob:")  # inline, from its bytes
         assert page.locator("article.msg").count() == 4
         assert "It is 18 °C with light rain in Paris." in page.locator("article.msg").last.inner_text()
         footers = page.locator("footer.msg-foot").all_inner_texts()

@@ -147,8 +147,22 @@ export function block(content: Content, lookup: ResultLookup, signer = "", live 
     }
     case "image":
       return image(kind.value);
-    case "audio":
-      return el("div", "block audio", badge("audio"), ` ${kind.value.mediaType}`);
+    case "audio": {
+      const box = el("div", "block audio", badge("audio"), ` ${kind.value.mediaType} `);
+      const source = kind.value.source;
+      if (source.case === "data") {
+        const audio = el("audio");
+        audio.controls = true;
+        audio.preload = "none";
+        audio.src = blobUrl(source.value, kind.value.mediaType || "application/octet-stream");
+        box.append(audio);
+      } else if (source.case === "url") {
+        box.append(link("audio", source.value));
+      } else {
+        box.append(`${source.case ?? "no source"}: ${String(source.value ?? "")}`);
+      }
+      return box;
+    }
     case "document":
       return document_(kind.value);
     case "hostedToolCall":

@@ -25,8 +25,8 @@ VIEWER_PATHS = {
     "/viewer/favicon.svg": ("viewer/favicon.svg", b"image/svg+xml"),
 }
 CSP = (
-    b"default-src 'self'; img-src 'self' blob: http: https:; style-src 'self'; script-src 'self'; "
-    b"object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+    b"default-src 'self'; img-src 'self' blob: http: https:; media-src 'self' blob:; style-src 'self'; "
+    b"script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
 NOT_BUILT = b"the viewer is not built in this installation: `make viewer` bundles it (sdk/typescript/viewer)"
 
