@@ -126,7 +126,7 @@ class SessionView {
     app.replaceChildren(title, this.usage, el("div", "session", scroller, this.context.root));
     scroller.addEventListener("click", (event) => this.clicked(event));
     document.title = `agentmsg · ${sessionId}`;
-    this.list = new VirtualList(scroller, (index) => this.renderRow(index));
+    this.list = new VirtualList(scroller, (index) => this.renderRow(index), signal);
     this.list.onNearEnd = () => void this.loadPage().catch(askForToken);
     this.pages = client.listMessages(sessionId, { pageSize: PAGE_SIZE, signal });
   }

@@ -17,11 +17,12 @@ export class VirtualList {
   constructor(
     readonly scroller: HTMLElement,
     private readonly renderRow: (index: number) => HTMLElement,
+    signal?: AbortSignal,
   ) {
     this.body.className = "rows";
     scroller.replaceChildren(this.top, this.body, this.bottom);
-    scroller.addEventListener("scroll", () => this.schedule(), { passive: true });
-    window.addEventListener("resize", () => this.schedule());
+    scroller.addEventListener("scroll", () => this.schedule(), { passive: true, signal });
+    window.addEventListener("resize", () => this.schedule(), { signal }); // removed when the view is left
   }
 
   get length(): number {
