@@ -13,7 +13,7 @@ RPC_PROTOS := proto/google/rpc/status.proto
 RELEASE_TAG := v0.1.0
 
 .DEFAULT_GOAL := help
-.PHONY: help deps browser run run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs schema check-schema bench clean ts-build ts-bundle ts-lint ts-test coverage dist version
+.PHONY: help deps browser viewer run run-viewer run-cluster run-mcp run-ts serve demo test pytest lint format typecheck generate check-generated breaking docs check-docs schema check-schema bench clean ts-build ts-bundle ts-lint ts-test coverage dist version
 
 help: ## List the targets with one line each
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
@@ -55,6 +55,9 @@ browser: ## Install Debian's chromium for the browser tests when it is missing (
 
 run: $(VENV)/.installed ## The main job: a server on embedded SQLite with an engine, a tool runner and a tail observer
 	$(PY) -m agentmsg.service.demo
+
+run-viewer: $(VENV)/.installed viewer ## The `make run` demo, then its server kept up (Ctrl-C stops) to look at the session in the viewer it prints
+	$(PY) -m agentmsg.service.demo viewer
 
 run-cluster: $(VENV)/.installed ## The same demo on 3 server nodes over a throwaway local PostgreSQL (tool calls and live events cross nodes)
 	$(PY) -m agentmsg.service.demo cluster
@@ -114,7 +117,7 @@ coverage: deps ts-build dist ## The pytest suite under coverage, subprocess serv
 typecheck: deps ## mypy --strict on src/ (generated code excluded)
 	$(VENV)/bin/mypy
 
-pytest: deps ts-build ts-bundle browser dist ## Only the pytest suite (the cross-language tests run the built TypeScript SDK; the browser tests its web bundle in chromium; tests/test_dist.py installs dist/)
+pytest: deps ts-build ts-bundle viewer browser dist ## Only the pytest suite (the cross-language tests run the built TypeScript SDK; the browser tests its web bundle in chromium; tests/test_dist.py installs dist/)
 	$(PY) -m pytest -q
 
 ts-build: deps ## Compile @agentmsg/sdk (sdk/typescript, strict TypeScript) into sdk/typescript/dist
@@ -123,9 +126,12 @@ ts-build: deps ## Compile @agentmsg/sdk (sdk/typescript, strict TypeScript) into
 ts-bundle: ts-build ## Bundle the SDK's browser entry (@agentmsg/sdk/web) with esbuild for platform=browser into sdk/typescript/dist/browser; fails on any Node built-in import
 	npm run --silent bundle -w @agentmsg/sdk
 
+viewer: deps ## Bundle the session viewer (sdk/typescript/viewer, on @agentmsg/sdk/web) into src/agentmsg/service/http/static, served by `agentmsg serve --http` at /
+	npm run --silent viewer -w @agentmsg/sdk
+
 # The release artifacts, versioned from pyproject.toml alone: the wheel and sdist by `python -m build` (this venv's
 # setuptools, no isolated download), the npm tarball by `npm pack` of the built SDK (its browser bundle included).
-dist: $(VENV)/.installed ts-bundle ## Build dist/: the Python sdist and wheel, and the @agentmsg/sdk npm tarball (tests/test_dist.py installs them outside the repository)
+dist: $(VENV)/.installed ts-bundle viewer ## Build dist/: the Python sdist and wheel, and the @agentmsg/sdk npm tarball (tests/test_dist.py installs them outside the repository)
 	$(PY) scripts/version.py --check
 	rm -rf dist build
 	$(PY) -m build --quiet --no-isolation --outdir dist .

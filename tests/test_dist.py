@@ -78,6 +78,9 @@ def test_the_wheel_holds_the_package_and_nothing_else() -> None:
         assert f"agentmsg/v1/{service}_pb2_grpc.py" in packaged
         assert f"agentmsg/v1/{service}_connect.py" in packaged
     assert "buf/validate/validate_pb2.py" in packaged
+    # the session viewer (`make viewer`, which `make dist` runs first), served by `serve --http` at /
+    viewer = "agentmsg/service/http/static"
+    assert {f"{viewer}/index.html", f"{viewer}/viewer/viewer.js", f"{viewer}/viewer/viewer.css"} <= packaged
     assert re.search(rf"^Version: {re.escape(VERSION)}$", metadata, re.MULTILINE)
     assert re.search(r"^agentmsg = agentmsg\.cli:main$", entry_points, re.MULTILINE)
 

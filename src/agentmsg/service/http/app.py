@@ -41,6 +41,7 @@ from agentmsg.service.handlers.convert import CONVERT_SERVICE, ConvertHandler
 from agentmsg.service.handlers.sessions import SESSION_SERVICE, SessionHandler
 from agentmsg.service.handlers.tools import TOOL_SERVICE, ToolHandler
 from agentmsg.service.http.ui import UI_PREFIXES, create_ui_app
+from agentmsg.service.http.viewer import ViewerApp
 from agentmsg.service.rpc import fit
 from agentmsg.service.telemetry import ServedCall, ServerTelemetry
 from agentmsg.v1 import convert_service_pb2, session_service_pb2, tool_service_pb2
@@ -414,6 +415,7 @@ class _Router:
             **{f"{app.path}/": app for app in apps},
             **dict.fromkeys(UI_PREFIXES, ui),
         }
+        self.viewer = ViewerApp()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -422,9 +424,13 @@ class _Router:
                 if path.startswith(prefix):
                     await app(scope, receive, send)
                     return
+            if self.viewer.handles(path):
+                await self.viewer(scope, receive, send)
+                return
             body = (
                 b"not found: agentmsg serves /agentmsg.v1.SessionService/*, /agentmsg.v1.ToolService/*, "
-                b"/agentmsg.v1.ConvertService/*, health, /ag-ui/sessions/{id} and /ai-sdk/sessions/{id}"
+                b"/agentmsg.v1.ConvertService/*, health, /ag-ui/sessions/{id}, /ai-sdk/sessions/{id} "
+                b"and the viewer at /"
             )
             await send({"type": "http.response.start", "status": 404, "headers": [(b"content-type", b"text/plain")]})
             await send({"type": "http.response.body", "body": body})
