@@ -81,6 +81,12 @@ def _parse(body: Body) -> message_pb2.Message:
     return message_pb2.Message.FromString(body)  # type: ignore[arg-type]
 
 
+def missing_session(session_id: str) -> NotFoundError:
+    """The one answer, on every read of every transport, for a session that does not exist (no message appended,
+    or deleted): NOT_FOUND."""
+    return NotFoundError(f"no session {session_id!r} (it has no messages)")
+
+
 class Batches(Protocol):
     """How a transport frames the rows ``Subscribe`` reads as replies (response messages, or their encodings).
 
@@ -331,7 +337,7 @@ class SessionHandler:
         with self._watch_deletion(session_id) as deleted:
             rows = await self.store.read(session_id, after, size + 1)
             if not rows and not await self.store.last_offset(session_id):
-                raise NotFoundError(f"no session {session_id!r} (it has no messages)")
+                raise missing_session(session_id)
             # The page ends at page_size messages or at the byte budget, whichever comes first.
             count = min(size, fit([len(body) for _, body in rows], self.budget))
             page = rows[:count]
@@ -586,7 +592,7 @@ class SessionHandler:
             leaf, start = _context_page(request.page_token, leaf)
         path = await self._context_path(request.session_id, leaf)
         if not path:  # as ListMessages answers: a session that does not exist is not an empty one
-            raise NotFoundError(f"no session {request.session_id!r} (it has no messages)")
+            raise missing_session(request.session_id)
         stored = {id(entry): body for entry, body in path}
         encoded = [
             body if (body := stored.get(id(message))) is not None else message.pb.SerializeToString(deterministic=True)
@@ -605,7 +611,7 @@ class SessionHandler:
         self._allow(caller, session_id)
         path = await self._context_path(session_id, leaf_id)
         if not path:
-            raise NotFoundError(f"no session {session_id!r} (it has no messages)")
+            raise missing_session(session_id)
         return build_context([entry for entry, _ in path])
 
     async def DeleteSession(  # noqa: N802

@@ -44,12 +44,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route, Router
 
-from agentmsg.errors import AgentMsgError, NotFoundError, ValidationError
+from agentmsg.errors import AgentMsgError, ValidationError
 from agentmsg.messages import AgentMessage, AssistantMessage, StopReason, ToolMessage, UserMessage, message_from_proto
 from agentmsg.service import budgets, status
 from agentmsg.service.access import Access
 from agentmsg.service.handlers import Caller
-from agentmsg.service.handlers.sessions import SessionHandler
+from agentmsg.service.handlers.sessions import SessionHandler, missing_session
 from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES
 from agentmsg.streaming import StreamEvent, events_from_message
 from agentmsg.ui import ConversionReport, ag_ui, ai_sdk
@@ -404,7 +404,7 @@ class _Run:
         """Read the log (the caller must be allowed to read the session, and the session must exist)."""
         last = await self.handler.last_offset(self.caller, self.session_id)
         if last == 0:
-            raise NotFoundError(f"no session {self.session_id!r} (it has no messages)")
+            raise missing_session(self.session_id)
         if self.position.offset > last:
             raise ValidationError.single(
                 "Last-Event-ID",
