@@ -102,36 +102,49 @@ async def connect(
     *,
     errlog: TextIO | None = None,
     client_name: str = "agentmsg",
+    on_close: Callable[[], None] | None = None,
 ) -> AsyncIterator[McpConnection]:
-    """Start (stdio) or reach (HTTP) an MCP server and do the handshake."""
+    """Start (stdio) or reach (HTTP) an MCP server and do the handshake.
+
+    ``on_close`` is called the moment the connection begins to close (the handshake failed, or the body ended, raised
+    or was cancelled), before the transport shuts down: the SDK then stops a stdio server (stdin closed, a grace,
+    SIGTERM, SIGKILL) and closes its transport under an anyio shield, which a native ``Task.cancel()`` does not
+    respect. A cancel landing there would leave the process unreaped and its transport open, so whoever may cancel
+    the task must not from then on (``McpTools.stop_supervising`` does not).
+    """
     async with AsyncExitStack() as stack:
         if isinstance(server, str):
             streams = await stack.enter_async_context(streamable_http_client(server))
         else:
+            # Nothing awaits between the spawn and the transport's task group, nor from here to the try below.
             streams = await stack.enter_async_context(stdio_client(server, errlog=errlog or sys.stderr))
-        read, write = streams[0], streams[1]
-        dispatcher = _WatchedDispatcher(read, write)
+        try:
+            read, write = streams[0], streams[1]
+            dispatcher = _WatchedDispatcher(read, write)
 
-        async def handle(message: IncomingMessage) -> None:
-            if on_message is not None:
-                await on_message(message)
+            async def handle(message: IncomingMessage) -> None:
+                if on_message is not None:
+                    await on_message(message)
 
-        session = ClientSession(
-            dispatcher=dispatcher,
-            message_handler=handle,
-            client_info=mcp_types.Implementation(name=client_name, version="1"),
-        )
-        await stack.enter_async_context(session)
-        result = await session.initialize()
-        tools = result.capabilities.tools
-        yield McpConnection(
-            session=session,
-            dispatcher=dispatcher,
-            protocol_version=result.protocol_version,
-            server_name=result.server_info.name,
-            list_changed=bool(tools and tools.list_changed),
-            _headers={MCP_PROTOCOL_VERSION_HEADER: result.protocol_version},
-        )
+            session = ClientSession(
+                dispatcher=dispatcher,
+                message_handler=handle,
+                client_info=mcp_types.Implementation(name=client_name, version="1"),
+            )
+            await stack.enter_async_context(session)
+            result = await session.initialize()
+            tools = result.capabilities.tools
+            yield McpConnection(
+                session=session,
+                dispatcher=dispatcher,
+                protocol_version=result.protocol_version,
+                server_name=result.server_info.name,
+                list_changed=bool(tools and tools.list_changed),
+                _headers={MCP_PROTOCOL_VERSION_HEADER: result.protocol_version},
+            )
+        finally:
+            if on_close is not None:
+                on_close()
 
 
 def stdio_server(command: str, args: Sequence[str] = (), env: Mapping[str, str] | None = None) -> StdioServerParameters:

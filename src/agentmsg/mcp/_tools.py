@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TextIO
+from collections.abc import Coroutine
+from typing import Any, TextIO
 
 import mcp_types
 from mcp.client.session import IncomingMessage
@@ -51,6 +52,17 @@ def _innermost(exc: BaseException) -> BaseException:
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
     return exc
+
+
+async def _first(*waits: Coroutine[Any, Any, Any], timeout: float | None = None) -> int | None:
+    """Wait for the first of ``waits`` to finish (the others are cancelled): its index, or None after ``timeout``."""
+    tasks = [asyncio.ensure_future(wait) for wait in waits]
+    try:
+        done, _ = await asyncio.wait(tasks, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+    return next((index for index, task in enumerate(tasks) if task in done), None)
 
 
 def _reason(exc: BaseException) -> str:
@@ -98,6 +110,8 @@ class McpTools:
         self._conn: McpConnection | None = None
         self._changed = asyncio.Event()
         self._relist = asyncio.Event()
+        self._stopping = asyncio.Event()  # stop_supervising() asked the supervisor to end
+        self._interruptible = False  # the supervisor waits where one native cancel can end it without a leak
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, mcp_types.ToolListChangedNotification):
@@ -129,33 +143,34 @@ class McpTools:
             self._changed.set()
 
     async def supervise(self) -> None:
-        """Keep the MCP server up (see :class:`McpTools`); raises :class:`McpServerStartError` when it cannot start."""
+        """Keep the MCP server up (see :class:`McpTools`); raises :class:`McpServerStartError` when it cannot start.
+
+        Run it as a task and end it with :meth:`stop_supervising`, not ``Task.cancel()`` alone: a cancel landing
+        while the connection closes cuts the SDK's shutdown short and leaves the server process and its transport
+        behind.
+        """
         first, most = self._restart
         delay = first
         loop = asyncio.get_running_loop()
         ever_up, failed_starts = False, 0
-        while True:
+        while not self._stopping.is_set():
             started = loop.time()
             stage = "did not start (it exited or hung up before the handshake and tools/list)"
             try:
-                async with connect(self.server, self._on_message, errlog=self._errlog) as conn:
+                self._interruptible = True  # until the connection begins to close (on_close) or is up
+                async with connect(
+                    self.server, self._on_message, errlog=self._errlog, on_close=self._closing
+                ) as conn:
                     await self._load_tools(conn)
+                    self._interruptible = False
                     stage = "stopped"
                     self._conn, self.last_error = conn, None
                     ever_up = True
                     self.failed.clear()
                     self.connected.set()
                     log.info("MCP server %s up: %d tool(s)", describe(self.server), len(self.tools))
-                    while not conn.ended.is_set():
-                        waits = [asyncio.ensure_future(self._relist.wait()), asyncio.ensure_future(conn.ended.wait())]
-                        try:
-                            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-                        finally:
-                            for waiting in waits:
-                                waiting.cancel()
-                        if self._relist.is_set() and not conn.ended.is_set():
-                            self._relist.clear()
-                            await self._load_tools(conn)
+                    if await self._serve_connection(conn):
+                        return  # asked to stop: leaving the connection uncancelled lets the SDK's shutdown run whole
                     raise ConnectionError("the MCP server exited or closed the connection")
             except asyncio.CancelledError:
                 raise
@@ -172,15 +187,62 @@ class McpTools:
                             f"{self.last_error} (gave up after {failed_starts} attempts in a row)"
                         ) from exc
                 self.failed.set()
+                if self._stopping.is_set():
+                    return
                 log.warning("%s; restarting in %.1fs", self.last_error, delay)
             finally:
+                self._interruptible = False
                 self._conn = None
                 self.connected.clear()
             if loop.time() - started > most:
                 delay = first  # it ran well for a while: this is a new failure, not the same one again
-            await asyncio.sleep(delay)
+            if await _first(self._stopping.wait(), timeout=delay) == 0:
+                return  # asked to stop during the restart delay
             self.restarts += 1
             delay = min(delay * 2, most)
+
+    def _closing(self) -> None:
+        self._interruptible = False  # the transport's shutdown is about to run: no cancel may land in it
+
+    async def _serve_connection(self, conn: McpConnection) -> bool:
+        """Wait on the live connection, listing again on ``list_changed``: True when asked to stop, False when the
+        connection ended."""
+        while True:
+            await _first(self._stopping.wait(), self._relist.wait(), conn.ended.wait())
+            if self._stopping.is_set():
+                return True
+            if conn.ended.is_set():
+                return False
+            self._relist.clear()
+            self._interruptible = True  # a tools/list in flight: a stop may cancel it
+            try:
+                await self._load_tools(conn)
+            finally:
+                self._interruptible = False
+
+    async def stop_supervising(self, supervisor: asyncio.Task[None]) -> None:
+        """End the :meth:`supervise` task ``supervisor`` and return once it has ended, the MCP server stopped and
+        reaped and its transport closed.
+
+        A connected server is left as a session ends (stdin closed, then the SDK's grace, SIGTERM and SIGKILL, a few
+        seconds at most); a restart delay ends at once; a start in progress (the spawn, the handshake, the first
+        ``tools/list``) or a ``tools/list`` in flight is cancelled, once. A connection already closing (the server
+        exited) is never cancelled: its shutdown finishes, then the supervisor stops. Cancelling the caller meanwhile
+        does not cut this short (that would cancel the supervisor mid-shutdown): the cancellation is raised once the
+        supervisor has ended. The supervisor's own outcome stays in the task (``McpServerStartError``, or cancelled).
+        """
+        self._stopping.set()
+        if self._interruptible and not supervisor.done():
+            supervisor.cancel()
+        cancelled = False
+        while not supervisor.done():
+            try:
+                await asyncio.wait([supervisor])
+            except asyncio.CancelledError:
+                cancelled = True  # bounded: the SDK bounds its shutdown, and a start is cancelled
+        self._stopping.clear()
+        if cancelled:
+            raise asyncio.CancelledError
 
     async def call(self, call: ToolCallContent, timeout: float | None = None) -> ToolResultContent:
         """Run one call on the MCP server: its result, or an ``is_error`` result saying what went wrong."""

@@ -139,11 +139,13 @@ class HostedMcp(McpTools):
         if isinstance(self.server, str):
             waits.append(asyncio.ensure_future(self.failed.wait()))
         try:
-            await asyncio.wait([supervisor, *waits], return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiting in waits:
-                waiting.cancel()
-        try:
+            try:
+                await asyncio.wait([supervisor, *waits], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiting in waits:
+                    waiting.cancel()
+            if self._supervisor is not supervisor:
+                return  # stopped meanwhile (stop())
             if supervisor.done():
                 try:
                     supervisor.result()
@@ -152,17 +154,20 @@ class HostedMcp(McpTools):
             if self.connected.is_set():
                 await self._register()
         except BaseException:
-            await self.stop()
+            await self.stop()  # a cancelled start too: the MCP server is stopped, not left running
             raise
         self._offering = asyncio.ensure_future(self._offer())
 
     async def stop(self) -> None:
         """Take the tools off and stop the MCP server (a call still in flight gets an ``is_error`` result)."""
         self._withdraw()
-        tasks = [task for task in (self._offering, self._supervisor) if task is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError, McpServerStartError):
-                await task
+        offering, supervisor = self._offering, self._supervisor
         self._offering = self._supervisor = None
+        if offering is not None:
+            offering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await offering
+        if supervisor is not None:
+            await self.stop_supervising(supervisor)  # the MCP server stopped, reaped, its transport closed
+            with contextlib.suppress(asyncio.CancelledError, McpServerStartError):
+                await supervisor

@@ -246,12 +246,14 @@ class McpRunner(McpTools):
                             await registering
         finally:
             self._stop = None
-            supervisor.cancel()
-            with contextlib.suppress(asyncio.CancelledError, McpServerStartError):  # raised above when it was
-                await supervisor
-            if stop.asked.is_set():
-                await flush_spans()
-            stop.ended.set()
+            try:
+                await self.stop_supervising(supervisor)  # the MCP server stopped, reaped, its transport closed
+                with contextlib.suppress(asyncio.CancelledError, McpServerStartError):  # raised above when it was
+                    await supervisor
+                if stop.asked.is_set():
+                    await flush_spans()
+            finally:
+                stop.ended.set()
 
     async def drain(self, grace: float | None = None) -> None:
         """Stop serving gracefully, and return once :meth:`serve` has ended (in the event loop it serves in): no new

@@ -3,12 +3,18 @@
 Tools: ``good`` (a text result, listed twice), ``bad-schema`` (its inputSchema is a string that is not JSON),
 ``malformed`` (a result whose image has no data), ``exit`` (the process exits mid-call).
 With ``--exit-at-start`` it exits before the handshake.
+
+With ``--hang-up-at-start`` (or when called ``exit`` with ``{"hang_up": true}``) it hangs up instead: it closes its
+stdout, waits for its stdin to end (the client's shutdown closes it), writes ``stdin closed`` to the file
+``MCP_TEST_LOG`` names, and lingers a second before it exits, so the client's shutdown is under way for that second.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import time
 
 TOOLS = [
     {"name": "good", "description": "Says ok.", "inputSchema": {"type": "object"}},
@@ -17,6 +23,16 @@ TOOLS = [
     {"name": "exit", "description": "Exits mid-call.", "inputSchema": {"type": "object"}},
     {"name": "good", "description": "The same name again.", "inputSchema": {"type": "object"}},
 ]
+
+
+def hang_up() -> None:
+    sys.stdout.close()
+    os.close(1)
+    sys.stdin.buffer.read()  # until the client closes it
+    with open(os.environ["MCP_TEST_LOG"], "a") as log:
+        log.write("stdin closed\n")
+    time.sleep(1.0)
+    sys.exit(0)
 
 
 def answer(request: dict) -> dict | None:
@@ -34,6 +50,8 @@ def answer(request: dict) -> dict | None:
         if name == "malformed":
             return {"content": [{"type": "image", "mimeType": "image/png"}], "isError": False}
         if name == "exit":
+            if request["params"].get("arguments", {}).get("hang_up"):
+                hang_up()
             sys.exit(3)
     if method == "ping":
         return {}
@@ -44,6 +62,8 @@ def main() -> None:
     if "--exit-at-start" in sys.argv:
         print("odd_server: refusing to start", file=sys.stderr)
         sys.exit(1)
+    if "--hang-up-at-start" in sys.argv:
+        hang_up()
     for line in sys.stdin:
         request = json.loads(line)
         if "id" not in request:
