@@ -15,13 +15,14 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 
 import pytest
 from mcphelpers import SERVERS, agentmsg_server, run, until
 
 import agentmsg as am
-from agentmsg.mcp import MCPServerSpec, McpRunner, McpServerStartError, stdio_server
+from agentmsg.mcp import McpRunner, MCPServerSpec, McpServerStartError, stdio_server
 from agentmsg.service import AsyncClient, ServerConfig, create_server
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="lists child processes from /proc")
@@ -56,8 +57,9 @@ def nothing_left_behind() -> Iterator[None]:
     assert [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)] == []
 
 
-def _log(path: Path) -> str:
-    return path.read_text() if path.exists() else ""
+def _shutting_down(log: Path) -> bool:
+    """The server's stdin was closed: the SDK's shutdown of it is under way (for a second)."""
+    return log.exists() and "stdin closed" in log.read_text()
 
 
 def _hanging_up(log: Path) -> MCPServerSpec:
@@ -78,12 +80,12 @@ async def _stop(runner: McpRunner, task: asyncio.Task[None], how: str) -> None:
 def test_a_runner_stopped_while_the_connection_closes_waits_for_the_shutdown(how: str, tmp_path: Path) -> None:
     async def main() -> None:
         async with agentmsg_server() as target:
-            for round in range(3):
-                log = tmp_path / f"log{round}"
+            for turn in range(3):
+                log = tmp_path / f"log{turn}"
                 with nothing_left_behind():
                     runner = McpRunner(target, _hanging_up(log), restart_delay=5, start_attempts=100)
                     task = asyncio.ensure_future(runner.serve())
-                    await until(lambda: "stdin closed" in _log(log), "the SDK's shutdown of the server")
+                    await until(partial(_shutting_down, log), "the SDK's shutdown of the server")
                     await _stop(runner, task, how)
                     # The shutdown ran to its end: the start failed and was said so, it was not cut short.
                     assert runner.last_error is not None
@@ -96,8 +98,8 @@ def test_a_hosted_server_stopped_while_its_connection_closes_waits_for_the_shutd
     """The hosted server is up; it hangs up mid-call, and the agentmsg server stops during the SDK's shutdown."""
 
     async def main() -> None:
-        for round in range(2):
-            log = tmp_path / f"log{round}"
+        for turn in range(2):
+            log = tmp_path / f"log{turn}"
             with nothing_left_behind():
                 argv = ["env", f"MCP_TEST_LOG={log}", sys.executable, ODD]
                 running = await create_server(ServerConfig(db=None, mcp_servers={"odd": argv}))
@@ -107,7 +109,7 @@ def test_a_hosted_server_stopped_while_its_connection_closes_waits_for_the_shutd
                         gone = await client.call_tool(call)
                         assert gone.is_error
                         assert "went away" in gone.text
-                    await until(lambda: "stdin closed" in _log(log), "the SDK's shutdown of the server")
+                    await until(partial(_shutting_down, log), "the SDK's shutdown of the server")
                 finally:
                     await running.stop(0)
 
@@ -121,7 +123,7 @@ def test_a_runner_stopped_at_any_moment_leaves_nothing_behind(server: str) -> No
 
     async def main() -> None:
         async with agentmsg_server() as target:
-            for round in range(12):
+            for turn in range(12):
                 with nothing_left_behind():
                     runner = McpRunner(
                         target,
@@ -131,10 +133,10 @@ def test_a_runner_stopped_at_any_moment_leaves_nothing_behind(server: str) -> No
                         start_attempts=10_000,
                     )
                     task = asyncio.ensure_future(runner.serve())
-                    for _ in range(round):  # 0 to 11 pauses of 20 ms: a different moment each round
+                    for _ in range(turn):  # 0 to 11 pauses of 20 ms: a different moment each round
                         await asyncio.sleep(0.02)
                     # Odd rounds drain (serve() has begun by then, after a pause); even ones cancel.
-                    await _stop(runner, task, "drain" if round % 2 else "cancel")
+                    await _stop(runner, task, "drain" if turn % 2 else "cancel")
                     assert task.done()
                     if not task.cancelled():
                         assert task.exception() is None or isinstance(task.exception(), McpServerStartError)

@@ -158,9 +158,7 @@ class McpTools:
             stage = "did not start (it exited or hung up before the handshake and tools/list)"
             try:
                 self._interruptible = True  # until the connection begins to close (on_close) or is up
-                async with connect(
-                    self.server, self._on_message, errlog=self._errlog, on_close=self._closing
-                ) as conn:
+                async with connect(self.server, self._on_message, errlog=self._errlog, on_close=self._closing) as conn:
                     await self._load_tools(conn)
                     self._interruptible = False
                     stage = "stopped"
