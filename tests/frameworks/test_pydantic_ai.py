@@ -208,6 +208,47 @@ def test_what_pydantic_ai_cannot_hold_is_reported() -> None:
         to_pydantic_ai(messages, strict=True)
 
 
+def test_tool_call_and_result_indexes_come_back_and_a_stray_result_index_is_reported() -> None:
+    """A ToolCallPart has no index: a call's index rides in the response's metadata["agentmsg"] and comes back,
+    through pydantic-ai's own JSON too. A ToolReturnPart has none either: reading gives a result its call's index,
+    and a result whose index differs from its call's is reported lost, not dropped silently."""
+    messages = [
+        UserMessage.text("go", timestamp=at(0)),
+        AssistantMessage(
+            [
+                ToolCallContent("c1", "f", arguments="{}"),
+                ToolCallContent("c2", "f", arguments="{}", index=1),
+                ToolCallContent("c3", "f", arguments="{}", index=7),
+            ],
+            timestamp=at(1),
+        ),
+        ToolMessage(
+            [
+                ToolResultContent("c1", "a"),
+                ToolResultContent("c2", "b", index=1),
+                ToolResultContent("c3", "c", index=7),
+            ],
+            timestamp=at(2),
+        ),
+    ]
+    report = ConversionReport()
+    history = to_pydantic_ai(messages, report=report)
+    assert report.losses == []
+    for read in (history, ModelMessagesTypeAdapter.validate_json(ModelMessagesTypeAdapter.dump_json(history))):
+        back = from_pydantic_ai(read)
+        calls = [b for b in back[1].contents if isinstance(b, ToolCallContent)]
+        assert [(c.id, c.index) for c in calls] == [("c1", 0), ("c2", 1), ("c3", 7)]
+        assert back == messages
+    stray = [*messages[:2], ToolMessage([ToolResultContent("c2", "b", index=3)], timestamp=at(2))]
+    report = ConversionReport()
+    back = from_pydantic_ai(to_pydantic_ai(stray, report=report))
+    assert [(loss.path, loss.what) for loss in report.losses] == [("[2].contents[0].index", "the result's index 3")]
+    assert "reading gives its call's (1)" in report.losses[0].reason
+    assert back[2].contents[0].index == 1
+    with pytest.raises(Exception, match="pydantic-ai cannot hold 1"):
+        to_pydantic_ai(stray, strict=True)
+
+
 def test_bad_input_names_the_field() -> None:
     with pytest.raises(ValidationError) as caught:
         from_pydantic_ai([{"kind": "response", "parts": [{"part_kind": "tool-call", "args": "{}"}]}])

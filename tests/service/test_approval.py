@@ -161,6 +161,9 @@ def test_the_deadline_ends_an_unanswered_call(
     call = ask(client, SESSION, "call_3")
     with pytest.raises(am.DeadlineExceededError):
         client.call_tool(call, timeout=0.5, session_id=SESSION)
+    # The ended wait holds nothing of the session's: no change event left registered until its next append.
+    store = server.running.store
+    assert wait_until(lambda: SESSION not in store._waiters and SESSION not in store._watching, 10)
     # A decision after the deadline is kept in the log; the call did not run and runs when called again.
     assert deleter.runs == []
     client.append(SESSION, am.UserMessage([am.ToolApprovalContent.approve("call_3")]))

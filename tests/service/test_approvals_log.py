@@ -56,6 +56,54 @@ def test_a_waiter_whose_change_event_was_dropped_still_sees_the_decision() -> No
     asyncio.run(run())
 
 
+def test_a_waiter_that_ends_releases_the_sessions_change_event_at_once() -> None:
+    """A waiter that ends (its deadline, a cancellation, a decision found) leaves no change event registered for
+    the session, with no append in between: before, the registration stayed until the session's next append."""
+
+    async def run() -> None:
+        store = MemoryStore()
+        await store.append(S, [call("c1").pb, call("c2").pb, decide("c2").pb])
+        assert S not in store._waiters
+        with pytest.raises(TimeoutError):  # the deadline
+            await wait_for_decision(store, S, "c1", 0.05)
+        assert S not in store._waiters
+        waiting = asyncio.ensure_future(wait_for_decision(store, S, "c1", 30))  # a cancellation
+        for _ in range(200):  # until the waiter holds the session's change event
+            if S in store._waiters:
+                break
+            await asyncio.sleep(0.01)
+        assert S in store._waiters
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        assert S not in store._waiters
+        decision = await wait_for_decision(store, S, "c2", 30)  # a decision, already in the log
+        assert decision.decision == content_pb2.TOOL_APPROVAL_DECISION_APPROVED
+        assert S not in store._waiters
+        assert store._watching == {}
+
+    asyncio.run(run())
+
+
+def test_a_waiter_leaving_keeps_the_event_another_follower_waits_on() -> None:
+    """The session's change event is shared: a waiter that ends releases only its own hold on it, so a subscriber
+    still following the session is woken by the next append."""
+
+    async def run() -> None:
+        store = MemoryStore()
+        await store.append(S, [call("c1").pb])
+        with store.watching(S):  # a subscriber
+            changed = store.changed(S)
+            with pytest.raises(TimeoutError):
+                await wait_for_decision(store, S, "c1", 0.05)
+            assert store._waiters.get(S) is changed
+            await store.append(S, [am.UserMessage.text("next").pb])
+            assert changed.is_set()
+        assert store._watching == {}
+
+    asyncio.run(run())
+
+
 def test_no_decision_within_the_timeout() -> None:
     async def run() -> None:
         store = MemoryStore()

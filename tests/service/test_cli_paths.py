@@ -139,10 +139,10 @@ def test_tail_follow_count_waits_for_new_messages_and_stops(
         follower = threading.Thread(target=lambda: codes.append(main(argv)))
         follower.start()
         for _ in range(1000):  # until the server has the subscription
-            if server.running.sessions._watchers.get("t"):
+            if server.running.store._watching.get("t"):
                 break
             follower.join(0.01)
-        assert server.running.sessions._watchers.get("t") == 1
+        assert server.running.store._watching.get("t") == 1
         client.append_many("t", [am.UserMessage.text("new", id="m2"), am.UserMessage.text("newer", id="m3")])
         client.append("t", am.UserMessage.text("not read", id="m4"))
         follower.join(20)

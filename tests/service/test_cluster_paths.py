@@ -130,7 +130,7 @@ def test_a_live_subscriber_on_another_node_gets_spilled_events_before_their_mess
 
             task = asyncio.ensure_future(watch())
             for _ in range(1000):
-                if subscriber_node.running.sessions._watchers.get("spilled"):
+                if subscriber_node.running.store._watching.get("spilled"):
                     break
                 await asyncio.sleep(0.01)
             async with AsyncClient(publisher_node.target, timeout=60) as publisher:

@@ -131,7 +131,7 @@ def test_subscribers_of_a_deleted_session_end_not_found(client: Client, server: 
     assert client.delete_session("s") == 1
     assert isinstance(fresh.outcome(), am.NotFoundError)
     # Nothing is left behind for the deleted session on the server.
-    assert wait_until(lambda: not server.running.sessions._watchers, 5)
+    assert wait_until(lambda: not server.running.store._watching, 5)
     assert server.running.frames.full("s", 0, 256) is None
 
 

@@ -276,7 +276,7 @@ def test_clients_that_cancel_leave_nothing_behind(
             ):
                 await asyncio.sleep(0.01)
             assert len(sessions.hub._subscribers) == calls
-            assert len(sessions._watchers) == calls
+            assert len(store._watching) == calls
             assert len(registered.pending) == calls
             for task in tasks:
                 task.cancel()
@@ -286,7 +286,7 @@ def test_clients_that_cancel_leave_nothing_behind(
     (registered,) = tools.runners.values()
     _wait_for(lambda: not sessions.hub._subscribers, "the live hub to drop the subscribers")
     _wait_for(lambda: not registered.pending, "the runner's pending calls to be dropped")
-    _wait_for(lambda: not sessions._watchers, "the subscriber counts to be dropped")
+    _wait_for(lambda: not store._watching, "the subscriber counts to be dropped")
     assert store._waiters == {}  # no change event kept for sessions nobody follows
     assert store._holds == {}  # no exclusive hold left behind
     with Client(server.target) as client:  # and the server is fine

@@ -9,14 +9,18 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+import grpc
 import pytest
 from conftest import ServerThread
-from transports import TRANSPORTS, CallFailedError, Transport
+from connectrpc.errors import ConnectError
+from connectrpc.protocol import ProtocolType
+from transports import TRANSPORTS, CallFailedError, Transport, _connect_failure, _grpc_failure
 
 import agentmsg as am
 from agentmsg.service import ToolRunner
 from agentmsg.service.access import Scope
 from agentmsg.v1 import content_pb2, session_service_pb2, tool_service_pb2
+from agentmsg.v1.session_service_connect import SessionServiceClient
 
 S = session_service_pb2
 T = tool_service_pb2
@@ -372,3 +376,100 @@ def test_deadlines_and_tool_calls_cross_transports(
         done, late = asyncio.run(run(name))
         assert done.result.content[0].text.text == "HI", name
         assert late == "DEADLINE_EXCEEDED", name
+
+
+class _Raw:
+    """A request body sent as it is: bytes no codec made (the codec below writes them unchanged)."""
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+
+
+class _RawCodec:
+    """Sends a :class:`_Raw` body under the codec name ``name`` (``proto`` or ``json``): the bytes a broken or
+    hostile client would send, through connectrpc's own client and framing."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def name(self) -> str:
+        return self._name
+
+    def encode(self, message: _Raw) -> bytes:
+        return message.body
+
+    def decode(self, data: bytes | bytearray, message_class: Any) -> Any:
+        return message_class.FromString(bytes(data))
+
+
+async def _raw_call(transport: str, server: ServerThread, body: bytes, codec: str = "proto") -> CallFailedError:
+    """AppendMessage with ``body`` as its request bytes over ``transport``: the failure it is answered with."""
+    if transport == "grpc":
+        async with grpc.aio.insecure_channel(server.target) as channel:
+            append = channel.unary_unary("/agentmsg.v1.SessionService/AppendMessage")
+            try:
+                await append(body, timeout=10)
+            except grpc.aio.AioRpcError as exc:
+                return _grpc_failure(exc)
+        raise AssertionError("gRPC accepted an undecodable request")
+    protocol = ProtocolType.GRPC_WEB if transport.startswith("grpc-web") else ProtocolType.CONNECT
+    address = f"http://127.0.0.1:{server.running.http_port}"
+    client = SessionServiceClient(address, codec=_RawCodec(codec), protocol=protocol, send_compression=None)  # type: ignore[arg-type]
+    try:
+        await client.append_message(_Raw(body), timeout_ms=10_000)  # type: ignore[arg-type]
+    except ConnectError as exc:
+        return _connect_failure(exc)
+    finally:
+        await client.close()
+    raise AssertionError(f"{transport} accepted an undecodable request")
+
+
+BAD_PROTO = {
+    "corrupt": b"\xff\xff\xff\xff",  # a field tag whose varint never ends
+    "bad utf-8": b"\x0a\x02\xff\xfe",  # session_id (a string) holding bytes that are not UTF-8
+    "not a message": b"\x12\x03abc",  # message (a Message) holding bytes that do not parse as one
+}
+
+
+@pytest.mark.parametrize("case", BAD_PROTO)
+def test_request_bytes_that_do_not_decode_are_refused_alike_on_every_transport(
+    server_with_http: ServerThread, case: str
+) -> None:
+    """The same undecodable request bytes: INVALID_ARGUMENT with the same message, ErrorInfo and BadRequest
+    violation (field, rule ``decode``, description) over gRPC, Connect (binary) and gRPC-Web."""
+    body = BAD_PROTO[case]
+    over_grpc = asyncio.run(_raw_call("grpc", server_with_http, body))
+    assert over_grpc.code == "INVALID_ARGUMENT"
+    assert over_grpc.reason == "ValidationError"
+    [(field, rule, description)] = over_grpc.violations
+    assert (field, rule) == ("", "decode")
+    assert "agentmsg.v1.AppendMessageRequest" in description
+    for transport in ("connect-proto", "grpc-web"):
+        assert asyncio.run(_raw_call(transport, server_with_http, body)) == over_grpc, transport
+
+
+BAD_JSON = {
+    "not json": (b'{"sessionId": ', "Failed to load JSON"),
+    "wrong type": (b'{"sessionId": 5}', "sessionId"),
+    "wrong nested type": (b'{"sessionId": "s", "message": {"id": ["x"]}}', "id"),
+    "not an object": (b"[1]", "AppendMessageRequest"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_JSON)
+@pytest.mark.parametrize("transport", ["connect-json", "grpc-web-json"])
+def test_a_json_body_that_does_not_decode_gets_the_decode_violation(
+    server_with_http: ServerThread, transport: str, case: str
+) -> None:
+    """A ProtoJSON body that does not parse (bad JSON, a field of the wrong type) is refused as undecodable
+    protobuf bytes are over gRPC: INVALID_ARGUMENT, ErrorInfo ValidationError, one BadRequest violation with
+    rule ``decode`` whose description names the request type and the parser's complaint."""
+    body, named = BAD_JSON[case]
+    failure = asyncio.run(_raw_call(transport, server_with_http, body, codec="json"))
+    assert failure.code == "INVALID_ARGUMENT"
+    assert failure.reason == "ValidationError"
+    [(field, rule, description)] = failure.violations
+    assert (field, rule) == ("", "decode")
+    assert "agentmsg.v1.AppendMessageRequest" in description
+    assert named in description
+    assert description in failure.message

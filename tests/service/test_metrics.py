@@ -8,9 +8,11 @@ import urllib.request
 from collections.abc import Iterator
 from typing import Any
 
+import grpc
 import pytest
 from conftest import RunnerThread, ServerThread
 from prometheus_client.parser import text_string_to_metric_families
+from transports import CallFailedError, Transport
 
 import agentmsg as am
 from agentmsg.service import Client, Logged, ServerConfig, ToolRunner, telemetry
@@ -186,3 +188,46 @@ def test_the_store_counts_its_commits_and_the_appends_they_acknowledged(tmp_path
         running.stop()
     assert value(samples, "agentmsg_store_commits_total") == 3
     assert value(samples, "agentmsg_store_committed_appends_total") == 3
+
+
+def test_calls_refused_for_a_budget_are_counted_by_budget() -> None:
+    """A call over a budget is refused RESOURCE_EXHAUSTED before its request is read, over gRPC and over Connect
+    (one ledger): each refusal is counted in agentmsg_calls_refused_total under the budget that refused it."""
+    server = ServerThread(ServerConfig(db=None, metrics_port=0, http_port=0, reflection=False, max_streams=1))
+    try:
+        ledger = server.running.ledger
+        assert ledger is not None
+        before = scrape(server)
+        for budget in ("max_streams", "max_streams_per_tenant", "max_unary", "max_unary_per_tenant"):
+            assert ("agentmsg_calls_refused_total", frozenset({("budget", budget)})) in before
+            assert value(before, "agentmsg_calls_refused_total", budget=budget) == 0
+
+        async def refuse() -> tuple[str, str]:
+            request = session_service_pb2.SubscribeRequest(session_id="s")
+            async with grpc.aio.insecure_channel(server.target) as channel:
+                subscribe = channel.unary_stream(
+                    "/agentmsg.v1.SessionService/Subscribe",
+                    request_serializer=session_service_pb2.SubscribeRequest.SerializeToString,
+                    response_deserializer=session_service_pb2.SubscribeResponse.FromString,
+                )
+                held = subscribe(request)
+                for _ in range(500):  # until the server counts the held stream
+                    if ledger.total["streams"] == 1:
+                        break
+                    await asyncio.sleep(0.01)
+                assert ledger.total["streams"] == 1
+                with pytest.raises(grpc.aio.AioRpcError) as over_grpc:
+                    await subscribe(request).read()
+                async with Transport("connect-json", server.target, server.running.http_port) as connect:
+                    with pytest.raises(CallFailedError) as over_connect:
+                        async for _ in connect.stream("Subscribe", request):
+                            pass
+                held.cancel()
+            return over_grpc.value.code().name, over_connect.value.code
+
+        assert server.run(refuse()) == ("RESOURCE_EXHAUSTED", "RESOURCE_EXHAUSTED")
+        after = scrape(server)
+        assert value(after, "agentmsg_calls_refused_total", budget="max_streams") == 2
+        assert value(after, "agentmsg_calls_refused_total", budget="max_unary") == 0
+    finally:
+        server.stop()

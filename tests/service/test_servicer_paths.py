@@ -180,7 +180,7 @@ def test_a_stream_with_no_events_is_refused(server: ServerThread, client: Client
 async def _watched(server: ServerThread, session_id: str) -> None:
     """Until the server has a subscriber of the session (a bounded poll)."""
     for _ in range(500):
-        if server.running.sessions._watchers.get(session_id):
+        if server.running.store._watching.get(session_id):
             return
         await asyncio.sleep(0.01)
     raise AssertionError(f"no subscriber of {session_id!r} registered")

@@ -69,16 +69,17 @@ Approval. pydantic-ai's decisions (``ToolApproved`` / ``ToolDenied`` in ``Deferr
 not history: an agentmsg approval block is reported as lost (a user message of decisions alone adds no request), and
 what the history keeps of a denial is the denied call's ``ToolReturnPart`` with ``outcome="denied"``, written for the
 result of a call an earlier block denied. A call's ``requires_approval`` (pydantic-ai's is on the tool definition)
-rides in the response's ``metadata["agentmsg"]`` and comes back.
+rides in the response's ``metadata["agentmsg"]`` and comes back, as does a call's ``index`` (a ``ToolCallPart`` has
+none); a tool result reads back with its call's index.
 
 Reported as lost by :func:`to_pydantic_ai` (in the :class:`~agentmsg.providers._common.ConversionReport`): text
 signatures, citations and logprobs of messages not read from pydantic-ai, tool-call signatures, kinds, server names
-and metadata, ``terminate`` of tool results, the typed bodies of hosted tool results (their text is kept), image
-detail other than in ``vendor_metadata``, document file names and titles, media by file id, provider blocks of
-other providers, message names and parent ids, the stop sequence, and usage pydantic-ai cannot tell apart
-(an unknown input or output count, written as 0; a reported 0 of cache or reasoning tokens, which reads back as
-unknown; hosted-tool request counts). A tool result whose call is not in the history and that has no
-name gets ``tool_name=""``, reported.
+and metadata, ``terminate`` of tool results and an ``index`` other than their call's, the typed bodies of hosted
+tool results (their text is kept), image detail other than in ``vendor_metadata``, document file names and titles,
+media by file id, provider blocks of other providers, message names and parent ids, the stop sequence, and usage
+pydantic-ai cannot tell apart (an unknown input or output count, written as 0; a reported 0 of cache or reasoning
+tokens, which reads back as unknown; hosted-tool request counts). A tool result whose call is not in the history
+and that has no name gets ``tool_name=""``, reported.
 
 Replay. pydantic-ai is a carrier, like LangChain: the model the history goes to is picked by the agent, and
 pydantic-ai's model classes send a signature back only to the provider named by the part's ``provider_name``. So
@@ -179,6 +180,7 @@ _FINISH: Final[dict[str, StopReason]] = {
 _FINISH_BACK: Final[dict[StopReason, str]] = {reason: name for name, reason in _FINISH.items()}
 _HOSTED_KINDS: Final[dict[str, HostedToolKind]] = {kind.value: kind for kind in HostedToolKind if kind.value != "other"}
 _ID_SPACE: Final = uuid.UUID("6b1f3c52-9f0e-4c1e-8a57-3d1c2f7e4a10")
+_INT32_MAX: Final = 2**31 - 1  # a tool call's index is an int32
 _USAGE_TYPED: Final = (
     "input_tokens",
     "output_tokens",
@@ -255,12 +257,15 @@ def from_pydantic_ai(messages: Iterable[Any]) -> list[AgentMessage]:
     dumped = _dump(messages)
     errors = PayloadErrors("pydantic-ai history")
     out: list[AgentMessage] = []
+    call_index: dict[str, int] = {}  # each call's index: a result answering it gets the same
     for i, message in enumerate(dumped):
         with errors.building(f"[{i}]"):
             if message["kind"] == "response":
-                out.append(_read_response(message))
+                response = _read_response(message)
+                call_index.update((b.id, b.index) for b in response.contents if isinstance(b, ToolCallContent))
+                out.append(response)
             else:
-                out.extend(_read_request(message, i))
+                out.extend(_read_request(message, i, call_index))
     errors.raise_if_any()
     return out
 
@@ -296,7 +301,7 @@ def _agentmsg_stash(message: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
     return dict(metadata[AGENTMSG_KEY]), rest or None
 
 
-def _read_request(message: Mapping[str, Any], at: int) -> list[AgentMessage]:
+def _read_request(message: Mapping[str, Any], at: int, call_index: Mapping[str, int]) -> list[AgentMessage]:
     ours, metadata = _agentmsg_stash(message)
     ids: list[str] = [i for i in ours.get("ids", []) if isinstance(i, str)]
     envelope = _set(
@@ -324,7 +329,7 @@ def _read_request(message: Mapping[str, Any], at: int) -> list[AgentMessage]:
         common = {"id": own_id or _derived_id(message, j), "timestamp": _when(part.get("timestamp"))}
         # Always on the first part, even when empty: it marks the request as read from pydantic-ai.
         stash = envelope if j == 0 and keep else None
-        read = _read_request_part(part, common, stash, unnamed)
+        read = _read_request_part(part, common, stash, unnamed, call_index)
         if own_id and out and out[-1].id == own_id:
             # Parts of one agentmsg message (a tool message's results, a user message's text and results).
             out[-1] = _joined(out[-1], read)
@@ -347,7 +352,11 @@ def _block(kind: str, value: Mapping[str, Any]) -> ProviderContent:
 
 
 def _read_request_part(
-    part: Mapping[str, Any], common: dict[str, Any], envelope: dict[str, Any] | None, unnamed: set[str]
+    part: Mapping[str, Any],
+    common: dict[str, Any],
+    envelope: dict[str, Any] | None,
+    unnamed: set[str],
+    call_index: Mapping[str, int],
 ) -> AgentMessage:
     kind = part.get("part_kind")
     request_block = [_block("model_request", envelope)] if envelope is not None else []
@@ -369,7 +378,7 @@ def _read_request_part(
                 items.append(_block("user-prompt", {"list": True}))
         return UserMessage([*items, *request_block], **common)
     if kind == "tool-return" or (kind == "retry-prompt" and part.get("tool_name")):
-        return ToolMessage([_read_tool_return(part, envelope, unnamed)], **common)
+        return ToolMessage([_read_tool_return(part, envelope, unnamed, call_index)], **common)
     # Retry prompts without a tool, retry feedback, instruction and delta parts: the text the model sees, if any,
     # and the part verbatim.
     shown = _shown_text(part)
@@ -387,7 +396,9 @@ def _shown_text(part: Mapping[str, Any]) -> str:
     return str(shown()) if callable(shown) else ""
 
 
-def _read_tool_return(part: Mapping[str, Any], envelope: dict[str, Any] | None, unnamed: set[str]) -> ToolResultContent:
+def _read_tool_return(
+    part: Mapping[str, Any], envelope: dict[str, Any] | None, unnamed: set[str], call_index: Mapping[str, int]
+) -> ToolResultContent:
     stash: dict[str, Any] = {}
     if envelope is not None:
         stash["request"] = envelope
@@ -424,6 +435,7 @@ def _read_tool_return(part: Mapping[str, Any], envelope: dict[str, Any] | None, 
         is_error=is_error,
         name="" if part["tool_call_id"] in unnamed else part.get("tool_name") or "",
         metadata=merged or None,
+        index=call_index.get(part["tool_call_id"], 0),
     )
 
 
@@ -522,12 +534,19 @@ def _read_response(message: Mapping[str, Any]) -> AssistantMessage:
     stashed: list[dict[str, Any] | None] = []
     asking = ours.get("requires_approval")
     asking = {i for i in asking if isinstance(i, str)} if isinstance(asking, list) else set()
+    placed = ours.get("tool_call_index")
+    placed = (
+        {k: v for k, v in placed.items() if isinstance(k, str) and type(v) is int and 0 < v <= _INT32_MAX}
+        if isinstance(placed, Mapping)
+        else {}
+    )
     for part in message["parts"]:
         block, rest = _read_response_part(part)
-        if isinstance(block, ToolCallContent) and block.id in asking:
+        if isinstance(block, ToolCallContent) and (block.id in asking or block.id in placed):
             pb = type(block.to_proto())()
             pb.CopyFrom(block.to_proto())
-            pb.tool_call.requires_approval = True
+            pb.tool_call.requires_approval = block.id in asking
+            pb.tool_call.index = placed.get(block.id, 0)
             block = ToolCallContent.from_proto(pb)
         implied = back if _names_provider(block) else None
         if rest or block.__class__ is not ProviderContent:
@@ -674,6 +693,7 @@ class _Writer:
         self.native = False  # the open request holds agentmsg messages not read from pydantic-ai
         self.unnamed: list[str] = []  # results with no tool name of their own, named from their call
         self.tool_names: dict[str, str] = {}
+        self.call_index: dict[str, int] = {}  # each call's index, which reading gives the result answering it
         self.denied: set[str] = set()  # calls a decision in the history denied: their results are outcome "denied"
 
     def loss(self, path: str, what: str, reason: str) -> None:
@@ -837,6 +857,13 @@ class _Writer:
             self.loss(f"{at}.name", "the tool name", "the result's call is not in the history and it names no tool")
         if result.terminate or result.terminate_message:
             self.loss(f"{at}.terminate", "the terminate hint", "pydantic-ai's tool return has no such field")
+        index = self.call_index.get(result.id, 0)
+        if result.index != index:
+            self.loss(
+                f"{at}.index",
+                f"the result's index {result.index}",
+                f"pydantic-ai's ToolReturnPart has no index; reading gives its call's ({index})",
+            )
         content: Any
         if "content" in stash:
             content = stash["content"]
@@ -918,6 +945,9 @@ class _Writer:
         asking = [b.id for b in message.contents if isinstance(b, ToolCallContent) and b.requires_approval]
         if asking:
             ours["requires_approval"] = asking  # a ToolCallPart has no such field
+        placed = {b.id: b.index for b in message.contents if isinstance(b, ToolCallContent) and b.index}
+        if placed:
+            ours["tool_call_index"] = placed  # nor an index (reading gives 0 to a call not named here)
         stop = message.stop_reason
         if stop is not None:
             if stop in _FINISH_BACK:
@@ -932,6 +962,7 @@ class _Writer:
         for part in parts:
             if part["part_kind"] == "tool-call":
                 self.tool_names[part["tool_call_id"]] = part["tool_name"]
+        self.call_index.update((b.id, b.index) for b in message.contents if isinstance(b, ToolCallContent))
         return response
 
     def _usage(self, path: str, usage: Usage | None, rest: Mapping[str, Any]) -> dict[str, Any]:

@@ -153,21 +153,23 @@ async def wait_for_decision(
 ) -> content_pb2.ToolApprovalContent:
     """The first decision on ``call_id`` in the session's log after offset ``after``, waiting for one to be appended.
 
-    Raises :class:`TimeoutError` when ``timeout`` (seconds; None waits until cancelled) passes first.
+    Raises :class:`TimeoutError` when ``timeout`` (seconds; None waits until cancelled) passes first. However the
+    wait ends, it releases its hold on the session's change event at once (:meth:`Store.watching`).
     """
     loop = asyncio.get_running_loop()
     deadline = None if timeout is None else loop.time() + timeout
     cursor = after
-    while True:
-        changed = store.changed(session_id)  # before reading: an append after the read wakes us
-        decision, cursor = await first_decision(store, session_id, call_id, cursor)
-        if decision is not None:
-            return decision
-        wait = RECHECK if deadline is None else min(RECHECK, deadline - loop.time())
-        if wait <= 0:
-            raise TimeoutError
-        try:
-            await asyncio.wait_for(changed.wait(), wait)
-        except TimeoutError:
-            if deadline is not None and loop.time() >= deadline:
-                raise
+    with store.watching(session_id):
+        while True:
+            changed = store.changed(session_id)  # before reading: an append after the read wakes us
+            decision, cursor = await first_decision(store, session_id, call_id, cursor)
+            if decision is not None:
+                return decision
+            wait = RECHECK if deadline is None else min(RECHECK, deadline - loop.time())
+            if wait <= 0:
+                raise TimeoutError
+            try:
+                await asyncio.wait_for(changed.wait(), wait)
+            except TimeoutError:
+                if deadline is not None and loop.time() >= deadline:
+                    raise

@@ -20,7 +20,8 @@ probe is answered however busy the server is.
 A call over a budget is refused before its request is decoded: ``RESOURCE_EXHAUSTED`` with an
 ``ErrorInfo`` (reason ``ResourceExhaustedError``, metadata ``budget`` and ``limit``) and a
 ``google.rpc.QuotaFailure`` naming the budget. A refused call is not counted; a call is counted from
-the moment its handler starts until it ends, whichever way.
+the moment its handler starts until it ends, whichever way. Refusals are counted by budget
+(:attr:`Ledger.refused`, ``agentmsg_calls_refused_total`` on ``/metrics``).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from agentmsg.service import status
 from agentmsg.service.access import Access, refusing_with
 
 __all__ = [
+    "BUDGET_NAMES",
     "DEFAULT_MAX_STREAMS",
     "DEFAULT_MAX_STREAMS_PER_TENANT",
     "DEFAULT_MAX_UNARY",
@@ -54,6 +56,7 @@ UNARY = "unary"
 _ANONYMOUS = b""  # the tenant of callers without a valid token (health probes)
 
 
+BUDGET_NAMES = ("max_streams", "max_streams_per_tenant", "max_unary", "max_unary_per_tenant")
 DEFAULT_MAX_STREAMS = 4096
 DEFAULT_MAX_STREAMS_PER_TENANT = 1024
 DEFAULT_MAX_UNARY = 1024
@@ -70,7 +73,7 @@ class Budgets:
     max_unary_per_tenant: int = DEFAULT_MAX_UNARY_PER_TENANT
 
     def __post_init__(self) -> None:
-        for name in ("max_streams", "max_streams_per_tenant", "max_unary", "max_unary_per_tenant"):
+        for name in BUDGET_NAMES:
             if getattr(self, name) < 0:
                 raise ValidationError.single(
                     name, "budget", f"must be 0 (no limit) or more, not {getattr(self, name)}", "budget"
@@ -84,6 +87,8 @@ class Ledger:
         self.budgets = budgets
         self.total = {STREAMS: 0, UNARY: 0}
         self.tenants: dict[tuple[str, bytes], int] = {}
+        # Calls refused so far, by the budget that refused them (every transport's: they share this ledger).
+        self.refused = dict.fromkeys(BUDGET_NAMES, 0)
 
     def _limits(self, kind: str) -> tuple[tuple[str, int], tuple[str, int]]:
         b = self.budgets
@@ -92,11 +97,16 @@ class Ledger:
         return ("max_unary", b.max_unary), ("max_unary_per_tenant", b.max_unary_per_tenant)
 
     def over(self, kind: str, tenant: bytes | None) -> tuple[str, int] | None:
-        """The budget (its name and limit) one more call of this kind and tenant would break, or None."""
+        """The budget (its name and limit) one more call of this kind and tenant would break, or None.
+
+        The caller refuses a call told a budget: it is counted in :attr:`refused` here, once for every transport.
+        """
         (total_name, total), (each_name, each) = self._limits(kind)
         if tenant is not None and each and self.tenants.get((kind, tenant), 0) >= each:
+            self.refused[each_name] += 1
             return each_name, each
         if total and self.total[kind] >= total:
+            self.refused[total_name] += 1
             return total_name, total
         return None
 

@@ -25,6 +25,7 @@ __all__ = [
     "check_messages",
     "fit",
     "reply_budget",
+    "undecodable",
 ]
 
 DEFAULT_MAX_MESSAGE_BYTES = 32 * 1024 * 1024
@@ -54,6 +55,17 @@ def fit(sizes: Sequence[int], budget: int) -> int:
 
 
 # --- validation and errors ------------------------------------------------------------------
+
+
+def undecodable(type_name: str, exc: Exception, *, json: bool = False) -> ValidationError:
+    """The refusal of a request body that is not an encoding of ``type_name`` (protobuf bytes, or with ``json``
+    ProtoJSON): one violation, rule ``decode``, naming the type and the decoder's complaint. Every transport
+    answers it the same way: INVALID_ARGUMENT with this ``google.rpc.BadRequest`` violation."""
+    if json:
+        problem = f"the request body is not valid ProtoJSON for {type_name}: {exc}"
+    else:
+        problem = f"the request bytes are not a valid {type_name} encoding: {exc}"
+    return ValidationError([Violation("", "decode", problem)], type_name)
 
 
 def _check(request: Any) -> None:

@@ -128,6 +128,7 @@ class Running:
     retain_days: float | None = None  # the retention period (None: sessions are kept)
     retention: asyncio.Task[None] | None = None  # the background sweep, with a retention period
     http: HttpListener | None = None  # Connect and gRPC-Web, when an HTTP port is configured
+    ledger: Ledger | None = None  # the calls in progress against the budgets, and those refused (both transports)
     mcp: dict[str, HostedMcp] = field(default_factory=dict)  # the MCP servers it hosts, by name
 
     @property
@@ -136,12 +137,15 @@ class Running:
         return None if self.http is None else self.http.port
 
     def snapshot(self) -> dict[str, float]:
-        """The state /metrics reads at scrape time: runners, dropped live events, store health and pool."""
+        """The state /metrics reads at scrape time: runners, dropped live events, store health and pool, calls
+        refused by each budget (``refused:<budget>``)."""
         values = {
             "runners": float(len(self.tools.runners)),
             "live_dropped": float(self.sessions.hub.dropped),
             "store_healthy": 1.0 if self.store.healthy else 0.0,
         }
+        if self.ledger is not None:
+            values.update({f"refused:{budget}": float(count) for budget, count in self.ledger.refused.items()})
         if isinstance(self.store, PostgresStore | SQLiteStore):
             values["commits"] = float(self.store.commits)
             values["committed_appends"] = float(self.store.committed_appends)
@@ -402,6 +406,7 @@ async def create_server(config: ServerConfig) -> Running:
         telemetry=telemetry,
         retain_days=config.retain_days,
         http=http,
+        ledger=ledger,
     )
     if config.retain_days is not None:
         running.retention = asyncio.create_task(running._retain(), name="agentmsg-retention")

@@ -347,6 +347,13 @@ if AVAILABLE:
             yield CounterMetricFamily(
                 "agentmsg_live_events_dropped", "Live events dropped for slow subscribers", value=values["live_dropped"]
             )
+            refused = CounterMetricFamily(
+                "agentmsg_calls_refused", "Calls refused for a budget of concurrent calls, by budget", labels=["budget"]
+            )
+            for key, count in values.items():
+                if key.startswith("refused:"):
+                    refused.add_metric([key.removeprefix("refused:")], count)
+            yield refused
             healthy = GaugeMetricFamily("agentmsg_store_healthy", "1 when the store is reachable", labels=["store"])
             healthy.add_metric([self.store], values["store_healthy"])
             yield healthy

@@ -13,9 +13,10 @@ from typing import Any
 
 import grpc
 
-from agentmsg.errors import AgentMsgError, ValidationError, Violation
+from agentmsg.errors import AgentMsgError, ValidationError
 from agentmsg.service import status
 from agentmsg.service.handlers import Caller
+from agentmsg.service.rpc import undecodable
 
 __all__ = ["caller_of", "capture", "register"]
 
@@ -102,9 +103,7 @@ class _Undecodable:
     """Request bytes that are not an encoding of the method's request type: the call ends INVALID_ARGUMENT."""
 
     def __init__(self, type_name: str, exc: Exception) -> None:
-        self.error = ValidationError(
-            [Violation("", "decode", f"the request bytes are not a valid {type_name} encoding: {exc}")], type_name
-        )
+        self.error = undecodable(type_name, exc)
 
 
 def _tolerant(deserialize: Callable[[bytes], Any]) -> Callable[[bytes], Any]:

@@ -136,8 +136,6 @@ class SessionHandler:
         # Every reply carries messages up to this many bytes, and no entry may be larger: whatever was
         # appended can be read back, by every reading RPC, under the configured maximum message size.
         self.budget = reply_budget(max_message_bytes)
-        # Subscribers per session on this node: the store's change event is dropped when the last one leaves.
-        self._watchers: dict[str, int] = {}
         # Set while the store is unavailable: every waiting subscription ends UNAVAILABLE.
         self._outage = asyncio.Event()
         if not store.healthy:
@@ -360,17 +358,9 @@ class SessionHandler:
         session_id = request.session_id
         cursor = request.after_offset
         batch = request.max_batch or 256
-        self._watchers[session_id] = self._watchers.get(session_id, 0) + 1
-        try:
-            with self._watch_deletion(session_id) as deleted:
-                async for response in self._follow(request, session_id, cursor, batch, deleted, batches):
-                    yield response
-        finally:
-            left = self._watchers.pop(session_id) - 1
-            if left:
-                self._watchers[session_id] = left
-            else:
-                self.store.forget(session_id)  # nobody on this node waits for it any more
+        with self.store.watching(session_id), self._watch_deletion(session_id) as deleted:
+            async for response in self._follow(request, session_id, cursor, batch, deleted, batches):
+                yield response
 
     async def _follow(
         self,

@@ -22,7 +22,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mappin
 from typing import Any, TypeVar
 
 from connectrpc.code import Code
-from connectrpc.compat import google_protobuf_binary_codec
 from connectrpc.errors import ConnectError, ErrorDetail
 from connectrpc.method import IdempotencyLevel, MethodInfo, StreamType
 from connectrpc.request import RequestContext
@@ -42,7 +41,7 @@ from agentmsg.service.handlers.sessions import SESSION_SERVICE, SessionHandler
 from agentmsg.service.handlers.tools import TOOL_SERVICE, ToolHandler
 from agentmsg.service.http.ui import UI_PREFIXES, create_ui_app
 from agentmsg.service.http.viewer import ViewerApp
-from agentmsg.service.rpc import fit
+from agentmsg.service.rpc import fit, undecodable
 from agentmsg.service.telemetry import ServedCall, ServerTelemetry
 from agentmsg.v1 import convert_service_pb2, session_service_pb2, tool_service_pb2
 from agentmsg.v1.convert_service_connect import ConvertServiceASGIApplication
@@ -386,10 +385,29 @@ class _HealthApplication(ConnectASGIApplication[_Health]):
         return f"/{HEALTH_SERVICE}"
 
 
+class BinaryCodec:
+    """Protobuf's binary encoding. A body that does not decode is refused as over gRPC: INVALID_ARGUMENT with
+    the ``google.rpc.BadRequest`` violation ``decode`` (:func:`agentmsg.service.rpc.undecodable`)."""
+
+    def name(self) -> str:
+        return "proto"
+
+    def encode(self, message: Message) -> bytes:
+        return message.SerializeToString()
+
+    def decode(self, data: bytes | bytearray, message_class: type[M]) -> M:
+        try:
+            return message_class.FromString(bytes(data))
+        except Exception as exc:  # a DecodeError, or anything a malformed peer provokes
+            raise to_connect_error(undecodable(message_class.DESCRIPTOR.full_name, exc)) from None
+
+
 class CompactJSONCodec:
     """ProtoJSON (agentmsg's canonical JSON) on one line: a subscriber's stream carries no indentation.
 
-    Unknown fields are ignored when decoding, as in binary, so a newer client's request still reads."""
+    Unknown fields are ignored when decoding, as in binary, so a newer client's request still reads. A body that
+    does not parse (not JSON, a field of the wrong type) is refused as undecodable bytes are: the BadRequest
+    violation ``decode``, naming the parser's complaint."""
 
     def name(self) -> str:
         return "json"
@@ -399,12 +417,15 @@ class CompactJSONCodec:
 
     def decode(self, data: bytes | bytearray, message_class: type[M]) -> M:
         message = message_class()
-        json_format.Parse(bytes(data), message, ignore_unknown_fields=True)
+        try:
+            json_format.Parse(bytes(data), message, ignore_unknown_fields=True)
+        except Exception as exc:  # a ParseError, or anything a malformed peer provokes
+            raise to_connect_error(undecodable(message_class.DESCRIPTOR.full_name, exc, json=True)) from None
         return message
 
 
 def _codecs() -> list[Any]:
-    return [google_protobuf_binary_codec(), CompactJSONCodec()]
+    return [BinaryCodec(), CompactJSONCodec()]
 
 
 class _Router:

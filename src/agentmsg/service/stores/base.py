@@ -15,7 +15,7 @@ import abc
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -67,6 +67,9 @@ class Store(abc.ABC):
 
     def __init__(self) -> None:
         self._waiters: dict[str, asyncio.Event] = {}
+        # Who follows each session on this node (subscribers, approval waiters): the last to leave drops the
+        # session's pending change event, which only an append would release otherwise.
+        self._watching: dict[str, int] = {}
         # Per-session holds for tree operations in this process: [lock, users] while someone holds or waits.
         self._holds: dict[str, list[Any]] = {}
         self._health_listeners: list[Callable[[bool], None]] = []
@@ -252,6 +255,24 @@ class Store(abc.ABC):
         event = self._waiters.get(session_id)
         if event is not None and not event.is_set():
             del self._waiters[session_id]
+
+    @contextlib.contextmanager
+    def watching(self, session_id: str) -> Iterator[None]:
+        """Follow the session (wait on :meth:`changed`) for the block's duration.
+
+        The change event is shared by everyone following the session on this node; when the last of them leaves,
+        however it ends (deadline, cancellation, an answer found), the pending event is dropped at once rather than
+        kept until the session's next append.
+        """
+        self._watching[session_id] = self._watching.get(session_id, 0) + 1
+        try:
+            yield
+        finally:
+            left = self._watching.pop(session_id) - 1
+            if left:
+                self._watching[session_id] = left
+            else:
+                self.forget(session_id)
 
 
 # --- the append plan shared by the backends that plan in Python (memory, SQLite) ---
