@@ -10,9 +10,10 @@ export class VirtualList {
   private readonly bottom = document.createElement("div");
   private readonly body = document.createElement("div");
   private readonly rendered = new Map<number, HTMLElement>();
+  private readonly stale = new Set<number>();
   private scheduled = false;
-  /** Called when the viewport nears the end (to load the next page). */
-  onNearEnd: () => void = () => {};
+  /** Called after each draw (rows may have left the DOM). */
+  onRendered: () => void = () => {};
 
   constructor(
     readonly scroller: HTMLElement,
@@ -40,13 +41,12 @@ export class VirtualList {
     this.schedule();
   }
 
-  /** Row `index` changed: render it again when visible. */
+  /**
+   * Row `index` changed: render it again when visible. Its node stays until the next draw replaces it (removed now,
+   * the content would shrink at once and the browser would clamp the scroll position before the draw restores it).
+   */
   invalidate(index: number): void {
-    const node = this.rendered.get(index);
-    if (node !== undefined) {
-      node.remove();
-      this.rendered.delete(index);
-    }
+    if (this.rendered.has(index)) this.stale.add(index);
     this.schedule();
   }
 
@@ -67,9 +67,14 @@ export class VirtualList {
     }
   }
 
+  /** Bring the end into view (again while the heights of the rows drawn there move it, a few times at most). */
   scrollToEnd(): void {
-    this.scroller.scrollTop = this.scroller.scrollHeight;
-    this.schedule();
+    this.render();
+    for (let pass = 0; pass < 4; pass++) {
+      this.scroller.scrollTop = this.scroller.scrollHeight;
+      this.render();
+      if (this.atEnd()) break;
+    }
   }
 
   schedule(): void {
@@ -99,11 +104,12 @@ export class VirtualList {
     const from = Math.max(0, first - OVERSCAN);
     const to = Math.min(this.heights.length, last + OVERSCAN);
     for (const [index, node] of this.rendered) {
-      if (index < from || index >= to) {
+      if (index < from || index >= to || this.stale.has(index)) {
         node.remove();
         this.rendered.delete(index);
       }
     }
+    this.stale.clear();
     const nodes: HTMLElement[] = [];
     for (let i = from; i < to; i++) {
       let node = this.rendered.get(i);
@@ -125,6 +131,6 @@ export class VirtualList {
     for (let i = to; i < this.heights.length; i++) below += this.heights[i] ?? ESTIMATE;
     this.top.style.height = `${above}px`;
     this.bottom.style.height = `${below}px`;
-    if (to >= this.heights.length - OVERSCAN) this.onNearEnd();
+    this.onRendered();
   }
 }
