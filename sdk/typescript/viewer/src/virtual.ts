@@ -12,6 +12,8 @@ export class VirtualList {
   private readonly rendered = new Map<number, HTMLElement>();
   private readonly stale = new Set<number>();
   private scheduled = false;
+  /** At the end (scrolled there, or brought there): kept there while the rows drawn there change height. */
+  private sticky = false;
   /** Called after each draw (rows may have left the DOM). */
   onRendered: () => void = () => {};
 
@@ -22,7 +24,14 @@ export class VirtualList {
   ) {
     this.body.className = "rows";
     scroller.replaceChildren(this.top, this.body, this.bottom);
-    scroller.addEventListener("scroll", () => this.schedule(), { passive: true, signal });
+    scroller.addEventListener(
+      "scroll",
+      () => {
+        this.sticky = this.nearEnd();
+        this.schedule();
+      },
+      { passive: true, signal },
+    );
     window.addEventListener("resize", () => this.schedule(), { signal }); // removed when the view is left
   }
 
@@ -50,14 +59,19 @@ export class VirtualList {
     this.schedule();
   }
 
-  /** Whether the viewport shows the end of the list (to keep following it as rows arrive). */
+  /** Whether the viewport shows the end of the list, or is held there (to keep following it as rows arrive). */
   atEnd(): boolean {
+    return this.sticky || this.nearEnd();
+  }
+
+  private nearEnd(): boolean {
     const s = this.scroller;
     return s.scrollHeight - s.scrollTop - s.clientHeight < 48;
   }
 
   /** Bring row `index` to the top of the viewport (twice: once its neighbours' heights are measured, again). */
   scrollToIndex(index: number): void {
+    this.sticky = false;
     for (let pass = 0; pass < 2; pass++) {
       this.render(); // the spacers first: a scrollTop beyond the current height would be clamped
       let y = 0;
@@ -69,11 +83,12 @@ export class VirtualList {
 
   /** Bring the end into view (again while the heights of the rows drawn there move it, a few times at most). */
   scrollToEnd(): void {
+    this.sticky = true;
     this.render();
     for (let pass = 0; pass < 4; pass++) {
       this.scroller.scrollTop = this.scroller.scrollHeight;
       this.render();
-      if (this.atEnd()) break;
+      if (this.nearEnd()) break;
     }
   }
 
@@ -131,6 +146,11 @@ export class VirtualList {
     for (let i = to; i < this.heights.length; i++) below += this.heights[i] ?? ESTIMATE;
     this.top.style.height = `${above}px`;
     this.bottom.style.height = `${below}px`;
+    if (this.sticky && !this.nearEnd()) {
+      // Rows drawn at the end changed height: back to the end (drawn again at the next frame if that moved it).
+      this.scroller.scrollTop = this.scroller.scrollHeight;
+      this.schedule();
+    }
     this.onRendered();
   }
 }
