@@ -328,7 +328,8 @@ class SessionView {
       say(`a live event could not be applied: ${describe(error)}`, true);
       return;
     }
-    this.liveRows.set(row.fold.messageId ?? `stream:${streamId}`, at);
+    const id = row.fold.messageId;
+    if (id !== undefined) this.liveRows.set(id, at);
     this.list.invalidate(at);
   }
 
