@@ -158,11 +158,14 @@ class SessionView {
       return el("article", "msg placeholder", el("span", "offset", `#${index + 1}`), " loading…");
     }
     if (row.kind === "live") {
-      // A stream that ended without its message being logged (an error, the publisher gone): no longer generating.
-      const node = messageRow(row.fold.snapshot(), undefined, lookup, !row.fold.done);
-      if (row.fold.done) {
+      // A stream that ended in an error (its own, or the server's when the publisher went away or the stream was
+      // refused: then no message is logged to replace the row) is no longer generating: its error is shown.
+      const message = row.fold.snapshot();
+      const failed = row.fold.done && message.role.case === "assistant" && message.role.value.error !== "";
+      const node = messageRow(message, undefined, lookup, !failed);
+      if (failed) {
         node.classList.add("failed");
-        node.querySelector("header")?.append(el("span", "badge bad", "stream ended, not logged"));
+        node.querySelector("header")?.append(el("span", "badge bad", "stream failed"));
       }
       return node;
     }
