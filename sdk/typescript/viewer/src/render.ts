@@ -153,10 +153,14 @@ function citedText(value: TextContent): HTMLElement {
   const box = el("div", "block text cited");
   const citations = value.citations;
   const chars = Array.from(value.text);
+  // A span in code points, clamped to the text; a start without an end runs to the end of the text.
   const spans = citations.map((c, i) => ({
     number: i + 1,
     start: c.startIndex === undefined ? undefined : Math.min(c.startIndex, chars.length),
-    end: c.endIndex === undefined ? undefined : Math.min(Math.max(c.endIndex, c.startIndex ?? 0), chars.length),
+    end:
+      c.startIndex === undefined
+        ? undefined
+        : Math.min(Math.max(c.endIndex ?? chars.length, c.startIndex), chars.length),
   }));
   const whole = spans.filter((span) => span.start === undefined).map((span) => span.number);
   const spanned = spans.filter((span) => span.start !== undefined);
