@@ -156,7 +156,7 @@ $(VENV)/.bench-installed: $(VENV)/.installed pyproject.toml
 
 BENCH_OUT := bench/.results
 # BENCH_ARGS=--quick for a short smoke run (the results file then says QUICK)
-bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydantic-ai, LangChain, a2a-sdk, bare gRPC, TCP, Connect vs gRPC, bare psycopg, tracing off; the TypeScript SDK vs Python; the delay heavy requests cause; group commit vs a bare group-committing server; Connect vs A2A HTTP+JSON; a durable round trip vs A2A gRPC: writes bench/results.md (never part of test)
+bench: deps ts-build viewer $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSON, pydantic-ai, LangChain, a2a-sdk, bare gRPC, TCP, Connect vs gRPC, bare psycopg, tracing off; the TypeScript SDK vs Python; the delay heavy requests cause; group commit vs a bare group-committing server; Connect vs A2A HTTP+JSON; a durable round trip vs A2A gRPC; the viewer in Chromium (first paint of 10k messages, the demo live): writes bench/results.md (never part of test)
 	@mkdir -p $(BENCH_OUT)
 	$(PY) bench/run.py --json $(BENCH_OUT)/codec.json $(BENCH_ARGS)
 	$(PY) bench/conversion.py --json $(BENCH_OUT)/conversion.json $(BENCH_ARGS)
@@ -174,6 +174,7 @@ bench: deps ts-build $(VENV)/.bench-installed ## Benchmarks vs raw protobuf, JSO
 	$(PY) bench/refusals.py --json $(BENCH_OUT)/refusals.json $(BENCH_ARGS)
 	$(PY) bench/group_commit.py --json $(BENCH_OUT)/group_commit.json $(BENCH_ARGS)
 	$(PY) bench/roundtrip_a2a.py --json $(BENCH_OUT)/roundtrip.json $(BENCH_ARGS)
+	$(PY) bench/viewer.py --json $(BENCH_OUT)/viewer.json $(BENCH_ARGS)
 	$(PY) bench/report.py $(BENCH_OUT) -o bench/results.md --command "make bench$(if $(BENCH_ARGS), BENCH_ARGS=$(BENCH_ARGS))"
 
 .PHONY: fuzz soak

@@ -4,8 +4,8 @@
 ``DIR/codec.json`` (``bench/run.py --json``), ``DIR/conversion.json``,
 ``DIR/streaming.json``, ``DIR/service.json``, ``DIR/http.json`` (``bench/connect_http.py``),
 ``DIR/reads.json``, ``DIR/cluster.json``, ``DIR/mcp.json``, ``DIR/a2a.json``,
-``DIR/typescript.json``, ``DIR/hostile.json``, ``DIR/group_commit.json`` and ``DIR/roundtrip.json``
-(``bench/roundtrip_a2a.py``) (each optional) and writes one
+``DIR/typescript.json``, ``DIR/hostile.json``, ``DIR/group_commit.json``, ``DIR/roundtrip.json``
+(``bench/roundtrip_a2a.py``) and ``DIR/viewer.json`` (``bench/viewer.py``) (each optional) and writes one
 Markdown file: the machine and versions, every target with PASS/MISS, the tables, and for every
 missed target its profile and what bounds it. Nothing is measured here: every
 figure comes from the JSON of the run.
@@ -109,6 +109,7 @@ def targets_section(runs: dict[str, dict[str, Any] | None]) -> tuple[list[str], 
         "mcp",
         "group_commit",
         "roundtrip",
+        "viewer",
     ):
         run = runs.get(name)
         if run:
@@ -901,6 +902,7 @@ NAMES = (
     "hostile",
     "group_commit",
     "roundtrip",
+    "viewer",
 )
 
 
@@ -959,6 +961,25 @@ def group_commit_section(run: dict[str, Any]) -> list[str]:
     return lines
 
 
+def viewer_section(run: dict[str, Any]) -> list[str]:
+    paint = run["first_paint"]
+    lines = [
+        "## The session viewer in Chromium (`bench/viewer.py`)",
+        "",
+        f"First paint of a {paint['messages']:,}-message session (navigation start to the viewer's "
+        f"`agentmsg:first-row` mark, a fresh page each round): median {paint['median_ms']:.0f} ms, max "
+        f"{paint['max_ms']:.0f} ms. The `make run` demo's turn with the page open: each event's server-side time "
+        "(an append's acknowledgement; a streamed event handed to `publish_stream`) to its row in the DOM "
+        "(a MutationObserver); negative: the row was there before the append call returned.",
+        "",
+        "| event | median | max |",
+        "|---|---:|---:|",
+    ]
+    for name, event in run["live"].items():
+        lines.append(f"| {name} | {event['median_ms']:.1f} ms | {event['max_ms']:.1f} ms |")
+    return lines
+
+
 def build(directory: Path, command: str) -> str:
     runs = {name: load(directory, name) for name in NAMES}
     if not any(runs.values()):
@@ -998,6 +1019,8 @@ def build(directory: Path, command: str) -> str:
         lines += ["", *group_commit_section(runs["group_commit"])]
     if runs["roundtrip"]:
         lines += ["", *roundtrip_section(runs["roundtrip"])]
+    if runs["viewer"]:
+        lines += ["", *viewer_section(runs["viewer"])]
     if missed:
         lines += [
             "",

@@ -318,28 +318,86 @@ def test_untrusted_text_tool_output_and_file_names_render_inert(chromium: Any, s
         page.close()
 
 
-def test_a_long_session_pages_in_as_it_scrolls_with_a_bounded_dom(chromium: Any, service: Service) -> None:
+def _long_session(service: Service, total: int, text: str = "message") -> str:
+    """A session of ``total`` user messages ("message 1" ...), appended 1,000 at a time."""
     session = f"viewer-{uuid.uuid4().hex[:8]}"
-    total = 1_500
     with Client(service.target) as client:
-        for start in range(0, total, 250):
-            client.append_many(session, [UserMessage.text(f"message {i + 1}") for i in range(start, start + 250)])
+        for start in range(0, total, 1_000):
+            client.append_many(
+                session, [UserMessage.text(f"{text} {i + 1}") for i in range(start, min(start + 1_000, total))]
+            )
+    return session
+
+
+def _count_reads(page: Any) -> list[str]:
+    """The page's ListMessages requests, as they are made."""
+    reads: list[str] = []
+    page.on("request", lambda r: reads.append(r.url) if "ListMessages" in r.url else None)
+    return reads
+
+
+NODE_BOUND = 1_500  # elements in the whole page while 10,000 messages scroll by (one per message would be 10,000+)
+
+
+def test_ten_thousand_messages_scroll_end_to_end_with_a_bounded_dom(chromium: Any, service: Service) -> None:
+    total = 10_000
+    session = _long_session(service, total)
     page = _open(chromium, service, session)
     try:
-        page.wait_for_selector("article.msg", timeout=WAIT_MS)
-        # The first page only: ListMessages pages, never the whole session.
-        page.wait_for_function("() => /^200 messages/.test(document.getElementById('status').textContent)")
-        most = 0
-        for _ in range(200):  # scroll to the end, a screen at a time; each page loads as the end nears
-            most = max(most, page.locator("article.msg").count())
-            if page.locator("article.msg", has_text=f"message {total}").count() == 1:
+        page.wait_for_selector("article.msg:not(.placeholder)", timeout=WAIT_MS)
+        # One page read, the rest only counted: ListMessages pages, never the whole session.
+        assert page.locator("#status").inner_text().startswith(f"{total} messages ({total - 200} not read yet)")
+        most_rows = most_nodes = steps = 0
+        while steps < 400:  # a bounded number of bounded steps, each up to 8 screens
+            steps += 1
+            page.wait_for_function(
+                "() => document.querySelectorAll('article.placeholder').length === 0", timeout=WAIT_MS
+            )
+            most_rows = max(most_rows, page.locator("article.msg").count())
+            most_nodes = max(most_nodes, page.evaluate("() => document.getElementsByTagName('*').length"))
+            at_end = page.evaluate(
+                "() => { const s = document.getElementById('messages');"
+                " return s.scrollTop + s.clientHeight >= s.scrollHeight - 2; }"
+            )
+            if at_end and page.locator("article.msg", has_text=f"message {total}").count() == 1:
                 break
-            page.evaluate("() => { const s = document.getElementById('messages'); s.scrollTop += s.clientHeight * 4; }")
-            page.wait_for_timeout(20)
+            page.evaluate("() => { const s = document.getElementById('messages'); s.scrollTop += s.clientHeight * 8; }")
         assert page.locator("article.msg", has_text=f"message {total}").count() == 1
         assert f"#{total}" in page.locator("article.msg").last.inner_text()
-        assert most <= 40, f"{most} message rows in the DOM at once"
+        assert steps > 10  # it did scroll through, a bounded step at a time
+        assert most_rows <= 40, f"{most_rows} message rows in the DOM at once"
+        assert most_nodes <= NODE_BOUND, f"{most_nodes} elements in the page at once"
         assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_a_long_session_opened_at_the_top_is_live_at_once(chromium: Any, service: Service) -> None:
+    total = 3_000
+    session = _long_session(service, total)
+    page = chromium.new_page()
+    reads = _count_reads(page)
+    page.goto(f"{service.http}/#/sessions/{session}")
+    try:
+        page.wait_for_selector("article.msg:not(.placeholder)", timeout=WAIT_MS)
+        assert "message 1" in page.locator("article.msg").first.inner_text()
+        # Appended now, far below the view: counted, not scrolled to, and no page of the middle is read for it.
+        with Client(service.target) as client:
+            client.append(session, UserMessage.text("appended while the top is read"))
+        page.wait_for_selector("button.fresh:not([hidden])", timeout=WAIT_MS)
+        assert page.locator("button.fresh").inner_text().startswith("1 new")
+        assert len(reads) == 1, reads  # the first page only
+        page.click("button.fresh")  # to the end: the last page of the log, then the new entry
+        page.locator("article.msg", has_text="appended while the top is read").wait_for(timeout=WAIT_MS)
+        assert f"#{total + 1}" in page.locator("article.msg").last.inner_text()
+        page.wait_for_selector("button.fresh", state="hidden", timeout=WAIT_MS)
+        assert len(reads) < total // 200, reads  # the pages at the end, not the 15 of the whole log
+        # At the end, a new entry is shown and followed.
+        with Client(service.target) as client:
+            client.append(session, UserMessage.text("appended at the end"))
+        page.locator("article.msg", has_text="appended at the end").wait_for(timeout=WAIT_MS)
+        assert page.locator("button.fresh").is_hidden()
+        assert f"#{total + 2}" in page.locator("article.msg").last.inner_text()
     finally:
         page.close()
 
@@ -472,3 +530,244 @@ def test_the_make_run_demo_turn_appears_live(chromium: Any, service: Service) ->
         page.close()
         runner.terminate()
         runner.wait(10)
+
+
+def _png(width: int, height: int) -> bytes:
+    """A valid PNG of random pixels (it does not compress: width * height * 3 bytes and a little more)."""
+    import os
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    rows = b"".join(b"\x00" + os.urandom(width * 3) for _ in range(height))
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows, 0)) + chunk(b"IEND", b"")
+
+
+# Counts animation frames, and those drawn while an image of the page was still loading or decoding.
+FRAME_COUNTER = """
+window.__frames = 0; window.__pendingFrames = 0;
+const tick = () => {
+  window.__frames++;
+  if ([...document.images].some((img) => !img.complete || img.naturalWidth === 0)) window.__pendingFrames++;
+  requestAnimationFrame(tick);
+};
+requestAnimationFrame(tick);
+"""
+
+LOADS = """(url) => new Promise((done) => { const img = new Image(); img.onload = () => done(true);
+img.onerror = () => done(false); img.src = url; })"""
+
+
+def test_a_five_mib_image_renders_without_freezing_and_its_url_is_revoked_when_left(
+    chromium: Any, service: Service
+) -> None:
+    from agentmsg.content import ImageContent
+
+    png = _png(1_280, 1_366)
+    assert len(png) >= 5 * 1024 * 1024
+    session = f"viewer-{uuid.uuid4().hex[:8]}"
+    with Client(service.target) as client:
+        client.append(session, UserMessage([TextContent("a large picture"), ImageContent(png, media_type="image/png")]))
+        client.append(session, AssistantMessage.text("Noise.", stop_reason="stop"))
+    page = chromium.new_page()
+    page.add_init_script(FRAME_COUNTER)
+    try:
+        page.goto(f"{service.http}/#/sessions/{session}")
+        page.wait_for_function(
+            "() => { const img = document.querySelector('article.msg img');"
+            " return img !== null && img.complete && img.naturalWidth === 1280; }",
+            timeout=WAIT_MS,
+        )
+        # The page kept drawing frames while the image was read and decoded: it did not freeze.
+        assert page.evaluate("() => window.__pendingFrames") > 0
+        clicked = page.evaluate(
+            "() => { let ran = false; const b = document.querySelector('button.export');"
+            " b.addEventListener('click', (e) => { ran = true; e.stopImmediatePropagation(); }, {capture: true});"
+            " b.click(); return ran; }"
+        )
+        assert clicked
+        url = page.locator("article.msg img").get_attribute("src")
+        assert url.startswith("blob:")
+        assert page.evaluate(LOADS, url) is True
+        # Its row drawn again (marked as the target of a deep link), the block keeps its one URL.
+        page.evaluate(f"() => {{ location.hash = '#/sessions/{session}/1'; }}")
+        page.wait_for_selector("article.msg.target img", timeout=WAIT_MS)
+        assert page.locator("article.msg.target img").get_attribute("src") == url
+        _shot(page, "large-image")
+        page.evaluate("() => { location.hash = '#/'; }")
+        page.wait_for_selector("ul.sessions", timeout=WAIT_MS)
+        assert page.evaluate(LOADS, url) is False  # revoked once the session was left
+    finally:
+        page.close()
+
+
+def test_citations_mark_the_span_they_support_and_list_their_sources_inert(chromium: Any, service: Service) -> None:
+    from agentmsg.content import Citation
+
+    text = "🌧 Paris is rainy in November. Bring an umbrella. Museums are open late."
+    first = text.index("Paris")
+    second = text.index("Bring")
+    citations = [
+        Citation.web(
+            "https://example.org/paris-weather",
+            "Paris weather",
+            cited_text="November is among the wettest months",
+            start_index=first,
+            end_index=text.index("."),
+        ),
+        Citation.web(
+            XSS[2][11:-1].replace("window.__pwned='link'", "alert(1)"),
+            XSS[1],
+            start_index=second,
+            end_index=text.index(".", second) + 1,
+        ),
+        Citation.document(0, title="Travel guide", pages=(3, 5), cited_text="take an umbrella"),
+    ]
+    session = f"viewer-{uuid.uuid4().hex[:8]}"
+    with Client(service.target) as client:
+        client.append(session, UserMessage.text("Weather in Paris?"))
+        client.append(session, AssistantMessage([TextContent(text, citations=citations)], stop_reason="stop"))
+    page = _open(chromium, service, session)
+    try:
+        page.wait_for_selector(".cite-sources", timeout=WAIT_MS)
+        marks = page.evaluate(
+            "() => [...document.querySelectorAll('mark.cite-span')].map((m) => [m.textContent, m.dataset.cites])"
+        )
+        assert marks == [["Paris is rainy in November", "1"], ["Bring an umbrella.", "2"]]  # code points, not UTF-16
+        block = page.locator(".block.cited")
+        assert block.get_attribute("data-cites") == "3"  # the document citation covers the whole block
+        assert page.locator(".block.cited .cited-text").inner_text().startswith("🌧 Paris is rainy")
+        sources = page.locator(".cite-sources li")
+        assert sources.count() == 3
+        link = sources.nth(0).locator("a")
+        assert link.get_attribute("href") == "https://example.org/paris-weather"
+        assert link.inner_text() == "Paris weather"
+        assert "November is among the wettest months" in sources.nth(0).inner_text()
+        unsafe = sources.nth(1)
+        assert unsafe.locator("a").count() == 0  # a javascript: URL is shown as text, never linked
+        assert "javascript:alert(1)" in unsafe.inner_text()
+        assert "<img src=x onerror=" in unsafe.inner_text()  # the title, as text
+        assert "Travel guide, pages 3-4" in sources.nth(2).inner_text()
+        assert page.locator("#app img").count() == 0
+        assert (
+            page.evaluate(
+                "() => [...document.querySelectorAll('#app *')]"
+                ".some((e) => e.getAttributeNames().some((n) => n.startsWith('on')))"
+            )
+            is False
+        )
+        assert page.evaluate("() => window.__pwned") is None
+        _shot(page, "citations")
+        assert page.problems == []
+    finally:
+        page.close()
+
+
+def test_a_live_stream_that_fails_unlogged_shows_its_error_and_stops_generating(
+    chromium: Any, service: Service
+) -> None:
+    from agentmsg.streaming import StreamEvent
+
+    session = f"viewer-{uuid.uuid4().hex[:8]}"
+    answer = AssistantMessage([TextContent("This answer will never be finished, it breaks off.")], stop_reason="stop")
+    events = events_from_message(answer, chunk_size=8)
+    half = len(events) // 2
+    sent_half, go_on = threading.Event(), threading.Event()
+    outcome: list[Any] = []
+
+    def stream() -> Iterator[Any]:
+        yield from events[:half]
+        sent_half.set()
+        if not go_on.wait(WAIT_MS / 1000):
+            raise TimeoutError("the test never let the stream go on")
+        yield StreamEvent.text_delta(7, "a block that never started")  # the server refuses the stream here
+
+    def publish() -> None:
+        with Client(service.target) as client:
+            try:
+                outcome.append(client.publish_stream(session, stream()))
+            except Exception as exc:  # expected: the stream is refused
+                outcome.append(exc)
+
+    with Client(service.target) as client:
+        client.append(session, UserMessage.text("Say something long."))
+    publisher = threading.Thread(target=publish, daemon=True)
+    publisher.start()
+    page = _open(chromium, service, session)
+    try:
+        assert sent_half.wait(WAIT_MS / 1000)
+        page.wait_for_selector("article.msg.live", timeout=WAIT_MS)
+        assert page.locator("article.msg.live .badge.live").inner_text() == "generating"
+        go_on.set()
+        publisher.join(WAIT_MS / 1000)
+        assert len(outcome) == 1, outcome
+        assert isinstance(outcome[0], Exception), outcome
+        page.wait_for_selector("article.msg.failed", timeout=WAIT_MS)
+        failed = page.locator("article.msg.failed")
+        assert failed.locator(".badge.live").count() == 0  # no longer "generating"
+        assert "stream failed" in failed.inner_text()
+        assert "block" in failed.locator(".block.error").inner_text()  # the server's reason, as relayed
+        assert "This answer" in failed.inner_text()  # what it got to
+        assert page.locator("article.msg").count() == 2
+        with Client(service.target) as client:
+            assert len(list(client.history(session))) == 1  # nothing was logged for it
+    finally:
+        go_on.set()
+        page.close()
+
+
+def test_a_hash_change_within_the_session_scrolls_without_reading_again(chromium: Any, service: Service) -> None:
+    session = _long_session(service, 600, text="entry")
+    page = chromium.new_page()
+    reads = _count_reads(page)
+    page.goto(f"{service.http}/#/sessions/{session}/10")
+    try:
+        page.wait_for_selector("article.msg.target", timeout=WAIT_MS)
+        assert "entry 10" in page.locator("article.msg.target").inner_text()
+        before = len(reads)
+        page.evaluate(f"() => {{ location.hash = '#/sessions/{session}/150'; }}")
+        page.wait_for_function(
+            "() => { const t = document.querySelector('article.msg.target');"
+            " return t !== null && t.innerText.includes('entry 150'); }",
+            timeout=WAIT_MS,
+        )
+        box, view = page.locator("article.msg.target").bounding_box(), page.locator("#messages").bounding_box()
+        assert box is not None
+        assert view is not None
+        assert view["y"] - 1 <= box["y"] < view["y"] + view["height"]
+        assert page.locator("article.msg.target").count() == 1  # the mark moved
+        assert len(reads) == before  # entry 150 is on the page already read: scrolled to, not read again
+        page.evaluate(f"() => {{ location.hash = '#/sessions/{session}/480'; }}")
+        page.wait_for_function(
+            "() => document.querySelector('article.msg.target')?.innerText.includes('entry 480') === true",
+            timeout=WAIT_MS,
+        )
+        assert len(reads) == before + 1  # its own page, once
+    finally:
+        page.close()
+
+
+def test_usage_shows_a_reported_zero_as_0_and_an_absent_count_as_not_reported(chromium: Any, service: Service) -> None:
+    session = f"viewer-{uuid.uuid4().hex[:8]}"
+    with Client(service.target) as client:
+        client.append(session, UserMessage.text("Hi"))
+        usage = Usage(input_tokens=12, output_tokens=3, cache_read_tokens=0, cache_write_tokens=0)
+        client.append(session, AssistantMessage.text("Hello.", stop_reason="stop", usage=usage))
+        client.append(session, AssistantMessage.text("Again.", stop_reason="stop", usage=Usage(output_tokens=2)))
+    page = _open(chromium, service, session)
+    try:
+        page.wait_for_function("() => document.querySelectorAll('footer.msg-foot').length === 2", timeout=WAIT_MS)
+        footers = page.locator("footer.msg-foot").all_inner_texts()
+        assert footers[0].startswith("in 12 · out 3 · cache read 0 · cache write 0 · cost not reported")
+        assert footers[1].startswith(
+            "in not reported · out 2 · cache read not reported · cache write not reported · cost not reported"
+        )
+        assert page.locator("p.usage").inner_text() == (
+            "2 assistant messages read: in 12 · out 5 · cache read 0 · cache write 0 · cost not reported"
+        )
+        assert page.problems == []
+    finally:
+        page.close()

@@ -11,7 +11,6 @@ import {
   type Logged,
   type Message,
   messageToDict,
-  NotFoundError,
   PermissionDeniedError,
   type SessionInfo,
   StreamAccumulator,
@@ -20,10 +19,12 @@ import {
   UnauthenticatedError,
 } from "@agentmsg/sdk/web";
 import { ContextPanel } from "./context.js";
-import { el, messageRow, UsageTotals } from "./render.js";
+import { el, media, messageRow, UsageTotals } from "./render.js";
 import { VirtualList } from "./virtual.js";
 
 const PAGE_SIZE = 200;
+/** A Performance mark set once the first logged row of a session view has been painted. */
+const FIRST_ROW_MARK = "agentmsg:first-row";
 
 // A server started with --token wants a bearer token: asked for on a 401 or 403, kept for this tab only.
 const TOKEN_KEY = "agentmsg.viewer.token";
@@ -36,6 +37,7 @@ function connect(): Client {
 const app = document.getElementById("app") as HTMLElement;
 const status = document.getElementById("status") as HTMLElement;
 let current: AbortController | undefined;
+let view: SessionView | undefined; // the session on screen (a hash change within it scrolls, not re-reads)
 
 function say(text: string, error = false): void {
   status.textContent = text;
@@ -48,6 +50,8 @@ function describe(error: unknown): string {
 
 /** The token form, after the server refused the call for want of a (better) token. */
 function askForToken(error: unknown): void {
+  current?.abort(); // the view is left: the form replaces it
+  view = undefined;
   const form = el("form", "token");
   const input = el("input");
   input.type = "password";
@@ -92,17 +96,26 @@ type Row =
   | { kind: "logged"; offset: bigint; message: Message }
   | { kind: "live"; streamId: string; fold: StreamAccumulator };
 
-/** One session's view: the rows (logged and in flight), the tool results by call id, the virtualised list. */
+/**
+ * One session's view. The rows are, first, the `head` entries the log held when the view opened (row i is offset
+ * i + 1; a page of them is read by `ListMessages` when one of its rows is drawn), then whatever the subscription
+ * brought since, in arrival order: logged messages and messages in flight. The subscription starts at once from
+ * the head's last offset, so the view is live from its first paint whatever the session's length.
+ */
 class SessionView {
-  private readonly rows: Row[] = [];
+  private readonly rows: (Row | undefined)[] = [];
   private readonly results = new Map<string, ToolResultContent>();
   private readonly callRows = new Map<string, number>();
   private readonly liveRows = new Map<string, number>();
+  private readonly pages = new Map<number, Promise<void>>();
   private readonly list: VirtualList;
+  private head = 0;
+  private read = 0;
   private lastOffset = 0n;
-  private pages: AsyncGenerator<Logged> | undefined;
-  private loading: Promise<void> | undefined;
-  private following = false;
+  private live = false;
+  private fresh = 0;
+  private painted = false;
+  private readonly freshButton = el("button", "fresh");
   private readonly context: ContextPanel;
   private readonly totals = new UsageTotals();
   private readonly usage = el("p", "usage muted");
@@ -110,7 +123,7 @@ class SessionView {
   constructor(
     readonly sessionId: string,
     private readonly signal: AbortSignal,
-    private readonly target?: bigint,
+    private target?: bigint,
   ) {
     const scroller = el("div", "scroller");
     scroller.id = "messages";
@@ -120,23 +133,48 @@ class SessionView {
     exporter.type = "button";
     exporter.title = "the whole log, one message a line in the dict form";
     exporter.addEventListener("click", () => void this.export(exporter));
-    title.append(" ", exporter);
+    this.freshButton.type = "button";
+    this.freshButton.hidden = true;
+    this.freshButton.title = "entries that arrived below the view: go to the end";
+    this.freshButton.addEventListener("click", () => this.list.scrollToEnd());
+    title.append(" ", exporter, " ", this.freshButton);
     this.context = new ContextPanel(client, sessionId, (id) => this.results.get(id));
     this.usage.textContent = this.totals.describe();
     app.replaceChildren(title, this.usage, el("div", "session", scroller, this.context.root));
     scroller.addEventListener("click", (event) => this.clicked(event));
+    scroller.addEventListener("scroll", () => this.seen(), { passive: true, signal });
     document.title = `agentmsg · ${sessionId}`;
     this.list = new VirtualList(scroller, (index) => this.renderRow(index), signal);
-    this.list.onNearEnd = () => void this.loadPage().catch(askForToken);
-    this.pages = client.listMessages(sessionId, { pageSize: PAGE_SIZE, signal });
+    this.list.onRendered = () => media.sweep();
+    // Leaving the view (another session, the list, a token prompt) frees every blob: URL it made.
+    signal.addEventListener("abort", () => media.revokeAll(), { once: true });
   }
 
   private renderRow(index: number): HTMLElement {
     const row = this.rows[index];
     const lookup = (id: string): ToolResultContent | undefined => this.results.get(id);
-    if (row === undefined) return el("div");
-    if (row.kind === "live") return messageRow(row.fold.snapshot(), undefined, lookup, true);
+    if (row === undefined) {
+      void this.page(index);
+      return el("article", "msg placeholder", el("span", "offset", `#${index + 1}`), " loading…");
+    }
+    if (row.kind === "live") {
+      // A stream that ended in an error (its own, or the server's when the publisher went away or the stream was
+      // refused: then no message is logged to replace the row) is no longer generating: its error is shown.
+      const message = row.fold.snapshot();
+      const failed = row.fold.done && message.role.case === "assistant" && message.role.value.error !== "";
+      const node = messageRow(message, undefined, lookup, !failed);
+      if (failed) {
+        node.classList.add("failed");
+        node.querySelector("header")?.append(el("span", "badge bad", "stream failed"));
+      }
+      return node;
+    }
     const node = messageRow(row.message, row.offset, lookup);
+    if (!this.painted) {
+      // The first logged row drawn: marked in the frame after the one it is drawn in (bench/viewer.py reads it).
+      this.painted = true;
+      requestAnimationFrame(() => performance.mark(FIRST_ROW_MARK));
+    }
     const offset = node.querySelector("header .offset");
     if (offset !== null) {
       const here = el("a", "offset", `#${row.offset}`);
@@ -174,13 +212,82 @@ class SessionView {
     }
   }
 
-  private addLogged(logged: Logged): void {
-    if (logged.offset <= this.lastOffset) return;
-    this.lastOffset = logged.offset;
-    if (logged.message.role.case === "assistant") {
-      this.totals.add(logged.message.role.value.usage);
+  private count(message: Message): void {
+    this.read++;
+    if (message.role.case === "assistant") {
+      this.totals.add(message.role.value.usage);
       this.usage.textContent = this.totals.describe();
     }
+  }
+
+  /** The page of the head holding row `index`, read once (the same promise while it is being read). */
+  private page(index: number): Promise<void> {
+    const number = Math.floor(index / PAGE_SIZE);
+    let reading = this.pages.get(number);
+    if (reading === undefined) {
+      reading = this.readPage(number).catch((error: unknown) => {
+        this.pages.delete(number); // drawn again, it is asked for again
+        if (this.signal.aborted) return;
+        if (error instanceof UnauthenticatedError || error instanceof PermissionDeniedError) askForToken(error);
+        else say(`could not read the session: ${describe(error)}`, true);
+      });
+      this.pages.set(number, reading);
+    }
+    return reading;
+  }
+
+  private async readPage(number: number): Promise<void> {
+    const after = BigInt(number * PAGE_SIZE);
+    const last = BigInt(Math.min(this.head, (number + 1) * PAGE_SIZE));
+    let end: boolean | undefined; // at the end when the page came: kept there once its rows have their heights
+    for await (const logged of client.listMessages(this.sessionId, {
+      after,
+      pageSize: PAGE_SIZE,
+      signal: this.signal,
+    })) {
+      if (logged.offset > last) break;
+      end ??= this.list.atEnd();
+      const at = Number(logged.offset) - 1;
+      if (this.rows[at] !== undefined) continue;
+      this.rows[at] = { kind: "logged", offset: logged.offset, message: logged.message };
+      this.index(logged.message, at);
+      this.count(logged.message);
+      this.list.invalidate(at);
+      if (logged.offset === last) break;
+    }
+    if (end === true) this.list.scrollToEnd();
+    this.describeState();
+  }
+
+  private describeState(): void {
+    const total = this.rows.length;
+    const unread = total - this.read - this.liveRows.size;
+    say(`${total} messages${unread > 0 ? ` (${unread} not read yet)` : ""}${this.live ? " · live" : ""}`);
+  }
+
+  /** New rows below the view are counted, and the count cleared once the end is in view. */
+  private seen(): void {
+    if (this.fresh > 0 && this.list.atEnd()) {
+      this.fresh = 0;
+      this.freshButton.hidden = true;
+    }
+  }
+
+  private arrived(end: boolean): void {
+    if (end) {
+      this.list.scrollToEnd();
+      return;
+    }
+    this.fresh++;
+    this.freshButton.textContent = `${this.fresh} new ↓`;
+    this.freshButton.hidden = false;
+  }
+
+  /** A message from the subscription (after the head): it takes its live row's place, or is appended. */
+  private addLogged(logged: Logged, end: boolean): void {
+    if (logged.offset <= this.lastOffset) return;
+    this.lastOffset = logged.offset;
+    this.count(logged.message);
     const row: Row = { kind: "logged", offset: logged.offset, message: logged.message };
     const live = this.liveRows.get(logged.message.id);
     if (live !== undefined) {
@@ -189,14 +296,17 @@ class SessionView {
       this.rows[live] = row;
       this.index(logged.message, live);
       this.list.invalidate(live);
+      if (logged.offset === this.target) this.list.scrollToIndex(live);
       return;
     }
     this.rows.push(row);
     this.index(logged.message, this.rows.length - 1);
     this.list.grow(1);
+    if (logged.offset === this.target) this.list.scrollToIndex(this.rows.length - 1);
+    else this.arrived(end);
   }
 
-  private addLive(streamId: string, event: StreamEvent): void {
+  private addLive(streamId: string, event: StreamEvent, end: boolean): void {
     const start = event.event.case === "messageStart";
     let at = [...this.liveRows.values()].find((i) => {
       const row = this.rows[i];
@@ -208,6 +318,7 @@ class SessionView {
         this.rows.push({ kind: "live", streamId, fold });
         at = this.rows.length - 1;
         this.list.grow(1);
+        this.arrived(end);
       } else {
         this.rows[at] = { kind: "live", streamId, fold };
       }
@@ -247,68 +358,62 @@ class SessionView {
     }
   }
 
-  /** The pages up to the target entry (a deep link), then the target scrolled to the top. */
+  /** The session's last offset now (`ListSessions`), 0 when it does not exist yet. */
+  private async lastOffsetNow(): Promise<number> {
+    const sessions = await client.listSessions({ pageSize: 1000, signal: this.signal });
+    return Number(sessions.find((info) => info.sessionId === this.sessionId)?.lastOffset ?? 0n);
+  }
+
+  /** The head's rows (unread: each page is read when drawn), the subscription from its end, the target shown. */
   async open(): Promise<void> {
-    await this.loadPage();
-    const target = this.target;
+    this.head = await this.lastOffsetNow();
+    if (this.signal.aborted) return;
+    this.rows.length = this.head;
+    this.lastOffset = BigInt(this.head);
+    this.list.grow(this.head);
+    if (this.head === 0) say("no entries yet: waiting for the first");
+    else this.describeState();
+    void this.follow();
+    await this.goTo(this.target);
+  }
+
+  /** Scroll entry `target` to the top and mark it (reading its page if it is not read yet). */
+  async goTo(target: bigint | undefined): Promise<void> {
+    const before = this.rowOf(this.target);
+    this.target = target;
+    if (before !== undefined) this.list.invalidate(before);
     if (target === undefined) return;
-    while (this.lastOffset < target && this.pages !== undefined && !this.signal.aborted) await this.loadPage();
-    const index = this.rows.findIndex((row) => row.kind === "logged" && row.offset === target);
-    if (index < 0) say(`session ${this.sessionId} has no entry #${target}`, true);
-    else this.list.scrollToIndex(index);
+    if (target >= 1n && target <= BigInt(this.head)) await this.page(Number(target) - 1);
+    if (this.signal.aborted || this.target !== target) return;
+    const index = this.rowOf(target);
+    if (index === undefined) {
+      // Not logged yet: marked and scrolled to when it arrives.
+      if (target <= this.lastOffset) say(`session ${this.sessionId} has no entry #${target}`, true);
+      return;
+    }
+    this.list.invalidate(index);
+    this.list.scrollToIndex(index);
   }
 
-  /** The next page of the log (the one being read, if any); once the log is read, follow the session live. */
-  loadPage(): Promise<void> {
-    if (this.loading === undefined && this.pages !== undefined) {
-      this.loading = this.readPage().finally(() => {
-        this.loading = undefined;
-      });
-    }
-    return this.loading ?? Promise.resolve();
-  }
-
-  private async readPage(): Promise<void> {
-    if (this.pages === undefined) return;
-    try {
-      let count = 0;
-      while (count < PAGE_SIZE) {
-        const next = await this.pages.next();
-        if (next.done === true) {
-          this.pages = undefined;
-          break;
-        }
-        this.addLogged(next.value);
-        count++;
-      }
-      say(`${this.rows.length} messages${this.pages === undefined ? "" : " (scroll for more)"}`);
-    } catch (error) {
-      this.pages = undefined;
-      if (error instanceof UnauthenticatedError || error instanceof PermissionDeniedError) throw error;
-      if (error instanceof NotFoundError && this.rows.length === 0) {
-        // No entry yet: follow it, so a page opened before the session starts shows it from its first entry.
-        say("no entries yet: waiting for the first");
-      } else {
-        if (!this.signal.aborted) say(`could not read the session: ${describe(error)}`, true);
-        return;
-      }
-    }
-    if (this.pages === undefined && !this.following) void this.follow();
+  private rowOf(offset: bigint | undefined): number | undefined {
+    if (offset === undefined) return undefined;
+    if (offset >= 1n && offset <= BigInt(this.head)) return Number(offset) - 1;
+    const index = this.rows.findIndex((row) => row?.kind === "logged" && row.offset === offset);
+    return index < 0 ? undefined : index;
   }
 
   private async follow(): Promise<void> {
-    this.following = true;
     try {
       for await (const item of client.subscribe(this.sessionId, {
         after: this.lastOffset,
         liveEvents: true,
         signal: this.signal,
       })) {
+        this.live = true;
         const end = this.list.atEnd();
-        if (item.kind === "logged") this.addLogged(item);
-        else this.addLive(item.streamId, item.event);
-        if (end) this.list.scrollToEnd();
-        say(`${this.rows.length} messages · live`);
+        if (item.kind === "logged") this.addLogged(item, end);
+        else this.addLive(item.streamId, item.event, end);
+        this.describeState();
       }
     } catch (error) {
       if (!this.signal.aborted) say(`the live subscription ended: ${describe(error)}`, true);
@@ -317,15 +422,23 @@ class SessionView {
 }
 
 async function route(): Promise<void> {
+  const match = /^#\/sessions\/([^/]+)(?:\/(\d+))?$/.exec(window.location.hash);
+  const sessionId = match === null ? undefined : decodeURIComponent(match[1] ?? "");
+  const target = match?.[2] === undefined ? undefined : BigInt(match[2]);
+  if (view !== undefined && view.sessionId === sessionId && current?.signal.aborted === false) {
+    // Another entry of the session on screen: scroll to it, nothing is read again.
+    await view.goTo(target);
+    return;
+  }
   current?.abort();
+  view = undefined;
   const controller = new AbortController();
   current = controller;
-  const match = /^#\/sessions\/([^/]+)(?:\/(\d+))?$/.exec(window.location.hash);
   try {
-    if (match === null) await showSessions(controller.signal);
+    if (sessionId === undefined) await showSessions(controller.signal);
     else {
-      const target = match[2] === undefined ? undefined : BigInt(match[2]);
-      await new SessionView(decodeURIComponent(match[1] ?? ""), controller.signal, target).open();
+      view = new SessionView(sessionId, controller.signal, target);
+      await view.open();
     }
   } catch (error) {
     if (controller.signal.aborted) return;

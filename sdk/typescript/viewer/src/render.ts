@@ -3,7 +3,7 @@
 // as a link whose URL passed safeUrl(). Images and documents carried as bytes are shown from blob: URLs of their
 // own declared type; an image by URL is shown only when the URL is http(s).
 
-import type { Content, JsonObject, Message, ToolResultContent, Usage } from "@agentmsg/sdk/web";
+import type { Citation, Content, JsonObject, Message, TextContent, ToolResultContent, Usage } from "@agentmsg/sdk/web";
 import { toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { link, markdown, safeUrl } from "./markdown.js";
@@ -39,8 +39,173 @@ function jsonBlock(value: JsonObject | undefined | string, className = "json"): 
   return el("pre", className, text);
 }
 
+/**
+ * The blob: URLs of media bytes, one per block (keyed by its bytes), made when a row showing it is drawn. `sweep()`
+ * revokes those no element of the page uses any more (their rows left the virtual list's window, or the panel was
+ * redrawn), `revokeAll()` every one (the view is left): a 5 MiB image's copy is not kept alive after it is gone.
+ */
+export class MediaUrls {
+  private readonly urls = new Map<Uint8Array, string>();
+
+  url(data: Uint8Array, mediaType: string): string {
+    let url = this.urls.get(data);
+    if (url === undefined) {
+      url = URL.createObjectURL(new Blob([data as BlobPart], { type: mediaType }));
+      this.urls.set(data, url);
+    }
+    return url;
+  }
+
+  get size(): number {
+    return this.urls.size;
+  }
+
+  sweep(): void {
+    if (this.urls.size === 0) return;
+    const used = new Set<string>();
+    for (const node of document.querySelectorAll<HTMLElement>('[src^="blob:"], [href^="blob:"]'))
+      used.add(node.getAttribute("src") ?? node.getAttribute("href") ?? "");
+    for (const [data, url] of this.urls) {
+      if (used.has(url)) continue;
+      URL.revokeObjectURL(url);
+      this.urls.delete(data);
+    }
+  }
+
+  revokeAll(): void {
+    for (const url of this.urls.values()) URL.revokeObjectURL(url);
+    this.urls.clear();
+  }
+}
+
+/** The page's media URLs (the session view sweeps them after each draw and revokes them all when it is left). */
+export const media = new MediaUrls();
+
 function blobUrl(data: Uint8Array, mediaType: string): string {
-  return URL.createObjectURL(new Blob([data as BlobPart], { type: mediaType }));
+  return media.url(data, mediaType);
+}
+
+/** An http(s) URL, or undefined (a citation's source links only to the web). */
+function webUrl(raw: string): string | undefined {
+  const url = safeUrl(raw);
+  return url?.startsWith("http:") === true || url?.startsWith("https:") === true ? url : undefined;
+}
+
+/** A [start, end) range shown inclusive: "pages 3-4" for pages (3, 5), "pages 3" for (3, 4). */
+function range(name: string, value: { start: bigint; end: bigint }): string {
+  const last = value.end - 1n;
+  return last <= value.start ? `${name} ${value.start}` : `${name} ${value.start}-${last}`;
+}
+
+/** A citation's source as a list item: its kind, title, link (http(s) only, else the URL as text), quote. */
+function citationSource(citation: Citation, number: number): HTMLElement {
+  const item = el("li", "cite-source");
+  item.dataset.cite = String(number);
+  item.append(el("span", "cite-number", `[${number}] `));
+  const source = citation.source;
+  switch (source.case) {
+    case "web": {
+      const title = source.value.title || source.value.url;
+      const href = webUrl(source.value.url);
+      if (href === undefined) item.append(badge("web"), ` ${title} `, el("span", "muted unsafe", source.value.url));
+      else {
+        const a = el("a", "", title);
+        a.href = href;
+        a.rel = "noopener noreferrer nofollow";
+        a.target = "_blank";
+        item.append(badge("web"), " ", a);
+      }
+      break;
+    }
+    case "document": {
+      const doc = source.value;
+      const where =
+        doc.location.case === undefined
+          ? ""
+          : `, ${range(doc.location.case === "chars" ? "characters" : doc.location.case, doc.location.value)}`;
+      item.append(badge("document"), ` #${doc.documentIndex}${doc.title === "" ? "" : ` ${doc.title}`}${where}`);
+      break;
+    }
+    case "searchResult": {
+      const result = source.value;
+      const href = webUrl(result.source);
+      item.append(badge("search result"), ` ${result.title || result.source} `);
+      if (href !== undefined && result.title !== "") item.append(link(result.source, href));
+      break;
+    }
+    case "file":
+      item.append(badge("file"), ` ${source.value.filename || source.value.fileId}`);
+      break;
+    default:
+      item.append(badge("citation"), ` ${citation.original?.provider ?? ""} ${citation.original?.type ?? ""}`);
+  }
+  if (citation.citedText !== "") item.append(el("q", "cited", citation.citedText));
+  return item;
+}
+
+/**
+ * A text block with its citations: each cited span of the text marked and numbered after the sources it cites,
+ * the sources listed below. Spans are in code points of the block's text; a block with spans is shown as its plain
+ * text (a span's bounds are positions in the Markdown source, not in rendered Markdown); a block whose citations
+ * cover it whole (no span) keeps its Markdown and is marked as a whole.
+ */
+function citedText(value: TextContent): HTMLElement {
+  const box = el("div", "block text cited");
+  const citations = value.citations;
+  const chars = Array.from(value.text);
+  // A span in code points, clamped to the text; a start without an end runs to the end of the text.
+  const spans = citations.map((c, i) => ({
+    number: i + 1,
+    start: c.startIndex === undefined ? undefined : Math.min(c.startIndex, chars.length),
+    end:
+      c.startIndex === undefined
+        ? undefined
+        : Math.min(Math.max(c.endIndex ?? chars.length, c.startIndex), chars.length),
+  }));
+  const whole = spans.filter((span) => span.start === undefined).map((span) => span.number);
+  const spanned = spans.filter((span) => span.start !== undefined);
+  const refs = (numbers: number[]): HTMLElement => el("sup", "cite-ref", numbers.map((n) => `[${n}]`).join(""));
+  if (spanned.length === 0) {
+    box.append(markdown(value.text));
+  } else {
+    const text = el("div", "cited-text");
+    const cuts = new Set<number>([0, chars.length]);
+    for (const span of spanned) {
+      cuts.add(span.start ?? 0);
+      cuts.add(span.end ?? chars.length);
+    }
+    const points = [...cuts].sort((a, b) => a - b);
+    const atPoint = (p: number): number[] =>
+      spanned.filter((span) => span.start === p && span.end === p).map((span) => span.number);
+    if (atPoint(0).length > 0) text.append(refs(atPoint(0)));
+    for (let i = 0; i + 1 < points.length; i++) {
+      const from = points[i] ?? 0;
+      const to = points[i + 1] ?? from;
+      const covering = spanned
+        .filter((span) => (span.start ?? 0) <= from && to <= (span.end ?? chars.length))
+        .map((span) => span.number);
+      const piece = chars.slice(from, to).join("");
+      if (covering.length === 0) text.append(piece);
+      else {
+        const mark = el("mark", "cite-span", piece);
+        mark.dataset.cites = covering.join(" ");
+        mark.title = covering.map((n) => `[${n}]`).join(" ");
+        text.append(mark);
+      }
+      // The numbers of the spans ending here, and of the point citations (start = end) here, follow the text.
+      const ending = spanned.filter((span) => span.end === to && (span.start ?? 0) < to).map((span) => span.number);
+      const here = [...ending, ...atPoint(to)];
+      if (here.length > 0) text.append(refs(here));
+    }
+    box.append(text);
+  }
+  if (whole.length > 0) {
+    box.classList.add("cited-whole");
+    box.dataset.cites = whole.join(" ");
+    box.append(refs(whole));
+  }
+  box.append(el("ol", "cite-sources", ...citations.map((c, i) => citationSource(c, i + 1))));
+  return box;
 }
 
 function image(value: Extract<Content["kind"], { case: "image" }>["value"]): HTMLElement {
@@ -102,6 +267,7 @@ export function block(content: Content, lookup: ResultLookup, signer = "", live 
   const kind = content.kind;
   switch (kind.case) {
     case "text":
+      if (kind.value.citations.length > 0) return citedText(kind.value);
       return el("div", "block text", markdown(kind.value.text));
     case "thinking": {
       const details = el("details", "block thinking");

@@ -10,9 +10,12 @@ export class VirtualList {
   private readonly bottom = document.createElement("div");
   private readonly body = document.createElement("div");
   private readonly rendered = new Map<number, HTMLElement>();
+  private readonly stale = new Set<number>();
   private scheduled = false;
-  /** Called when the viewport nears the end (to load the next page). */
-  onNearEnd: () => void = () => {};
+  /** At the end (scrolled there, or brought there): kept there while the rows drawn there change height. */
+  private sticky = false;
+  /** Called after each draw (rows may have left the DOM). */
+  onRendered: () => void = () => {};
 
   constructor(
     readonly scroller: HTMLElement,
@@ -21,7 +24,14 @@ export class VirtualList {
   ) {
     this.body.className = "rows";
     scroller.replaceChildren(this.top, this.body, this.bottom);
-    scroller.addEventListener("scroll", () => this.schedule(), { passive: true, signal });
+    scroller.addEventListener(
+      "scroll",
+      () => {
+        this.sticky = this.nearEnd();
+        this.schedule();
+      },
+      { passive: true, signal },
+    );
     window.addEventListener("resize", () => this.schedule(), { signal }); // removed when the view is left
   }
 
@@ -40,24 +50,28 @@ export class VirtualList {
     this.schedule();
   }
 
-  /** Row `index` changed: render it again when visible. */
+  /**
+   * Row `index` changed: render it again when visible. Its node stays until the next draw replaces it (removed now,
+   * the content would shrink at once and the browser would clamp the scroll position before the draw restores it).
+   */
   invalidate(index: number): void {
-    const node = this.rendered.get(index);
-    if (node !== undefined) {
-      node.remove();
-      this.rendered.delete(index);
-    }
+    if (this.rendered.has(index)) this.stale.add(index);
     this.schedule();
   }
 
-  /** Whether the viewport shows the end of the list (to keep following it as rows arrive). */
+  /** Whether the viewport shows the end of the list, or is held there (to keep following it as rows arrive). */
   atEnd(): boolean {
+    return this.sticky || this.nearEnd();
+  }
+
+  private nearEnd(): boolean {
     const s = this.scroller;
     return s.scrollHeight - s.scrollTop - s.clientHeight < 48;
   }
 
   /** Bring row `index` to the top of the viewport (twice: once its neighbours' heights are measured, again). */
   scrollToIndex(index: number): void {
+    this.sticky = false;
     for (let pass = 0; pass < 2; pass++) {
       this.render(); // the spacers first: a scrollTop beyond the current height would be clamped
       let y = 0;
@@ -67,9 +81,15 @@ export class VirtualList {
     }
   }
 
+  /** Bring the end into view (again while the heights of the rows drawn there move it, a few times at most). */
   scrollToEnd(): void {
-    this.scroller.scrollTop = this.scroller.scrollHeight;
-    this.schedule();
+    this.sticky = true;
+    this.render();
+    for (let pass = 0; pass < 4; pass++) {
+      this.scroller.scrollTop = this.scroller.scrollHeight;
+      this.render();
+      if (this.nearEnd()) break;
+    }
   }
 
   schedule(): void {
@@ -99,11 +119,12 @@ export class VirtualList {
     const from = Math.max(0, first - OVERSCAN);
     const to = Math.min(this.heights.length, last + OVERSCAN);
     for (const [index, node] of this.rendered) {
-      if (index < from || index >= to) {
+      if (index < from || index >= to || this.stale.has(index)) {
         node.remove();
         this.rendered.delete(index);
       }
     }
+    this.stale.clear();
     const nodes: HTMLElement[] = [];
     for (let i = from; i < to; i++) {
       let node = this.rendered.get(i);
@@ -125,6 +146,11 @@ export class VirtualList {
     for (let i = to; i < this.heights.length; i++) below += this.heights[i] ?? ESTIMATE;
     this.top.style.height = `${above}px`;
     this.bottom.style.height = `${below}px`;
-    if (to >= this.heights.length - OVERSCAN) this.onNearEnd();
+    if (this.sticky && !this.nearEnd()) {
+      // Rows drawn at the end changed height: back to the end (drawn again at the next frame if that moved it).
+      this.scroller.scrollTop = this.scroller.scrollHeight;
+      this.schedule();
+    }
+    this.onRendered();
   }
 }
