@@ -501,7 +501,9 @@ def test_the_make_run_demo_turn_appears_live(chromium: Any, service: Service) ->
 
         def turn() -> None:  # in its own thread: Playwright's sync API holds this one's event loop
             try:
-                asyncio.run(demo.engine(service.target))
+                # Slower than `make run` (50 ms a chunk, not 10): a loaded machine may draw no frame in a
+                # 10 ms step, and the part-way checks below need the browser to draw the stream mid-way.
+                asyncio.run(demo.engine(service.target, pace=0.05))
             except BaseException as exc:  # reported below
                 failed.append(exc)
 

@@ -44,15 +44,15 @@ SESSION = "demo-session"
 PROVENANCE = am.Provenance("scripted", "agentmsg-demo", "scripted-model-1")
 
 
-async def _stream(message: am.AssistantMessage) -> AsyncIterator[StreamEvent]:
-    """A scripted model 'generating' ``message``: its events, a few characters at a time."""
+async def _stream(message: am.AssistantMessage, pace: float) -> AsyncIterator[StreamEvent]:
+    """A scripted model 'generating' ``message``: its events, a few characters every ``pace`` seconds."""
     for event in events_from_message(message, chunk_size=6):
-        await asyncio.sleep(0.01)
+        await asyncio.sleep(pace)
         yield event
 
 
-async def engine(target: str) -> None:
-    """One agent turn through the service."""
+async def engine(target: str, *, pace: float = 0.01) -> None:
+    """One agent turn through the service; the scripted model streams a few characters every ``pace`` seconds."""
     async with AsyncClient(target, timeout=20) as client:
         while not any(t.tool.name == "get_weather" for t in await client.list_tools()):
             await asyncio.sleep(0.05)
@@ -68,7 +68,7 @@ async def engine(target: str) -> None:
             stop_reason=am.StopReason.TOOL_CALLS,
             provenance=PROVENANCE,
         )
-        offset, _ = await client.publish_stream(SESSION, _stream(thinking))
+        offset, _ = await client.publish_stream(SESSION, _stream(thinking, pace))
         print(f"model asked for get_weather; the streamed message landed at offset {offset}", flush=True)
 
         result = await client.call_tool(call, timeout=10)
@@ -82,7 +82,7 @@ async def engine(target: str) -> None:
             stop_reason=am.StopReason.STOP,
             provenance=PROVENANCE,
         )
-        offset, final = await client.publish_stream(SESSION, _stream(answer))
+        offset, final = await client.publish_stream(SESSION, _stream(answer, pace))
         print(f"final answer landed at offset {offset}: {final.text_content()!r}", flush=True)
 
 
