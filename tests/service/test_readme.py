@@ -3,21 +3,21 @@ snippet can drift.
 
 How a page's fenced blocks are run (keep to it when you add one):
 
-- Each page runs on its own, in its own scratch directory against its own server, its blocks in the page's order
-  (Python and shell as they come): as a reader who opens that page and pastes its blocks one after another. A page
-  never relies on another page's blocks.
-- ```` ```python ```` blocks of a page run in one namespace, in a fresh interpreter for the page. A block whose
-  first line starts with ``>>>`` runs as a doctest (its expected output is checked).
+- Each page runs on its own, in its own scratch directory, its blocks in the page's order (Python and shell as
+  they come): as a reader who opens that page and pastes its blocks one after another. A page never relies on
+  another page's blocks: it makes the sessions it reads (``-k docs/http.md`` runs one page alone).
+- ```` ```python ```` blocks of a page run in one namespace, fresh for the page (one interpreter runs every page's
+  blocks, each page in a new namespace, directory and environment). A block whose first line starts with ``>>>``
+  runs as a doctest (its expected output is checked).
 - ```` ```sh ````, ```` ```bash ```` and ```` ```shell ```` blocks run one by one with ``bash -euo pipefail``;
   each must exit 0 (a command expected to fail says so: ``cmd || echo "exit status $?"``).
 - The scratch directory is laid out like a checkout (``proto``, ``node_modules`` and ``schema`` linked to the
-  repository's),
-  with ``.venv/bin`` and ``node_modules/.bin`` first on ``PATH``: ``python``, ``agentmsg`` and ``npx buf`` are the
-  project's own, and nothing is fetched.
-- The page's server (``agentmsg serve --memory --http 0``) runs while its blocks do (a page whose blocks name
-  neither address nor an ``AGENTMSG_`` variable has none: a block that needs one fails); the address the pages write,
+  repository's), with ``.venv/bin`` and ``node_modules/.bin`` first on ``PATH``: ``python``, ``agentmsg`` and
+  ``npx buf`` are the project's own, and nothing is fetched.
+- A server (``agentmsg serve --memory --http 0``) serves the pages whose blocks name it: the address they write,
   ``127.0.0.1:50051``, is replaced by that server's (it listens on a free port), and ``AGENTMSG_TARGET`` holds it;
-  its HTTP port (Connect and gRPC-Web) likewise replaces ``127.0.0.1:8080``, and ``AGENTMSG_HTTP`` holds it.
+  its HTTP port (Connect and gRPC-Web) likewise replaces ``127.0.0.1:8080``, and ``AGENTMSG_HTTP`` holds it. A page
+  whose blocks name neither address nor an ``AGENTMSG_`` variable runs with neither set.
 - Blocks inside a list item (fences indented under it) run too, their indentation taken off.
 - **To leave a block out**, put ``<!-- readme-test: skip (why) -->`` on the line right before its opening
   fence; the reason is required and shows in the test's id. Blocks in other languages (``js``) and blocks
@@ -41,7 +41,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -139,12 +138,17 @@ def _environment(server: ServerProcess | None) -> dict[str, str]:
 # The page's Python blocks go to one interpreter, one JSON line each on stdin; after each, the driver prints a line
 # with the session's token and "ok" or "failed" (the traceback or failed doctest before it, on the same stream).
 DRIVER = r"""
-import doctest, json, sys, traceback
+import doctest, json, os, sys, traceback
 token = sys.argv[1]
-namespace = {"__name__": "__main__"}
+page = None
 for request in sys.stdin:
     block = json.loads(request)
     where = f"{block['page']}:{block['line']}"
+    if block["page"] != page:  # a new page: a new namespace, in the page's directory and environment
+        page, namespace = block["page"], {"__name__": "__main__"}
+        os.chdir(block["cwd"])
+        os.environ.clear()
+        os.environ.update(block["env"])
     try:
         if block["code"].lstrip().startswith(">>>"):
             parser = doctest.DocTestParser()
@@ -165,16 +169,17 @@ for request in sys.stdin:
 
 
 class Interpreter:
-    """One page's Python namespace in a process of its own: ``run`` sends a block and waits for its verdict."""
+    """The pages' Python blocks in a process of their own: ``run`` sends a block and waits for its verdict. Each page
+    gets a fresh namespace, so a page that leans on another page's names fails; what a block does to the process
+    (a module's global state) stays, as it did when the whole README ran in one namespace."""
 
-    def __init__(self, scratch: Path, env: dict[str, str]) -> None:
+    def __init__(self, where: Path) -> None:
         self.token = f"=== docs-test {secrets.token_hex(8)}"
-        driver = scratch / "driver.py"
+        driver = where / "driver.py"
         driver.write_text(DRIVER, encoding="utf-8")
         self.proc = subprocess.Popen(
             [sys.executable, str(driver), self.token],
-            cwd=scratch,
-            env=env,
+            cwd=where,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -191,10 +196,11 @@ class Interpreter:
             self.lines.put(line)
         self.lines.put(None)
 
-    def run(self, block: Block, code: str) -> tuple[bool, str]:
+    def run(self, block: Block, code: str, cwd: Path, env: dict[str, str]) -> tuple[bool, str]:
         """Whether the block ran (its doctest passed), and what it printed."""
         assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps({"page": block.page, "line": block.line, "code": code}) + "\n")
+        request = {"page": block.page, "line": block.line, "code": code, "cwd": str(cwd), "env": env}
+        self.proc.stdin.write(json.dumps(request) + "\n")
         self.proc.stdin.flush()
         printed: list[str] = []
         deadline = time.monotonic() + TIMEOUT
@@ -222,18 +228,13 @@ class Interpreter:
             self.proc.stdout.close()
 
 
-def _server() -> ServerProcess:
-    return ServerProcess("--memory", "--http", "0")
-
-
 @dataclass
 class PageRun:
     """What one page's blocks share: its server, its scratch directory, its Python namespace."""
 
     page: str
-    server: ServerProcess | None  # None for a page that names none (needs_server)
+    server: ServerProcess | None  # None for a page that names it nowhere (needs_server)
     scratch: Path
-    interpreter: Interpreter | None = None
     failed: str | None = None  # the Python block that failed, when one did
     env: dict[str, str] = field(default_factory=dict)
 
@@ -243,16 +244,12 @@ class PageRun:
         scratch.mkdir()
         for name in ("proto", "node_modules", "schema"):
             (scratch / name).symlink_to(ROOT / name, target_is_directory=True)
-        if server is None and needs_server(page):
-            server = _server()
         return cls(page, server, scratch, env=_environment(server))
 
-    def python(self, block: Block) -> None:
+    def python(self, block: Block, interpreter: Interpreter) -> None:
         if self.failed is not None:
             pytest.fail(f"not run: {self.failed}, a Python block before it on the page, failed")
-        if self.interpreter is None:
-            self.interpreter = Interpreter(self.scratch, self.env)
-        ok, printed = self.interpreter.run(block, _addresses(block.code, self.server))
+        ok, printed = interpreter.run(block, _addresses(block.code, self.server), self.scratch, self.env)
         if not ok:
             self.failed = f"{block.page}:{block.line}"
             pytest.fail(f"{block.page}:{block.line} failed:\n{printed[-6000:]}")
@@ -270,57 +267,41 @@ class PageRun:
         output = f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         assert done.returncode == 0, f"{block.page}:{block.line} exited {done.returncode}:\n{output}"
 
-    def close(self) -> None:
-        if self.interpreter is not None:
-            self.interpreter.close()
-        if self.server is not None:
-            self.server.stop()
-
 
 class Pages:
-    """One page open at a time, in ``order`` (the pages of the blocks this run will run): asking for the next page
-    closes the one before. The next page's server starts while this page's blocks run."""
+    """The page whose blocks run now, the server and the interpreter the pages share, each started when first
+    needed. Asking for the next page leaves the one before (the tests run in page order)."""
 
-    def __init__(self, order: list[str]) -> None:
+    def __init__(self) -> None:
         self.where = Path(tempfile.mkdtemp(prefix="agentmsg-docs-"))
-        self.order = order
         self.current: PageRun | None = None
-        self.starting: dict[str, Future[ServerProcess]] = {}
-        self.starter = ThreadPoolExecutor(max_workers=1)
+        self.server: ServerProcess | None = None
+        self.started: Interpreter | None = None
+
+    @property
+    def interpreter(self) -> Interpreter:
+        if self.started is None:
+            self.started = Interpreter(self.where)
+        return self.started
 
     def get(self, page: str) -> PageRun:
         if self.current is None or self.current.page != page:
-            self.close_current()
-            started = self.starting.pop(page, None)
-            self.current = PageRun.open(page, self.where, started.result() if started else None)
-            rank = [_name(p) for p in PAGES]
-            later = [p for p in self.order if page in rank and rank.index(p) > rank.index(page)]
-            if later and later[0] not in self.starting:
-                self.starting[later[0]] = self.starter.submit(_server)
+            if self.server is None and needs_server(page):
+                self.server = ServerProcess("--memory", "--http", "0")
+            self.current = PageRun.open(page, self.where, self.server if needs_server(page) else None)
         return self.current
 
-    def close_current(self) -> None:
-        if self.current is not None:
-            self.current.close()
-            self.current = None
-
     def close(self) -> None:
-        self.close_current()
-        for started in self.starting.values():
-            started.result().stop()
-        self.starter.shutdown()
+        if self.started is not None:
+            self.started.close()
+        if self.server is not None:
+            self.server.stop()
         shutil.rmtree(self.where, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
-def pages(request: pytest.FixtureRequest) -> Iterator[Pages]:
-    chosen = [
-        item.callspec.params["block"]
-        for item in request.session.items
-        if item.originalname == "test_a_block_runs_as_written"
-    ]
-    order = list(dict.fromkeys(block.page for block in chosen if not block.skip and needs_server(block.page)))
-    opened = Pages(order)
+def pages() -> Iterator[Pages]:
+    opened = Pages()
     yield opened
     opened.close()
 
@@ -331,7 +312,7 @@ def test_a_block_runs_as_written(block: Block, pages: Pages) -> None:
         pytest.skip(block.skip)
     run = pages.get(block.page)
     if RUN[block.lang] == "python":
-        run.python(block)
+        run.python(block, pages.interpreter)
     else:
         run.shell(block)
 
@@ -381,18 +362,24 @@ def test_a_fence_inside_a_list_item_is_found_and_dedented() -> None:
 
 def test_a_failing_python_block_fails_its_test_and_the_next_one_names_it(tmp_path: Path) -> None:
     """The runner itself: a block that raises, or a doctest whose output differs, is a failure with its output."""
-    run = PageRun.open("docs/sample.md", tmp_path)
+    run, interpreter = PageRun.open("docs/sample.md", tmp_path), Interpreter(tmp_path)
     try:
-        good, bad, later = blocks("```python\nx = 41\n```\n```python\n>>> x + 2\n42\n```\n```python\nx\n```\n")
-        run.python(good)
-        with pytest.raises(pytest.fail.Exception, match=r"README.md:4 failed:(.|\n)*Expected:\n    42\nGot:\n    43"):
-            run.python(bad)
-        with pytest.raises(pytest.fail.Exception, match=r"not run: README.md:4, a Python block before it"):
-            run.python(later)
-        with pytest.raises(AssertionError, match=r"README.md:1 exited 3"):
-            run.shell(Block(1, "sh", "exit 3\n", None))
+        sample = "```python\nx = 41\n```\n```python\n>>> x + 2\n42\n```\n```python\nx\n```\n"
+        good, bad, later = blocks(sample, "docs/sample.md")
+        run.python(good, interpreter)
+        with pytest.raises(pytest.fail.Exception, match=r"sample.md:4 failed:(.|\n)*Expected:\n    42\nGot:\n    43"):
+            run.python(bad, interpreter)
+        with pytest.raises(pytest.fail.Exception, match=r"not run: docs/sample.md:4, a Python block before it"):
+            run.python(later, interpreter)
+        with pytest.raises(AssertionError, match=r"docs/sample.md:1 exited 3"):
+            run.shell(Block(1, "sh", "exit 3\n", None, "docs/sample.md"))
+        # The next page starts afresh: the names of the page before are gone.
+        other = PageRun.open("docs/other.md", tmp_path)
+        alone = blocks("```python\nprint(x)\n```\n", "docs/other.md")[0]
+        with pytest.raises(pytest.fail.Exception, match=r"NameError: name 'x' is not defined"):
+            other.python(alone, interpreter)
     finally:
-        run.close()
+        interpreter.close()
 
 
 def test_the_pages_say_up_front_how_to_reach_the_agentmsg_command() -> None:
