@@ -48,8 +48,8 @@ FLAGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-README = ROOT / "README.md"
-README_EXAMPLE = re.compile(r"### In the browser\n.*?```js\n(?P<code>.*?)```", re.DOTALL)
+README = ROOT / "docs" / "typescript.md"  # where the browser example is
+README_EXAMPLE = re.compile(r"## In the browser\n.*?```js\n(?P<code>.*?)```", re.DOTALL)
 README_ADDRESS = "http://127.0.0.1:8080"
 WAIT_MS = 20_000  # the longest a page condition is waited for
 
@@ -316,7 +316,7 @@ def test_the_readmes_browser_example_runs_as_written(
     chromium: Any, site: Site, service: Service, runner: Runner
 ) -> None:
     found = README_EXAMPLE.search(README.read_text(encoding="utf-8"))
-    assert found is not None, "README.md has no js example under 'In the browser'"
+    assert found is not None, "docs/typescript.md has no js example under 'In the browser'"
     assert README_ADDRESS in found["code"]
     # The page maps the package's name to the bundle, as an application's build would resolve it.
     (site.root / "readme.js").write_text(found["code"].replace(README_ADDRESS, service.http), encoding="utf-8")

@@ -1,4 +1,5 @@
-"""The README's browser example (examples/agent-ui: a chat page on @ag-ui/client's HttpAgent) in a real Chromium.
+"""docs/ui-streams.md's browser example (examples/agent-ui: a chat page on @ag-ui/client's HttpAgent) in a real
+Chromium.
 
 The page is bundled here with esbuild (from node_modules), served on its own origin, and pointed at a server whose
 HTTP port allows that origin. It hydrates a session a Python client wrote, sends what is typed in its form, and shows

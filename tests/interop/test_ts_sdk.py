@@ -9,7 +9,8 @@
 - a TypeScript publishStream relays a message live; a Python live subscriber folds the events into the same
   message the TypeScript fold gives, and the server logs it;
 - the seed-1 dict form in TypeScript is Python's, both ways, for every valid golden message;
-- a TypeScript client over TLS with bearer tokens; the README's example and ``make run-ts`` run as written.
+- a TypeScript client over TLS with bearer tokens; the README's and docs/typescript.md's examples and ``make run-ts``
+  run as written.
 
 The TypeScript programs are sdk/typescript/interop/*.ts (compiled by tsc; see tstools.py).
 """
@@ -504,18 +505,28 @@ def test_a_typescript_client_over_tls_with_a_token(node: str, tmp_path: Path) ->
     assert report == {"right": "offset 1", "wrong": "UnauthenticatedError", "none": "UnauthenticatedError"}
 
 
-# --- the README's example and the demo -----------------------------------------------------------------------------
+# --- the README's and docs/typescript.md's examples, and the demo --------------------------------------------------
 
-README_EXAMPLE = re.compile(r"## TypeScript\n.*?```js\n(?P<code>.*?)```", re.DOTALL)
+EXAMPLES = {
+    # page: (the heading the example's js block follows, a pattern its output must match)
+    "README.md": (
+        "## An example in TypeScript",
+        r"#1 What is 2 \+ 40\?\n#2 42\n\{\"contents\":\[\{\"role\":\"user\".*\n",
+    ),
+    "docs/typescript.md": ("# TypeScript", r"#2: Let me add\. -> 42\n"),
+}
 
 
-def test_the_readme_example_runs_as_written(node: str, server: PythonServer) -> None:
-    found = README_EXAMPLE.search((ROOT / "README.md").read_text(encoding="utf-8"))
-    assert found is not None, "README.md has no js example in its TypeScript section"
-    # In the repository (as the README says), where `@agentmsg/sdk` resolves to the workspace package.
+@pytest.mark.parametrize("page", sorted(EXAMPLES))
+def test_a_pages_example_runs_as_written(node: str, server: PythonServer, page: str) -> None:
+    heading, expected = EXAMPLES[page]
+    example_block = re.compile(re.escape(heading) + r"\n.*?```js\n(?P<code>.*?)```", re.DOTALL)
+    found = example_block.search((ROOT / page).read_text(encoding="utf-8"))
+    assert found is not None, f"{page} has no js example after {heading!r}"
+    # In the repository (as the page says), where `@agentmsg/sdk` resolves to the workspace package.
     cache = ROOT / ".cache"
     cache.mkdir(exist_ok=True)
-    example = cache / f"readme-example-{os.getpid()}.mjs"
+    example = cache / f"page-example-{os.getpid()}.mjs"
     example.write_text(found.group("code"), encoding="utf-8")
     try:
         done = subprocess.run(
@@ -530,7 +541,7 @@ def test_the_readme_example_runs_as_written(node: str, server: PythonServer) -> 
     finally:
         example.unlink()
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "#2: Let me add. -> 42\n"
+    assert re.fullmatch(expected, done.stdout), done.stdout
 
 
 def test_the_make_run_ts_demo_runs_end_to_end(node: str) -> None:

@@ -193,10 +193,10 @@ def test_cli_needs_a_server(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_the_readme_runner_command_runs_as_written() -> None:
-    """The README's `agentmsg mcp runner ... -- npx -y ...` line, its target swapped for a test server's: npx finds
+    """docs/mcp.md's `agentmsg mcp runner ... -- npx -y ...` line, its target swapped for a test server's: npx finds
     the package `make deps` installed, the runner registers its tools, SIGTERM stops it with status 0."""
     require_everything()
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "mcp.md").read_text()
     line = next(ln for ln in readme.splitlines() if ln.startswith("agentmsg mcp runner --target 127.0.0.1:50051"))
     words = line.split()
     assert words[words.index("--") + 1 : words.index("--") + 3] == ["npx", "-y"]  # -y: npx asks nothing on the pipe

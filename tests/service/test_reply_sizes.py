@@ -144,7 +144,7 @@ def _append_raw(target: str, session_id: str, message_bytes: bytes) -> None:
 
 
 def test_unknown_fields_are_kept_and_counted_against_the_size_limit(make_server: Callable[..., ServerThread]) -> None:
-    """The policy (README, "Unknown fields"): a newer peer's fields are kept byte for byte and served back,
+    """The policy (docs/operations.md, "Unknown fields"): a newer peer's fields are kept byte for byte and served back,
     and they count towards the entry size limit like any other byte."""
     server = make_server(db=None, max_message_bytes=MIB)
     newer = am.UserMessage.text("from a newer peer", id="n1")

@@ -1,7 +1,7 @@
 """An independent oracle: pydantic-ai's own AG-UI and Vercel AI adapters (``pydantic_ai.ui``) on the same conversation.
 
 Both directions. Writing: their ``dump_messages`` of the conversation equals our ``to_ag_ui`` /
-``to_ui_messages`` once each difference the README lists ("Agent UIs", "Compared with pydantic-ai") is applied,
+``to_ui_messages`` once each difference docs/ui-streams.md lists ("Compared with pydantic-ai") is applied,
 and each of those differences does occur. Reading: their ``load_messages`` of *our* output gives back the
 conversation they started from, but for the listed differences.
 """

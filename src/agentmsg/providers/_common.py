@@ -2,7 +2,7 @@
 normalisation, the signature replay rule, session-message projection, and
 path-naming errors for payloads.
 
-The rules (written in the README as well):
+The rules (written in docs/conversion.md as well):
 
 1. ``from_x(to_x(m)) == m`` for everything format x can hold.
 2. What x cannot hold is never dropped silently. Each converter records a

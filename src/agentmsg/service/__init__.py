@@ -1,6 +1,6 @@
 """The agentmsg gRPC service: server, clients, tool runner, stores.
 
-One module per concern (the README's "Architecture" section has the map):
+One module per concern (docs/service.md, "Architecture", has the map):
 :mod:`~agentmsg.service.server` assembles the server from the transport-neutral
 :mod:`~agentmsg.service.handlers` (sessions, tools), their adapters :mod:`~agentmsg.service.grpc` and
 :mod:`~agentmsg.service.http` (Connect and gRPC-Web), :mod:`~agentmsg.service.live`, :mod:`~agentmsg.service.access`,

@@ -26,7 +26,7 @@ conventions' JSON (:func:`agentmsg.providers.otel_genai.to_otel_messages`), and
 tool spans get ``gen_ai.tool.call.arguments`` and ``gen_ai.tool.call.result``.
 
 **Metrics.** :class:`ServerTelemetry` keeps the server's Prometheus registry
-(see the README's "Observability" section for the names) and serves it at
+(see docs/observability.md for the names) and serves it at
 ``/metrics`` (``agentmsg serve --metrics-port PORT``).
 """
 

@@ -1,7 +1,7 @@
 """What the UI-protocol converters share: the ``agentmsg`` metadata key, the envelope of a
 message, media as data URLs, and the loss reporting of :mod:`agentmsg.providers._common`.
 
-The rules (written in the README as well):
+The rules (written in docs/ui-streams.md as well):
 
 1. ``from_x(to_x(m)) == m`` for everything protocol x has a place for. A message's own
    fields that no protocol field holds (timestamp, provenance, usage, stop reason, error,
