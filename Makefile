@@ -89,7 +89,7 @@ breaking: deps ## buf breaking (FILE rules) against the last release: its tag, e
 docs: $(VENV)/.installed $(VALIDATE_PROTO) ## Render the proto comments to docs/proto.md, then build the documentation site into site/ (strict: a warning or a broken link fails it); open site/index.html
 	$(PY) scripts/proto_docs.py
 	$(PY) -m mkdocs build --strict --site-dir site
-	@echo "site/index.html: open it in a browser, or serve it with $(PY) -m http.server -d site"
+	@echo "site/index.html: open it in a browser, or serve it with $(PY) -m http.server --bind 127.0.0.1 -d site"
 
 check-docs: $(VENV)/.installed $(VALIDATE_PROTO) ## Fail when docs/proto.md differs from what the protos give
 	$(PY) scripts/proto_docs.py --check
