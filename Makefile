@@ -83,8 +83,13 @@ check-generated: generate ## Fail when the checked-in generated code differs fro
 breaking: deps ## buf breaking (FILE rules) against the last release: its tag, else the commit in proto/BASELINE
 	$(PY) scripts/breaking.py --tag $(RELEASE_TAG)
 
-docs: $(VENV)/.installed $(VALIDATE_PROTO) ## Render the proto comments to docs/proto.md (run after changing a .proto)
+# The site is MkDocs (mkdocs.yml) with the API reference from the docstrings (mkdocstrings, griffe), built offline in
+# strict mode: any warning fails it, and so does an internal link or #anchor that names nothing (its `validation:`).
+# tests/test_docs_site.py builds it the same way. Never --quiet: it hides the warnings from strict mode's count.
+docs: $(VENV)/.installed $(VALIDATE_PROTO) ## Render the proto comments to docs/proto.md, then build the documentation site into site/ (strict: a warning or a broken link fails it); open site/index.html
 	$(PY) scripts/proto_docs.py
+	$(PY) -m mkdocs build --strict --site-dir site
+	@echo "site/index.html: open it in a browser, or serve it with $(PY) -m http.server --bind 127.0.0.1 -d site"
 
 check-docs: $(VENV)/.installed $(VALIDATE_PROTO) ## Fail when docs/proto.md differs from what the protos give
 	$(PY) scripts/proto_docs.py --check
@@ -194,5 +199,5 @@ soak: deps ## The reliability tests' long variants (AGENTMSG_SOAK=1: 10x example
 		tests/service/test_faults.py tests/service/test_load.py \
 		tests/service/test_fuzz_rpcs.py tests/service/test_reply_cache_soak.py
 
-clean: ## Remove the venv, node_modules, dist/ and caches
-	rm -rf $(VENV) node_modules dist build .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO) proto/google
+clean: ## Remove the venv, node_modules, dist/, site/ and caches
+	rm -rf $(VENV) node_modules dist build site .cache .pytest_cache .mypy_cache .ruff_cache $(VALIDATE_PROTO) proto/google
