@@ -169,6 +169,36 @@ def test_a_refused_append_fails_alone_and_retries_inside_a_batch_are_duplicates(
     with_store(location, body)
 
 
+def test_a_batch_of_calls_to_one_new_session_writes_its_session_once_and_keeps_each_outcome(location: str) -> None:
+    """One batch of calls to a session that does not exist yet, the first refused: the session starts with the
+    first call that wrote, its last append time is the last call that wrote (not a later retry of only
+    duplicates), and its last offset counts every message written; another session's refused-only run leaves no
+    session behind."""
+
+    async def body(store: Store) -> None:
+        outcomes = await together(
+            store,
+            [
+                store.append("n", [message("x"), message("x", text="other")], now_us=1_000),  # refused
+                store.append("n", [message("a")], now_us=2_000),
+                store.append("n", [message("b"), message("c")], now_us=3_000),
+                store.append("n", [message("a")], now_us=4_000),  # only a duplicate: not an append to the log
+                store.append("o", [message("y", parent_id="nope")], now_us=5_000),  # refused: no session
+            ],
+        )
+        flat = [o if isinstance(o, BaseException) else [(a.offset, a.duplicate) for a in o] for o in outcomes]
+        assert isinstance(flat[0], ConflictError)
+        assert flat[1:4] == [[(1, False)], [(2, False), (3, False)], [(1, True)]]
+        assert isinstance(flat[4], ValidationError)
+        assert await store.last_offset("n") == 3
+        ((record),) = await store.sessions("", 10)
+        assert (record.session_id, record.last_offset, record.updated_us) == ("n", 3, 3_000)
+        assert record.created_us in (2_000, 3_000)  # the batch's time: the first (PostgreSQL) or last write
+        assert await store.last_offset("o") == 0
+
+    with_store(location, body)
+
+
 def test_concurrent_conflicting_appends_of_one_id_have_exactly_one_winner(location: str, kind: str) -> None:
     """32 appends of one id, each with other content, at once (on two nodes where the store is shared): one is
     stored, the 31 others are conflicts naming its offset, and the stored bytes are the winner's."""

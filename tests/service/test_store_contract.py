@@ -408,7 +408,7 @@ def test_postgres_schema_is_versioned_and_a_newer_one_is_refused(make_store: Fac
         assert isinstance(store, PostgresStore)
         async with store.connection("read") as conn:
             versions = await (await conn.execute("SELECT version FROM agentmsg_schema")).fetchall()
-            assert [v for (v,) in versions] == [1, 2, 3]
+            assert [v for (v,) in versions] == [1, 2, 3, 4]
             # Started again on a migrated database: nothing to do.
             again = PostgresStore(store.url, pool_size=2)
             await again.start()

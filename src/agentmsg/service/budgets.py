@@ -155,6 +155,9 @@ def tenant_for(access: Access, metadata: Any) -> bytes | None:
     return tenant
 
 
+_COUNTED_MAX = 4096  # counted handlers kept (methods times tenants)
+
+
 def _streaming(handler: grpc.RpcMethodHandler[Any, Any]) -> bool:
     return handler.unary_unary is None
 
@@ -165,6 +168,10 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
     def __init__(self, access: Access, budgets: Budgets, ledger: Ledger | None = None) -> None:
         self._access = access
         self.ledger = ledger if ledger is not None else Ledger(budgets)
+        # The counted handler of each (method, tenant), made once rather than per call: the handler it wraps
+        # (the same object for every call of a method) and the wrapper. Tenants are valid tokens (a bounded
+        # set); the map is emptied should it ever hold more than _COUNTED_MAX of them.
+        self._counted_handlers: dict[tuple[str, bytes | None], tuple[Any, grpc.RpcMethodHandler[Any, Any]]] = {}
 
     async def intercept_service(
         self,
@@ -180,7 +187,13 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
         over = self.ledger.over(kind, tenant)
         if over is not None:
             return refusing_with(handler, exhausted(kind, *over))
-        return self._counted(handler, kind, tenant)
+        key = (handler_call_details.method, tenant)
+        made = self._counted_handlers.get(key)
+        if made is None or made[0] is not handler:
+            if len(self._counted_handlers) >= _COUNTED_MAX:
+                self._counted_handlers.clear()
+            made = self._counted_handlers[key] = (handler, self._counted(handler, kind, tenant))
+        return made[1]
 
     def _counted(
         self, handler: grpc.RpcMethodHandler[Any, Any], kind: str, tenant: bytes | None

@@ -17,7 +17,7 @@ from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Self, cast
+from typing import Any, Self
 
 import grpc
 
@@ -254,15 +254,15 @@ def _message_bytes(message: BaseMessage) -> bytes:
     return message.to_bytes()
 
 
-def _logged(messages: Iterable[session_service_pb2.LoggedMessage]) -> list[Logged]:
-    items: list[Logged] = []
-    append = items.append
+def _logged(messages: Iterable[session_service_pb2.LoggedMessage]) -> Iterator[Logged]:
+    """Each logged message of a reply, wrapped as it is handed out: a reply's wrappers are not made (and kept
+    alive) all at once, which under the cyclic garbage collector cost reads of 1,000-message pages ~2x the
+    time of wrapping one message at a time (each collection walked the page's young wrappers, then promoted them)."""
     for m in messages:
         item = _new(Logged)
         _set_offset(item, m.offset)
         _set_message(item, message_from_proto(m.message))
-        append(item)
-    return items
+        yield item
 
 
 def _list_request(session_id: str, after: int, page_size: int) -> session_service_pb2.ListMessagesRequest:
@@ -316,11 +316,10 @@ class _Pages:
         return calls
 
 
-def _items(response: session_service_pb2.SubscribeResponse) -> list[Logged | Live]:
-    items = cast("list[Logged | Live]", _logged(response.messages))
+def _items(response: session_service_pb2.SubscribeResponse) -> Iterator[Logged | Live]:
+    yield from _logged(response.messages)
     if response.HasField("live_event"):
-        items.append(Live(response.live_event.stream_id, StreamEvent._wrap(response.live_event.event)))
-    return items
+        yield Live(response.live_event.stream_id, StreamEvent._wrap(response.live_event.event))
 
 
 def _session(info: session_service_pb2.SessionInfo) -> SessionInfo:

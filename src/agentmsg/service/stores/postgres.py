@@ -290,6 +290,133 @@ _MIGRATIONS: list[tuple[int, tuple[str, ...]]] = [
             $fn$""",
         ),
     ),
+    (
+        4,
+        (
+            # agentmsg_append_many as in version 3 (same arguments, same rows, same checks), with each run of calls
+            # to one session (callers order the calls by session) taking that session's row once: it is locked
+            # and read at the run's first call, and updated (and notified) once at its end, not once per call.
+            # Sixty-four appends to one session in a batch made sixty-four versions of its row before. A new
+            # session's row, made at the run's first call, goes again if no call of the run wrote to it; else its
+            # creation time is that of the run's first call that wrote to it, as before.
+            """CREATE OR REPLACE FUNCTION agentmsg_append_many(
+                p_sessions text[], p_counts int[], p_nows bigint[], p_ids text[], p_parents text[], p_bodies bytea[])
+            RETURNS TABLE (out_call int, out_seq bigint, out_duplicate boolean, out_error text, out_detail text)
+            LANGUAGE plpgsql AS $fn$
+            DECLARE
+                v_calls int := coalesce(array_length(p_sessions, 1), 0);
+                v_first int := 1;
+                v_session text := NULL;
+                v_start bigint;
+                v_last bigint;
+                v_now bigint;
+                v_created bigint;
+                v_next bigint;
+                v_seq bigint;
+                v_body bytea;
+                v_at int;
+                v_seqs bigint[];
+                v_new boolean[];
+                v_bad text[];
+                v_conflict text;
+            BEGIN
+                FOR c IN 1 .. v_calls + 1 LOOP
+                    IF c > v_calls OR v_session IS DISTINCT FROM p_sessions[c] THEN
+                        IF v_session IS NOT NULL THEN  -- the end of a run: its session's row, once
+                            IF v_last > v_start THEN
+                                -- A new session was made when its first append was written.
+                                UPDATE agentmsg_sessions SET last_offset = v_last, updated_us = v_now,
+                                    created_us = CASE WHEN v_start = 0 THEN v_created ELSE created_us END
+                                    WHERE session_id = v_session;
+                                PERFORM pg_notify('agentmsg_append', v_session);
+                            ELSIF v_last = 0 THEN  -- the row the run made for a new session goes with it
+                                DELETE FROM agentmsg_sessions WHERE session_id = v_session AND last_offset = 0;
+                            END IF;
+                        END IF;
+                        EXIT WHEN c > v_calls;
+                        v_session := p_sessions[c];
+                        SELECT last_offset INTO v_last FROM agentmsg_sessions WHERE session_id = v_session FOR UPDATE;
+                        IF NOT FOUND THEN
+                            INSERT INTO agentmsg_sessions VALUES (v_session, 0, p_nows[c], p_nows[c])
+                                ON CONFLICT (session_id) DO NOTHING;
+                            SELECT last_offset INTO v_last FROM agentmsg_sessions
+                                WHERE session_id = v_session FOR UPDATE;
+                        END IF;
+                        v_start := v_last;
+                    END IF;
+                    v_next := v_last;
+                    v_seqs := '{}';
+                    v_new := '{}';
+                    v_bad := '{}';
+                    v_conflict := NULL;
+                    FOR i IN v_first .. v_first + p_counts[c] - 1 LOOP
+                        IF p_parents[i] <> '' THEN
+                            IF p_parents[i] = p_ids[i] THEN
+                                v_bad := v_bad || ARRAY[(i - v_first)::text, p_parents[i], 'names itself'];
+                            ELSIF array_position(p_ids[v_first:i - 1], p_parents[i]) IS NULL
+                                  AND NOT EXISTS (SELECT 1 FROM agentmsg_messages
+                                                  WHERE session_id = v_session AND message_id = p_parents[i]) THEN
+                                v_bad := v_bad || ARRAY[(i - v_first)::text, p_parents[i], 'is not in the session'];
+                            END IF;
+                        END IF;
+                        v_at := array_position(p_ids[v_first:i - 1], p_ids[i]);
+                        IF v_at IS NOT NULL THEN
+                            v_seq := v_seqs[v_at];
+                            v_body := p_bodies[v_first + v_at - 1];
+                        ELSE
+                            SELECT seq, body INTO v_seq, v_body FROM agentmsg_messages
+                                WHERE session_id = v_session AND message_id = p_ids[i];
+                            IF NOT FOUND THEN
+                                v_seq := NULL;
+                            END IF;
+                        END IF;
+                        IF v_seq IS NULL THEN
+                            v_next := v_next + 1;
+                            v_seqs := v_seqs || v_next;
+                            v_new := v_new || true;
+                        ELSIF v_body <> p_bodies[i] THEN
+                            v_conflict := format(
+                                'message id %L is already at offset %s with different content', p_ids[i], v_seq);
+                            EXIT;
+                        ELSE
+                            v_seqs := v_seqs || v_seq;
+                            v_new := v_new || false;
+                        END IF;
+                    END LOOP;
+                    IF v_conflict IS NOT NULL OR array_length(v_bad, 1) > 0 THEN
+                        out_call := c;
+                        out_seq := NULL;
+                        out_duplicate := NULL;
+                        out_error := CASE WHEN v_conflict IS NOT NULL THEN 'AM409' ELSE 'AM422' END;
+                        out_detail := coalesce(v_conflict, array_to_json(v_bad)::text);
+                        RETURN NEXT;
+                    ELSE
+                        FOR k IN 1 .. p_counts[c] LOOP
+                            IF v_new[k] THEN
+                                INSERT INTO agentmsg_messages
+                                    VALUES (v_session, v_seqs[k], p_ids[v_first + k - 1], p_bodies[v_first + k - 1]);
+                            END IF;
+                            out_call := c;
+                            out_seq := v_seqs[k];
+                            out_duplicate := NOT v_new[k];
+                            out_error := NULL;
+                            out_detail := NULL;
+                            RETURN NEXT;
+                        END LOOP;
+                        IF v_next > v_last THEN
+                            IF v_last = v_start THEN
+                                v_created := p_nows[c];
+                            END IF;
+                            v_last := v_next;
+                            v_now := p_nows[c];
+                        END IF;
+                    END IF;
+                    v_first := v_first + p_counts[c];
+                END LOOP;
+            END
+            $fn$""",
+        ),
+    ),
 ]
 SCHEMA_VERSION = _MIGRATIONS[-1][0]
 """The schema version this release creates and reads."""

@@ -197,10 +197,11 @@ class SQLiteStore(Store):
                 session_id = write.session_id
                 ids = held.setdefault(session_id, {})
                 try:
-                    _check_parents_in(
-                        [(i, parent) for (i, _), parent in zip(write.encoded, write.parents, strict=True)],
-                        set(ids),
-                    )
+                    if any(write.parents):  # (copies the ids so far: only when parents are named)
+                        _check_parents_in(
+                            [(i, parent) for (i, _), parent in zip(write.encoded, write.parents, strict=True)],
+                            set(ids),
+                        )
 
                     def body_at(index: int, session_id: str = session_id) -> Body:
                         body = staged.get((session_id, index + 1))
