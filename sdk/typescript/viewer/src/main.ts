@@ -21,6 +21,8 @@ import {
 } from "@agentmsg/sdk/web";
 import { ContextPanel } from "./context.js";
 import { el, messageRow, UsageTotals } from "./render.js";
+import { ToolsPanel } from "./tools.js";
+import { TreeView } from "./tree.js";
 import { VirtualList } from "./virtual.js";
 
 const PAGE_SIZE = 200;
@@ -35,6 +37,11 @@ function connect(): Client {
 }
 const app = document.getElementById("app") as HTMLElement;
 const status = document.getElementById("status") as HTMLElement;
+
+// The tools panel (tools.ts): a button in the top bar, on every page.
+const tools = new ToolsPanel(() => client);
+status.before(tools.button);
+app.before(tools.root);
 let current: AbortController | undefined;
 
 function say(text: string, error = false): void {
@@ -106,6 +113,11 @@ class SessionView {
   private readonly context: ContextPanel;
   private readonly totals = new UsageTotals();
   private readonly usage = el("p", "usage muted");
+  // The tree (tree.ts): the list shows the path to its chosen leaf.
+  private readonly tree = new TreeView({
+    chosen: () => this.reshow(),
+    context: (id, label) => this.context.open(id, label),
+  });
 
   constructor(
     readonly sessionId: string,
@@ -120,10 +132,10 @@ class SessionView {
     exporter.type = "button";
     exporter.title = "the whole log, one message a line in the dict form";
     exporter.addEventListener("click", () => void this.export(exporter));
-    title.append(" ", exporter);
+    title.append(" ", exporter, " ", this.tree.toggle);
     this.context = new ContextPanel(client, sessionId, (id) => this.results.get(id));
     this.usage.textContent = this.totals.describe();
-    app.replaceChildren(title, this.usage, el("div", "session", scroller, this.context.root));
+    app.replaceChildren(title, this.usage, el("div", "session", this.tree.root, scroller, this.context.root));
     scroller.addEventListener("click", (event) => this.clicked(event));
     document.title = `agentmsg · ${sessionId}`;
     this.list = new VirtualList(scroller, (index) => this.renderRow(index), signal);
@@ -136,7 +148,9 @@ class SessionView {
     const lookup = (id: string): ToolResultContent | undefined => this.results.get(id);
     if (row === undefined) return el("div");
     if (row.kind === "live") return messageRow(row.fold.snapshot(), undefined, lookup, true);
+    if (!this.tree.shows(row.message.id)) return el("div", "off-path"); // not on the path shown
     const node = messageRow(row.message, row.offset, lookup);
+    node.dataset.id = row.message.id;
     const offset = node.querySelector("header .offset");
     if (offset !== null) {
       const here = el("a", "offset", `#${row.offset}`);
@@ -157,6 +171,11 @@ class SessionView {
     const index = Number(target.closest("article")?.dataset.row);
     const row = this.rows[index];
     if (row?.kind === "logged") this.context.open(row.message.id, `#${row.offset}`);
+  }
+
+  /** The path shown changed: every logged row is drawn again (those off the path as empty). */
+  private reshow(): void {
+    for (let i = 0; i < this.rows.length; i++) if (this.rows[i]?.kind === "logged") this.list.invalidate(i);
   }
 
   private index(message: Message, at: number): void {
@@ -182,6 +201,7 @@ class SessionView {
       this.usage.textContent = this.totals.describe();
     }
     const row: Row = { kind: "logged", offset: logged.offset, message: logged.message };
+    const moved = this.tree.add(logged.offset, logged.message);
     const live = this.liveRows.get(logged.message.id);
     if (live !== undefined) {
       // The message that was streaming is now in the log: it takes its live row's place.
@@ -189,11 +209,13 @@ class SessionView {
       this.rows[live] = row;
       this.index(logged.message, live);
       this.list.invalidate(live);
+      if (moved) this.reshow();
       return;
     }
     this.rows.push(row);
     this.index(logged.message, this.rows.length - 1);
     this.list.grow(1);
+    if (moved) this.reshow();
   }
 
   private addLive(streamId: string, event: StreamEvent): void {
@@ -255,7 +277,11 @@ class SessionView {
     while (this.lastOffset < target && this.pages !== undefined && !this.signal.aborted) await this.loadPage();
     const index = this.rows.findIndex((row) => row.kind === "logged" && row.offset === target);
     if (index < 0) say(`session ${this.sessionId} has no entry #${target}`, true);
-    else this.list.scrollToIndex(index);
+    else {
+      const row = this.rows[index];
+      if (row?.kind === "logged") this.tree.reveal(row.message.id); // an entry off the current path: a path to it
+      this.list.scrollToIndex(index);
+    }
   }
 
   /** The next page of the log (the one being read, if any); once the log is read, follow the session live. */
