@@ -25,7 +25,7 @@ from agentmsg.usage import Usage, UsageCost
 BIG = {"width": 1500, "height": 2400}  # every row of these small sessions inside the virtual list's window
 
 
-def _branched(service: Service) -> tuple[str, Session, dict[str, str]]:
+def _branched(running: Service) -> tuple[str, Session, dict[str, str]]:
     """A session with three tips: a branch left with a summary, a fork without one, and a compaction after it."""
     session = Session(session_id=f"tree-{uuid.uuid4().hex[:8]}")
     ids: dict[str, str] = {}
@@ -50,9 +50,11 @@ def _branched(service: Service) -> tuple[str, Session, dict[str, str]]:
         AssistantMessage.text("Trains leave Gare de Lyon hourly.", usage=Usage(30, 12, cost=UsageCost(total=0.003)))
     ).id
     ids["u4"] = session.append(UserMessage.text("Book the 9:00")).id
-    ids["c"] = session.compact("Trip to Lyon by train, from Gare de Lyon.", first_kept_id=ids["u4"], tokens_before=840).id
+    ids["c"] = session.compact(
+        "Trip to Lyon by train, from Gare de Lyon.", first_kept_id=ids["u4"], tokens_before=840
+    ).id
     ids["a4"] = session.append(AssistantMessage.text("Booked.", usage=Usage(4, 1))).id
-    with Client(service.target) as client:
+    with Client(running.target) as client:
         for entry in session:
             client.append(session.session_id, entry)
     return session.session_id, session, ids
@@ -134,7 +136,7 @@ def _path_usage(session: Session, leaf: str) -> dict[str, Any]:
 
 def _shown_usage(page: Any, tip: str) -> dict[str, Any]:
     data = page.evaluate(
-        "(tip) => ({...document.querySelector(`aside.tree li.branch[data-tip=\"${tip}\"] .path-usage`).dataset})", tip
+        '(tip) => ({...document.querySelector(`aside.tree li.branch[data-tip="${tip}"] .path-usage`).dataset})', tip
     )
     return {
         key: int(value) if key in ("messages", "unreported", "in", "out", "cacheRead", "cacheWrite") else float(value)
@@ -169,7 +171,8 @@ def test_a_branched_and_compacted_session_renders_the_same_tree_and_paths_as_pyt
         assert "The user first asked for the car route" in left.inner_text()
         compaction = page.locator(f'aside.tree .compaction[data-id="{ids["c"]}"]')
         assert compaction.get_attribute("data-first-kept") == ids["u4"]
-        assert "keeps from #9" in compaction.inner_text() and "840 tokens before" in compaction.inner_text()
+        assert "keeps from #9" in compaction.inner_text()
+        assert "840 tokens before" in compaction.inner_text()
         summary = page.locator(f'aside.tree .branch-summary[data-id="{ids["bs"]}"]')
         assert summary.get_attribute("data-from") == ids["a2"]
         # Choosing another tip shows its path.
@@ -241,21 +244,25 @@ def test_usage_and_cost_per_branch_equal_sums_made_in_python(
             assert _shown_usage(page, ids[tip]) == _path_usage(session, ids[tip]), tip
         # The path to a3 has an assistant message without usage: counted apart, and its "out" is a real 0 elsewhere.
         a3 = page.locator(f'aside.tree li.branch[data-tip="{ids["a3"]}"] .path-usage').inner_text()
-        assert "1 without usage" in a3 and "cache write not reported" in a3
+        assert "1 without usage" in a3
+        assert "cache write not reported" in a3
         a2 = page.locator(f'aside.tree li.branch[data-tip="{ids["a2"]}"] .path-usage').inner_text()
-        assert "out 5" in a2 and "cache write 7" in a2  # a2 reported out 0: the sum is a1's 5, not "not reported"
+        assert "out 5" in a2
+        assert "cache write 7" in a2
         a4 = _path_usage(session, ids["a4"])
-        assert a4["unreported"] == 0 and "cacheWrite" not in a4  # nobody on the path reported cache writes
-        assert "cache write not reported" in page.locator(
-            f'aside.tree li.branch[data-tip="{ids["a4"]}"] .path-usage'
-        ).inner_text()
+        assert a4["unreported"] == 0
+        assert "cacheWrite" not in a4
+        assert (
+            "cache write not reported"
+            in page.locator(f'aside.tree li.branch[data-tip="{ids["a4"]}"] .path-usage').inner_text()
+        )
         assert page.problems == []
     finally:
         page.close()
 
 
-def _tools_now(service: Service) -> list[tuple[str, str]]:
-    with Client(service.target) as client:
+def _tools_now(running: Service) -> list[tuple[str, str]]:
+    with Client(running.target) as client:
         return [(t.tool.name, t.runner_name) for t in client.list_tools()]
 
 
