@@ -16,9 +16,11 @@ from typing import Any
 from test_browser import WAIT_MS, Service
 from test_viewer import _open, _shot, chromium, service  # noqa: F401 - the module's fixtures
 
-from agentmsg import AssistantMessage, UserMessage
+from agentmsg import AssistantMessage, ToolMessage, UserMessage
+from agentmsg.content import ToolCallContent
 from agentmsg.messages import AgentMessage
 from agentmsg.service import Client
+from agentmsg.service.handlers.tools import RUN_METADATA_KEY
 from agentmsg.sessions import Session
 from agentmsg.usage import Usage, UsageCost
 
@@ -273,6 +275,41 @@ def _until(condition: Any, what: str) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"{what} did not happen")
+
+
+def test_a_tool_result_shows_the_latency_and_runner_recorded_by_call_tool(
+    chromium: Any,  # noqa: F811
+    service: Service,  # noqa: F811
+) -> None:
+    runner = subprocess.Popen(  # the demo's tool runner
+        [sys.executable, "-m", "agentmsg.service.demo", "runner", service.target],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    page = None
+    try:
+        _until(lambda: ("get_weather", "weather-runner") in _tools_now(service), "the runner's registration")
+        session_id = f"run-{uuid.uuid4().hex[:8]}"
+        call = ToolCallContent("call-1", "get_weather", {"city": "Paris"})
+        with Client(service.target) as client:
+            client.append(session_id, UserMessage.text("Weather in Paris?"))
+            client.append(session_id, AssistantMessage([call], stop_reason="tool_calls"))
+            result = client.call_tool(call)  # as an engine does: the result as CallTool gave it, then logged
+            client.append(session_id, ToolMessage.from_result(result))
+        run = result.metadata[RUN_METADATA_KEY]
+        page = _open(chromium, service, session_id)
+        shown = page.locator(".tool-call .tool-result .run")
+        shown.wait_for(timeout=WAIT_MS)
+        assert float(shown.get_attribute("data-latency-ms")) == run["latency_ms"]
+        assert shown.get_attribute("data-runner") == "weather-runner" == run["runner"]
+        assert shown.get_attribute("data-runner-id") == run["runner_id"]
+        assert shown.inner_text().strip().endswith("ms by weather-runner")
+        assert page.problems == []
+    finally:
+        if page is not None:
+            page.close()
+        runner.terminate()
+        runner.wait(30)
 
 
 def test_the_tools_panel_lists_the_runners_connected_now(
