@@ -90,8 +90,8 @@ def test_hosted_tools_are_listed_and_answer_as_the_runner_does() -> None:
                 # The result as the runner gave it: without the run CallTool records (its runner and latency differ).
                 pb = type(result.pb)()
                 pb.CopyFrom(result.pb)
-                assert pb.metadata[RUN_METADATA_KEY]["runner"].startswith("mcp:")
-                del pb.metadata.fields[RUN_METADATA_KEY]
+                assert result.metadata[RUN_METADATA_KEY]["runner"].startswith("mcp:")
+                del pb.tool_result.metadata.fields[RUN_METADATA_KEY]
                 got.append(pb.SerializeToString(deterministic=True))
             return tools, got
 
