@@ -48,6 +48,11 @@ export class SessionTree {
     return this.byId.get(id);
   }
 
+  /** Every entry read, in the order taken (log order). */
+  entries(): IterableIterator<TreeEntry> {
+    return this.byId.values();
+  }
+
   /** Take a logged entry (in log order); returns it, or undefined when its id or offset was already taken. */
   add(offset: bigint, message: Message): TreeEntry | undefined {
     if (this.byId.has(message.id) || this.byOffset.has(offset)) return undefined;
@@ -169,7 +174,10 @@ export class TreeView {
       if (entry.parent !== undefined && entry.parent === this.pathLeaf) {
         this.onPath.add(entry.id); // the path grows by one: nothing else changes
         this.pathLeaf = entry.id;
-      } else moved = this.repath();
+      } else {
+        this.repath();
+        moved = true;
+      }
     }
     if (!this.opened && this.tree.childrenOf(entry.parent).length > 1) this.show(true);
     this.schedule();
@@ -194,11 +202,10 @@ export class TreeView {
     if (!this.onPath.has(id) && this.tree.get(id) !== undefined) this.choose(this.tree.tipFrom(id));
   }
 
-  private repath(): boolean {
+  private repath(): void {
     const leaf = this.leaf;
     this.pathLeaf = leaf;
     this.onPath = new Set(leaf === undefined ? [] : this.tree.path(leaf).map((e) => e.id));
-    return true;
   }
 
   private clicked(event: Event): void {
@@ -231,13 +238,9 @@ export class TreeView {
     this.follow.textContent = this.chosen === undefined ? "following the current leaf" : "follow the current leaf";
     // Branch summaries by the tip of the branch they summarise (their fromId).
     const summaries = new Map<string, TreeEntry>();
-    for (const branch of this.walk()) {
-      for (const id of branch.ids) {
-        const entry = this.tree.get(id);
-        const role = entry?.message.role;
-        if (entry !== undefined && role?.case === "branchSummary" && role.value.fromId !== "")
-          summaries.set(role.value.fromId, entry);
-      }
+    for (const entry of this.tree.entries()) {
+      const role = entry.message.role;
+      if (role.case === "branchSummary" && role.value.fromId !== "") summaries.set(role.value.fromId, entry);
     }
     const list = el("ul", "branches");
     const draw = (branch: Branch, into: HTMLElement): void => {
@@ -252,15 +255,6 @@ export class TreeView {
     for (const branch of this.tree.branches()) draw(branch, list);
     const count = this.tree.size;
     this.body.replaceChildren(el("p", "muted", `${count} ${count === 1 ? "entry" : "entries"} read`), list);
-  }
-
-  private *walk(): Generator<Branch> {
-    const stack = this.tree.branches();
-    while (stack.length > 0) {
-      const branch = stack.pop() as Branch;
-      yield branch;
-      stack.push(...branch.children);
-    }
   }
 
   private branchItem(branch: Branch, leaf: string | undefined, summaries: Map<string, TreeEntry>): HTMLElement {
