@@ -14,7 +14,7 @@ import uuid
 from typing import Any
 
 from test_browser import WAIT_MS, Service
-from test_viewer import _open, _shot, chromium, service  # noqa: F401 - the module's fixtures
+from test_viewer import SHOTS, _open, _shot, chromium, service  # noqa: F401 - the module's fixtures
 
 from agentmsg import AssistantMessage, ToolMessage, UserMessage
 from agentmsg.content import ToolCallContent
@@ -186,6 +186,8 @@ def test_a_branched_and_compacted_session_renders_the_same_tree_and_paths_as_pyt
         _shot(page, "tree")
         page.locator("aside.tree button.follow").click()
         _wait_shown(page, default)
+        SHOTS.mkdir(parents=True, exist_ok=True)  # the README's picture: the top of the page
+        page.screenshot(path=str(SHOTS / "tree-top.png"), clip={"x": 0, "y": 0, "width": 1500, "height": 800})
         assert page.problems == []
     finally:
         page.close()
