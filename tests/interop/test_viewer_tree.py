@@ -19,8 +19,7 @@ from test_viewer import SHOTS, _open, _shot, chromium, service  # noqa: F401 - t
 from agentmsg import AssistantMessage, ToolMessage, UserMessage
 from agentmsg.content import ToolCallContent
 from agentmsg.messages import AgentMessage
-from agentmsg.service import Client
-from agentmsg.service.handlers.tools import RUN_METADATA_KEY
+from agentmsg.service import RUN_METADATA_KEY, Client
 from agentmsg.sessions import Session
 from agentmsg.usage import Usage, UsageCost
 

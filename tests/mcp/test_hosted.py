@@ -24,9 +24,8 @@ import agentmsg as am
 from agentmsg.mcp import McpRunner, McpServerStartError, stdio_server
 from agentmsg.mcp._session import MCPServerSpec
 from agentmsg.mcp._tools import McpTools
-from agentmsg.service import AsyncClient, ServerConfig, create_server
+from agentmsg.service import RUN_METADATA_KEY, AsyncClient, ServerConfig, create_server
 from agentmsg.service.access import parse_token
-from agentmsg.service.handlers.tools import RUN_METADATA_KEY
 
 MODES = ["hosted", "runner"]
 

@@ -13,8 +13,7 @@ from conftest import RunnerThread, ServerThread
 import agentmsg as am
 from agentmsg import formats
 from agentmsg.formats import ConversionReport
-from agentmsg.service import AsyncClient, Client, ToolRunner, schema_for
-from agentmsg.service.handlers.tools import RUN_METADATA_KEY
+from agentmsg.service import RUN_METADATA_KEY, AsyncClient, Client, ToolRunner, schema_for
 
 
 def test_a_tool_call_round_trip(
