@@ -353,3 +353,68 @@ def test_the_tools_panel_lists_the_runners_connected_now(
         if runner.poll() is None:
             runner.terminate()
             runner.wait(30)
+
+
+def test_pages_read_out_of_order_give_the_tree_and_current_leaf_python_gives(
+    chromium: Any,  # noqa: F811
+    service: Service,  # noqa: F811
+) -> None:
+    """A page of the log is read when one of its rows is drawn, so pages come in any order (here the first, the
+    last, then the middle one): an entry without a parent id waits for the entry before it, and once every page is
+    read the tree is ``Session``'s, and the current leaf its last entry."""
+    session = Session(session_id=f"tree-pages-{uuid.uuid4().hex[:8]}")
+    session.append(UserMessage.text("Start"))
+    a1 = session.append(AssistantMessage.text("First answer")).id
+    session.append(UserMessage.text("A question left behind"))
+    left = session.append(AssistantMessage.text("Its answer")).id
+    session.branch(a1, summary="The first try, left.")
+    for n in range(450):  # the main line: 455 entries in all, three pages of 200
+        session.append(UserMessage.text(f"line {n}") if n % 2 == 0 else AssistantMessage.text(f"answer {n}"))
+    entries = list(session)
+    assert sum(1 for e in entries if not e.parent_id) > 400  # most follow the entry before them
+    with Client(service.target) as client:
+        client.append_many(session.session_id, entries)
+        reread = Session(
+            [logged.message for logged in client.history(session.session_id)], session_id=session.session_id
+        )
+    last = entries[-1].id
+    assert reread.leaf_id == last
+    expected = _python_branches(reread)
+    assert [b["branchPoint"] for b in expected if b["branchPoint"]] == [a1]
+    chosen = "aside.tree li.branch.chosen"
+    page = _open(chromium, service, f"{session.session_id}/1")  # the first page
+    try:
+        page.wait_for_selector("aside.tree li.branch[data-tip]", timeout=WAIT_MS)  # it branches at #2: opened
+        page.evaluate("(id) => { location.hash = `#/sessions/${id}/455`; }", session.session_id)  # the last page
+        page.wait_for_function(
+            "(want) => document.querySelector('aside.tree li.branch.chosen')?.dataset.tip === want",
+            arg=last,
+            timeout=WAIT_MS,
+        )
+        # Entries #401-#455 wait for #400: drawn as a branch from an entry not read yet.
+        partial = page.evaluate(BRANCHES_JS)
+        assert {"ids": [e.id for e in entries[400:]], "parent": None, "branchPoint": None, "tip": last} in partial
+        page.evaluate("(id) => { location.hash = `#/sessions/${id}/300`; }", session.session_id)  # the middle page
+        page.wait_for_function(
+            "(n) => document.querySelector('aside.tree .tree-body > p.muted')?.textContent === `${n} entries read`",
+            arg=len(entries),
+            timeout=WAIT_MS,
+        )
+        page.wait_for_function(
+            f"(want) => JSON.stringify(({BRANCHES_JS})()) === JSON.stringify(want)", arg=expected, timeout=WAIT_MS
+        )
+        assert page.locator(chosen).get_attribute("data-tip") == last
+        # The middle page's rows are on the path to the current leaf: drawn, not empty.
+        page.wait_for_selector(f'#messages article.msg[data-id="{entries[299].id}"]', timeout=WAIT_MS)
+        assert set(page.evaluate(SHOWN_JS)) <= {e.id for e in reread.path(last)}
+        # A deep link to an entry of the branch that was left shows the path to it.
+        page.evaluate("(id) => { location.hash = `#/sessions/${id}/3`; }", session.session_id)
+        page.wait_for_function(
+            "(want) => document.querySelector('aside.tree li.branch.chosen')?.dataset.tip === want",
+            arg=left,
+            timeout=WAIT_MS,
+        )
+        _wait_shown(page, [e.id for e in reread.path(left)])
+        assert page.problems == []
+    finally:
+        page.close()

@@ -5,6 +5,10 @@
 // The tree is drawn as branches: a branch is a run of entries each with one child, ending at a branch point (an
 // entry with several children, whose branches are drawn under it) or at a tip (a leaf). Choosing a tip shows the
 // path to it in the message list; by default the list follows the current leaf.
+//
+// Entries arrive in any order (the viewer reads a page of the log when one of its rows is drawn, and follows the
+// session live meanwhile): an entry without a `parentId` whose predecessor is not read yet waits for it, children
+// are kept in log order, and the current leaf is the entry with the highest offset read.
 
 import type { Message } from "@agentmsg/sdk/web";
 import { el } from "./render.js";
@@ -15,9 +19,12 @@ export interface TreeEntry {
   readonly id: string;
   readonly offset: bigint;
   readonly message: Message;
-  /** The parent's id; undefined for the root. */
+  /** The parent's id; undefined for the root, and for an entry whose predecessor in the log is not read yet. */
   readonly parent: string | undefined;
 }
+
+/** An entry as the tree keeps it: its parent is set late when it is the entry before it in the log. */
+type Node = { -readonly [K in keyof TreeEntry]: TreeEntry[K] };
 
 /** A branch of the drawn tree: its entries in order, the entry it follows, the branches after its last entry. */
 export interface Branch {
@@ -30,9 +37,11 @@ const ROOT = "";
 
 /** The entries of a session read so far, with their parents and children. */
 export class SessionTree {
-  private readonly byId = new Map<string, TreeEntry>();
+  private readonly byId = new Map<string, Node>();
   private readonly byOffset = new Map<bigint, string>();
   private readonly children = new Map<string, string[]>();
+  /** Entries without a `parentId`, by offset, whose predecessor (their parent) is not read yet. */
+  private readonly waiting = new Map<bigint, Node>();
   private last: TreeEntry | undefined;
 
   get size(): number {
@@ -48,23 +57,49 @@ export class SessionTree {
     return this.byId.get(id);
   }
 
-  /** Every entry read, in the order taken (log order). */
+  /** Every entry read, in the order taken (not log order when pages were read out of order). */
   entries(): IterableIterator<TreeEntry> {
     return this.byId.values();
   }
 
-  /** Take a logged entry (in log order); returns it, or undefined when its id or offset was already taken. */
+  /**
+   * Take a logged entry, in any order; returns it, or undefined when its id or offset was already taken. The entry
+   * after it in the log, if read and without a `parentId`, becomes its child now.
+   */
   add(offset: bigint, message: Message): TreeEntry | undefined {
     if (this.byId.has(message.id) || this.byOffset.has(offset)) return undefined;
-    const parent = message.parentId !== "" ? message.parentId : this.byOffset.get(offset - 1n);
-    const entry: TreeEntry = { id: message.id, offset, message, parent };
+    const entry: Node = { id: message.id, offset, message, parent: undefined };
     this.byId.set(entry.id, entry);
     this.byOffset.set(offset, entry.id);
-    const siblings = this.children.get(parent ?? ROOT);
-    if (siblings === undefined) this.children.set(parent ?? ROOT, [entry.id]);
-    else siblings.push(entry.id);
+    // No parentId: the parent is the entry before it in the log (the first entry is the root).
+    if (message.parentId !== "") this.link(entry, message.parentId);
+    else if (offset <= 1n) this.link(entry, undefined);
+    else {
+      const before = this.byOffset.get(offset - 1n);
+      if (before === undefined) this.waiting.set(offset, entry);
+      else this.link(entry, before);
+    }
+    const next = this.waiting.get(offset + 1n);
+    if (next !== undefined) {
+      this.waiting.delete(offset + 1n);
+      this.link(next, entry.id);
+    }
     if (this.last === undefined || offset > this.last.offset) this.last = entry;
     return entry;
+  }
+
+  /** `entry`'s parent is `parent` (undefined: a root); children are kept in log order. */
+  private link(entry: Node, parent: string | undefined): void {
+    entry.parent = parent;
+    const key = parent ?? ROOT;
+    const siblings = this.children.get(key);
+    if (siblings === undefined) {
+      this.children.set(key, [entry.id]);
+      return;
+    }
+    let at = siblings.length;
+    while (at > 0 && (this.byId.get(siblings[at - 1] as string)?.offset ?? 0n) > entry.offset) at--;
+    siblings.splice(at, 0, entry.id);
   }
 
   childrenOf(id: string | undefined): readonly string[] {
@@ -101,6 +136,7 @@ export class SessionTree {
   branches(): Branch[] {
     const roots = [...this.byId.values()]
       .filter((e) => e.parent === undefined || !this.byId.has(e.parent))
+      .sort((a, b) => (a.offset < b.offset ? -1 : a.offset > b.offset ? 1 : 0))
       .map((e) => e.id);
     const seen = new Set<string>();
     const grow = (start: string, parent: string | undefined): Branch => {
@@ -140,6 +176,7 @@ export class TreeView {
   private chosen: string | undefined; // undefined: the current leaf
   private onPath = new Set<string>();
   private pathLeaf: string | undefined;
+  private pathTop: string | undefined; // the first entry of the path read (the root once its entries are all read)
   private scheduled = false;
   private opened = false; // opened once by itself when the session turns out to branch
 
@@ -165,21 +202,32 @@ export class TreeView {
     if (open) this.render();
   }
 
-  /** A logged entry, in log order. Returns whether the rows shown changed beyond this entry (the path moved). */
+  /**
+   * A logged entry, in any order. Returns whether rows other than this entry's changed (the path moved, or grew
+   * above its first entry read).
+   */
   add(offset: bigint, message: Message): boolean {
     const entry = this.tree.add(offset, message);
     if (entry === undefined) return false;
     let moved = false;
-    if (this.chosen === undefined) {
-      if (entry.parent !== undefined && entry.parent === this.pathLeaf) {
-        this.onPath.add(entry.id); // the path grows by one: nothing else changes
+    const leaf = this.leaf;
+    if (leaf !== this.pathLeaf) {
+      if (leaf === entry.id && entry.parent !== undefined && entry.parent === this.pathLeaf) {
+        this.onPath.add(entry.id); // the path grows by one at its end: nothing else changes
         this.pathLeaf = entry.id;
       } else {
         this.repath();
         moved = true;
       }
+    } else if (this.pathTop !== undefined && this.tree.get(this.pathTop)?.parent === entry.id) {
+      // The entry the path's first one follows was read (an earlier page): the path grows above it.
+      const above = this.tree.path(entry.id);
+      for (const e of above) this.onPath.add(e.id);
+      this.pathTop = above[0]?.id;
+      moved = true;
     }
-    if (!this.opened && this.tree.childrenOf(entry.parent).length > 1) this.show(true);
+    const branched = (id: string | undefined): boolean => this.tree.childrenOf(id).length > 1;
+    if (!this.opened && (branched(entry.parent) || branched(entry.id))) this.show(true);
     this.schedule();
     return moved;
   }
@@ -204,8 +252,10 @@ export class TreeView {
 
   private repath(): void {
     const leaf = this.leaf;
+    const path = leaf === undefined ? [] : this.tree.path(leaf);
     this.pathLeaf = leaf;
-    this.onPath = new Set(leaf === undefined ? [] : this.tree.path(leaf).map((e) => e.id));
+    this.pathTop = path[0]?.id;
+    this.onPath = new Set(path.map((e) => e.id));
   }
 
   private clicked(event: Event): void {
