@@ -25,7 +25,7 @@ from nodetools import PROTO, require_node, run_node
 from samples import every_content, every_role
 
 import agentmsg as am
-from agentmsg.service import Client, ServerConfig, ToolRunner, create_server
+from agentmsg.service import RUN_METADATA_KEY, Client, ServerConfig, ToolRunner, create_server
 from agentmsg.v1 import content_pb2, message_pb2, session_service_pb2
 
 SESSION = "node-interop"
@@ -172,7 +172,10 @@ def test_a_node_client_speaks_to_the_python_server(node: str, target: str, tmp_p
     assert [(t["tool"]["name"], t["runnerName"]) for t in report["tools"]] == [("shout", "python-shouter")]
     assert report["tools"][0]["tool"]["kind"] == "TOOL_KIND_EXECUTE"
     expected = am.ToolResultContent("call_node_1", "HI HI", name="shout")
-    assert report["toolResult"] == json_format.MessageToDict(expected.pb.tool_result)
+    got = dict(report["toolResult"])
+    run = got.pop("metadata")[RUN_METADATA_KEY]  # the run CallTool records, read by Node like any metadata
+    assert (run["runner"], run["runner_id"]) == ("python-shouter", report["tools"][0]["runnerId"])
+    assert got == json_format.MessageToDict(expected.pb.tool_result)
 
     # An invalid message: INVALID_ARGUMENT, with the violations as google.rpc.BadRequest that Node decodes.
     wanted = am.violations(session_service_pb2.AppendMessageRequest(session_id=SESSION, message=invalid))

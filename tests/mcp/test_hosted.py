@@ -24,7 +24,7 @@ import agentmsg as am
 from agentmsg.mcp import McpRunner, McpServerStartError, stdio_server
 from agentmsg.mcp._session import MCPServerSpec
 from agentmsg.mcp._tools import McpTools
-from agentmsg.service import AsyncClient, ServerConfig, create_server
+from agentmsg.service import RUN_METADATA_KEY, AsyncClient, ServerConfig, create_server
 from agentmsg.service.access import parse_token
 
 MODES = ["hosted", "runner"]
@@ -86,7 +86,12 @@ def test_hosted_tools_are_listed_and_answer_as_the_runner_does() -> None:
             got = []
             for i, (name, args) in enumerate(calls):
                 result = await client.call_tool(am.ToolCallContent(f"c{i}", "ev." + name, args))
-                got.append(result.pb.SerializeToString(deterministic=True))
+                # The result as the runner gave it: without the run CallTool records (its runner and latency differ).
+                pb = type(result.pb)()
+                pb.CopyFrom(result.pb)
+                assert result.metadata[RUN_METADATA_KEY]["runner"].startswith("mcp:")
+                del pb.tool_result.metadata.fields[RUN_METADATA_KEY]
+                got.append(pb.SerializeToString(deterministic=True))
             return tools, got
 
     async def main() -> None:

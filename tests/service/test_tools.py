@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Callable
 
@@ -10,7 +11,9 @@ import pytest
 from conftest import RunnerThread, ServerThread
 
 import agentmsg as am
-from agentmsg.service import AsyncClient, Client, ToolRunner, schema_for
+from agentmsg import formats
+from agentmsg.formats import ConversionReport
+from agentmsg.service import RUN_METADATA_KEY, AsyncClient, Client, ToolRunner, schema_for
 
 
 def test_a_tool_call_round_trip(
@@ -55,6 +58,30 @@ def test_a_tool_call_round_trip(
     wrong_args = client.call_tool(am.ToolCallContent("call_5", "add", {"c": 1}))
     assert wrong_args.is_error
     assert "TypeError" in wrong_args.text
+
+
+def test_a_result_records_its_runner_and_latency_beside_the_runners_metadata(
+    server: ServerThread, client: Client, start_runner: Callable[..., RunnerThread]
+) -> None:
+    runner = ToolRunner(server.target, name="clock")
+
+    @runner.tool
+    def noted(note: str) -> am.ToolResultContent:
+        return am.ToolResultContent("ignored", note, metadata={"by": "runner", "agentmsg": 1})
+
+    runner.tool(lambda: "ok", name="plain")
+    start_runner(runner)
+    registered = {t.tool.name: t for t in client.list_tools()}["noted"]
+    result = client.call_tool(am.ToolCallContent("c1", "noted", {"note": "hi"}))
+    run = result.metadata[RUN_METADATA_KEY]
+    assert (run["runner"], run["runner_id"]) == ("clock", registered.runner_id)
+    assert isinstance(run["latency_ms"], float)
+    assert run["latency_ms"] >= 0
+    assert (result.metadata["by"], result.metadata["agentmsg"]) == ("runner", 1)  # the runner's own keys kept
+    assert set(client.call_tool(am.ToolCallContent("c2", "plain")).metadata) == {RUN_METADATA_KEY}
+    # Never sent to a model: a provider request made from the result has no trace of it.
+    request = formats.write("openai-chat", [am.ToolMessage.from_result(result)], report=ConversionReport())
+    assert "latency_ms" not in json.dumps(request)
 
 
 def test_unknown_tools_and_taken_names(

@@ -21,12 +21,14 @@ from agentmsg.service.client import (
     RegisteredTool,
     SessionInfo,
 )
+from agentmsg.service.handlers.tools import RUN_METADATA_KEY
 from agentmsg.service.limits import RequestLimits
 from agentmsg.service.runner import ToolRunner, schema_for
 from agentmsg.service.server import Running, ServerConfig, create_server, serve
 from agentmsg.service.stores import Appended, MemoryStore, SessionRecord, SQLiteStore, Store, open_store
 
 __all__ = [
+    "RUN_METADATA_KEY",
     "Appended",
     "AsyncClient",
     "Client",

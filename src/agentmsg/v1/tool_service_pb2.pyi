@@ -446,7 +446,10 @@ class CallToolResponse(_message.Message):
     @_builtins.property
     def result(self) -> _content_pb2.ToolResultContent:
         """The result. A runner that failed, went away or overran gives
-        `is_error` results that say so.
+        `is_error` results that say so. A result a runner gave carries its run
+        in `metadata["agentmsg.run"]`: `runner` (the runner's name), `runner_id`
+        and `latency_ms` (from the call's hand-off to the runner to its result,
+        on the node that served it); the runner's own metadata keys are kept.
         """
 
     def __init__(

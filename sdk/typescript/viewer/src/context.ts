@@ -70,7 +70,12 @@ export class ContextPanel {
         const messages = await this.client.buildContext(this.sessionId, { leaf: leaf.id, signal: controller.signal });
         if (controller.signal.aborted) return;
         const note = el("p", "muted", `${messages.length} messages to ${leaf.label}`);
-        this.body.replaceChildren(note, ...messages.map((m) => messageRow(m, undefined, this.lookup)));
+        const rows = messages.map((m) => {
+          const row = messageRow(m, undefined, this.lookup);
+          row.dataset.id = m.id;
+          return row;
+        });
+        this.body.replaceChildren(note, ...rows);
         return;
       }
       const converted = await this.client.convertTo(

@@ -20,6 +20,8 @@ import {
 } from "@agentmsg/sdk/web";
 import { ContextPanel } from "./context.js";
 import { el, media, messageRow, UsageTotals } from "./render.js";
+import { ToolsPanel } from "./tools.js";
+import { TreeView } from "./tree.js";
 import { VirtualList } from "./virtual.js";
 
 const PAGE_SIZE = 200;
@@ -36,6 +38,11 @@ function connect(): Client {
 }
 const app = document.getElementById("app") as HTMLElement;
 const status = document.getElementById("status") as HTMLElement;
+
+// The tools panel (tools.ts): a button in the top bar, on every page.
+const tools = new ToolsPanel(() => client);
+status.before(tools.button);
+app.before(tools.root);
 let current: AbortController | undefined;
 let view: SessionView | undefined; // the session on screen (a hash change within it scrolls, not re-reads)
 
@@ -119,6 +126,11 @@ class SessionView {
   private readonly context: ContextPanel;
   private readonly totals = new UsageTotals();
   private readonly usage = el("p", "usage muted");
+  // The tree (tree.ts): the list shows the path to its chosen leaf.
+  private readonly tree = new TreeView({
+    chosen: () => this.reshow(),
+    context: (id, label) => this.context.open(id, label),
+  });
 
   constructor(
     readonly sessionId: string,
@@ -137,10 +149,10 @@ class SessionView {
     this.freshButton.hidden = true;
     this.freshButton.title = "entries that arrived below the view: go to the end";
     this.freshButton.addEventListener("click", () => this.list.scrollToEnd());
-    title.append(" ", exporter, " ", this.freshButton);
+    title.append(" ", exporter, " ", this.tree.toggle, " ", this.freshButton);
     this.context = new ContextPanel(client, sessionId, (id) => this.results.get(id));
     this.usage.textContent = this.totals.describe();
-    app.replaceChildren(title, this.usage, el("div", "session", scroller, this.context.root));
+    app.replaceChildren(title, this.usage, el("div", "session", this.tree.root, scroller, this.context.root));
     scroller.addEventListener("click", (event) => this.clicked(event));
     scroller.addEventListener("scroll", () => this.seen(), { passive: true, signal });
     document.title = `agentmsg · ${sessionId}`;
@@ -169,7 +181,9 @@ class SessionView {
       }
       return node;
     }
+    if (!this.tree.shows(row.message.id)) return el("div", "off-path"); // not on the path shown: drawn empty
     const node = messageRow(row.message, row.offset, lookup);
+    node.dataset.id = row.message.id;
     if (!this.painted) {
       // The first logged row drawn: marked in the frame after the one it is drawn in (bench/viewer.py reads it).
       this.painted = true;
@@ -195,6 +209,11 @@ class SessionView {
     const index = Number(target.closest("article")?.dataset.row);
     const row = this.rows[index];
     if (row?.kind === "logged") this.context.open(row.message.id, `#${row.offset}`);
+  }
+
+  /** The path shown changed: every logged row is drawn again (those off the path as empty). */
+  private reshow(): void {
+    for (let i = 0; i < this.rows.length; i++) if (this.rows[i]?.kind === "logged") this.list.invalidate(i);
   }
 
   private index(message: Message, at: number): void {
@@ -240,6 +259,7 @@ class SessionView {
     const after = BigInt(number * PAGE_SIZE);
     const last = BigInt(Math.min(this.head, (number + 1) * PAGE_SIZE));
     let end: boolean | undefined; // at the end when the page came: kept there once its rows have their heights
+    let moved = false; // the tree's path shown changed beyond the rows read here
     for await (const logged of client.listMessages(this.sessionId, {
       after,
       pageSize: PAGE_SIZE,
@@ -250,11 +270,13 @@ class SessionView {
       const at = Number(logged.offset) - 1;
       if (this.rows[at] !== undefined) continue;
       this.rows[at] = { kind: "logged", offset: logged.offset, message: logged.message };
+      if (this.tree.add(logged.offset, logged.message)) moved = true; // pages come in any order: the tree takes it
       this.index(logged.message, at);
       this.count(logged.message);
       this.list.invalidate(at);
       if (logged.offset === last) break;
     }
+    if (moved) this.reshow();
     if (end === true) this.list.scrollToEnd();
     this.describeState();
   }
@@ -289,6 +311,7 @@ class SessionView {
     this.lastOffset = logged.offset;
     this.count(logged.message);
     const row: Row = { kind: "logged", offset: logged.offset, message: logged.message };
+    const moved = this.tree.add(logged.offset, logged.message);
     const live = this.liveRows.get(logged.message.id);
     if (live !== undefined) {
       // The message that was streaming is now in the log: it takes its live row's place.
@@ -296,13 +319,15 @@ class SessionView {
       this.rows[live] = row;
       this.index(logged.message, live);
       this.list.invalidate(live);
-      if (logged.offset === this.target) this.list.scrollToIndex(live);
+      if (moved) this.reshow();
+      if (logged.offset === this.target) this.reached(logged.message.id, live);
       return;
     }
     this.rows.push(row);
     this.index(logged.message, this.rows.length - 1);
     this.list.grow(1);
-    if (logged.offset === this.target) this.list.scrollToIndex(this.rows.length - 1);
+    if (moved) this.reshow();
+    if (logged.offset === this.target) this.reached(logged.message.id, this.rows.length - 1);
     else this.arrived(end);
   }
 
@@ -392,6 +417,14 @@ class SessionView {
       return;
     }
     this.list.invalidate(index);
+    const row = this.rows[index];
+    if (row?.kind === "logged") this.reached(row.message.id, index);
+    else this.list.scrollToIndex(index); // its page could not be read: its placeholder asks again when drawn
+  }
+
+  /** The target entry is read: a path through it is shown (the newest leaf below it, if off the path), scrolled to. */
+  private reached(id: string, index: number): void {
+    this.tree.reveal(id);
     this.list.scrollToIndex(index);
   }
 

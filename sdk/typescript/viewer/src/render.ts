@@ -7,6 +7,7 @@ import type { Citation, Content, JsonObject, Message, TextContent, ToolResultCon
 import { toJson } from "@bufbuild/protobuf";
 import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { link, markdown, safeUrl } from "./markdown.js";
+import { runLine } from "./run.js";
 
 /** Finds the result of a tool call by its id (results arrive in later tool messages). */
 export type ResultLookup = (callId: string) => ToolResultContent | undefined;
@@ -253,6 +254,8 @@ function document_(value: Extract<Content["kind"], { case: "document" }>["value"
 function toolResultBody(result: ToolResultContent, lookup: ResultLookup): HTMLElement {
   const box = el("div", result.isError ? "tool-result error" : "tool-result");
   box.append(badge(result.isError ? "error" : "result", result.isError ? "badge bad" : "badge ok"));
+  const run = runLine(result.metadata); // latency and runner, as CallTool recorded them (run.ts)
+  if (run !== undefined) box.append(run);
   for (const part of result.content) box.append(block(part, lookup));
   if (result.metadata !== undefined && Object.keys(result.metadata).length > 0) {
     box.append(

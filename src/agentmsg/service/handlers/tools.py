@@ -56,6 +56,24 @@ def _error_result(call: content_pb2.ToolCallContent, text: str) -> content_pb2.T
     return result
 
 
+RUN_METADATA_KEY = "agentmsg.run"
+"""The key of a tool result's ``metadata`` where ``CallTool`` records the run: ``runner`` (the runner's name),
+``runner_id`` and ``latency_ms`` (from the call's hand-off to the runner to its result, as the serving node measured
+it). Set on every result a runner gave; the runner's own metadata keys are kept. Never sent to a model."""
+
+
+def _stamp(result: content_pb2.ToolResultContent, runner: _Runner, seconds: float) -> content_pb2.ToolResultContent:
+    """The result with its run recorded in its metadata under :data:`RUN_METADATA_KEY`."""
+    stamped = content_pb2.ToolResultContent()
+    stamped.CopyFrom(result)
+    stamped.metadata[RUN_METADATA_KEY] = {
+        "runner": runner.name,
+        "runner_id": runner.runner_id,
+        "latency_ms": round(max(seconds, 0.0) * 1000, 3),
+    }
+    return stamped
+
+
 # A cancellation that comes this close to the call's deadline is the deadline: the transport (gRPC, Connect) may
 # cancel the handler a moment before its own clock says the deadline has passed.
 DEADLINE_SLACK = 0.1
@@ -315,9 +333,11 @@ class ToolHandler:
             runner = self.by_tool.get(call.name)
             if runner is None:
                 raise NotFoundError(f"no runner serves the tool {call.name!r} now that the call is approved")
-        if runner.local is not None:
-            return tool_service_pb2.CallToolResponse(result=await self._call_here(runner.local, call, caller))
         loop = asyncio.get_running_loop()
+        started = loop.time()
+        if runner.local is not None:
+            result = await self._call_here(runner.local, call, caller)
+            return tool_service_pb2.CallToolResponse(result=_stamp(result, runner, loop.time() - started))
         # The runner knows the call by this handle; the call id goes to it unchanged (the model's, not unique).
         handle = uuid.uuid4().hex
         pending = _Call(call, loop.create_future())
@@ -349,7 +369,7 @@ class ToolHandler:
             raise
         finally:
             runner.pending.pop(handle, None)
-        return tool_service_pb2.CallToolResponse(result=result)
+        return tool_service_pb2.CallToolResponse(result=_stamp(result, runner, loop.time() - started))
 
     async def _decision(self, request: tool_service_pb2.CallToolRequest, caller: Caller) -> ToolApprovalContent:
         """The first decision on the call in its session's log, waiting (within the caller's deadline) for one."""

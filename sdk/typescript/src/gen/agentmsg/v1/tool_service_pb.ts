@@ -436,7 +436,10 @@ export const CallToolRequestSchema: GenMessage<CallToolRequest> = /*@__PURE__*/
 export type CallToolResponse = Message<"agentmsg.v1.CallToolResponse"> & {
   /**
    * The result. A runner that failed, went away or overran gives
-   * `is_error` results that say so.
+   * `is_error` results that say so. A result a runner gave carries its run
+   * in `metadata["agentmsg.run"]`: `runner` (the runner's name), `runner_id`
+   * and `latency_ms` (from the call's hand-off to the runner to its result,
+   * on the node that served it); the runner's own metadata keys are kept.
    *
    * @generated from field: agentmsg.v1.ToolResultContent result = 1;
    */
