@@ -146,8 +146,12 @@ dist: $(VENV)/.installed ts-bundle viewer ## Build dist/: the Python sdist and w
 version: ## Stamp pyproject.toml's version (the one source) into sdk/typescript/package.json and package-lock.json
 	$(PYTHON) scripts/version.py --stamp
 
-ts-lint: deps ## Biome (lint + format check) and tsc --noEmit on sdk/typescript
-	npm run --silent lint -w @agentmsg/sdk
+# The SDK's `npm run lint` with its `tsc -p tsconfig.json --noEmit` left to ts-build: that compile type-checks the same
+# program with the same options (and fails on the same errors), so `make test` checks it once, not twice.
+ts-lint: deps ts-build ## Biome (lint + format check) and tsc --noEmit on sdk/typescript
+	npm exec --silent -w @agentmsg/sdk -- biome check
+	npm exec --silent -w @agentmsg/sdk -- tsc -p tsconfig.web.json --noEmit
+	npm exec --silent -w @agentmsg/sdk -- tsc -p viewer/tsconfig.json
 
 ts-test: ts-build ## The SDK's own tests with node --test (golden and fold vectors, helpers, dict form)
 	npm run --silent test -w @agentmsg/sdk

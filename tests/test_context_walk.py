@@ -20,7 +20,7 @@ def user(entry_id: str, **fields: object) -> am.UserMessage:
     return am.UserMessage.text(entry_id, id=entry_id, timestamp=1, **fields)  # type: ignore[arg-type]
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(session_trees())
 def test_the_context_equals_the_whole_path_reference(entries: list[am.AgentMessage]) -> None:
     session = Session(entries)

@@ -21,6 +21,7 @@ import sys
 import tarfile
 import tomllib
 import zipfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -266,8 +267,11 @@ def test_the_artifacts_run_a_session_outside_the_repository(outside: Path) -> No
     if not tsc.is_file():
         skip_or_fail("typescript is not installed: run `npm install` (or make deps)")
     env = _outside_env()
-    bin_dir = _python_env(outside / "venv", env)
-    app = _node_project(outside / "app", env)
+    # the two installs wait mostly on their registries and share nothing: they run side by side
+    with ThreadPoolExecutor(2) as installs:
+        python_env = installs.submit(_python_env, outside / "venv", env)
+        node_project = installs.submit(_node_project, outside / "app", env)
+        bin_dir, app = python_env.result(), node_project.result()
     installed = app / "node_modules" / "@agentmsg" / "sdk"
     assert json.loads((installed / "package.json").read_text())["version"] == VERSION
     assert (installed / "dist" / "browser" / "agentmsg-web.js").is_file()

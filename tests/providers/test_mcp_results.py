@@ -236,7 +236,7 @@ def blocks(draw: st.DrawFn) -> dict[str, Any]:
     return {"type": "resource", "resource": resource, **extras}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     content=st.lists(blocks(), max_size=5),
     structured=st.none() | st.dictionaries(_TEXT, _TEXT | st.integers(-1000, 1000), max_size=3),

@@ -88,7 +88,7 @@ def test_what_the_cache_holds_is_what_it_counts(body: int) -> None:
     Before, only the reply bytes were counted: a cache of one-message batches of ~70 bytes (a live tail)
     held 8.2 times its cap (69 MB under an 8 MiB cap).
     """
-    cap = 2 << 20
+    cap = 1 << 20
     tracemalloc.start()
     try:
         cache = FrameCache(budget=1 << 20, max_bytes=cap)

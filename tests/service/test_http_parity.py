@@ -279,16 +279,17 @@ def image_message(i: int, size: int = MIB) -> Any:
     ).pb
 
 
-def test_byte_bounded_replies_split_alike(server_with_http: ServerThread) -> None:
-    """40 x 1 MiB images (more than the 32 MiB maximum message size): ListMessages pages, Subscribe replies and
-    BuildContext parts are cut at the same messages on every transport."""
-    server = server_with_http
+def test_byte_bounded_replies_split_alike(make_server: Callable[..., ServerThread]) -> None:
+    """40 x 128 KiB images (more than the server's 4 MiB maximum message size, as 40 x 1 MiB are more than the default
+    32 MiB: the same proportions at an eighth of the bytes each transport encodes): ListMessages pages, Subscribe
+    replies and BuildContext parts are cut at the same messages on every transport."""
+    server = make_server(db=None, http_port=0, max_message_bytes=4 * MIB)
 
     async def fill() -> None:
         async with Transport("grpc", server.target, None) as transport:
             for i in range(40):
                 await transport.unary(
-                    "AppendMessage", S.AppendMessageRequest(session_id="big", message=image_message(i))
+                    "AppendMessage", S.AppendMessageRequest(session_id="big", message=image_message(i, MIB // 8))
                 )
 
     asyncio.run(fill())
