@@ -20,8 +20,11 @@ How a page's fenced blocks are run (keep to it when you add one):
   whose blocks name neither address nor an ``AGENTMSG_`` variable runs with neither set.
 - Blocks inside a list item (fences indented under it) run too, their indentation taken off.
 - **To leave a block out**, put ``<!-- readme-test: skip (why) -->`` on the line right before its opening
-  fence; the reason is required and shows in the test's id. Blocks in other languages (``js``) and blocks
-  with no language (sample output) are never run here.
+  fence; the reason is required and shows in the test's id. Blocks with no language (sample output) and ``json``
+  blocks (data) are never run.
+- Blocks in a language not run here (``js``, ``ts``...) are run by another test, named in ``ELSEWHERE`` (page and
+  heading → test id), or carry the skip marker: a new one that has neither fails
+  ``test_every_other_block_is_run_elsewhere_or_skipped``, naming its page and line.
 
 Each block is a test of its own, named by its page and line (``docs/http.md:42``); a Python block after one that
 failed on the same page fails too, naming the block it waited on.
@@ -58,6 +61,20 @@ SKIP = re.compile(r"^<!--\s*readme-test:\s*skip\s*\((?P<reason>[^)]+)\)\s*-->\s*
 FENCE = re.compile(r"^(?P<indent> *)```(?P<lang>[\w+-]*)\s*$")  # indented: a block inside a list item
 TIMEOUT = 180  # seconds for one block, Python or shell
 VENV_ADVICE = "source .venv/bin/activate"
+NOT_CODE = {"", "json"}  # sample output, data
+NODE_BLOCKS = "tests/interop/test_doc_blocks_node.py::"
+# The blocks in a language not run here, by page and the heading they follow (one block each), and the test that
+# runs each as written.
+ELSEWHERE = {
+    ("README.md", "An example in TypeScript"): "tests/interop/test_ts_sdk.py::test_a_pages_example_runs_as_written",
+    ("docs/typescript.md", "TypeScript"): "tests/interop/test_ts_sdk.py::test_a_pages_example_runs_as_written",
+    ("docs/typescript.md", "In the browser"): "tests/interop/test_browser.py::test_the_readmes_browser_example_runs_as_written",
+    ("docs/json-schema.md", "Using it"): NODE_BLOCKS
+    + "test_the_json_schema_pages_ajv_block_passes_a_message_and_refuses_one_without_timestamp",
+    ("docs/service.md", "From another language"): NODE_BLOCKS + "test_the_service_pages_node_grpc_block_appends_a_message",
+    ("docs/ui-streams.md", "The endpoints: a session as an AG-UI or AI SDK stream"): NODE_BLOCKS
+    + "test_the_ui_streams_pages_front_end_block_hydrates_sends_and_shows_deltas",
+}
 
 
 def _name(page: Path) -> str:
@@ -330,6 +347,65 @@ def test_the_pages_have_blocks_to_run() -> None:
                 assert number + 1 in marked, f"{_name(page)}:{number}: a skip marker not right before a fence"
             elif "readme-test" in line:
                 pytest.fail(f"{_name(page)}:{number}: a malformed marker (write <!-- readme-test: skip (why) -->)")
+
+
+def headings(text: str) -> dict[int, str]:
+    """Each fenced block's opening line (1-based) → the title of the heading it follows ("" before the first)."""
+    found: dict[int, str] = {}
+    title, fence = "", None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if fence is not None:
+            if line.startswith(fence + "```"):
+                fence = None
+            continue
+        opening = FENCE.match(line)
+        if opening is not None:
+            fence = opening["indent"]
+            found[number] = title
+        elif heading := re.match(r"^#{1,6} (?P<title>.+?)\s*$", line):
+            title = heading["title"]
+    return found
+
+
+def elsewhere(page: str, text: str) -> list[str]:
+    """The page's blocks in a language not run here that are neither in ``ELSEWHERE`` nor marked to skip, each with
+    its place; and a heading with two such blocks (the table names one)."""
+    wrong: list[str] = []
+    titles = headings(text)
+    claimed: dict[str, int] = {}
+    for block in blocks(text, page):
+        if RUN.get(block.lang) or block.lang in NOT_CODE or block.skip:
+            continue
+        heading = titles[block.line]
+        where = f"{page}:{block.line} ({block.lang} block under {heading!r})"
+        if (page, heading) not in ELSEWHERE:
+            wrong.append(f"{where}: no test runs it; list it in ELSEWHERE or mark it <!-- readme-test: skip (why) -->")
+        elif heading in claimed:
+            wrong.append(f"{where}: a second one under the heading of {page}:{claimed[heading]}, which ELSEWHERE names")
+        claimed.setdefault(heading, block.line)
+    return wrong
+
+
+def test_every_other_block_is_run_elsewhere_or_skipped() -> None:
+    """Issue 33: a block in a language this file does not run (js, ts...) is run by the test ELSEWHERE names, or
+    carries the skip marker with its reason; and every test ELSEWHERE names exists, on a block that exists."""
+    wrong = [w for page in PAGES for w in elsewhere(_name(page), page.read_text(encoding="utf-8"))]
+    assert not wrong, "\n".join(wrong)
+    for (page, heading), test in ELSEWHERE.items():
+        text = (ROOT / page).read_text(encoding="utf-8")
+        assert heading in headings(text).values(), f"ELSEWHERE: {page} has no block under {heading!r}"
+        path, _, name = test.partition("::")
+        assert f"def {name}(" in (ROOT / path).read_text(encoding="utf-8"), f"ELSEWHERE: no test {test}"
+
+
+def test_the_guard_names_an_unlisted_block_and_lets_a_marked_one_by() -> None:
+    text = (
+        "# Page\n```js\nx()\n```\n## Other\n```sh\n# not a heading\n```\n```ts\ny()\n```\n"
+        "<!-- readme-test: skip (needs a browser) -->\n```js\nz()\n```\n```json\n{}\n```\n```\noutput\n```\n"
+    )
+    assert headings(text) == {2: "Page", 6: "Other", 9: "Other", 13: "Other", 16: "Other", 19: "Other"}
+    assert [w.split(" ")[0] for w in elsewhere("docs/x.md", text)] == ["docs/x.md:2", "docs/x.md:9"]
+    assert "docs/x.md:9 (ts block under 'Other'): no test runs it" in elsewhere("docs/x.md", text)[1]
 
 
 def test_the_extractor_reads_markers_and_languages() -> None:
