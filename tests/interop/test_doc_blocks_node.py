@@ -23,7 +23,6 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -165,7 +164,8 @@ def test_the_ui_streams_pages_front_end_block_hydrates_sends_and_shows_deltas(ht
             ],
         )
     code = page_block("docs/ui-streams.md", "## The endpoints: a session as an AG-UI or AI SDK stream")
-    assert HTTP_ADDRESS in code and "show(" in code
+    assert HTTP_ADDRESS in code
+    assert "show(" in code
     engine = _engine(http_server)
     printed = run_block(node, SHOW + code.replace(HTTP_ADDRESS, f"127.0.0.1:{http_server.http_port}") + UI_CHECK)
     engine.join(TIMEOUT)
@@ -173,7 +173,8 @@ def test_the_ui_streams_pages_front_end_block_hydrates_sends_and_shows_deltas(ht
     got = json.loads(printed)
     # HttpAgent: hydrated, the question added, the answer shown delta by delta as it came
     assert [m["content"] for m in got["messages"]] == ["Hi", "Hello!", "And Lisbon?", ANSWERS["And Lisbon?"]]
-    assert len(got["shown"]) > 1 and "".join(got["shown"]) == ANSWERS["And Lisbon?"]
+    assert len(got["shown"]) > 1
+    assert "".join(got["shown"]) == ANSWERS["And Lisbon?"]
     # DefaultChatTransport: the answer as UI-stream chunks, and only the last message was sent (no second "Hi")
     deltas = [c["delta"] for c in got["chunks"] if c["type"] == "text-delta"]
     assert "".join(deltas) == ANSWERS["And Porto?"]

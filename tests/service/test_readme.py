@@ -68,10 +68,12 @@ NODE_BLOCKS = "tests/interop/test_doc_blocks_node.py::"
 ELSEWHERE = {
     ("README.md", "An example in TypeScript"): "tests/interop/test_ts_sdk.py::test_a_pages_example_runs_as_written",
     ("docs/typescript.md", "TypeScript"): "tests/interop/test_ts_sdk.py::test_a_pages_example_runs_as_written",
-    ("docs/typescript.md", "In the browser"): "tests/interop/test_browser.py::test_the_readmes_browser_example_runs_as_written",
+    ("docs/typescript.md", "In the browser"): "tests/interop/test_browser.py::"
+    + "test_the_readmes_browser_example_runs_as_written",
     ("docs/json-schema.md", "Using it"): NODE_BLOCKS
     + "test_the_json_schema_pages_ajv_block_passes_a_message_and_refuses_one_without_timestamp",
-    ("docs/service.md", "From another language"): NODE_BLOCKS + "test_the_service_pages_node_grpc_block_appends_a_message",
+    ("docs/service.md", "From another language"): NODE_BLOCKS
+    + "test_the_service_pages_node_grpc_block_appends_a_message",
     ("docs/ui-streams.md", "The endpoints: a session as an AG-UI or AI SDK stream"): NODE_BLOCKS
     + "test_the_ui_streams_pages_front_end_block_hydrates_sends_and_shows_deltas",
 }
