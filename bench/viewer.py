@@ -35,7 +35,7 @@ from typing import Any
 
 import agentmsg as am
 from agentmsg.service import Client
-from agentmsg.service.demo import PROVENANCE
+from agentmsg.service.demo import answer_message, opening, thinking_message
 from agentmsg.streaming import StreamEvent, events_from_message
 
 CHROMIUM = Path("/usr/bin/chromium")  # `make browser`
@@ -115,14 +115,10 @@ def first_paint(chromium: Any, target: str, viewer: str, rounds: int) -> dict[st
 
 def demo_turn(chromium: Any, target: str, viewer: str, session: str) -> dict[str, float]:
     """The demo's turn with the page already open; each event's server-side time to its row in the DOM, in ms."""
-    question = "What's the weather in Paris right now?"
-    call = am.ToolCallContent("call_w1", "get_weather", {"city": "Paris"}, kind="web")
-    thinking = am.AssistantMessage(
-        [am.ThinkingContent("The user wants current weather; call the tool.", "c2NyaXB0ZWQ="), call],
-        usage=am.Usage(input_tokens=52, output_tokens=31),
-        stop_reason=am.StopReason.TOOL_CALLS,
-        provenance=PROVENANCE,
-    )
+    start = opening()
+    question = start[-1].text_content()
+    thinking = thinking_message()
+    (call,) = thinking.tool_calls()
     thinking_events = events_from_message(thinking, chunk_size=6)
     first_thought = next(e for e in thinking_events if e.pb.block_delta.WhichOneof("delta") == "thinking")
     call_start = next(e for e in thinking_events if e.pb.block_start.content.WhichOneof("kind") == "tool_call")
@@ -153,21 +149,14 @@ def demo_turn(chromium: Any, target: str, viewer: str, session: str) -> dict[str
         with Client(target) as client:
             while not any(t.tool.name == "get_weather" for t in client.list_tools()):
                 time.sleep(0.05)
-            system = am.SystemMessage.text("You are a weather assistant. Use tools for facts.")
-            client.append_many(session, [system, am.UserMessage.text(question)])
+            client.append_many(session, start)
             sent["question"] = time.time() * 1000
             marks = {id(first_thought): "thinking delta", id(call_start): "tool call"}
             client.publish_stream(session, stream(thinking_events, marks))
             result = client.call_tool(call, timeout=10)
             client.append(session, am.ToolMessage.from_result(result))
             sent["tool result"] = time.time() * 1000
-            answer = am.AssistantMessage.text(
-                f"It is {result.text} in Paris right now.",
-                usage=am.Usage(input_tokens=97, output_tokens=14),
-                stop_reason=am.StopReason.STOP,
-                provenance=PROVENANCE,
-            )
-            answer_events = events_from_message(answer, chunk_size=6)
+            answer_events = events_from_message(answer_message(result.text), chunk_size=6)
             first_text = next(e for e in answer_events if e.pb.block_delta.WhichOneof("delta") == "text")
             client.publish_stream(session, stream(answer_events, {id(first_text): "answer delta"}))
             sent["final answer"] = time.time() * 1000

@@ -44,6 +44,35 @@ SESSION = "demo-session"
 PROVENANCE = am.Provenance("scripted", "agentmsg-demo", "scripted-model-1")
 
 
+def opening() -> list[am.AgentMessage]:
+    """The turn's first entries: the system prompt and the question."""
+    return [
+        am.SystemMessage.text("You are a weather assistant. Use tools for facts."),
+        am.UserMessage.text("What's the weather in Paris right now?"),
+    ]
+
+
+def thinking_message() -> am.AssistantMessage:
+    """The scripted model's first message: signed thinking and a ``get_weather`` call."""
+    call = am.ToolCallContent("call_w1", "get_weather", {"city": "Paris"}, kind="web")
+    return am.AssistantMessage(
+        [am.ThinkingContent("The user wants current weather; call the tool.", "c2NyaXB0ZWQ="), call],
+        usage=am.Usage(input_tokens=52, output_tokens=31),
+        stop_reason=am.StopReason.TOOL_CALLS,
+        provenance=PROVENANCE,
+    )
+
+
+def answer_message(weather: str) -> am.AssistantMessage:
+    """The scripted model's answer, given the tool's result text."""
+    return am.AssistantMessage.text(
+        f"It is {weather} in Paris right now.",
+        usage=am.Usage(input_tokens=97, output_tokens=14),
+        stop_reason=am.StopReason.STOP,
+        provenance=PROVENANCE,
+    )
+
+
 async def _stream(message: am.AssistantMessage, pace: float) -> AsyncIterator[StreamEvent]:
     """A scripted model 'generating' ``message``: its events, a few characters every ``pace`` seconds."""
     for event in events_from_message(message, chunk_size=6):
@@ -56,18 +85,11 @@ async def engine(target: str, *, pace: float = 0.01) -> None:
     async with AsyncClient(target, timeout=20) as client:
         while not any(t.tool.name == "get_weather" for t in await client.list_tools()):
             await asyncio.sleep(0.05)
-        system = am.SystemMessage.text("You are a weather assistant. Use tools for facts.")
-        question = am.UserMessage.text("What's the weather in Paris right now?")
-        offsets = await client.append_many(SESSION, [system, question])
+        offsets = await client.append_many(SESSION, opening())
         print(f"appended the system prompt and the question at offsets {offsets}", flush=True)
 
-        call = am.ToolCallContent("call_w1", "get_weather", {"city": "Paris"}, kind="web")
-        thinking = am.AssistantMessage(
-            [am.ThinkingContent("The user wants current weather; call the tool.", "c2NyaXB0ZWQ="), call],
-            usage=am.Usage(input_tokens=52, output_tokens=31),
-            stop_reason=am.StopReason.TOOL_CALLS,
-            provenance=PROVENANCE,
-        )
+        thinking = thinking_message()
+        (call,) = thinking.tool_calls()
         offset, _ = await client.publish_stream(SESSION, _stream(thinking, pace))
         print(f"model asked for get_weather; the streamed message landed at offset {offset}", flush=True)
 
@@ -76,13 +98,7 @@ async def engine(target: str, *, pace: float = 0.01) -> None:
         offset = await client.append(SESSION, am.ToolMessage.from_result(result))
         print(f"tool result appended at offset {offset}", flush=True)
 
-        answer = am.AssistantMessage.text(
-            f"It is {result.text} in Paris right now.",
-            usage=am.Usage(input_tokens=97, output_tokens=14),
-            stop_reason=am.StopReason.STOP,
-            provenance=PROVENANCE,
-        )
-        offset, final = await client.publish_stream(SESSION, _stream(answer, pace))
+        offset, final = await client.publish_stream(SESSION, _stream(answer_message(result.text), pace))
         print(f"final answer landed at offset {offset}: {final.text_content()!r}", flush=True)
 
 
