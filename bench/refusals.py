@@ -66,7 +66,20 @@ def main() -> int:
     if args.quick:
         args.rounds = min(args.rounds, 5)
     request = big_request("acme:big")
-    server = ServerProcess("--memory", "--max-message-mb", "64", "--token", "acme=acme:*", "--token", "globex=globex:*")
+    # The accepted append is measured too, so the block limits must let its 150,000 blocks through.
+    server = ServerProcess(
+        "--memory",
+        "--max-message-mb",
+        "64",
+        "--max-blocks",
+        "200000",
+        "--max-request-blocks",
+        "200000",
+        "--token",
+        "acme=acme:*",
+        "--token",
+        "globex=globex:*",
+    )
     try:
         options = [("grpc.max_send_message_length", 64 << 20)]
         with grpc.insecure_channel(server.target, options=options) as channel:
