@@ -225,15 +225,17 @@ class SessionHandler:
         size = WALK_PAGE
         offset, body = start
         walk = PathWalk()
+        step = walk.step
         run = _Run([], [], [])
+        ids, arms, bodies = run
         while True:
             head = _head(body)
             entry_id: str = head.id
-            parent = walk.step(entry_id, head.parent_id)
+            parent = step(entry_id, head.parent_id)
             arm: str | None = head.WhichOneof("role")
-            run.ids.append(entry_id)
-            run.arms.append(arm)
-            run.bodies.append(body)
+            ids.append(entry_id)
+            arms.append(arm)
+            bodies.append(body)
             if entry_id == until:
                 break
             if context is not None:
@@ -248,6 +250,7 @@ class SessionHandler:
             if parent is not None:
                 yield run
                 run = _Run([], [], [])
+                ids, arms, bodies = run
                 found = await self.store.entry(session_id, parent)
                 if found is None:
                     raise walk.missing(entry_id, parent)
@@ -260,6 +263,7 @@ class SessionHandler:
             if held is None:
                 yield run
                 run = _Run([], [], [])
+                ids, arms, bodies = run
                 limit = size if context is None else context.page(offset, size)
                 page = dict(await self.store.before(session_id, offset + 1, limit))
                 size = min(2 * size, WALK_PAGE_MAX)
