@@ -4,9 +4,9 @@ A walk from a leaf needs, of each entry, its ``id``, its ``parent_id`` and which
 the body of that arm (the content blocks) only for the few session-only entries the context rules read. A full
 parse of ``agentmsg.v1.Message`` builds every content block of every entry; :data:`Head` is a message declared at
 import from the real ``Message`` descriptor (the same field numbers, names and oneof) with each role arm as
-``bytes``, so upb reads the envelope and copies each body as it is. A role arm a newer contract adds is in the
-descriptor, so in the head; an arm this version's contract lacks is an unknown field to both, whose ``WhichOneof``
-is None.
+``bytes``, so upb reads the envelope and copies each body as it is. An arm added to the contract is in the
+descriptor, so in the head with no change here; an arm this version's contract lacks (a newer peer's) is an unknown
+field to both, whose ``WhichOneof`` is None.
 """
 
 from __future__ import annotations
