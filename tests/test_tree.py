@@ -14,6 +14,8 @@ from agentmsg.sessions import (
     EXPORT_VERSION,
     Session,
     answer_unanswered_tool_calls,
+    build_context,
+    context_plan,
     drop_empty_assistant_messages,
     repair_history,
     strip_trailing_unusable_assistant,
@@ -97,6 +99,26 @@ def test_custom_entries_go_to_the_model_only_when_flagged() -> None:
     context = session.build_context()
     assert ids(context) == ["u1", "c2", "a1"]
     assert context[1].text_content() == '<custom type="hint">\ncheck the tokenizer\n</custom>'
+
+
+def test_the_context_plan_gives_indexes_for_entries_as_they_are_and_projects_the_rest() -> None:
+    """The rule as the service applies it: from ids, role arms and the session-only entries alone (no other entry
+    is read), the indexes of the entries given as they are and the projections, in context order."""
+    hidden = am.CustomMessage("ui_event", [am.TextContent("clicked")], id="n0", timestamp=1)
+    shown = am.CustomMessage("hint", [am.TextContent("look")], to_model=True, id="n1", timestamp=1)
+    summary = am.BranchSummaryMessage("left", "x", id="b", parent_id="u0", timestamp=1)
+    compaction = am.CompactionSummaryMessage("s", 10, first_kept_id="u1", id="c", timestamp=1)
+    entry_ids = ["u0", "n0", "u1", "n1", "x", "b", "c", "a"]
+    arms = ["user", "custom", "user", "custom", None, "branch_summary", "compaction_summary", "assistant"]
+    plan = context_plan(entry_ids, arms, {1: hidden, 3: shown, 5: summary, 6: compaction})
+    assert [item if isinstance(item, int) else item.id for item in plan] == ["c", 2, "n1", "b", 7]
+    assert all(isinstance(item, am.UserMessage) for item in plan if not isinstance(item, int))
+    # Without a compaction: the whole path, the entry of an unknown role (None) and the hidden custom left out.
+    plan = context_plan(entry_ids[:6], arms[:6], {1: hidden, 3: shown, 5: summary})
+    assert [item if isinstance(item, int) else item.id for item in plan] == [0, 2, "n1", "b"]
+    # build_context over wrappers is the same plan.
+    path = [user("u0"), hidden, user("u1"), shown, summary, compaction, assistant("a")]
+    assert ids(build_context(path)) == ["c", "u1", "n1", "b", "a"]
 
 
 def test_bad_input_leaves_the_session_unchanged() -> None:

@@ -31,8 +31,10 @@ assistant messages, and an unusable assistant message at the end.
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -352,42 +354,70 @@ def _context_ends(context: ContextStart, entry: AgentMessage, at: int, index: di
     return False
 
 
+SESSION_ARMS = frozenset({"custom", "branch_summary", "compaction_summary"})
+"""The role arms of the session-only entries: the only entries whose content the context rules read."""
+
+
+def context_plan(
+    ids: Sequence[str], arms: Sequence[str | None], session: Mapping[int, AgentMessage]
+) -> list[int | LLMMessage]:
+    """The model's view of a path of entries ending at the leaf, decided from what the rules read of each entry.
+
+    ``ids`` and ``arms`` are each entry's id and role arm (``Message.role``'s arm name; None for a role this version
+    does not know), in path order; ``session`` holds the session-only entries (:data:`SESSION_ARMS`) by index, whose
+    fields the rules read (a compaction's ``first_kept_id``, a custom entry's ``to_model``) and which they project.
+    Each item of the answer is either the index of an entry the model is given as it is, or the message a
+    session-only entry is projected to, in the context's order. :func:`build_context` (what
+    :meth:`Session.build_context` gives) and the service's ``BuildContext`` (which sends the entries given as they are
+    as their stored bytes, never parsing them) both answer through it: one rule.
+    """
+    count = len(arms)
+    latest = None
+    for i in range(count - 1, -1, -1):
+        if arms[i] == "compaction_summary":
+            latest = i
+            break
+    out: list[int | LLMMessage] = []
+    order: Iterable[int] = range(count)
+    if latest is not None:
+        compaction = session[latest]
+        assert isinstance(compaction, CompactionSummaryMessage)
+        out.append(_projected(compaction))
+        start = latest + 1
+        if compaction.first_kept_id:
+            with contextlib.suppress(ValueError):  # not on the path before it: the context starts after it
+                start = ids.index(compaction.first_kept_id, 0, latest)
+        order = itertools.chain(range(start, latest), range(latest + 1, count))
+    for i in order:
+        arm = arms[i]
+        if arm is None:
+            continue  # a role this version does not know: not given to a model
+        if arm in SESSION_ARMS:
+            entry = session[i]
+            if not isinstance(entry, CustomMessage) or entry.to_model:
+                out.append(_projected(entry))
+            continue
+        out.append(i)
+    return out
+
+
+def _projected(entry: AgentMessage) -> LLMMessage:
+    projected = project_session_message(entry, "project", "")
+    assert projected is not None  # a session-only entry always projects
+    return projected
+
+
 def build_context(path: Sequence[AgentMessage]) -> list[LLMMessage]:
     """The model's view of a path of entries ending at the leaf (rules in the module docstring).
 
     The path runs from the root, or from any entry at or before where the context starts (as
-    :meth:`Session.build_context` and the service walk it): the result is the same.
+    :meth:`Session.build_context` and the service walk it): the result is the same. The decision is
+    :func:`context_plan`'s.
     """
-    latest = None
-    for i in range(len(path) - 1, -1, -1):
-        if isinstance(path[i], CompactionSummaryMessage):
-            latest = i
-            break
-    out: list[LLMMessage] = []
-    kept: Sequence[AgentMessage] = path
-    if latest is not None:
-        compaction = path[latest]
-        assert isinstance(compaction, CompactionSummaryMessage)
-        projected = project_session_message(compaction, "project", "")
-        assert projected is not None
-        out.append(projected)
-        start = latest + 1
-        if compaction.first_kept_id:
-            ids = [entry.id for entry in path[:latest]]
-            if compaction.first_kept_id in ids:
-                start = ids.index(compaction.first_kept_id)
-        kept = [*path[start:latest], *path[latest + 1 :]]
-    for entry in kept:
-        if isinstance(entry, CustomMessage) and not entry.to_model:
-            continue
-        if isinstance(entry, (CustomMessage, BranchSummaryMessage, CompactionSummaryMessage)):
-            projected = project_session_message(entry, "project", "")
-            if projected is not None:
-                out.append(projected)
-            continue
-        if entry.role is not None:
-            out.append(entry)  # type: ignore[arg-type]
-    return out
+    arms = [entry._ARM or None for entry in path]
+    session = {i: entry for i, entry in enumerate(path) if arms[i] in SESSION_ARMS}
+    plan = context_plan([entry.id for entry in path], arms, session)
+    return [path[item] if isinstance(item, int) else item for item in plan]  # type: ignore[misc]
 
 
 # --- history repair -------------------------------------------------------------------------

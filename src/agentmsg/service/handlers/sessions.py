@@ -18,12 +18,11 @@ import contextlib
 import json
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from agentmsg._tree import ContextStart, PathWalk
 from agentmsg.errors import AgentMsgError, NotFoundError, UnavailableError, ValidationError, Violation
 from agentmsg.messages import (
-    AgentMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     LLMMessage,
@@ -34,11 +33,12 @@ from agentmsg.service.access import Access, Scope
 from agentmsg.service.approvals import check_decisions
 from agentmsg.service.frames import ReceivedAppend, context_reply, encode_logged, list_page
 from agentmsg.service.handlers import Caller
+from agentmsg.service.heads import Head, first_kept_id
 from agentmsg.service.limits import RequestLimits
 from agentmsg.service.live import LiveHub
 from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, _check, check_messages, fit, reply_budget
 from agentmsg.service.stores import Body, SessionRecord, Store
-from agentmsg.sessions import build_context
+from agentmsg.sessions import SESSION_ARMS, context_plan
 from agentmsg.streaming import IncompleteStreamError, StreamAccumulator, StreamProtocolError
 from agentmsg.v1 import message_pb2, session_service_pb2, stream_pb2
 
@@ -79,6 +79,17 @@ WALK_PAGE_MAX = 1024
 def _parse(body: Body) -> message_pb2.Message:
     """A stored message (bytes, or a view of the request it arrived in: upb parses any buffer)."""
     return message_pb2.Message.FromString(body)  # type: ignore[arg-type]
+
+
+_head = Head.FromString
+
+
+class _Run(NamedTuple):
+    """Entries of a path walked: their ids, role arms (None: a role this version does not know) and stored bytes."""
+
+    ids: list[str]
+    arms: list[str | None]
+    bodies: list[Body]
 
 
 def missing_session(session_id: str) -> NotFoundError:
@@ -198,42 +209,51 @@ class SessionHandler:
 
     async def _walk_back(
         self, session_id: str, start: tuple[int, Body], context: ContextStart | None = None, until: str = ""
-    ) -> AsyncGenerator[list[tuple[int, message_pb2.Message, Body]], None]:
-        """The entries (offset, message, stored bytes) from ``start`` back to the root, in runs (each run what was
-        walked between two store reads), each parent found through the store's indexes. With ``context``, back only
-        to where the model's context starts (:class:`ContextStart`); with ``until``, to the entry of that id.
+    ) -> AsyncGenerator[_Run, None]:
+        """The entries from ``start`` back to the root, in runs (each run what was walked between two store reads: the
+        entries' ids, role arms and stored bytes, leaf first), each parent found through the store's indexes. With
+        ``context``, back only to where the model's context starts (:class:`ContextStart`); with ``until``, to the
+        entry of that id.
 
-        An entry with no ``parent_id`` follows the one before it in the log: those are read a page at a
-        time (pages grow while the run goes on; never below where the context starts), each parsed only when the
-        walk reaches it. Only the path is read, never the rest of the session. The rules, and how a broken tree is
-        reported, are :class:`~agentmsg._tree.PathWalk`'s, as for :class:`~agentmsg.sessions.Session`.
+        Each entry is read as its :data:`~agentmsg.service.heads.Head` (id, parent id, role arm), never parsed whole.
+        An entry with no ``parent_id`` follows the one before it in the log: those are read a page at a time (pages
+        grow while the run goes on; never below where the context starts), each read only when the walk reaches it.
+        Only the path is read, never the rest of the session. The rules, and how a broken tree is reported, are
+        :class:`~agentmsg._tree.PathWalk`'s, as for :class:`~agentmsg.sessions.Session`.
         """
         page: dict[int, Body] = {}
         size = WALK_PAGE
         offset, body = start
         walk = PathWalk()
-        run: list[tuple[int, message_pb2.Message, Body]] = []
+        step = walk.step
+        run = _Run([], [], [])
+        ids, arms, bodies = run
         while True:
-            message = _parse(body)
-            parent = walk.step(message.id, message.parent_id)
-            run.append((offset, message, body))
-            if message.id == until:
+            head = _head(body)
+            entry_id: str = head.id
+            parent = step(entry_id, head.parent_id)
+            arm: str | None = head.WhichOneof("role")
+            ids.append(entry_id)
+            arms.append(arm)
+            bodies.append(body)
+            if entry_id == until:
                 break
             if context is not None:
                 if context.found:
-                    if context.passed(message.id, offset):
+                    if context.passed(entry_id, offset):
                         break
-                elif message.WhichOneof("role") == "compaction_summary":
-                    kept = message.compaction_summary.first_kept_id
+                elif arm == "compaction_summary":
+                    kept = first_kept_id(head)
                     found = await self.store.entry(session_id, kept) if kept else None
                     if context.compaction(offset, kept, found[0] if found is not None else None):
                         break
             if parent is not None:
                 yield run
-                run = []
+                run = _Run([], [], [])
+                ids, arms, bodies = run
                 found = await self.store.entry(session_id, parent)
                 if found is None:
-                    raise walk.missing(message.id, parent)
+                    raise walk.missing(entry_id, parent)
                 offset, body = found
                 continue
             if offset <= 1:
@@ -242,7 +262,8 @@ class SessionHandler:
             held = page.get(offset)
             if held is None:
                 yield run
-                run = []
+                run = _Run([], [], [])
+                ids, arms, bodies = run
                 limit = size if context is None else context.page(offset, size)
                 page = dict(await self.store.before(session_id, offset + 1, limit))
                 size = min(2 * size, WALK_PAGE_MAX)
@@ -254,28 +275,38 @@ class SessionHandler:
         """Whether ``entry_id`` lies on the path from ``start`` to the root (the walk stops where it is found)."""
         async with contextlib.aclosing(self._walk_back(session_id, start, until=entry_id)) as walk:
             async for run in walk:
-                if run and run[-1][1].id == entry_id:
+                if run.ids and run.ids[-1] == entry_id:
                     return True
         return False
 
-    async def _context_path(self, session_id: str, leaf_id: str) -> list[tuple[AgentMessage, Body]]:
-        """The path to the leaf (``leaf_id``, or the last entry) from where its context starts (or the root): each
-        entry and its stored bytes."""
+    async def _context_path(self, session_id: str, leaf_id: str) -> _Run:
+        """The path to the leaf (``leaf_id``, or the last entry) from where its context starts (or the root), in path
+        order: each entry's id, role arm and stored bytes (no entries: the session has none)."""
         if leaf_id:
             start = await self.store.entry(session_id, leaf_id)
             if start is None:
                 raise NotFoundError(f"session {session_id!r} has no entry {leaf_id!r}")
         else:
             start = await self._last_row(session_id)
+        path = _Run([], [], [])
         if start is None:
-            return []
-        path = [
-            (message_from_proto(message), body)
-            async for run in self._walk_back(session_id, start, ContextStart())
-            for _, message, body in run
-        ]
-        path.reverse()
+            return path
+        async for run in self._walk_back(session_id, start, ContextStart()):
+            path.ids.extend(run.ids)
+            path.arms.extend(run.arms)
+            path.bodies.extend(run.bodies)
+        path.ids.reverse()
+        path.arms.reverse()
+        path.bodies.reverse()
         return path
+
+    @staticmethod
+    def _plan(path: _Run) -> list[int | LLMMessage]:
+        """:func:`~agentmsg.sessions.context_plan` of a path: only its session-only entries are parsed."""
+        session = {
+            i: message_from_proto(_parse(path.bodies[i])) for i, arm in enumerate(path.arms) if arm in SESSION_ARMS
+        }
+        return context_plan(path.ids, path.arms, session)
 
     async def AppendMessage(  # noqa: N802 - the RPC's name
         self,
@@ -581,18 +612,18 @@ class SessionHandler:
         if request.page_token:
             leaf, start = _context_page(request.page_token, leaf)
         path = await self._context_path(request.session_id, leaf)
-        if not path:  # as ListMessages answers: a session that does not exist is not an empty one
+        if not path.ids:  # as ListMessages answers: a session that does not exist is not an empty one
             raise missing_session(request.session_id)
-        stored = {id(entry): body for entry, body in path}
+        bodies = path.bodies
         encoded = [
-            body if (body := stored.get(id(message))) is not None else message.pb.SerializeToString(deterministic=True)
-            for message in build_context([entry for entry, _ in path])
+            bodies[item] if isinstance(item, int) else item.pb.SerializeToString(deterministic=True)
+            for item in self._plan(path)
         ]
         if start > len(encoded):
             raise ValidationError.single("page_token", "page_token", "the token points past the end of the context")
         # The context goes out in parts when it outgrows one reply; the token pins the leaf for the next part.
         count = fit([len(body) for body in encoded[start:]], self.budget)
-        token = _context_token(path[-1][0].id, start + count) if start + count < len(encoded) else ""
+        token = _context_token(path.ids[-1], start + count) if start + count < len(encoded) else ""
         return context_reply(encoded[start : start + count], token)
 
     async def context(self, caller: Caller, session_id: str, leaf_id: str) -> list[LLMMessage]:
@@ -600,9 +631,12 @@ class SessionHandler:
         gives them (the caller's token must include the session; NOT_FOUND for a session that does not exist)."""
         self._allow(caller, session_id)
         path = await self._context_path(session_id, leaf_id)
-        if not path:
+        if not path.ids:
             raise missing_session(session_id)
-        return build_context([entry for entry, _ in path])
+        return [
+            message_from_proto(_parse(path.bodies[item])) if isinstance(item, int) else item  # type: ignore[misc]
+            for item in self._plan(path)
+        ]
 
     async def DeleteSession(  # noqa: N802
         self,
