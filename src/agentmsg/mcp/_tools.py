@@ -25,14 +25,13 @@ from collections.abc import Coroutine
 from typing import Any, TextIO
 
 import mcp_types
-from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
 
 from agentmsg import errors
 from agentmsg._logtext import loggable
 from agentmsg.content import ToolCallContent, ToolKind, ToolResultContent
 from agentmsg.errors import ToolArgumentsError, ValidationError
-from agentmsg.mcp._session import McpConnection, MCPServerSpec, connect, describe
+from agentmsg.mcp._session import McpConnection, MCPServerSpec, connect, describe, list_tools
 from agentmsg.providers._common import ConversionReport
 from agentmsg.providers.mcp import from_mcp_result, read_mcp_tools
 from agentmsg.tools import ToolDefinition
@@ -113,12 +112,11 @@ class McpTools:
         self._stopping = asyncio.Event()  # stop_supervising() asked the supervisor to end
         self._interruptible = False  # the supervisor waits where one native cancel can end it without a leak
 
-    async def _on_message(self, message: IncomingMessage) -> None:
-        if isinstance(message, mcp_types.ToolListChangedNotification):
-            self._relist.set()
+    def _on_tools_changed(self) -> None:
+        self._relist.set()
 
     async def _load_tools(self, conn: McpConnection) -> None:
-        raw = await conn.list_tools()
+        raw = await list_tools(conn)
         definitions, problems = read_mcp_tools(raw, kind=ToolKind.MCP, report=ConversionReport())
         self.problems = {}
         for index, found in problems.items():
@@ -158,7 +156,8 @@ class McpTools:
             stage = "did not start (it exited or hung up before the handshake and tools/list)"
             try:
                 self._interruptible = True  # until the connection begins to close (on_close) or is up
-                async with connect(self.server, self._on_message, errlog=self._errlog, on_close=self._closing) as conn:
+                connecting = connect(self.server, self._on_tools_changed, errlog=self._errlog, on_close=self._closing)
+                async with connecting as conn:
                     await self._load_tools(conn)
                     self._interruptible = False
                     stage = "stopped"
