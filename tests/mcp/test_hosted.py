@@ -149,7 +149,7 @@ def test_errors_and_a_crashing_server(mode: str) -> None:
     async def main() -> None:
         async with served(mode, "odd", spec) as (target, mcp), AsyncClient(target) as client:
             names = sorted(t.tool.name for t in await client.list_tools())
-            assert names == ["odd.exit", "odd.good", "odd.malformed"]
+            assert names == ["odd.ask", "odd.exit", "odd.good", "odd.malformed"]
             assert "not JSON" in mcp.problems["bad-schema"]
             bad = await client.call_tool(am.ToolCallContent("e1", "odd.malformed", {}))
             assert bad.is_error
@@ -158,6 +158,12 @@ def test_errors_and_a_crashing_server(mode: str) -> None:
             unknown = await client.call_tool(am.ToolCallContent("e2", "odd.good", arguments="{not json"))
             assert unknown.is_error
             assert "invalid arguments" in unknown.text
+            # A line that is not JSON is skipped; the server's ping is answered, a request for roots refused.
+            asked = await client.call_tool(am.ToolCallContent("e5", "odd.ask", {}))
+            assert not asked.is_error
+            ping, roots = json.loads(asked.text)
+            assert ping == {"jsonrpc": "2.0", "id": "s1", "result": {}}
+            assert (roots["id"], roots["error"]["code"]) == ("s2", -32601)
             died = await client.call_tool(am.ToolCallContent("e3", "odd.exit", {}))
             assert died.is_error
             assert "went away" in died.text

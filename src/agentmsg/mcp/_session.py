@@ -6,7 +6,7 @@ call; over streamable HTTP (and stdio on Windows) it is the SDK's client session
 The SDK's typed calls validate a whole ``tools/list`` at once, so one tool with
 a bad schema would hide every other tool; the bridge reads the raw JSON-RPC
 results and checks them itself, tool by tool and block by block
-(:mod:`agentmsg.providers.mcp`). The SDK still does the handshake, the
+(:mod:`agentmsg.providers.mcp`). Either connection does the handshake, the
 framing, the notifications, and the ``notifications/cancelled`` a cancelled or
 timed-out request sends.
 
@@ -177,10 +177,11 @@ async def connect(
     """Start (stdio) or reach (HTTP) an MCP server and do the handshake.
 
     ``on_close`` is called the moment the connection begins to close (the handshake failed, or the body ended, raised
-    or was cancelled), before the transport shuts down: the SDK then stops a stdio server (stdin closed, a grace,
-    SIGTERM, SIGKILL) and closes its transport under an anyio shield, which a native ``Task.cancel()`` does not
-    respect. A cancel landing there would leave the process unreaped and its transport open, so whoever may cancel
-    the task must not from then on (``McpTools.stop_supervising`` does not).
+    or was cancelled), before the transport shuts down: a stdio server is then stopped (stdin closed, a grace,
+    SIGTERM, SIGKILL). Over stdio the stop runs to its end whatever is cancelled meanwhile; the SDK's transport (HTTP,
+    Windows) closes under an anyio shield, which a native ``Task.cancel()`` does not respect: a cancel landing there
+    would leave its transport open, so whoever may cancel the task must not from then on
+    (``McpTools.stop_supervising`` does not).
 
     ``on_tools_changed`` is called on each ``notifications/tools/list_changed``.
     """

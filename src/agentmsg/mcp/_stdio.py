@@ -37,6 +37,7 @@ EXIT_GRACE = 2.0  # seconds the server has to exit on its own once its stdin is 
 TERM_GRACE = 2.0  # seconds from SIGTERM to SIGKILL
 KILL_WAIT = 2.0  # seconds for the loop to see a killed server exit
 METHOD_NOT_FOUND = -32601
+_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once: json.dumps makes one a call
 
 
 class _Pipes(asyncio.SubprocessProtocol):
@@ -97,7 +98,7 @@ class StdioConnection:
     # --- what goes out ------------------------------------------------------------------------------------------
 
     def _send(self, message: Mapping[str, Any]) -> None:
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
+        line = _ENCODE(message) + "\n"
         if not self._stdin.is_closing():
             self._stdin.write(line.encode(self._encoding, self._errors))
 

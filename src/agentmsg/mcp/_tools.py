@@ -144,7 +144,7 @@ class McpTools:
         """Keep the MCP server up (see :class:`McpTools`); raises :class:`McpServerStartError` when it cannot start.
 
         Run it as a task and end it with :meth:`stop_supervising`, not ``Task.cancel()`` alone: a cancel landing
-        while the connection closes cuts the SDK's shutdown short and leaves the server process and its transport
+        while the connection closes cuts the shutdown short and leaves the server process and its transport
         behind.
         """
         first, most = self._restart
@@ -167,7 +167,7 @@ class McpTools:
                     self.connected.set()
                     log.info("MCP server %s up: %d tool(s)", describe(self.server), len(self.tools))
                     if await self._serve_connection(conn):
-                        return  # asked to stop: leaving the connection uncancelled lets the SDK's shutdown run whole
+                        return  # asked to stop: leaving the connection uncancelled lets the shutdown run whole
                     raise ConnectionError("the MCP server exited or closed the connection")
             except asyncio.CancelledError:
                 raise
@@ -221,7 +221,7 @@ class McpTools:
         """End the :meth:`supervise` task ``supervisor`` and return once it has ended, the MCP server stopped and
         reaped and its transport closed.
 
-        A connected server is left as a session ends (stdin closed, then the SDK's grace, SIGTERM and SIGKILL, a few
+        A connected server is left as a session ends (stdin closed, then a grace, SIGTERM and SIGKILL, a few
         seconds at most); a restart delay ends at once; a start in progress (the spawn, the handshake, the first
         ``tools/list``) or a ``tools/list`` in flight is cancelled, once. A connection already closing (the server
         exited) is never cancelled: its shutdown finishes, then the supervisor stops. Cancelling the caller meanwhile
@@ -236,7 +236,7 @@ class McpTools:
             try:
                 await asyncio.wait([supervisor])
             except asyncio.CancelledError:
-                cancelled = True  # bounded: the SDK bounds its shutdown, and a start is cancelled
+                cancelled = True  # bounded: the shutdown is, and a start is cancelled
         self._stopping.clear()
         if cancelled:
             raise asyncio.CancelledError
