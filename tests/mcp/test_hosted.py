@@ -141,6 +141,22 @@ def test_a_caller_that_cancels_cancels_the_mcp_request(mode: str, tmp_path: Path
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_result_read_in_many_pieces_arrives_whole(mode: str) -> None:
+    """A 3 MiB answer (non-ASCII: characters split between the pipe's reads) and a call after it."""
+    require_everything()
+    message = "é€𝄞" * 350_000
+
+    async def main() -> None:
+        async with served(mode, "ev", everything()) as (target, _), AsyncClient(target) as client:
+            big = await client.call_tool(am.ToolCallContent("b1", "ev.echo", {"message": message}))
+            assert (big.is_error, big.text) == (False, f"Echo: {message}")
+            small = await client.call_tool(am.ToolCallContent("b2", "ev.echo", {"message": "after"}))
+            assert small.text == "Echo: after"
+
+    run(main)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_errors_and_a_crashing_server(mode: str) -> None:
     """An is_error result, a malformed result, a bad tool left out, a server that dies mid-call (the call gets an
     error result, never a hang; the server is restarted and serves again)."""

@@ -82,7 +82,7 @@ class StdioConnection:
         self._on_tools_changed = on_tools_changed
         self._pending: dict[int, asyncio.Future[Any]] = {}
         self._last_id = 0
-        self._partial = b""
+        self._partial: list[bytes] = []
         self.ended = asyncio.Event()
         """Set when the server closed its stdout (it exited or hung up)."""
         self.protocol_version = ""
@@ -136,7 +136,9 @@ class StdioConnection:
                     mcp_types.REQUEST_TIMEOUT, f"Timed out while waiting for a response to {method} ({timeout:g}s)"
                 ) from None
         except asyncio.CancelledError:
-            if not future.done() or future.cancelled():
+            if future.done() and not future.cancelled():
+                future.exception()  # answered as the cancel came: retrieved here, so it is not reported unread
+            else:
                 self.notify("notifications/cancelled", {"requestId": request_id, "reason": "cancelled"})
             raise
         finally:
@@ -145,11 +147,18 @@ class StdioConnection:
     # --- what comes in ------------------------------------------------------------------------------------------
 
     def _feed(self, data: bytes) -> None:
+        # A long line comes in many reads: its pieces are kept apart and joined once, when its end arrives.
         if b"\n" not in data:
-            self._partial += data
+            self._partial.append(data)
             return
-        lines = (self._partial + data).split(b"\n")
-        self._partial = lines.pop()
+        if self._partial:
+            self._partial.append(data)
+            data = b"".join(self._partial)
+            self._partial.clear()
+        lines = data.split(b"\n")
+        rest = lines.pop()
+        if rest:
+            self._partial.append(rest)
         for line in lines:
             if line.strip():
                 self._receive(line)
