@@ -186,6 +186,13 @@ def test_errors_and_a_crashing_server(mode: str) -> None:
             await until(lambda: mcp.restarts >= 1 and mcp.connected.is_set(), "the restart")
             again = await client.call_tool(am.ToolCallContent("e4", "odd.good", {}))
             assert (again.is_error, again.text) == (False, "ok")
+            # A server that stops reading its stdin (its stdout still open) went away too: no call waits for it.
+            deaf = await client.call_tool(am.ToolCallContent("e6", "odd.exit", {"close_stdin": True}))
+            assert deaf.is_error
+            assert "went away" in deaf.text
+            await until(lambda: mcp.restarts >= 2 and mcp.connected.is_set(), "the second restart")
+            last = await client.call_tool(am.ToolCallContent("e7", "odd.good", {}))
+            assert (last.is_error, last.text) == (False, "ok")
 
     run(main)
 

@@ -55,7 +55,8 @@ class _Pipes(asyncio.SubprocessProtocol):
             self.early.append(data)
 
     def pipe_connection_lost(self, fd: int, exc: Exception | None) -> None:
-        if fd == 1 and self.connection is not None:
+        # Its stdout closed, or its stdin (it stopped reading): either way no request gets an answer any more.
+        if fd in (0, 1) and self.connection is not None:
             self.connection._hung_up()
 
     def process_exited(self) -> None:
@@ -84,7 +85,7 @@ class StdioConnection:
         self._last_id = 0
         self._partial: list[bytes] = []
         self.ended = asyncio.Event()
-        """Set when the server closed its stdout (it exited or hung up)."""
+        """Set when the server closed its stdout or its stdin (it exited or hung up)."""
         self.protocol_version = ""
         self.server_name = ""
         self.list_changed = False

@@ -6,8 +6,9 @@ answers, it writes a line that is not JSON and sends the client a ``ping`` and a
 with the client's two replies as JSON text).
 With ``--exit-at-start`` it exits before the handshake.
 
-With ``--hang-up-at-start`` (or when called ``exit`` with ``{"hang_up": true}``) it hangs up instead: it closes its
-stdout, waits for its stdin to end (the client's shutdown closes it), writes ``stdin closed`` to the file
+Called ``exit`` with ``{"close_stdin": true}`` it closes its stdin and lingers with its stdout open until it is
+signalled. With ``--hang-up-at-start`` (or when called ``exit`` with ``{"hang_up": true}``) it hangs up instead: it
+closes its stdout, waits for its stdin to end (the client's shutdown closes it), writes ``stdin closed`` to the file
 ``MCP_TEST_LOG`` names, and lingers a second before it exits, so the client's shutdown is under way for that second.
 """
 
@@ -35,6 +36,14 @@ def hang_up() -> None:
     with open(os.environ["MCP_TEST_LOG"], "a") as log:
         log.write("stdin closed\n")
     time.sleep(1.0)
+    sys.exit(0)
+
+
+def stop_reading() -> None:
+    """Close stdin and linger, stdout still open, until the client's shutdown signals the process."""
+    sys.stdin.close()
+    os.close(0)
+    time.sleep(60)
     sys.exit(0)
 
 
@@ -67,6 +76,8 @@ def answer(request: dict) -> dict | None:
         if name == "exit":
             if request["params"].get("arguments", {}).get("hang_up"):
                 hang_up()
+            if request["params"].get("arguments", {}).get("close_stdin"):
+                stop_reading()
             sys.exit(3)
     if method == "ping":
         return {}
