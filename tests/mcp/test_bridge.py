@@ -143,7 +143,7 @@ def test_bad_input_keeps_the_other_tools() -> None:
             odd = stdio_server(sys.executable, [str(SERVERS / "odd_server.py")])
             async with serving(McpRunner(target, odd, restart_delay=0.1)) as runner:
                 await until(runner.registered.is_set, "registration")
-                assert sorted(t.tool.name for t in await client.list_tools()) == ["exit", "good", "malformed"]
+                assert sorted(t.tool.name for t in await client.list_tools()) == ["ask", "exit", "good", "malformed"]
                 assert "inputSchema" in runner.problems["bad-schema"]
                 assert "not JSON" in runner.problems["bad-schema"]
                 assert "two tools by this name" in runner.problems["good"]

@@ -141,6 +141,22 @@ def test_a_caller_that_cancels_cancels_the_mcp_request(mode: str, tmp_path: Path
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_a_result_read_in_many_pieces_arrives_whole(mode: str) -> None:
+    """A 3 MiB answer (non-ASCII: characters split between the pipe's reads) and a call after it."""
+    require_everything()
+    message = "é€𝄞" * 350_000
+
+    async def main() -> None:
+        async with served(mode, "ev", everything()) as (target, _), AsyncClient(target) as client:
+            big = await client.call_tool(am.ToolCallContent("b1", "ev.echo", {"message": message}))
+            assert (big.is_error, big.text) == (False, f"Echo: {message}")
+            small = await client.call_tool(am.ToolCallContent("b2", "ev.echo", {"message": "after"}))
+            assert small.text == "Echo: after"
+
+    run(main)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_errors_and_a_crashing_server(mode: str) -> None:
     """An is_error result, a malformed result, a bad tool left out, a server that dies mid-call (the call gets an
     error result, never a hang; the server is restarted and serves again)."""
@@ -149,7 +165,7 @@ def test_errors_and_a_crashing_server(mode: str) -> None:
     async def main() -> None:
         async with served(mode, "odd", spec) as (target, mcp), AsyncClient(target) as client:
             names = sorted(t.tool.name for t in await client.list_tools())
-            assert names == ["odd.exit", "odd.good", "odd.malformed"]
+            assert names == ["odd.ask", "odd.exit", "odd.good", "odd.malformed"]
             assert "not JSON" in mcp.problems["bad-schema"]
             bad = await client.call_tool(am.ToolCallContent("e1", "odd.malformed", {}))
             assert bad.is_error
@@ -158,12 +174,25 @@ def test_errors_and_a_crashing_server(mode: str) -> None:
             unknown = await client.call_tool(am.ToolCallContent("e2", "odd.good", arguments="{not json"))
             assert unknown.is_error
             assert "invalid arguments" in unknown.text
+            # A line that is not JSON is skipped; the server's ping is answered, a request for roots refused.
+            asked = await client.call_tool(am.ToolCallContent("e5", "odd.ask", {}))
+            assert not asked.is_error
+            ping, roots = json.loads(asked.text)
+            assert ping == {"jsonrpc": "2.0", "id": "s1", "result": {}}
+            assert (roots["id"], roots["error"]["code"]) == ("s2", -32601)
             died = await client.call_tool(am.ToolCallContent("e3", "odd.exit", {}))
             assert died.is_error
             assert "went away" in died.text
             await until(lambda: mcp.restarts >= 1 and mcp.connected.is_set(), "the restart")
             again = await client.call_tool(am.ToolCallContent("e4", "odd.good", {}))
             assert (again.is_error, again.text) == (False, "ok")
+            # A server that stops reading its stdin (its stdout still open) went away too: no call waits for it.
+            deaf = await client.call_tool(am.ToolCallContent("e6", "odd.exit", {"close_stdin": True}))
+            assert deaf.is_error
+            assert "went away" in deaf.text
+            await until(lambda: mcp.restarts >= 2 and mcp.connected.is_set(), "the second restart")
+            last = await client.call_tool(am.ToolCallContent("e7", "odd.good", {}))
+            assert (last.is_error, last.text) == (False, "ok")
 
     run(main)
 

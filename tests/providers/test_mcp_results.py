@@ -5,11 +5,12 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import mcp_types
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from samples import png_bytes
 
@@ -250,3 +251,45 @@ def test_results_round_trip_property(content: list[dict[str, Any]], structured: 
         raw["isError"] = True
     result = from_mcp_result(raw, "c")
     assert to_mcp_result(am.ToolResultContent.from_bytes(result.to_bytes())) == raw
+
+
+def is_valid_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    texts=st.lists(st.text(st.characters(), max_size=12), max_size=4),
+    is_error=st.none() | st.booleans(),
+    index=st.integers(0, 9),
+)
+@example(texts=["ok", "\ud800"], is_error=None, index=0)
+def test_text_results_read_directly_equal_the_full_reading(texts: list[str], is_error: bool | None, index: int) -> None:
+    """The commonest result (text blocks only) is built straight into its message: the same message as the full
+    reading (a result that is not a plain dict goes that way), the same error when it is bad (a lone surrogate)."""
+    raw: dict[str, Any] = {"content": [{"type": "text", "text": text} for text in texts]}
+    if is_error is not None:
+        raw["isError"] = is_error
+    if any(not is_valid_utf8(text) for text in texts):
+        with pytest.raises(am.ValidationError) as full:
+            from_mcp_result(MappingProxyType(raw), "c", name="t", index=index)
+        with pytest.raises(am.ValidationError) as caught:
+            from_mcp_result(raw, "c", name="t", index=index)
+        assert caught.value.violations == full.value.violations
+        return
+    full_reading = from_mcp_result(MappingProxyType(raw), "c", name="t", index=index)
+    direct = from_mcp_result(raw, "c", name="t", index=index)
+    assert direct.pb == full_reading.pb
+    assert (direct.text, direct.is_error, direct.index) == ("".join(texts), bool(is_error), index)
+
+
+def test_a_bad_call_id_is_refused_on_the_direct_reading_too() -> None:
+    with pytest.raises(am.ValidationError) as caught:
+        from_mcp_result({"content": [{"type": "text", "text": "hi"}]}, "")
+    with pytest.raises(am.ValidationError) as full:
+        from_mcp_result(MappingProxyType({"content": [{"type": "text", "text": "hi"}]}), "")
+    assert caught.value.violations == full.value.violations

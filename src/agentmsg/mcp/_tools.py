@@ -25,14 +25,13 @@ from collections.abc import Coroutine
 from typing import Any, TextIO
 
 import mcp_types
-from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
 
 from agentmsg import errors
 from agentmsg._logtext import loggable
 from agentmsg.content import ToolCallContent, ToolKind, ToolResultContent
 from agentmsg.errors import ToolArgumentsError, ValidationError
-from agentmsg.mcp._session import McpConnection, MCPServerSpec, connect, describe
+from agentmsg.mcp._session import McpConnection, MCPServerSpec, connect, describe, list_tools
 from agentmsg.providers._common import ConversionReport
 from agentmsg.providers.mcp import from_mcp_result, read_mcp_tools
 from agentmsg.tools import ToolDefinition
@@ -113,12 +112,11 @@ class McpTools:
         self._stopping = asyncio.Event()  # stop_supervising() asked the supervisor to end
         self._interruptible = False  # the supervisor waits where one native cancel can end it without a leak
 
-    async def _on_message(self, message: IncomingMessage) -> None:
-        if isinstance(message, mcp_types.ToolListChangedNotification):
-            self._relist.set()
+    def _on_tools_changed(self) -> None:
+        self._relist.set()
 
     async def _load_tools(self, conn: McpConnection) -> None:
-        raw = await conn.list_tools()
+        raw = await list_tools(conn)
         definitions, problems = read_mcp_tools(raw, kind=ToolKind.MCP, report=ConversionReport())
         self.problems = {}
         for index, found in problems.items():
@@ -146,7 +144,7 @@ class McpTools:
         """Keep the MCP server up (see :class:`McpTools`); raises :class:`McpServerStartError` when it cannot start.
 
         Run it as a task and end it with :meth:`stop_supervising`, not ``Task.cancel()`` alone: a cancel landing
-        while the connection closes cuts the SDK's shutdown short and leaves the server process and its transport
+        while the connection closes cuts the shutdown short and leaves the server process and its transport
         behind.
         """
         first, most = self._restart
@@ -158,7 +156,8 @@ class McpTools:
             stage = "did not start (it exited or hung up before the handshake and tools/list)"
             try:
                 self._interruptible = True  # until the connection begins to close (on_close) or is up
-                async with connect(self.server, self._on_message, errlog=self._errlog, on_close=self._closing) as conn:
+                connecting = connect(self.server, self._on_tools_changed, errlog=self._errlog, on_close=self._closing)
+                async with connecting as conn:
                     await self._load_tools(conn)
                     self._interruptible = False
                     stage = "stopped"
@@ -168,7 +167,7 @@ class McpTools:
                     self.connected.set()
                     log.info("MCP server %s up: %d tool(s)", describe(self.server), len(self.tools))
                     if await self._serve_connection(conn):
-                        return  # asked to stop: leaving the connection uncancelled lets the SDK's shutdown run whole
+                        return  # asked to stop: leaving the connection uncancelled lets the shutdown run whole
                     raise ConnectionError("the MCP server exited or closed the connection")
             except asyncio.CancelledError:
                 raise
@@ -222,7 +221,7 @@ class McpTools:
         """End the :meth:`supervise` task ``supervisor`` and return once it has ended, the MCP server stopped and
         reaped and its transport closed.
 
-        A connected server is left as a session ends (stdin closed, then the SDK's grace, SIGTERM and SIGKILL, a few
+        A connected server is left as a session ends (stdin closed, then a grace, SIGTERM and SIGKILL, a few
         seconds at most); a restart delay ends at once; a start in progress (the spawn, the handshake, the first
         ``tools/list``) or a ``tools/list`` in flight is cancelled, once. A connection already closing (the server
         exited) is never cancelled: its shutdown finishes, then the supervisor stops. Cancelling the caller meanwhile
@@ -237,7 +236,7 @@ class McpTools:
             try:
                 await asyncio.wait([supervisor])
             except asyncio.CancelledError:
-                cancelled = True  # bounded: the SDK bounds its shutdown, and a start is cancelled
+                cancelled = True  # bounded: the shutdown is, and a start is cancelled
         self._stopping.clear()
         if cancelled:
             raise asyncio.CancelledError

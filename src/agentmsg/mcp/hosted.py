@@ -28,7 +28,7 @@ from agentmsg.errors import ConflictError, ValidationError
 from agentmsg.mcp._session import MCPServerSpec, describe, stdio_server
 from agentmsg.mcp._tools import McpServerStartError, McpTools
 from agentmsg.service.handlers.tools import ToolHandler
-from agentmsg.service.telemetry import inject_context, tool_execution
+from agentmsg.service.telemetry import inject_context, tool_execution, tracing_enabled
 from agentmsg.v1 import content_pb2
 
 __all__ = ["HostedMcp", "mcp_server_spec"]
@@ -95,6 +95,8 @@ class HostedMcp(McpTools):
     async def _call(self, call: content_pb2.ToolCallContent) -> content_pb2.ToolResultContent:
         """A call from the server's CallTool: the runner's span, in the caller's trace; the MCP server's result."""
         wrapped = ToolCallContent._wrap(content_pb2.Content(tool_call=call))
+        if not tracing_enabled():
+            return (await self.call(wrapped)).pb.tool_result
         trace_context: dict[str, str] = {}
         inject_context(trace_context)
         with tool_execution(wrapped, trace_context) as record:

@@ -42,7 +42,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from agentmsg import _media
+from agentmsg import _media, _validation
 from agentmsg.content import (
     AudioContent,
     ContentBase,
@@ -55,6 +55,7 @@ from agentmsg.content import (
 from agentmsg.errors import ValidationError, preview
 from agentmsg.providers._common import ConversionReport, PayloadErrors, Reporter, json_type, split_media
 from agentmsg.tools import ToolDefinition
+from agentmsg.v1 import content_pb2
 
 __all__ = [
     "METADATA_KEY",
@@ -285,6 +286,9 @@ def from_mcp_result(result: Mapping[str, Any], call_id: str, *, name: str = "", 
     ``structuredContent`` that is not an object...) raises one
     :class:`~agentmsg.ValidationError` naming every problem at its path.
     """
+    plain = _plain_text_result(result, call_id, name, index)
+    if plain is not None:
+        return plain
     errors = PayloadErrors("MCP tool result")
     if not isinstance(result, Mapping):
         errors.add("", "type", f"expected a result object, got {json_type(result)}")
@@ -334,6 +338,36 @@ def from_mcp_result(result: Mapping[str, Any], call_id: str, *, name: str = "", 
         )
     errors.raise_if_any()
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+_PLAIN_RESULT_KEYS = frozenset(("content", "isError"))
+_TEXT_BLOCK_KEYS = frozenset(("type", "text"))
+
+
+def _plain_text_result(result: Any, call_id: str, name: str, index: int) -> ToolResultContent | None:
+    """The commonest result, text blocks and nothing else, built straight into its message and checked once; None
+    for any other result (or one that does not check), which :func:`from_mcp_result` then reads field by field."""
+    if type(result) is not dict or not result.keys() <= _PLAIN_RESULT_KEYS:
+        return None
+    content, is_error = result.get("content", []), result.get("isError", False)
+    if type(content) is not list or type(is_error) is not bool:
+        return None
+    pb = content_pb2.Content()
+    arm = pb.tool_result
+    try:
+        arm.id, arm.name, arm.index, arm.is_error = call_id, name, index, is_error
+        for block in content:
+            if type(block) is not dict or block.keys() != _TEXT_BLOCK_KEYS or block["type"] != "text":
+                return None
+            text = block["text"]
+            if type(text) is not str:
+                return None
+            arm.content.add().text.text = text
+    except (TypeError, ValueError):  # not a value the message takes (a lone surrogate...): the full reading says why
+        return None
+    if not _validation.is_valid(pb):
+        return None
+    return ToolResultContent._wrap(pb)
 
 
 def _string(block: Mapping[str, Any], key: str, path: str, errors: PayloadErrors, *, required: bool = True) -> str:

@@ -62,16 +62,22 @@ RUN_METADATA_KEY = "agentmsg.run"
 it). Set on every result a runner gave; the runner's own metadata keys are kept. Never sent to a model."""
 
 
-def _stamp(result: content_pb2.ToolResultContent, runner: _Runner, seconds: float) -> content_pb2.ToolResultContent:
-    """The result with its run recorded in its metadata under :data:`RUN_METADATA_KEY`."""
-    stamped = content_pb2.ToolResultContent()
+def _answer(
+    result: content_pb2.ToolResultContent, runner: _Runner, seconds: float
+) -> tool_service_pb2.CallToolResponse:
+    """The response carrying ``result`` (copied once, into it) with its run recorded in the result's metadata under
+    :data:`RUN_METADATA_KEY`."""
+    response = tool_service_pb2.CallToolResponse()
+    stamped = response.result
     stamped.CopyFrom(result)
-    stamped.metadata[RUN_METADATA_KEY] = {
-        "runner": runner.name,
-        "runner_id": runner.runner_id,
-        "latency_ms": round(max(seconds, 0.0) * 1000, 3),
-    }
-    return stamped
+    # Field by field: the Struct's dict assignment goes through Python for each value.
+    run = stamped.metadata.fields[RUN_METADATA_KEY].struct_value
+    run.Clear()
+    fields = run.fields
+    fields["runner"].string_value = runner.name
+    fields["runner_id"].string_value = runner.runner_id
+    fields["latency_ms"].number_value = round(max(seconds, 0.0) * 1000, 3)
+    return response
 
 
 # A cancellation that comes this close to the call's deadline is the deadline: the transport (gRPC, Connect) may
@@ -103,6 +109,10 @@ class _Runner:
     # By the handle the service gave each call: call ids are the model's, and two callers may share one.
     pending: dict[str, _Call] = field(default_factory=dict)
     local: LocalCall | None = None  # tools served in this process (ToolHandler.host): called directly
+    definitions: dict[str, Any] = field(default_factory=dict)  # the tools by name
+
+    def __post_init__(self) -> None:
+        self.definitions = {tool.name: tool for tool in self.tools}
 
     def find(self, outcome: tool_service_pb2.ToolCallOutcome) -> _Call | None:
         """The call an outcome answers: by its handle, or, from a runner older than handles, by a call id
@@ -301,7 +311,7 @@ class ToolHandler:
                     tool=tool, runner_name=runner_name, runner_id=runner_id
                 )
         for name, runner in self.by_tool.items():
-            tool = next(t for t in runner.tools if t.name == name)
+            tool = runner.definitions[name]
             listed[name] = tool_service_pb2.RegisteredTool(
                 tool=tool, runner_name=runner.name, runner_id=runner.runner_id
             )
@@ -324,7 +334,7 @@ class ToolHandler:
                 raise NotFoundError(f"no runner serves the tool {call.name!r}")
             # The runner is on another node: call it there as the caller, within the caller's deadline.
             return await self.cluster.forward(address, request, metadata, caller.time_remaining())
-        definition = next(tool for tool in runner.tools if tool.name == call.name)
+        definition = runner.definitions[call.name]
         if definition.requires_approval or call.requires_approval:
             decision = await self._decision(request, caller)
             if not decision.approved:
@@ -337,7 +347,7 @@ class ToolHandler:
         started = loop.time()
         if runner.local is not None:
             result = await self._call_here(runner.local, call, caller)
-            return tool_service_pb2.CallToolResponse(result=_stamp(result, runner, loop.time() - started))
+            return _answer(result, runner, loop.time() - started)
         # The runner knows the call by this handle; the call id goes to it unchanged (the model's, not unique).
         handle = uuid.uuid4().hex
         pending = _Call(call, loop.create_future())
@@ -369,7 +379,7 @@ class ToolHandler:
             raise
         finally:
             runner.pending.pop(handle, None)
-        return tool_service_pb2.CallToolResponse(result=_stamp(result, runner, loop.time() - started))
+        return _answer(result, runner, loop.time() - started)
 
     async def _decision(self, request: tool_service_pb2.CallToolRequest, caller: Caller) -> ToolApprovalContent:
         """The first decision on the call in its session's log, waiting (within the caller's deadline) for one."""
