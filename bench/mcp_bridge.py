@@ -34,6 +34,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -188,14 +189,24 @@ async def runner_pair(target: str, calls: int) -> dict[str, Any]:
     return {"agentmsg": via, "mcp": plain, "toolrunner": hop}
 
 
-async def hosted_pair(target: str, calls: int) -> dict[str, Any]:
+async def hosted_pair(target: str, relay_target: str, calls: int) -> dict[str, Any]:
     """CallTool to the MCP server the agentmsg server hosts vs the SDK client straight to the same server (stdio),
-    in alternating rounds: the two see the same load on a shared machine."""
-    rounds: list[tuple[dict[str, float], dict[str, float]]] = []
+    and vs the bare gRPC relay (:func:`role_relay`), in alternating rounds: all see the same load on a shared
+    machine."""
+    import grpc
+
+    rounds: list[tuple[dict[str, float], dict[str, float], dict[str, float]]] = []
     async with (
         AsyncClient(target, timeout=30) as client,
         Client(StdioServerParameters(command=str(EVERYTHING), args=["stdio"]), mode="legacy") as direct,
+        grpc.aio.insecure_channel(relay_target) as channel,
     ):
+        relayed = channel.unary_unary(RELAY_METHOD)
+
+        async def relay(i: int) -> None:
+            answer = (await relayed(f"m{i}".encode(), timeout=30)).decode()
+            if f"m{i}" not in answer:
+                raise RuntimeError(f"unexpected relay answer {answer!r}")
 
         async def hosted(i: int) -> None:
             result = await client.call_tool(am.ToolCallContent(f"call-{i}", "ev.echo", {"message": f"m{i}"}))
@@ -205,7 +216,8 @@ async def hosted_pair(target: str, calls: int) -> dict[str, Any]:
             checked(await direct.call_tool("echo", {"message": f"m{i}"}), f"m{i}")
 
         for _ in range(ROUNDS):
-            rounds.append((await measure(hosted, calls // ROUNDS), await measure(straight, calls // ROUNDS)))
+            per = calls // ROUNDS
+            rounds.append((await measure(hosted, per), await measure(straight, per), await measure(relay, per)))
 
     def median_of(side: int) -> dict[str, float]:
         return {key: statistics.median(r[side][key] for r in rounds) for key in rounds[0][side]}
@@ -213,9 +225,13 @@ async def hosted_pair(target: str, calls: int) -> dict[str, Any]:
     return {
         "agentmsg": median_of(0),
         "mcp": median_of(1),
+        "relay": median_of(2),
         "rounds": ROUNDS,
-        "latency_ratio": statistics.median(ours["p50_ms"] / theirs["p50_ms"] for ours, theirs in rounds),
-        "throughput_ratio": statistics.median(ours["per_s"] / theirs["per_s"] for ours, theirs in rounds),
+        "latency_ratio": statistics.median(ours["p50_ms"] / theirs["p50_ms"] for ours, theirs, _ in rounds),
+        "throughput_ratio": statistics.median(ours["per_s"] / theirs["per_s"] for ours, theirs, _ in rounds),
+        "relay_latency_ratio": statistics.median(relay["p50_ms"] / theirs["p50_ms"] for _, theirs, relay in rounds),
+        "relay_throughput_ratio": statistics.median(relay["per_s"] / theirs["per_s"] for _, theirs, relay in rounds),
+        "over_relay_latency": statistics.median(ours["p50_ms"] / relay["p50_ms"] for ours, _, relay in rounds),
     }
 
 
@@ -248,6 +264,68 @@ def role_toolrunner(target: str, name: str) -> None:
     runner.run()
 
 
+RELAY_METHOD = "/bench.Relay/Echo"
+
+
+def role_relay(port_file: str) -> None:
+    """The floor of the hosted path: a bare ``grpc.aio`` server (no agentmsg) that relays each call's bytes as one
+    JSON-RPC ``tools/call`` line to its own copy of the reference MCP server over stdio and answers with the text
+    that comes back. No validation, deadlines, scopes, routing or tracing: what a gRPC hop in front of a stdio MCP
+    server costs at the least, in Python, on this machine."""
+    import grpc
+
+    async def serve() -> None:
+        process = await asyncio.create_subprocess_exec(
+            str(EVERYTHING),
+            "stdio",
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            limit=1 << 24,
+        )
+        assert process.stdin is not None
+        assert process.stdout is not None
+        stdin, stdout = process.stdin, process.stdout
+        waiting: dict[int, asyncio.Future[Any]] = {}
+        last_id = 0
+
+        async def read() -> None:
+            while line := await stdout.readline():
+                message = json.loads(line)
+                future = waiting.pop(message.get("id"), None)
+                if future is not None and not future.done():
+                    future.set_result(message)
+
+        async def request(method: str, params: dict[str, Any]) -> Any:
+            nonlocal last_id
+            last_id += 1
+            future = asyncio.get_running_loop().create_future()
+            waiting[last_id] = future
+            line = {"jsonrpc": "2.0", "id": last_id, "method": method, "params": params}
+            stdin.write(json.dumps(line).encode() + b"\n")
+            return await future
+
+        reader = asyncio.ensure_future(read())
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "relay", "version": "1"}}
+        await request("initialize", hello)
+        stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+
+        async def echo(raw: bytes, context: Any) -> bytes:
+            answer = await request("tools/call", {"name": "echo", "arguments": {"message": raw.decode()}})
+            return str(answer["result"]["content"][0]["text"]).encode()
+
+        server = grpc.aio.server()
+        handlers = {"Echo": grpc.unary_unary_rpc_method_handler(echo)}
+        server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Relay", handlers),))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        Path(port_file).write_text(str(port))
+        await server.wait_for_termination()
+        reader.cancel()
+
+    asyncio.run(serve())
+
+
 def role_plain(port: int) -> None:
     from mcp.server.mcpserver import MCPServer
 
@@ -268,16 +346,20 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a short smoke run (fewer calls)")
     parser.add_argument("--json", type=Path, help="write the results here")
-    parser.add_argument("--role", choices=["toolrunner", "plain"], help=argparse.SUPPRESS)
+    parser.add_argument("--role", choices=["toolrunner", "plain", "relay"], help=argparse.SUPPRESS)
     parser.add_argument("--target", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--tool", default="echo", help=argparse.SUPPRESS)
+    parser.add_argument("--port-file", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.role == "toolrunner":
         role_toolrunner(args.target, args.tool)
         return 0
     if args.role == "plain":
         role_plain(args.port)
+        return 0
+    if args.role == "relay":
+        role_relay(args.port_file)
         return 0
     if not EVERYTHING.exists():
         raise SystemExit(f"{EVERYTHING} is missing: run make deps")
@@ -293,10 +375,19 @@ def main() -> int:
     }
     me = str(Path(__file__).resolve())
     hosting = ["--mcp", f"ev={EVERYTHING} stdio"]
-    with spawn("-m", "agentmsg", "serve", "--port", "0", "--memory", *hosting, ready="serving on") as (_, line):
+    port_file = Path(tempfile.mkdtemp()) / "relay-port"
+    with (
+        spawn("-m", "agentmsg", "serve", "--port", "0", "--memory", *hosting, ready="serving on") as (_, line),
+        spawn(me, "--role", "relay", "--port-file", str(port_file)),
+    ):
         target = line.split("serving on ", 1)[1].split()[0]
         asyncio.run(wait_tool(target, "ev.echo"))
-        results["hosted"] = asyncio.run(hosted_pair(target, calls))
+        for _ in range(600):
+            if port_file.exists() and port_file.read_text():
+                break
+            time.sleep(0.05)
+        relay_target = f"127.0.0.1:{port_file.read_text()}"
+        results["hosted"] = asyncio.run(hosted_pair(target, relay_target, calls))
     with spawn("-m", "agentmsg", "serve", "--port", "0", "--db", ":memory:", ready="serving on") as (_, line):
         target = line.split("serving on ", 1)[1].split()[0]
         runner_cmd = ["-m", "agentmsg", "mcp", "runner", "--target", target, "--", str(EVERYTHING), "stdio"]
@@ -356,11 +447,19 @@ def report(results: dict[str, Any]) -> str:
         rows = [(ours, "agentmsg"), (theirs, "mcp")]
         if pair == "runner":
             rows.append(("CallTool to a Python ToolRunner (the hops alone)", "toolrunner"))
+        if pair == "hosted":
+            rows.append(("bare grpc.aio relay to the server (the floor)", "relay"))
         for label, key in rows:
             row = results[pair][key]
             lines.append(f"{label:<50} {row['p50_ms']:>8.3f} {row['p99_ms']:>8.3f} {row['per_s']:>12,.0f}")
         ratios = results[pair]
         lines.append(f"  {pair}: latency {ratios['latency_ratio']:.2f}x, throughput {ratios['throughput_ratio']:.2f}x")
+        if pair == "hosted":
+            lines.append(
+                f"  the bare relay vs straight: latency {ratios['relay_latency_ratio']:.2f}x, throughput "
+                f"{ratios['relay_throughput_ratio']:.2f}x; hosted vs the bare relay: latency "
+                f"{ratios['over_relay_latency']:.2f}x"
+            )
     lines += [f"  target: {t['text']}: {'met' if t['pass'] else 'MISSED'}" for t in results.get("targets", [])]
     return "\n".join(lines)
 

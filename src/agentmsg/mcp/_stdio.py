@@ -23,7 +23,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import mcp_types
 from mcp.client.stdio import StdioServerParameters, get_default_environment
@@ -75,9 +75,8 @@ class StdioConnection:
     ) -> None:
         self._transport = transport
         self._pipes = pipes
-        stdin = transport.get_pipe_transport(0)
-        assert isinstance(stdin, asyncio.WriteTransport)
-        self._stdin = stdin
+        # A write transport (not checked with isinstance: uvloop's pipes do not derive from asyncio's classes).
+        self._stdin = cast(asyncio.WriteTransport, transport.get_pipe_transport(0))
         self._encoding = server.encoding
         self._errors = server.encoding_error_handler
         self._on_tools_changed = on_tools_changed
