@@ -123,6 +123,37 @@ def test_appends_that_arrive_together_are_committed_together(location: str) -> N
     with_store(location, body)
 
 
+def test_a_batch_of_more_rows_than_one_statement_takes_commits_whole_with_dense_offsets(location: str) -> None:
+    """150 calls queued together, two messages each, to 37 sessions (SQLite writes such a batch in several
+    statements, none over 256 rows: 300 rows and 37 sessions are neither one statement's worth nor a power of
+    two), one of them a retry of an earlier call: one commit, every session's offsets dense and in queue order."""
+
+    async def body(store: Store) -> None:
+        await store.append("g0", [message("g0-before")])
+        calls = []
+        order: dict[str, list[str]] = {"g0": ["g0-before"]}
+        for k in range(149):
+            session = f"g{k % 37}"
+            ids = [f"{session}-{k}-{j}" for j in range(2)]
+            order.setdefault(session, []).extend(ids)
+            calls.append(store.append(session, [message(i) for i in ids]))
+        calls.append(store.append("g0", [message("g0-before")]))  # a retry: a duplicate, not a new row
+        before = (store.commits, store.committed_appends)
+        outcomes = await together(store, calls)
+        assert not [o for o in outcomes if isinstance(o, BaseException)]
+        assert (store.commits - before[0], store.committed_appends - before[1]) == (1, 150)
+        assert outcomes[-1] == [Appended(1, True)]
+        assert outcomes[0] == [Appended(2, False), Appended(3, False)]
+        for session, ids in order.items():
+            rows = await store.read(session, 0, 100)
+            assert [offset for offset, _ in rows] == list(range(1, len(ids) + 1)), session
+            assert [message_pb2.Message.FromString(bytes(b)).id for _, b in rows] == ids
+            assert await store.last_offset(session) == len(ids)
+        assert len(await store.sessions("", 100)) == 37
+
+    with_store(location, body)
+
+
 def test_a_refused_append_fails_alone_and_retries_inside_a_batch_are_duplicates(location: str) -> None:
     """One batch holding a conflict, a bad parent, an idempotent retry, a message twice, and two appends of one
     id with different content: each refused append fails with its own error, the rest commit, offsets dense."""
