@@ -293,6 +293,45 @@ def test_a_tenant_past_its_unary_budget_is_refused_and_the_others_are_not(
         assert acme.append("acme:s", text(1)) == 1  # its place given back
 
 
+def test_a_call_without_a_valid_token_is_refused_before_the_budgets_and_never_counted(
+    make_server: Callable[..., ServerThread], start_runner: Callable[[ToolRunner], RunnerThread]
+) -> None:
+    """The server's one unary call is taken: a call with no token, or a wrong one, is answered UNAUTHENTICATED
+    and is not a budget refusal (the token is checked first); a valid token's call is the budget's refusal."""
+    server = make_server(grants=GRANTS, max_unary=1)
+    release, started = threading.Event(), threading.Event()
+    runner = ToolRunner(server.target, name="slow", token="runner")
+
+    @runner.tool
+    def wait() -> str:
+        started.set()
+        release.wait(20)
+        return "done"
+
+    start_runner(runner)
+    ledger = server.running.ledger
+    assert ledger is not None
+    request = session_service_pb2.ListSessionsRequest().SerializeToString()
+    with Client(server.target, token="acme", timeout=20) as acme, grpc.insecure_channel(server.target) as channel:
+        caller = threading.Thread(target=lambda: acme.call_tool(am.ToolCallContent("c", "wait", {})))
+        caller.start()
+        try:
+            assert started.wait(10)
+            list_sessions = channel.unary_unary("/agentmsg.v1.SessionService/ListSessions")
+            for metadata in ((), bearer("wrong")):
+                with pytest.raises(grpc.RpcError) as info:
+                    list_sessions(request, timeout=5, metadata=metadata)
+                assert info.value.code() == grpc.StatusCode.UNAUTHENTICATED  # type: ignore[attr-defined]
+            assert ledger.refused["max_unary"] == 0
+            with pytest.raises(grpc.RpcError) as info:
+                list_sessions(request, timeout=5, metadata=bearer("globex"))
+            assert _quota(info.value)[0] == "max_unary"
+            assert ledger.refused["max_unary"] == 1
+        finally:
+            release.set()
+            caller.join(20)
+
+
 def test_health_watch_streams_are_budgeted_and_health_checks_never_are(
     make_server: Callable[..., ServerThread],
 ) -> None:

@@ -37,7 +37,7 @@ import contextlib
 import hashlib
 import hmac
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,7 @@ from agentmsg.service import status
 __all__ = [
     "FULL",
     "Access",
-    "BearerTokenInterceptor",
+    "BearerTokenGate",
     "Scope",
     "load_token_file",
     "named_session",
@@ -240,32 +240,32 @@ _SESSION_FIELD = 1
 _PEEK_FIELDS = 16
 
 
-class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
+class BearerTokenGate:
     """Refuses calls without ``authorization: Bearer <token>`` for one of the configured tokens, and calls
-    their token's scope rules out, before a byte of the request is decoded.
+    their token's scope rules out, before a byte of the request is decoded (a
+    :class:`~agentmsg.service.grpc.calls.Gate`: the server's first, when tokens are configured).
 
     A refused call's request bytes are never parsed or walked: the refusing handler's deserializer ignores
-    them (the method's own one could spend seconds on a large request). What the metadata alone decides is
-    decided here: the tool capabilities, a token that holds no session at all; for a token scoped to some
-    sessions, a SessionService request naming a session out of scope among its first top-level fields is
-    refused by reading that one string, not the request. The servicers check the decoded request again.
+    them (the method's own one could spend seconds on a large request), and the gates after this one (the
+    budgets) never see the call. What the metadata alone decides is decided here: the tool capabilities, a
+    token that holds no session at all; for a token scoped to some sessions, a SessionService request naming a
+    session out of scope among its first top-level fields is refused by reading that one string, not the
+    request. The servicers check the decoded request again.
     """
 
     def __init__(self, access: Access) -> None:
         self._access = access
 
-    async def intercept_service(
+    def __call__(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        method = handler_call_details.method
+        details: grpc.HandlerCallDetails,
+        handler: grpc.RpcMethodHandler[Any, Any],
+        then: Callable[[grpc.HandlerCallDetails, grpc.RpcMethodHandler[Any, Any]], grpc.RpcMethodHandler[Any, Any]],
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        method = details.method
         if method.startswith(PUBLIC_METHODS):
-            return await continuation(handler_call_details)
-        scope = self._access.scope_of(handler_call_details.invocation_metadata)
-        handler = await continuation(handler_call_details)
-        if handler is None:
-            return handler
+            return then(details, handler)
+        scope = self._access.scope_of(details.invocation_metadata)
         if scope is None:
             return refusing(handler, UnauthenticatedError("missing or wrong bearer token"))
         if method in _TOOL_METHODS:
@@ -276,8 +276,8 @@ class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
         elif method.startswith(_SESSIONS) and method != _LIST_SESSIONS and not scope.all_sessions:
             if not scope.prefixes and not scope.sessions:
                 return refusing(handler, PermissionDeniedError("this token's scope includes no session"))
-            return _peeking(handler, scope)
-        return handler
+            return _peeking(then(details, handler), scope)
+        return then(details, handler)
 
 
 # How long a refused client-streaming call waits for its first message (see refusing_with).

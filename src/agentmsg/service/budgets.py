@@ -27,7 +27,7 @@ the moment its handler starts until it ends, whichever way. Refusals are counted
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,7 @@ __all__ = [
     "DEFAULT_MAX_UNARY",
     "DEFAULT_MAX_UNARY_PER_TENANT",
     "HEALTH_CHECK",
-    "BudgetInterceptor",
+    "BudgetGate",
     "Budgets",
     "Ledger",
 ]
@@ -85,23 +85,22 @@ class Ledger:
 
     def __init__(self, budgets: Budgets) -> None:
         self.budgets = budgets
+        b = budgets
+        self._by_kind = {
+            STREAMS: (("max_streams", b.max_streams), ("max_streams_per_tenant", b.max_streams_per_tenant)),
+            UNARY: (("max_unary", b.max_unary), ("max_unary_per_tenant", b.max_unary_per_tenant)),
+        }
         self.total = {STREAMS: 0, UNARY: 0}
         self.tenants: dict[tuple[str, bytes], int] = {}
         # Calls refused so far, by the budget that refused them (every transport's: they share this ledger).
         self.refused = dict.fromkeys(BUDGET_NAMES, 0)
-
-    def _limits(self, kind: str) -> tuple[tuple[str, int], tuple[str, int]]:
-        b = self.budgets
-        if kind == STREAMS:
-            return ("max_streams", b.max_streams), ("max_streams_per_tenant", b.max_streams_per_tenant)
-        return ("max_unary", b.max_unary), ("max_unary_per_tenant", b.max_unary_per_tenant)
 
     def over(self, kind: str, tenant: bytes | None) -> tuple[str, int] | None:
         """The budget (its name and limit) one more call of this kind and tenant would break, or None.
 
         The caller refuses a call told a budget: it is counted in :attr:`refused` here, once for every transport.
         """
-        (total_name, total), (each_name, each) = self._limits(kind)
+        (total_name, total), (each_name, each) = self._by_kind[kind]
         if tenant is not None and each and self.tenants.get((kind, tenant), 0) >= each:
             self.refused[each_name] += 1
             return each_name, each
@@ -162,8 +161,9 @@ def _streaming(handler: grpc.RpcMethodHandler[Any, Any]) -> bool:
     return handler.unary_unary is None
 
 
-class BudgetInterceptor(grpc.aio.ServerInterceptor):
-    """Counts every call but health ``Check`` against its budgets; refuses one over a budget undecoded."""
+class BudgetGate:
+    """Counts every call but health ``Check`` against its budgets; refuses one over a budget undecoded (a
+    :class:`~agentmsg.service.grpc.calls.Gate`: after the bearer token's, so a call it refuses is never counted)."""
 
     def __init__(self, access: Access, budgets: Budgets, ledger: Ledger | None = None) -> None:
         self._access = access
@@ -173,26 +173,28 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
         # set); the map is emptied should it ever hold more than _COUNTED_MAX of them.
         self._counted_handlers: dict[tuple[str, bytes | None], tuple[Any, grpc.RpcMethodHandler[Any, Any]]] = {}
 
-    async def intercept_service(
+    def __call__(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Any, Any] | None]],
-        handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler[Any, Any] | None:
-        handler = await continuation(handler_call_details)
-        if handler is None or handler_call_details.method == HEALTH_CHECK:
-            return handler
+        details: grpc.HandlerCallDetails,
+        handler: grpc.RpcMethodHandler[Any, Any],
+        then: Callable[[grpc.HandlerCallDetails, grpc.RpcMethodHandler[Any, Any]], grpc.RpcMethodHandler[Any, Any]],
+    ) -> grpc.RpcMethodHandler[Any, Any]:
+        method = details.method
+        if method == HEALTH_CHECK:
+            return then(details, handler)
         kind = STREAMS if _streaming(handler) else UNARY
-        tenant = tenant_for(self._access, handler_call_details.invocation_metadata)
+        tenant = tenant_for(self._access, details.invocation_metadata) if self._access.enabled else None
         # Checked here, before the request is read: a call over its budget costs no decoding.
         over = self.ledger.over(kind, tenant)
         if over is not None:
             return refusing_with(handler, exhausted(kind, *over))
-        key = (handler_call_details.method, tenant)
+        inner = then(details, handler)
+        key = (method, tenant)
         made = self._counted_handlers.get(key)
-        if made is None or made[0] is not handler:
+        if made is None or made[0] is not inner:
             if len(self._counted_handlers) >= _COUNTED_MAX:
                 self._counted_handlers.clear()
-            made = self._counted_handlers[key] = (handler, self._counted(handler, kind, tenant))
+            made = self._counted_handlers[key] = (inner, self._counted(inner, kind, tenant))
         return made[1]
 
     def _counted(
@@ -216,7 +218,10 @@ class BudgetInterceptor(grpc.aio.ServerInterceptor):
             behavior: Any = handler.unary_unary or handler.stream_unary
 
             async def single(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
-                await admit(context)
+                over = ledger.over(kind, tenant)  # (admit's check inline: one coroutine less on every unary call)
+                if over is not None:
+                    await context.abort_with_status(exhausted(kind, *over))
+                ledger.take(kind, tenant)
                 try:
                     return await behavior(request, context)
                 finally:

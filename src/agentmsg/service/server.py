@@ -30,12 +30,12 @@ from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from agentmsg.errors import StoreError, UnavailableError, ValidationError
 from agentmsg.service import budgets, reflection
-from agentmsg.service.access import Access, BearerTokenInterceptor, Scope
-from agentmsg.service.budgets import BudgetInterceptor, Budgets, Ledger
+from agentmsg.service.access import Access, BearerTokenGate, Scope
+from agentmsg.service.budgets import BudgetGate, Budgets, Ledger
 from agentmsg.service.catchup import CatchUpBounds
 from agentmsg.service.cluster import Cluster, peer_credentials
 from agentmsg.service.frames import DEFAULT_REPLY_CACHE_BYTES, FrameCache
-from agentmsg.service.grpc.calls import capture, register
+from agentmsg.service.grpc.calls import Gate, capture, gated, register
 from agentmsg.service.grpc.convert import ConvertServicer, add_convert_service
 from agentmsg.service.grpc.sessions import SessionServicer, add_session_service
 from agentmsg.service.grpc.tools import ToolServicer, add_tool_service
@@ -325,25 +325,27 @@ async def create_server(config: ServerConfig) -> Running:
     limits = Budgets(config.max_streams, config.max_streams_per_tenant, config.max_unary, config.max_unary_per_tenant)
     # Authentication first (a refused call is never counted), then the budgets; neither decodes a request it
     # refuses. gRPC's own maximum_concurrent_rpcs stays off: it would count streams and health with the rest.
-    interceptors: list[grpc.aio.ServerInterceptor] = [BearerTokenInterceptor(access)] if access.enabled else []
+    gates: list[Gate] = [BearerTokenGate(access)] if access.enabled else []
     # One ledger for both transports: a tenant's calls over HTTP and gRPC count against the same budgets.
     ledger = Ledger(limits)
-    interceptors.append(BudgetInterceptor(access, limits, ledger))
-    server = grpc.aio.server(interceptors=interceptors, options=options)
+    gates.append(BudgetGate(access, limits, ledger))
+    server = grpc.aio.server(options=options)
+    # Every service registers through the gates (health and reflection too): each call passes them undecoded.
+    gate = gated(server, gates)
     hub = LiveHub(CatchUpBounds.for_server(config.max_message_bytes, config.limits))
     sessions = SessionHandler(store, hub, access, max_message_bytes=config.max_message_bytes, limits=config.limits)
     tools = ToolHandler(access, store)
     convert = ConvertHandler(sessions)
     session_servicer = SessionServicer(sessions, reply_cache_bytes=config.reply_cache_bytes)
     # With telemetry, the services register through it: each handler is wrapped once (a span, the metrics).
-    registering = telemetry.instrument(server) if telemetry else server
+    registering = telemetry.instrument(gate) if telemetry else gate
     add_session_service(session_servicer, registering)
     add_tool_service(ToolServicer(tools), registering)
     add_convert_service(ConvertServicer(convert), registering)
     health_servicer = health.aio.HealthServicer()
-    register(server, health.SERVICE_NAME, capture(health_pb2_grpc.add_HealthServicer_to_server, health_servicer))
+    register(gate, health.SERVICE_NAME, capture(health_pb2_grpc.add_HealthServicer_to_server, health_servicer))
     if config.reflection:
-        reflection.enable(server, [SESSION_SERVICE, TOOL_SERVICE, CONVERT_SERVICE, health.SERVICE_NAME])
+        reflection.enable(gate, [SESSION_SERVICE, TOOL_SERVICE, CONVERT_SERVICE, health.SERVICE_NAME])
     address = f"{config.host}:{config.port}"
     busy = _bind_problem(config.host, config.port)
     if busy is not None:

@@ -1,15 +1,15 @@
 """How a gRPC call is served: its :class:`~agentmsg.service.handlers.Caller` (metadata, deadline), how a failing
 call ends (agentmsg errors as rich statuses through :mod:`agentmsg.service.status`; anything else INTERNAL and
-logged, so nothing a peer sends crashes the server), and registration that answers undecodable requests
-INVALID_ARGUMENT."""
+logged, so nothing a peer sends crashes the server), registration that answers undecodable requests
+INVALID_ARGUMENT, and the gates every call passes before its request is decoded (:func:`gated`)."""
 
 from __future__ import annotations
 
 import asyncio
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, Protocol, TypeAlias, cast
 
 import grpc
 
@@ -18,7 +18,7 @@ from agentmsg.service import status
 from agentmsg.service.handlers import Caller
 from agentmsg.service.rpc import undecodable
 
-__all__ = ["caller_of", "capture", "register"]
+__all__ = ["Gate", "caller_of", "capture", "gated", "register"]
 
 log = logging.getLogger("agentmsg.service")
 
@@ -195,3 +195,78 @@ def register(server: grpc.aio.Server, service: str, handlers: dict[str, grpc.Rpc
     """
     tolerant = {name: _decoding(handler) for name, handler in handlers.items()}
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, tolerant),))
+
+
+# --- gates: what grpc.aio's server interceptors did, as plain calls ------------------------------------------
+
+Handler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"
+Then: TypeAlias = Callable[[grpc.HandlerCallDetails, Handler], Handler]
+
+
+class Gate(Protocol):
+    """A check every call passes before its request is decoded (the bearer token, the budgets).
+
+    Called as gRPC looks the call's method up, with the method's handler: it answers the handler to run, which is
+    ``then(details, handler)`` (the gates after it) kept or wrapped, or a handler refusing the call (``then`` not
+    called). It must not block: it runs on the event loop, once per call.
+    """
+
+    def __call__(self, details: grpc.HandlerCallDetails, handler: Handler, then: Then) -> Handler: ...
+
+
+def _last(details: grpc.HandlerCallDetails, handler: Handler) -> Handler:
+    return handler
+
+
+def _chain(gates: Sequence[Gate]) -> Then:
+    """The gates as one call, the first outermost."""
+    then: Then = _last
+    for gate in reversed(gates):
+        then = _step(gate, then)
+    return then
+
+
+def _step(gate: Gate, then: Then) -> Then:
+    def step(details: grpc.HandlerCallDetails, handler: Handler) -> Handler:
+        return gate(details, handler, then)
+
+    return step
+
+
+class _Gated(grpc.GenericRpcHandler):
+    """A generic handler whose method handlers pass the gates on every call."""
+
+    def __init__(self, inner: grpc.GenericRpcHandler, admit: Then) -> None:
+        self.inner = inner
+        self.admit = admit
+
+    def service(self, handler_call_details: grpc.HandlerCallDetails) -> Handler | None:
+        handler = self.inner.service(handler_call_details)
+        return None if handler is None else self.admit(handler_call_details, handler)
+
+
+class _GatedServer:
+    """Stands in for the gRPC server while the services register: each handler passes the gates on every call."""
+
+    def __init__(self, server: grpc.aio.Server, gates: Sequence[Gate]) -> None:
+        self.server = server
+        self.admit = _chain(gates)
+
+    def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
+        self.server.add_generic_rpc_handlers(tuple(_Gated(h, self.admit) for h in handlers))
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Handler]) -> None:
+        # gRPC looks registered methods up before generic handlers, past any gate: these become a generic handler.
+        self.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+
+
+def gated(server: grpc.aio.Server, gates: Sequence[Gate]) -> grpc.aio.Server:
+    """What every service registers on instead of ``server``, so that each call passes ``gates`` (in order) before
+    its request is decoded, health and reflection included.
+
+    The gates do what server interceptors would, at the cost of a call each: grpc.aio runs an interceptor as two
+    more coroutines per call (and a partial), a gate inside gRPC's own method lookup (``GenericRpcHandler.service``,
+    a plain call). Measured, gRPC's lookup of a method with the budgets: 1.9 us as an interceptor, 1.2 us as a
+    gate, 0.5 us with no check.
+    """
+    return cast(grpc.aio.Server, _GatedServer(server, gates) if gates else server)
