@@ -170,7 +170,7 @@ class SQLiteStore(Store):
             sessions = sorted({w.session_id for w in batch})
             last: dict[str, int] = {}
             # Each statement steps once (one row, one GIL hand-back for the writer thread), not once per row.
-            for names in _pieces(sessions):
+            for names in _padded(sessions):
                 marks = ",".join("?" * len(names))
                 (found,) = db.execute(
                     f"SELECT json_group_object(session_id, last_offset) FROM sessions WHERE session_id IN ({marks})",  # noqa: S608 - placeholders only
@@ -182,7 +182,7 @@ class SQLiteStore(Store):
                 | {(w.session_id, p) for w in batch for p in w.parents if p}
             )
             held: dict[str, dict[str, int]] = {}  # session -> message id -> offset, of what is named
-            for chunk in _pieces(pairs):
+            for chunk in _padded(pairs):
                 values = ",".join("(?, ?)" for _ in chunk)
                 rows = db.execute(
                     f"SELECT m.session_id, m.message_id, m.offset FROM (VALUES {values}) AS w CROSS JOIN messages AS m "  # noqa: S608 - placeholders only
@@ -534,6 +534,16 @@ def _pieces(items: Sequence[_T]) -> Iterator[Sequence[_T]]:
         yield items[start : start + size]
         start += size
         left -= size
+
+
+def _padded(keys: Sequence[_T]) -> Iterator[Sequence[_T]]:
+    """``keys`` to look up, in pieces of ``_PIECE_MAX`` with the last one padded to a power of two by repeating its
+    last key (37: one lookup of 64): one statement from the cache for most batches (a repeated key finds the same
+    row again, which changes nothing), where :func:`_pieces` would step three."""
+    for start in range(0, len(keys), _PIECE_MAX):
+        piece = list(keys[start : start + _PIECE_MAX])
+        piece += piece[-1:] * ((1 << (len(piece) - 1).bit_length()) - len(piece))
+        yield piece
 
 
 @dataclass(slots=True, eq=False)
