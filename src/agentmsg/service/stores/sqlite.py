@@ -220,12 +220,11 @@ class SQLiteStore(Store):
                     continue
                 write.result = result
                 if bodies:
-                    by_offset = {offset: message_id for message_id, offset in new_ids.items()}
-                    for k, body in enumerate(bodies):
-                        offset = current + 1 + k
-                        inserts.append((session_id, offset, by_offset[offset], body))
+                    # new_ids lists the new messages as bodies does: in order, at current + 1, current + 2...
+                    for (message_id, offset), body in zip(new_ids.items(), bodies, strict=True):
+                        inserts.append((session_id, offset, message_id, body))
                         staged[(session_id, offset)] = body
-                        ids[by_offset[offset]] = offset
+                        ids[message_id] = offset
                     last[session_id] = current + len(bodies)
                     touched[session_id] = write.now_us
             # OR ROLLBACK: a statement that fails takes the whole transaction with it (as the handler below does
