@@ -252,12 +252,10 @@ class _GatedServer:
         self.server = server
         self.admit = _chain(gates)
 
+    # Generic handlers only (as register() adds them): gRPC looks registered methods up first, past any gate, so
+    # this stand-in has no add_registered_method_handlers and such a registration fails at start-up.
     def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
         self.server.add_generic_rpc_handlers(tuple(_Gated(h, self.admit) for h in handlers))
-
-    def add_registered_method_handlers(self, service: str, handlers: dict[str, Handler]) -> None:
-        # gRPC looks registered methods up before generic handlers, past any gate: these become a generic handler.
-        self.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
 
 
 def gated(server: grpc.aio.Server, gates: Sequence[Gate]) -> grpc.aio.Server:
