@@ -1361,12 +1361,16 @@ class RedactedThinkingContent(ContentBase):
         return self._pb.redacted_thinking.data
 
 
+# Made once: json.dumps with these options builds an encoder per call.
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+
+
 def dump_arguments(args: Mapping[str, Any], field: str = "args") -> str:
     """Compact JSON text for arguments given as a mapping."""
     if not isinstance(args, Mapping):
         raise ValidationError.single(field, "type", f"expected a dict of arguments, got {type(args).__name__}")
     try:
-        text = json.dumps(args, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = _COMPACT_JSON(args)
     except (TypeError, ValueError, RecursionError) as exc:
         raise ValidationError.single(field, "json", f"arguments are not JSON-serialisable: {exc}") from None
     check_utf8(text, field)
@@ -1432,23 +1436,24 @@ class ToolCallContent(ContentBase):
             text = arguments
         else:
             text = dump_arguments(args if args is not None else {})
-        arm = content_pb2.ToolCallContent(
-            id=id,
-            name=name,
-            kind=kind_to_pb(kind),
-            arguments=text,
-            index=index,
-            signature=signature,
-            server_name=server_name,
-            requires_approval=requires_approval,
-        )
+        # Built in place in its Content (no arm made apart and copied in).
+        pb = content_pb2.Content()
+        arm = pb.tool_call
+        arm.id = id
+        arm.name = name
+        arm.kind = kind_to_pb(kind)
+        arm.arguments = text
+        arm.index = index
+        arm.signature = signature
+        arm.server_name = server_name
+        arm.requires_approval = requires_approval
         if metadata is not None:
             _struct.fill_struct(arm.metadata, metadata, "metadata")
         extra = _original_pb(provider_extra, "provider_extra")
         if extra is not None:
             arm.provider_extra.CopyFrom(extra)
-        self._pb = content_pb2.Content(tool_call=arm)
-        _validation.ensure(self._pb)
+        self._pb = pb
+        _validation.ensure(pb)
 
     @property
     def id(self) -> str:
@@ -1597,7 +1602,8 @@ class ToolResultContent(ContentBase):
     @property
     def content(self) -> str:
         """The result's text, as the seed's ``content: str``: the text blocks joined."""
-        return "".join(block.text.text for block in self._pb.tool_result.content if block.WhichOneof("kind") == "text")
+        blocks = self._pb.tool_result.content
+        return "".join([block.text.text for block in blocks if block.WhichOneof("kind") == "text"])
 
     @property
     def text(self) -> str:

@@ -379,6 +379,54 @@ def test_deadlines_and_tool_calls_cross_transports(
         assert late == "DEADLINE_EXCEEDED", name
 
 
+def test_a_tool_served_in_the_process_is_cancelled_at_its_deadline_on_every_transport(
+    server_with_http: ServerThread,
+) -> None:
+    """A tool served in the server's process (as hosted MCP servers are) arms no timer of its own: each transport
+    ends the call at its deadline itself, DEADLINE_EXCEEDED, and the tool's work is cancelled, on every transport."""
+    server = server_with_http
+    started: dict[str, asyncio.Event] = {}
+    cancelled: set[str] = set()
+
+    async def local(call: content_pb2.ToolCallContent) -> content_pb2.ToolResultContent:
+        started[call.id].set()
+        try:
+            await asyncio.Event().wait()  # answers only when cancelled
+        except asyncio.CancelledError:
+            cancelled.add(call.id)
+            raise
+        raise AssertionError("unreachable")
+
+    async def host() -> None:
+        for name in TRANSPORTS:
+            started[name] = asyncio.Event()
+        await server.running.tools.host("in-process", [am.ToolDefinition("stall", "Never answers.").pb], local)
+
+    server.run(host())
+
+    async def run(name: str) -> str:
+        async with Transport(name, server.target, server.running.http_port) as transport:
+            stall = content_pb2.ToolCallContent(id=name, name="stall", arguments="{}")
+            try:
+                await transport.unary("CallTool", T.CallToolRequest(call=stall), timeout=0.5)
+            except CallFailedError as failure:
+                return failure.code
+            return "answered"
+
+    for name in TRANSPORTS:
+        assert asyncio.run(run(name)) == "DEADLINE_EXCEEDED", name
+
+    async def all_cancelled() -> None:
+        for _ in range(100):
+            if cancelled == set(TRANSPORTS):
+                return
+            await asyncio.sleep(0.05)
+
+    server.run(all_cancelled())
+    assert cancelled == set(TRANSPORTS)
+    assert all(started[name].is_set() for name in TRANSPORTS)
+
+
 class _Raw:
     """A request body sent as it is: bytes no codec made (the codec below writes them unchanged)."""
 

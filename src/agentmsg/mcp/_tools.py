@@ -29,12 +29,13 @@ from mcp.shared.exceptions import MCPError
 
 from agentmsg import errors
 from agentmsg._logtext import loggable
-from agentmsg.content import ToolCallContent, ToolKind, ToolResultContent
-from agentmsg.errors import ToolArgumentsError, ValidationError
+from agentmsg.content import ToolCallContent, ToolKind, ToolResultContent, parse_json_object
+from agentmsg.errors import ValidationError
 from agentmsg.mcp._session import McpConnection, MCPServerSpec, connect, describe, list_tools
 from agentmsg.providers._common import ConversionReport
 from agentmsg.providers.mcp import from_mcp_result, read_mcp_tools
 from agentmsg.tools import ToolDefinition
+from agentmsg.v1 import content_pb2
 
 __all__ = ["McpServerStartError", "McpTools"]
 
@@ -243,6 +244,10 @@ class McpTools:
 
     async def call(self, call: ToolCallContent, timeout: float | None = None) -> ToolResultContent:
         """Run one call on the MCP server: its result, or an ``is_error`` result saying what went wrong."""
+        return await self.call_pb(call.pb.tool_call, timeout)
+
+    async def call_pb(self, call: content_pb2.ToolCallContent, timeout: float | None = None) -> ToolResultContent:
+        """:meth:`call` for the call's message as it is (the server's CallTool holds it, checked: no wrapper made)."""
         mcp_name = self._names.get(call.name)
         if mcp_name is None:
             return ToolResultContent.error(call.id, f"{self.name!r} has no tool {call.name!r}", name=call.name)
@@ -254,10 +259,9 @@ class McpTools:
                 f"the MCP server {describe(self.server)} is not running; it is being restarted{why}",
                 name=call.name,
             )
-        try:
-            args = call.args
-        except ToolArgumentsError as exc:
-            return ToolResultContent.error(call.id, f"invalid arguments: {exc.reason}", name=call.name)
+        args, problem = parse_json_object(call.arguments)
+        if args is None:
+            return ToolResultContent.error(call.id, f"invalid arguments: {problem}", name=call.name)
         try:
             raw = await conn.request("tools/call", {"name": mcp_name, "arguments": args}, timeout)
         except MCPError as exc:

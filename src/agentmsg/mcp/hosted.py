@@ -94,9 +94,9 @@ class HostedMcp(McpTools):
 
     async def _call(self, call: content_pb2.ToolCallContent) -> content_pb2.ToolResultContent:
         """A call from the server's CallTool: the runner's span, in the caller's trace; the MCP server's result."""
-        wrapped = ToolCallContent._wrap(content_pb2.Content(tool_call=call))
         if not tracing_enabled():
-            return (await self.call(wrapped)).pb.tool_result
+            return (await self.call_pb(call)).pb.tool_result
+        wrapped = ToolCallContent._wrap(content_pb2.Content(tool_call=call))
         trace_context: dict[str, str] = {}
         inject_context(trace_context)
         with tool_execution(wrapped, trace_context) as record:

@@ -24,8 +24,9 @@ log = logging.getLogger("agentmsg.service")
 
 
 def caller_of(context: grpc.aio.ServicerContext) -> Caller:  # type: ignore[type-arg]
-    """The caller of the call ``context`` serves: its metadata (the bearer token) and its remaining deadline."""
-    return Caller.within(tuple(context.invocation_metadata() or ()), context.time_remaining())
+    """The caller of the call ``context`` serves: its metadata (the bearer token) and its remaining deadline, which
+    gRPC enforces (it cancels the handler when the deadline passes)."""
+    return Caller.within(tuple(context.invocation_metadata() or ()), context.time_remaining(), enforced=True)
 
 
 async def _fail(context: grpc.aio.ServicerContext, name: str, exc: Exception) -> None:  # type: ignore[type-arg]

@@ -19,15 +19,21 @@ __all__ = ["Caller"]
 @dataclass(frozen=True, slots=True)
 class Caller:
     """Who calls, and until when: the request's headers (lower-case keys; ``authorization`` holds the bearer
-    token) and its deadline on :func:`time.monotonic`'s clock (None: no deadline)."""
+    token) and its deadline on :func:`time.monotonic`'s clock (None: no deadline).
+
+    ``enforced``: the transport itself cancels the handler when the deadline passes (gRPC and Connect do), so a
+    handler need not arm a timer of its own to stop work at the deadline."""
 
     metadata: Sequence[tuple[str, str | bytes]] = ()
     deadline: float | None = None
+    enforced: bool = False
 
     @classmethod
-    def within(cls, metadata: Sequence[tuple[str, str | bytes]], timeout: float | None) -> Caller:
+    def within(
+        cls, metadata: Sequence[tuple[str, str | bytes]], timeout: float | None, *, enforced: bool = False
+    ) -> Caller:
         """A caller whose deadline is ``timeout`` seconds from now (None: no deadline)."""
-        return cls(tuple(metadata), None if timeout is None else time.monotonic() + timeout)
+        return cls(tuple(metadata), None if timeout is None else time.monotonic() + timeout, enforced)
 
     def time_remaining(self) -> float | None:
         """Seconds left before the deadline (never negative), or None without one."""

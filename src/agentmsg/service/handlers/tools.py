@@ -425,9 +425,10 @@ class ToolHandler:
         self, local: LocalCall, call: content_pb2.ToolCallContent, caller: Caller
     ) -> content_pb2.ToolResultContent:
         """A call to tools served in this process, within the caller's deadline (past it, the call is cancelled:
-        what it was doing hears so, as a runner would)."""
+        what it was doing hears so, as a runner would). A transport that enforces the deadline cancels this handler
+        then itself: no timer is armed per call for it."""
         remaining = caller.time_remaining()
-        if remaining is None:
+        if remaining is None or caller.enforced:
             return await local(call)
         try:
             async with asyncio.timeout(remaining):

@@ -78,7 +78,8 @@ def _caller(ctx: RequestContext[Any, Any]) -> Caller:
     headers = ctx.request_headers
     metadata = [(key.lower(), value) for key in headers for value in headers.getall(key)]
     timeout = ctx.timeout_ms
-    return Caller.within(metadata, None if timeout is None else timeout / 1000)
+    # connectrpc cancels the handler when the deadline passes (see the module docstring).
+    return Caller.within(metadata, None if timeout is None else timeout / 1000, enforced=True)
 
 
 def _internal(name: str, exc: BaseException) -> ConnectError:
