@@ -16,7 +16,7 @@ import signal
 import warnings
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from mcphelpers import fast, serving, until
@@ -130,7 +130,7 @@ class _StartsThenFails(_stdio.StdioConnection):
     """A connection that fails once its server process runs (as an unexpected transport would): the failure this
     test injects between the spawn and the connection."""
 
-    started: list[int] = []
+    started: ClassVar[list[int]] = []
 
     def __init__(self, transport: asyncio.SubprocessTransport, *args: Any) -> None:
         self.started.append(transport.get_pid())
