@@ -11,7 +11,6 @@ loop factory, never through the event loop policy (deprecated, and global to the
 from __future__ import annotations
 
 import asyncio
-import logging
 import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, Literal, TypeVar
@@ -24,8 +23,6 @@ EventLoopName = Literal["auto", "asyncio", "uvloop"]
 LOOPS: tuple[EventLoopName, ...] = ("auto", "asyncio", "uvloop")
 
 _T = TypeVar("_T")
-
-log = logging.getLogger("agentmsg")
 
 if sys.platform == "win32":
     _ASYNCIO: Callable[[], asyncio.AbstractEventLoop] = asyncio.ProactorEventLoop
@@ -58,16 +55,14 @@ def loop_factory(loop: str = "auto") -> Callable[[], asyncio.AbstractEventLoop]:
 
 
 def run(main: Coroutine[Any, Any, _T], loop: str = "auto") -> _T:
-    """Run ``main`` to its end on a new event loop of the kind ``loop`` names (logged at INFO, ``event loop:
-    uvloop``), then close the loop as ``asyncio.run`` does (the tasks left cancelled, async generators and the
-    default executor shut down)."""
+    """Run ``main`` to its end on a new event loop of the kind ``loop`` names, then close the loop as ``asyncio.run``
+    does (the tasks left cancelled, async generators and the default executor shut down)."""
     try:
         factory = loop_factory(loop)
     except BaseException:
         main.close()  # never started: no "never awaited" warning for the caller's coroutine
         raise
     with asyncio.Runner(loop_factory=factory) as runner:
-        log.info("event loop: %s", loop_name(runner.get_loop()))
         return runner.run(main)
 
 

@@ -8,6 +8,7 @@ to one (``--target``, default ``$AGENTMSG_TARGET`` or 127.0.0.1:50051, with
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import json
 import logging
@@ -374,6 +375,7 @@ def _mcp(args: argparse.Namespace) -> int:
         raise am.AgentMsgError(f"{exc}: agentmsg mcp needs the mcp extra: pip install 'agentmsg[mcp]'") from None
 
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
+    log = logging.getLogger("agentmsg.mcp")
     for chatty in ("mcp", "httpx", "uvicorn.access"):  # a line per request: the bridge's own lines say what matters
         logging.getLogger(chatty).setLevel(logging.WARNING)
     tls: dict[str, Any] = {
@@ -401,10 +403,17 @@ def _mcp(args: argparse.Namespace) -> int:
             **tls,
             **grace,
         )
-        runner.run(loop=args.loop)
+
+        async def serve_runner() -> None:
+            log.info("on %s's event loop", loop_name())
+            await runner.serve(handle_signals=True)
+
+        with contextlib.suppress(KeyboardInterrupt):  # as McpRunner.run(), with the loop in the log
+            run_on(serve_runner(), args.loop)
         return 0
 
     async def serve() -> None:
+        log.info("on %s's event loop", loop_name())
         async with AsyncClient(args.target, token=args.token, **tls) as client:
             server = mcp.create_mcp_server(client, call_timeout=args.timeout, poll_interval=args.poll)
             if args.http is not None:
