@@ -1,18 +1,19 @@
 """The event loop the long-running commands run on: ``--loop {auto,asyncio,uvloop}``, uvloop by default.
 
-The server names its loop in its serving line, the MCP runner in its log; on either loop the server serves calls
-and a SIGTERM drains it and exits 0 (its signal handlers are the loop's), and the runner answers a call and exits
-0 on SIGTERM. A loop that is not one of the three, or uvloop when it cannot be imported, is refused naming the
-option, before anything starts.
+The server names its loop in its serving line, the MCP runner in its log, a ``ToolRunner.run(loop=...)`` tool
+answers with the loop it runs on; on either loop the server serves calls and a SIGTERM or SIGINT drains it and it
+exits 0 (its signal handlers are the loop's), and the runners answer a call and exit 0 on SIGTERM. A loop that is
+not one of the three, or uvloop when it cannot be imported, is refused naming the option, before anything starts.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
 from pathlib import Path
 
 import pytest
-from runnerproc import RunnerProcess, served, until
+from runnerproc import WAIT, RunnerProcess, served, until
 from serverproc import ServerProcess
 
 import agentmsg as am
@@ -26,9 +27,16 @@ FAST_SERVER = Path(__file__).resolve().parents[1] / "mcp" / "servers" / "fast_se
 
 
 @pytest.mark.parametrize(
-    ("flags", "loop"), [((), "uvloop"), (("--loop", "uvloop"), "uvloop"), (("--loop", "asyncio"), "asyncio")]
+    ("flags", "loop", "signum"),
+    [
+        ((), "uvloop", signal.SIGTERM),
+        (("--loop", "uvloop"), "uvloop", signal.SIGINT),
+        (("--loop", "asyncio"), "asyncio", signal.SIGTERM),
+    ],
 )
-def test_serve_runs_on_the_loop_asked_for_and_drains_on_sigterm(flags: tuple[str, ...], loop: str) -> None:
+def test_serve_runs_on_the_loop_asked_for_and_drains_on_a_signal(
+    flags: tuple[str, ...], loop: str, signum: signal.Signals
+) -> None:
     server = ServerProcess("--memory", *flags)
     try:
         ready = next(line for line in server.output if "agentmsg serving on" in line)
@@ -36,10 +44,45 @@ def test_serve_runs_on_the_loop_asked_for_and_drains_on_sigterm(flags: tuple[str
         with Client(server.target, timeout=30) as client:
             offset = client.append("s-loop", am.UserMessage.text("on any loop"))
             assert [item.offset for item in client.history("s-loop")] == [offset]
+        server.proc.send_signal(signum)  # the loop's signal handler starts the graceful stop
+        code = server.proc.wait(WAIT)
     finally:
-        stopped = server.stop()  # SIGTERM: the loop's signal handler starts the graceful stop
-    assert stopped, f"it did not exit on SIGTERM: {''.join(server.errors)[-2000:]}"
-    assert server.proc.returncode == 0, "".join(server.errors)[-2000:]
+        server.stop()  # already gone: closes its pipes (SIGKILL if the wait above failed)
+    assert code == 0, "".join(server.errors)[-2000:]
+
+
+RUNNER = """
+import sys
+from agentmsg import _eventloop
+from agentmsg.service import ToolRunner
+
+runner = ToolRunner(sys.argv[1], name="where")
+
+@runner.tool
+async def where() -> str:
+    "The event loop this runner serves on."
+    return _eventloop.loop_name()
+
+runner.run(loop=sys.argv[2])
+print("exited", flush=True)
+"""
+
+
+@pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
+def test_tool_runner_run_serves_on_the_loop_asked_for(loop: str) -> None:
+    server = ServerProcess("--memory")
+    runner = RunnerProcess([sys.executable, "-c", RUNNER, server.target, loop])
+    try:
+        until(lambda: "where" in served(server.target), "the runner's tool")
+        with Client(server.target, timeout=30) as client:
+            result = client.call_tool(am.ToolCallContent("c1", "where", {}))
+        assert result.text == loop
+        runner.signal()  # SIGTERM: drained by the loop's signal handler, then run() returns
+        runner.expect("exited")
+        assert runner.wait() == 0, "".join(runner.errors)[-2000:]
+    finally:
+        runner.kill()
+        server.stop()
 
 
 @pytest.mark.parametrize("loop", ["uvloop", "asyncio"])
