@@ -151,3 +151,6 @@ def test_a_loop_name_that_is_not_one_of_the_three_is_refused_and_nothing_runs() 
     assert ran == []  # and its coroutine was closed: no "never awaited" warning (warnings are errors here)
     with pytest.raises(am.ValidationError, match="trio"):
         ToolRunner("127.0.0.1:1", name="r").run(loop="trio")  # type: ignore[arg-type]
+    mcp = pytest.importorskip("agentmsg.mcp", reason="the mcp extra")
+    with pytest.raises(am.ValidationError, match="trio"):
+        mcp.McpRunner("127.0.0.1:1", mcp.stdio_server(sys.executable)).run(loop="trio")
