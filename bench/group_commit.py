@@ -16,10 +16,14 @@ of the log: SQLite's WAL fsync, PostgreSQL's WAL flush; a flush another commit a
 PostgreSQL, so there commits are an upper bound), and the server process's CPU time per append (PostgreSQL's
 own backends not included).
 
+Both servers run on the same event loop (``--loop``, default ``auto``: uvloop when installed, as ``agentmsg serve``
+runs by default): the floor is what a user could build, on the loop our server has, so the ratio compares the code,
+not the loop. Each server names its loop in its serving line; the run prints both.
+
 Targets (printed PASS/MISS): agentmsg >= 0.8x the floor at 64 clients; no drop from 16 to 64 clients
 (>= 0.95x, this machine's round-to-round noise).
 
-Run: ``make bench`` or ``.venv/bin/python bench/group_commit.py [--quick] [--json PATH]``.
+Run: ``make bench`` or ``.venv/bin/python bench/group_commit.py [--quick] [--loop auto|asyncio|uvloop] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ from typing import Any
 import grpc
 
 import agentmsg as am
+from agentmsg._eventloop import LOOPS, loop_name
+from agentmsg._eventloop import run as run_on
 from agentmsg.v1 import session_service_pb2, session_service_pb2_grpc
 
 BENCH = Path(__file__).resolve().parent
@@ -189,7 +195,7 @@ async def _floor_serve(kind: str, location: str) -> None:
     )
     port = server.add_insecure_port("127.0.0.1:0")
     await server.start()
-    print(f"floor serving on 127.0.0.1:{port}", flush=True)
+    print(f"floor serving on 127.0.0.1:{port} ({loop_name()})", flush=True)
     await server.wait_for_termination()
 
 
@@ -202,6 +208,7 @@ class Server:
     target: str
     process: subprocess.Popen[str]
     counts_file: Path | None = None  # agentmsg: where counted_server.py writes its counters
+    loop: str = ""  # the event loop it runs on, from its serving line ("... (..., uvloop)")
 
     def cpu_seconds(self) -> float:
         """The server process's CPU time so far (user + system, all threads)."""
@@ -236,20 +243,22 @@ def started(name: str, command: list[str], counts_file: Path | None = None) -> I
     # Whatever the server prints later is read, so that a full pipe never stalls it.
     threading.Thread(target=process.stdout.read, daemon=True).start()
     try:
-        yield Server(name, line.split("serving on ", 1)[1].split()[0], process, counts_file)
+        loop = line.rstrip().removesuffix(")").rsplit("(", 1)[-1].rsplit(", ", 1)[-1]
+        yield Server(name, line.split("serving on ", 1)[1].split()[0], process, counts_file, loop)
     finally:
         process.terminate()
         process.wait(30)
 
 
-def floor_server(kind: str, location: str) -> Any:
-    return started("floor", [sys.executable, __file__, "--floor", kind, location])
+def floor_server(kind: str, location: str, loop: str) -> Any:
+    return started("floor", [sys.executable, __file__, "--floor", kind, location, "--loop", loop])
 
 
-def agentmsg_server(kind: str, location: str, directory: Path) -> Any:
+def agentmsg_server(kind: str, location: str, directory: Path, loop: str) -> Any:
     counts = directory / f"counts-{kind}.json"
     store = ["--db", location] if kind == "sqlite" else ["--store", location]
-    command = [sys.executable, str(BENCH / "counted_server.py"), str(counts), "serve", "--port", "0", *store]
+    serve = ["serve", "--port", "0", "--loop", loop, *store]
+    command = [sys.executable, str(BENCH / "counted_server.py"), str(counts), *serve]
     return started("agentmsg", command, counts)
 
 
@@ -414,7 +423,7 @@ def targets(store: str, cells: dict[str, Any], modes: tuple[str, ...]) -> list[d
 
 
 def run(
-    quick: bool, stores: tuple[str, ...] = ("sqlite", "postgres"), modes: tuple[str, ...] = MODES
+    quick: bool, stores: tuple[str, ...] = ("sqlite", "postgres"), modes: tuple[str, ...] = MODES, loop: str = "auto"
 ) -> dict[str, Any]:
     from agentmsg.service.localpg import LocalPostgres
 
@@ -423,6 +432,7 @@ def run(
         "quick": quick,
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "cpus": os.cpu_count(),
+        "loop": loop,
         "stores": {},
         "targets": [],
     }
@@ -437,7 +447,12 @@ def run(
                 else:
                     floor_at, agentmsg_at = _database(pg, "floor"), _database(pg, "agentmsg")
                 print(f"\n{kind}: appends/s, floor vs agentmsg (median of interleaved rounds)", flush=True)
-                with floor_server(kind, floor_at) as floor, agentmsg_server(kind, agentmsg_at, directory) as server:
+                with (
+                    floor_server(kind, floor_at, loop) as floor,
+                    agentmsg_server(kind, agentmsg_at, directory, loop) as server,
+                ):
+                    print(f"  event loops: floor {floor.loop}, agentmsg {server.loop}", flush=True)
+                    results.setdefault("loops", {})[kind] = {"floor": floor.loop, "agentmsg": server.loop}
                     cells = measure(clients, [floor, server], quick, modes)
                 results["stores"][kind] = cells
                 results["targets"].extend(targets(kind, cells, modes))
@@ -460,12 +475,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the results here")
     parser.add_argument("--store", choices=("sqlite", "postgres"), action="append", help="only this store (repeatable)")
     parser.add_argument("--mode", choices=MODES, action="append", help="only these sessions (repeatable)")
+    parser.add_argument("--loop", choices=LOOPS, default="auto", help="the event loop of both servers (default auto)")
     parser.add_argument("--floor", nargs=2, metavar=("KIND", "LOCATION"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.floor:
-        asyncio.run(_floor_serve(*args.floor))
+        run_on(_floor_serve(*args.floor), args.loop)
         return 0
-    results = run(args.quick, tuple(args.store or ("sqlite", "postgres")), tuple(args.mode or MODES))
+    results = run(args.quick, tuple(args.store or ("sqlite", "postgres")), tuple(args.mode or MODES), args.loop)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

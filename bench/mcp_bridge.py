@@ -13,14 +13,18 @@
   ``echo`` over streamable HTTP to the same client.
 
 Each pair: p50 latency with one caller and calls per second with 16 concurrent callers; the ratio is agentmsg's
-path over MCP's. Every server, runner and MCP server runs in its own process on 127.0.0.1; the callers run here.
+path over MCP's. ``--loop`` (default ``auto``: uvloop when installed) is the event loop of every agentmsg process
+(``serve``, ``mcp runner``, ``mcp serve``, the Python ``ToolRunner``) and of the bare relay floor, so the floor
+runs on the loop our server runs on and the ratio compares the code, not the loop; the report names the loop each
+side ran. The SDK's straight client is the user's process: it runs here, on asyncio's loop, whatever ``--loop``.
+Every server, runner and MCP server runs in its own process on 127.0.0.1; the callers run here.
 The bridge adds hops (hosted: the agentmsg server; runner: agentmsg server + runner; serve: the bridge +
 agentmsg server + runner), so a ratio above 1 is the price of those hops, what agentmsg's routing, deadlines,
 cancellation and durable sessions cost an MCP tool.
 
 (Named mcp_bridge.py, not mcp.py: a script in bench/ named mcp would shadow the SDK.)
 
-Run: ``make bench`` or ``.venv/bin/python bench/mcp_bridge.py [--quick] [--json PATH]``.
+Run: ``make bench`` or ``.venv/bin/python bench/mcp_bridge.py [--quick] [--loop auto|asyncio|uvloop] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ from typing import Any
 from mcp import Client, StdioServerParameters
 
 import agentmsg as am
+from agentmsg._eventloop import LOOPS, EventLoopName, loop_name
+from agentmsg._eventloop import run as run_on
 from agentmsg.service import AsyncClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -251,7 +257,7 @@ async def serve_pair(bridge_port: int, plain_port: int, calls: int) -> dict[str,
 # --- the peer processes (this script, run with --role) -------------------------------------------------------
 
 
-def role_toolrunner(target: str, name: str) -> None:
+def role_toolrunner(target: str, name: str, loop: EventLoopName) -> None:
     from agentmsg.service import ToolRunner
 
     runner = ToolRunner(target, name="bench-echo")
@@ -261,17 +267,18 @@ def role_toolrunner(target: str, name: str) -> None:
         """Echo the message back."""
         return f"Echo: {message}"
 
-    runner.run()
+    runner.run(loop=loop)
 
 
 RELAY_METHOD = "/bench.Relay/Echo"
 
 
-def role_relay(port_file: str) -> None:
+def role_relay(port_file: str, loop: str) -> None:
     """The floor of the hosted path: a bare ``grpc.aio`` server (no agentmsg) that relays each call's bytes as one
     JSON-RPC ``tools/call`` line to its own copy of the reference MCP server over stdio and answers with the text
     that comes back. No validation, deadlines, scopes, routing or tracing: what a gRPC hop in front of a stdio MCP
-    server costs at the least, in Python, on this machine."""
+    server costs at the least, in Python, on this machine. It runs on the event loop ``loop`` names, as our server
+    does, and writes its port and the loop it ran on to ``port_file``."""
     import grpc
 
     async def serve() -> None:
@@ -319,11 +326,11 @@ def role_relay(port_file: str) -> None:
         server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler("bench.Relay", handlers),))
         port = server.add_insecure_port("127.0.0.1:0")
         await server.start()
-        Path(port_file).write_text(str(port))
+        Path(port_file).write_text(f"{port} {loop_name()}")
         await server.wait_for_termination()
         reader.cancel()
 
-    asyncio.run(serve())
+    run_on(serve(), loop)
 
 
 def role_plain(port: int) -> None:
@@ -346,6 +353,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a short smoke run (fewer calls)")
     parser.add_argument("--json", type=Path, help="write the results here")
+    parser.add_argument(
+        "--loop", choices=LOOPS, default="auto", help="the event loop of the agentmsg processes and the relay floor"
+    )
     parser.add_argument("--role", choices=["toolrunner", "plain", "relay"], help=argparse.SUPPRESS)
     parser.add_argument("--target", help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -353,13 +363,13 @@ def main() -> int:
     parser.add_argument("--port-file", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.role == "toolrunner":
-        role_toolrunner(args.target, args.tool)
+        role_toolrunner(args.target, args.tool, args.loop)
         return 0
     if args.role == "plain":
         role_plain(args.port)
         return 0
     if args.role == "relay":
-        role_relay(args.port_file)
+        role_relay(args.port_file, args.loop)
         return 0
     if not EVERYTHING.exists():
         raise SystemExit(f"{EVERYTHING} is missing: run make deps")
@@ -367,18 +377,19 @@ def main() -> int:
     started = time.perf_counter()
     results: dict[str, Any] = {
         "quick": args.quick,
-        "command": "bench/mcp_bridge.py" + (" --quick" if args.quick else ""),
+        "command": "bench/mcp_bridge.py" + (" --quick" if args.quick else "") + f" --loop {args.loop}",
         "created": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
         "load_average": list(os.getloadavg()),
         "calls": calls,
         "concurrency": CONCURRENCY,
     }
     me = str(Path(__file__).resolve())
+    loop = ["--loop", args.loop]
     hosting = ["--mcp", f"ev={EVERYTHING} stdio"]
     port_file = Path(tempfile.mkdtemp()) / "relay-port"
     with (
-        spawn("-m", "agentmsg", "serve", "--port", "0", "--memory", *hosting, ready="serving on") as (_, line),
-        spawn(me, "--role", "relay", "--port-file", str(port_file)),
+        spawn("-m", "agentmsg", "serve", "--port", "0", "--memory", *loop, *hosting, ready="serving on") as (_, line),
+        spawn(me, "--role", "relay", "--port-file", str(port_file), *loop),
     ):
         target = line.split("serving on ", 1)[1].split()[0]
         asyncio.run(wait_tool(target, "ev.echo"))
@@ -386,21 +397,25 @@ def main() -> int:
             if port_file.exists() and port_file.read_text():
                 break
             time.sleep(0.05)
-        relay_target = f"127.0.0.1:{port_file.read_text()}"
+        relay_port, relay_loop = port_file.read_text().split()
+        relay_target = f"127.0.0.1:{relay_port}"
+        # The serving line ends with the server's loop: "(in memory, no auth, plaintext, uvloop)".
+        results["loops"] = {"agentmsg": line.rstrip().rstrip(")").rsplit(", ", 1)[1], "relay": relay_loop}
         results["hosted"] = asyncio.run(hosted_pair(target, relay_target, calls))
-    with spawn("-m", "agentmsg", "serve", "--port", "0", "--db", ":memory:", ready="serving on") as (_, line):
+        results["loops"]["straight"] = asyncio.run(_loop_here())
+    with spawn("-m", "agentmsg", "serve", "--port", "0", "--db", ":memory:", *loop, ready="serving on") as (_, line):
         target = line.split("serving on ", 1)[1].split()[0]
-        runner_cmd = ["-m", "agentmsg", "mcp", "runner", "--target", target, "--", str(EVERYTHING), "stdio"]
-        with spawn(*runner_cmd), spawn(me, "--role", "toolrunner", "--target", target, "--tool", "py_echo"):
+        runner_cmd = ["-m", "agentmsg", "mcp", "runner", "--target", target, *loop, "--", str(EVERYTHING), "stdio"]
+        with spawn(*runner_cmd), spawn(me, "--role", "toolrunner", "--target", target, "--tool", "py_echo", *loop):
             asyncio.run(wait_tool(target, "echo"))
             asyncio.run(wait_tool(target, "py_echo"))
             results["runner"] = asyncio.run(runner_pair(target, calls))
-    with spawn("-m", "agentmsg", "serve", "--port", "0", "--db", ":memory:", ready="serving on") as (_, line):
+    with spawn("-m", "agentmsg", "serve", "--port", "0", "--db", ":memory:", *loop, ready="serving on") as (_, line):
         target = line.split("serving on ", 1)[1].split()[0]
         bridge_port, plain_port = free_port(), free_port()
-        bridge = ["-m", "agentmsg", "mcp", "serve", "--target", target, "--http", str(bridge_port)]
+        bridge = ["-m", "agentmsg", "mcp", "serve", "--target", target, "--http", str(bridge_port), *loop]
         with (
-            spawn(me, "--role", "toolrunner", "--target", target),
+            spawn(me, "--role", "toolrunner", "--target", target, *loop),
             spawn(*bridge),
             spawn(me, "--role", "plain", "--port", str(plain_port)),
         ):
@@ -433,9 +448,16 @@ def main() -> int:
     return 0
 
 
+async def _loop_here() -> str:
+    return loop_name()
+
+
 def report(results: dict[str, Any]) -> str:
+    loops = results["loops"]
     lines = [
         f"MCP bridge, {results['calls']} calls per figure ({'QUICK' if results['quick'] else 'full'} run)",
+        f"event loops: agentmsg server {loops['agentmsg']}, bare relay floor {loops['relay']}, straight SDK client "
+        f"(this process) {loops['straight']}",
         f"{'path':<50} {'p50 ms':>8} {'p99 ms':>8} {'calls/s x' + str(CONCURRENCY):>12}",
     ]
     names = {

@@ -598,6 +598,14 @@ def mcp_section(mcp: dict[str, Any]) -> list[str]:
         "runner where the plain server runs the tool itself. What the hops buy: routing across a cluster, deadlines "
         "and cancellation that reach the MCP server, tokens, and durable sessions.",
     ]
+    loops = mcp.get("loops")
+    if loops:  # runs from before --loop have none
+        lines += [
+            "",
+            f"Event loops: the agentmsg server {loops['agentmsg']}, the bare relay floor {loops['relay']} (the same "
+            f"loop, so the ratio compares the code), the SDK's straight client {loops['straight']} (the user's "
+            "process, as it is).",
+        ]
     return lines
 
 
@@ -943,7 +951,11 @@ def group_commit_section(run: dict[str, Any]) -> list[str]:
         "agentmsg against a bare gRPC server built in the benchmark that answers the same `AppendMessage` with "
         "nothing but a group commit (one writer, one transaction per batch, no checks). Interleaved rounds, "
         "medians; commits per append are each side's transactions (each one log flush); CPU is the server "
-        "process's (PostgreSQL's backends not included).",
+        "process's (PostgreSQL's backends not included)."
+        + "".join(
+            f" {store}: the floor on {loops['floor']}'s event loop, agentmsg on {loops['agentmsg']}'s."
+            for store, loops in run.get("loops", {}).items()
+        ),
         "",
         "| store | sessions | clients | floor appends/s | agentmsg appends/s | ratio | p50 floor / agentmsg "
         "| commits per append floor / agentmsg | server CPU per append floor / agentmsg |",

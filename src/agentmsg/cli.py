@@ -8,7 +8,7 @@ to one (``--target``, default ``$AGENTMSG_TARGET`` or 127.0.0.1:50051, with
 from __future__ import annotations
 
 import argparse
-import asyncio
+import contextlib
 import getpass
 import json
 import logging
@@ -21,6 +21,8 @@ from typing import Any
 
 import agentmsg as am
 from agentmsg import dict_form, formats
+from agentmsg._eventloop import LOOPS, loop_name
+from agentmsg._eventloop import run as run_on
 from agentmsg._logtext import quiet_grpc_core
 
 DEFAULT_TARGET = "127.0.0.1:50051"
@@ -186,7 +188,7 @@ def _serve(args: argparse.Namespace) -> int:
         scoped = sum(1 for scope in grants.values() if scope is not FULL)
         auth = f"{len(tokens)} token(s), {scoped} scoped" if tokens else "no auth"
         tls = "mTLS" if config.tls_client_ca else "TLS" if config.tls_cert else "plaintext"
-        print(f"agentmsg serving on {config.host}:{running.port} ({store}, {auth}, {tls})", flush=True)
+        print(f"agentmsg serving on {config.host}:{running.port} ({store}, {auth}, {tls}, {loop_name()})", flush=True)
         if running.metrics_port is not None:
             print(f"agentmsg metrics on http://{config.host}:{running.metrics_port}/metrics", flush=True)
         if running.http_port is not None:
@@ -201,7 +203,7 @@ def _serve(args: argparse.Namespace) -> int:
             state = f"{len(mcp.tools)} tool(s) as {name}.*" if mcp.registered.is_set() else f"down: {mcp.last_error}"
             print(f"agentmsg hosting MCP server {name} ({hosted[name]}): {state}", flush=True)
 
-    asyncio.run(serve(config, ready=ready))
+    run_on(serve(config, ready=ready), args.loop)
     return 0
 
 
@@ -373,6 +375,7 @@ def _mcp(args: argparse.Namespace) -> int:
         raise am.AgentMsgError(f"{exc}: agentmsg mcp needs the mcp extra: pip install 'agentmsg[mcp]'") from None
 
     logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s", stream=sys.stderr)
+    log = logging.getLogger("agentmsg.mcp")
     for chatty in ("mcp", "httpx", "uvicorn.access"):  # a line per request: the bridge's own lines say what matters
         logging.getLogger(chatty).setLevel(logging.WARNING)
     tls: dict[str, Any] = {
@@ -400,10 +403,17 @@ def _mcp(args: argparse.Namespace) -> int:
             **tls,
             **grace,
         )
-        runner.run()
+
+        async def serve_runner() -> None:
+            log.info("on %s's event loop", loop_name())
+            await runner.serve(handle_signals=True)
+
+        with contextlib.suppress(KeyboardInterrupt):  # as McpRunner.run(), with the loop in the log
+            run_on(serve_runner(), args.loop)
         return 0
 
     async def serve() -> None:
+        log.info("on %s's event loop", loop_name())
         async with AsyncClient(args.target, token=args.token, **tls) as client:
             server = mcp.create_mcp_server(client, call_timeout=args.timeout, poll_interval=args.poll)
             if args.http is not None:
@@ -411,8 +421,17 @@ def _mcp(args: argparse.Namespace) -> int:
             else:
                 await mcp.serve_stdio(server)
 
-    asyncio.run(serve())
+    run_on(serve(), args.loop)
     return 0
+
+
+def _loop_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--loop",
+        choices=LOOPS,
+        default="auto",
+        help="the event loop: uvloop, asyncio, or auto (default: uvloop when it is installed, else asyncio)",
+    )
 
 
 def _connection_options(parser: argparse.ArgumentParser) -> None:
@@ -546,6 +565,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="host an MCP server (repeatable; needs agentmsg[mcp]): run COMMAND over stdio (a command line, split as "
         "a shell would) or reach an http(s):// URL (streamable HTTP); its tools are served as NAME.TOOL",
     )
+    _loop_option(serve)
     serve.set_defaults(handler=_serve)
 
     send = commands.add_parser("send", help="append a message to a session")
@@ -623,6 +643,7 @@ def build_parser() -> argparse.ArgumentParser:
         "restarted whenever it exits); a command that does not exist stops it at once",
     )
     runner.add_argument("server_command", nargs=argparse.REMAINDER, help="-- COMMAND [ARGS...]: run over stdio")
+    _loop_option(runner)
     _connection_options(runner)
     runner.set_defaults(handler=_mcp)
     mcp_serve = mcp_commands.add_parser("serve", help="the cluster's tools as an MCP server (stdio, or --http PORT)")
@@ -631,6 +652,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp_serve.add_argument("--host", default="127.0.0.1", help="with --http: the address to listen on")
     mcp_serve.add_argument("--poll", type=float, default=1.0, help="seconds between checks for changed tools")
+    _loop_option(mcp_serve)
     _connection_options(mcp_serve)
     mcp_serve.set_defaults(handler=_mcp)
     return parser

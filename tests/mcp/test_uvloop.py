@@ -1,36 +1,92 @@
-"""The MCP stdio connection on uvloop's event loop (what ``uvicorn[standard]`` and many applications run).
+"""The MCP stdio connection on uvloop's event loop (what ``agentmsg serve`` runs on by default, as do
+``uvicorn[standard]`` and many applications).
 
 uvloop's pipe transports do not derive from asyncio's transport classes: the connection must not depend on them. A
 server hosting an MCP server and a runner in front of one, each on a uvloop loop, answer a call and stop cleanly.
+A connection that fails after its server started leaves no process behind (on uvloop one left running held the
+loop's close for ever, so a failing test hung instead of failing).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+import gc
+import os
+import signal
+import warnings
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from mcphelpers import fast, serving, until
 
 import agentmsg as am
-from agentmsg.mcp import McpRunner
+from agentmsg.mcp import McpRunner, _stdio
+from agentmsg.mcp._tools import McpServerStartError, McpTools
 from agentmsg.service import AsyncClient, ServerConfig, create_server
 
-uvloop = pytest.importorskip("uvloop", reason="uvloop is in the dev extra: make deps installs it")
+uvloop = pytest.importorskip("uvloop", reason="uvloop is a dependency of agentmsg on CPython off Windows")
+
+PROC = Path("/proc")
+if not (PROC / str(os.getpid()) / "stat").exists():
+    pytest.skip("these tests find the processes a test left running in /proc (Linux)", allow_module_level=True)
+
+LOOPS: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {
+    "uvloop": uvloop.new_event_loop,
+    "asyncio": asyncio.SelectorEventLoop,
+}
 
 
-def _on_uvloop(main: Coroutine[Any, Any, None]) -> None:
-    """Run ``main`` on a uvloop loop, bounded: a failure ends the test, never waits on a thread it left running."""
-    loop = uvloop.new_event_loop()
+def _running_children() -> set[int]:
+    """This process's children that are still running (an exited, unreaped one is not)."""
+    found = set()
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            continue  # it ended while we looked
+        state, parent = fields[0], int(fields[1])
+        if parent == os.getpid() and state not in ("Z", "X"):
+            found.add(int(entry.name))
+    return found
+
+
+def _on_loop(main: Coroutine[Any, Any, None], new_loop: Callable[[], asyncio.AbstractEventLoop]) -> None:
+    """Run ``main`` on a new loop, bounded: a failure ends the test, and never waits on what it left running.
+
+    A child process ``main`` started and left running is killed before the loop closes (uvloop's close would wait
+    for it for ever), and the test fails naming it.
+    """
+    before = _running_children()
+    loop = new_loop()
     try:
         loop.run_until_complete(asyncio.wait_for(main, 60))
     finally:
         for task in asyncio.all_tasks(loop):
             task.cancel()
         loop.run_until_complete(asyncio.sleep(0.1))
+        left = sorted(_running_children() - before)
+        for pid in left:
+            for kill in (os.killpg, os.kill):
+                try:
+                    kill(pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    continue
+                break
+        if left:  # their transports, never closed, are finalised now, while their loop is open
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ResourceWarning)
+                gc.collect()
+                loop.run_until_complete(asyncio.sleep(0.1))
         loop.close()
+    assert not left, f"process(es) {left} started by the test were left running"
+
+
+def _on_uvloop(main: Coroutine[Any, Any, None]) -> None:
+    _on_loop(main, uvloop.new_event_loop)
 
 
 def test_a_hosted_mcp_server_answers_on_uvloop(tmp_path: Path) -> None:
@@ -68,3 +124,36 @@ def test_a_runner_in_front_of_an_mcp_server_answers_on_uvloop(tmp_path: Path) ->
             await running.stop(0)
 
     _on_uvloop(main())
+
+
+class _StartsThenFails(_stdio.StdioConnection):
+    """A connection that fails once its server process runs (as an unexpected transport would): the failure this
+    test injects between the spawn and the connection."""
+
+    started: ClassVar[list[int]] = []
+
+    def __init__(self, transport: asyncio.SubprocessTransport, *args: Any) -> None:
+        self.started.append(transport.get_pid())
+        raise RuntimeError("injected: the connection could not be made")
+
+
+@pytest.mark.parametrize("loop", sorted(LOOPS))
+def test_a_connection_that_fails_after_its_server_started_leaves_nothing_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, loop: str
+) -> None:
+    _StartsThenFails.started = []
+    monkeypatch.setattr(_stdio, "StdioConnection", _StartsThenFails)
+    tools = McpTools(fast(tmp_path / "log"), name="fs", restart_delay=0.01, start_attempts=2)
+
+    async def main() -> None:
+        supervisor = asyncio.ensure_future(tools.supervise())
+        try:
+            with pytest.raises(McpServerStartError, match="injected: the connection could not be made"):
+                await asyncio.wait_for(asyncio.shield(supervisor), 30)
+        finally:
+            await tools.stop_supervising(supervisor)  # ended already: returns at once
+        assert len(_StartsThenFails.started) == 2  # both attempts started a server
+        # Each server was stopped when its connection failed: waited for here, with the loop running to reap it.
+        await until(lambda: not _running_children() & set(_StartsThenFails.started), "the servers to be stopped")
+
+    _on_loop(main(), LOOPS[loop])

@@ -201,7 +201,7 @@ def token_server() -> Iterator[str]:
     try:
         assert proc.stdout is not None
         ready = proc.stdout.readline()
-        assert "(in memory, 1 token(s), 0 scoped, plaintext)" in ready, ready
+        assert "(in memory, 1 token(s), 0 scoped, plaintext, " in ready, ready
         yield ready.split(" on ", 1)[1].split(" ", 1)[0]
     finally:
         proc.terminate()

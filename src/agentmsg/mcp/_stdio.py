@@ -279,4 +279,12 @@ async def open_stdio(
         cwd=server.cwd,
         start_new_session=True,
     )
-    return StdioConnection(transport, pipes, server, on_tools_changed)
+    try:
+        return StdioConnection(transport, pipes, server, on_tools_changed)
+    except BaseException:
+        # No connection, so nobody would ever stop the server: killed here, its process group with it, and its
+        # pipes closed. (Left running, it holds uvloop's loop.close() for ever: a process handle stays open.)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(transport.get_pid(), signal.SIGKILL)
+        transport.close()
+        raise

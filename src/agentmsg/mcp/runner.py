@@ -41,6 +41,8 @@ from typing import TextIO
 import grpc
 
 from agentmsg import errors
+from agentmsg._eventloop import EventLoopName
+from agentmsg._eventloop import run as run_on
 from agentmsg._logtext import loggable
 from agentmsg.content import ToolCallContent
 from agentmsg.mcp._session import MCPServerSpec, describe
@@ -266,7 +268,11 @@ class McpRunner(McpTools):
         stop.ask(grace)
         await stop.ended.wait()
 
-    def run(self) -> None:
-        """Serve until SIGTERM or SIGINT, then drain (see :meth:`drain`) and return (blocking; the main thread)."""
+    def run(self, *, loop: EventLoopName = "auto") -> None:
+        """Serve until SIGTERM or SIGINT, then drain (see :meth:`drain`) and return (blocking; the main thread).
+
+        ``loop`` is the event loop it serves on: ``auto`` (uvloop when it is installed, else asyncio's), ``uvloop``
+        or ``asyncio``; a name that is not one of them, or ``uvloop`` when it is not installed, raises
+        :class:`~agentmsg.ValidationError` (field ``loop``) before anything starts."""
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(self.serve(handle_signals=True))
+            run_on(self.serve(handle_signals=True), loop)

@@ -50,6 +50,8 @@ from typing import Any
 
 import grpc
 
+from agentmsg._eventloop import EventLoopName
+from agentmsg._eventloop import run as run_on
 from agentmsg._logtext import loggable
 from agentmsg.content import ContentBase, ToolCallContent, ToolKind, ToolResultContent
 from agentmsg.errors import AgentMsgError, ConflictError, ToolArgumentsError, UnavailableError, ValidationError
@@ -417,10 +419,14 @@ class ToolRunner:
             served.stream.cancel()
             await channel.close()
 
-    def run(self) -> None:
-        """Serve until SIGTERM or SIGINT, then drain (see :meth:`drain`) and return (blocking; the main thread)."""
+    def run(self, *, loop: EventLoopName = "auto") -> None:
+        """Serve until SIGTERM or SIGINT, then drain (see :meth:`drain`) and return (blocking; the main thread).
+
+        ``loop`` is the event loop it serves on: ``auto`` (uvloop when it is installed, else asyncio's), ``uvloop``
+        or ``asyncio``; a name that is not one of them, or ``uvloop`` when it is not installed, raises
+        :class:`~agentmsg.ValidationError` (field ``loop``) before anything starts."""
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(self.serve(handle_signals=True))
+            run_on(self.serve(handle_signals=True), loop)
 
     def start(self, timeout: float = 10.0) -> None:
         """Serve in a background thread (with its own event loop) and return once the tools are registered.
