@@ -57,7 +57,7 @@ from agentmsg.service import AsyncClient
 ROOT = Path(__file__).resolve().parent.parent
 EVERYTHING = ROOT / "node_modules" / ".bin" / "mcp-server-everything"
 CONCURRENCY = 16
-ROUNDS = 5  # hosted vs straight, alternating
+ROUNDS = 9  # hosted vs straight vs the relay, alternating (the same calls in all, more rounds: a steadier median)
 LATENCY_TARGET = 2.5  # hosted p50 over the SDK's straight p50, at most (issue 28)
 THROUGHPUT_TARGET = 0.5  # hosted calls/s over the SDK's straight calls/s, at least (issue 28)
 TIMES = "\u00d7"
@@ -137,8 +137,11 @@ async def measure(untimed: Callable[[int], Awaitable[None]], calls: int, warmup:
     """
 
     async def call(i: int) -> None:
+        # A timer, not wait_for: wait_for runs the call as a task of its own (one more loop turn per call, on
+        # either side alike), which would add the harness's cost to both figures and pull every ratio towards 1.
         try:
-            await asyncio.wait_for(untimed(i), CALL_TIMEOUT)
+            async with asyncio.timeout(CALL_TIMEOUT):
+                await untimed(i)
         except TimeoutError:
             raise RuntimeError(f"call {i} of {untimed.__qualname__} did not return in {CALL_TIMEOUT:g} s") from None
 
