@@ -1,6 +1,6 @@
 """agentmsg's own work per hosted ``CallTool``, in one process, with gRPC and the MCP server left out.
 
-- **server**: the ``CallTool`` handler as the server registers it (the budget interceptor's counted handler, the
+- **server**: the ``CallTool`` handler as the server registers it (the budget gate's counted handler, the
   tolerant decoding, the servicer, ``ToolHandler.CallTool``, a hosted MCP server's call, the MCP result read and
   checked, the response stamped and encoded), from request bytes to response bytes, against a raw handler doing the
   least the same call needs (decode, JSON arguments, the result's text into a response, encode). The MCP connection
@@ -35,7 +35,7 @@ from agentmsg.mcp._session import stdio_server
 from agentmsg.mcp.hosted import HostedMcp
 from agentmsg.service import AsyncClient
 from agentmsg.service.access import Access
-from agentmsg.service.budgets import BudgetInterceptor, Budgets
+from agentmsg.service.budgets import BudgetGate, Budgets
 from agentmsg.service.grpc.calls import _decoding, capture
 from agentmsg.service.grpc.tools import ToolServicer
 from agentmsg.service.handlers.tools import ToolHandler
@@ -85,14 +85,14 @@ async def server_paths() -> dict[str, Callable[[bytes], Awaitable[bytes]]]:
     await handler.host("mcp:ev", [tool_pb2.ToolDefinition(name="ev.echo", description="Echo.")], hosted._call)
     methods = capture(tool_service_pb2_grpc.add_ToolServiceServicer_to_server, ToolServicer(handler))
     decoding = _decoding(methods["CallTool"])
-    budgets = BudgetInterceptor(Access(), Budgets(0, 0, 0, 0))
+    budgets = BudgetGate(Access(), Budgets(0, 0, 0, 0))
     context, details = Context(), Details()
 
-    async def found(_: Any) -> Any:
-        return decoding
+    def admitted(_: Any, handler: Any) -> Any:  # the gates after the budgets' (none)
+        return handler
 
     async def agentmsg_path(data: bytes) -> bytes:
-        method: Any = await budgets.intercept_service(found, details)
+        method: Any = budgets(details, decoding, admitted)  # as gRPC's method lookup calls the gates
         response = await method.unary_unary(method.request_deserializer(data), context)
         return bytes(method.response_serializer(response))
 

@@ -73,9 +73,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@contextmanager
-def spawn(*args: str, ready: str | None = None, quiet: bool = True) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """A Python subprocess; with ``ready``, waits for a line containing it and gives that line."""
+def start(*args: str, ready: str | None = None) -> tuple[subprocess.Popen[str], str]:
+    """A Python subprocess started; with ``ready``, once it wrote a line containing it, with that line."""
     # Output nobody reads goes nowhere: a pipe left unread fills (64 KiB) and blocks the writer — the plain
     # MCPServer's uvicorn writes an access-log line per request to stdout, and stopped at call ~1,160.
     process = subprocess.Popen(
@@ -97,6 +96,13 @@ def spawn(*args: str, ready: str | None = None, quiet: bool = True) -> Iterator[
             raise RuntimeError(f"{' '.join(args[:4])} did not start (waiting for {ready!r})")
         # What it writes after that is read and dropped, so its pipe never fills.
         threading.Thread(target=collections.deque, args=(process.stdout, 0), daemon=True).start()
+    return process, line
+
+
+@contextmanager
+def spawn(*args: str, ready: str | None = None) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """:func:`start`, the process terminated on leaving."""
+    process, line = start(*args, ready=ready)
     try:
         yield process, line
     finally:

@@ -9,8 +9,8 @@ the rounds):
 - CPU of this (the calling) process (``time.process_time``, all its threads);
 - CPU of the server process (``/proc/PID/task/*/schedstat``: all its threads) and of its main thread (the event loop);
 - event loop turns, tasks created, callbacks scheduled (``call_soon``) and timers armed (``call_at``) per call, in
-  this process and in the server (counted by wrapping asyncio's loop methods in both; the counting itself costs
-  a little CPU on both sides alike).
+  this process and in the server (counted by wrapping asyncio's loop methods in both, so both servers run on
+  asyncio's loop here, not on uvloop, their default; the counting itself costs a little CPU on both sides alike).
 
 Counts do not depend on the machine's load; CPU and latency do: check ``uptime`` first.
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import collections
 import json
 import os
 import runpy
@@ -30,7 +29,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from asyncio import base_events
 from collections.abc import Awaitable, Callable
@@ -102,25 +100,8 @@ def remote_counts(process: subprocess.Popen[Any], out: Path) -> dict[str, int]:
 
 
 def counted(out: Path, *argv: str, ready: str | None = None) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [sys.executable, __file__, "--role", "counted", "--out", str(out), "--", *argv],
-        stdout=subprocess.PIPE if ready else subprocess.DEVNULL,
-        stderr=subprocess.STDOUT if ready else subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    line = ""
-    if ready:
-        assert process.stdout is not None
-        for _ in range(200):
-            line = process.stdout.readline()
-            if ready in line or not line:
-                break
-        if ready not in line:
-            process.kill()
-            raise RuntimeError(f"{' '.join(argv[:3])} did not start")
-        threading.Thread(target=collections.deque, args=(process.stdout, 0), daemon=True).start()
-    return process, line
+    """``argv`` run in a child process that writes its event loop's counts to ``out`` (:func:`role_counted`)."""
+    return mcp_bridge.start(__file__, "--role", "counted", "--out", str(out), "--", *argv, ready=ready)
 
 
 async def one_round(
@@ -190,10 +171,23 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp())
     port_file = tmp / "relay-port"
     hosting = ["--mcp", f"ev={mcp_bridge.EVERYTHING} stdio"]
+    # Both on asyncio's loop: the counts wrap its methods (uvloop's, the servers' default, cannot be wrapped).
+    on_asyncio = ("--loop", "asyncio")
     server, line = counted(
-        tmp / "server.json", "-m", "agentmsg", "serve", "--port", "0", "--memory", *hosting, ready="serving on"
+        tmp / "server.json",
+        "-m",
+        "agentmsg",
+        "serve",
+        "--port",
+        "0",
+        "--memory",
+        *hosting,
+        *on_asyncio,
+        ready="serving on",
     )
-    relay, _ = counted(tmp / "relay.json", mcp_bridge.__file__, "--role", "relay", "--port-file", str(port_file))
+    relay, _ = counted(
+        tmp / "relay.json", mcp_bridge.__file__, "--role", "relay", "--port-file", str(port_file), *on_asyncio
+    )
     load = os.getloadavg()
     try:
         target = line.split("serving on ", 1)[1].split()[0]
@@ -202,7 +196,7 @@ def main() -> int:
             if port_file.exists() and port_file.read_text():
                 break
             time.sleep(0.05)
-        relay_target = f"127.0.0.1:{port_file.read_text()}"
+        relay_target = f"127.0.0.1:{port_file.read_text().split()[0]}"  # the port, then the loop it runs on
         results = asyncio.run(
             measure(
                 target,
