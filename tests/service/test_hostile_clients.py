@@ -261,10 +261,11 @@ def test_a_tenant_past_its_stream_budget_is_refused_and_the_others_are_not(
     asyncio.run(scenario())
 
 
-def test_a_tenant_past_its_unary_budget_is_refused_and_the_others_are_not(
-    make_server: Callable[..., ServerThread], start_runner: Callable[[ToolRunner], RunnerThread]
-) -> None:
-    server = make_server(grants=GRANTS, max_unary_per_tenant=1)
+def holding_runner(
+    server: ServerThread, start_runner: Callable[[ToolRunner], RunnerThread]
+) -> tuple[threading.Event, threading.Event]:
+    """A runner serving ``wait``, a tool that holds its call (and the caller's unary budget) until ``release`` is
+    set; ``started`` is set once a call is in it. Gives (release, started)."""
     release, started = threading.Event(), threading.Event()
     runner = ToolRunner(server.target, name="slow", token="runner")
 
@@ -275,6 +276,14 @@ def test_a_tenant_past_its_unary_budget_is_refused_and_the_others_are_not(
         return "done"
 
     start_runner(runner)
+    return release, started
+
+
+def test_a_tenant_past_its_unary_budget_is_refused_and_the_others_are_not(
+    make_server: Callable[..., ServerThread], start_runner: Callable[[ToolRunner], RunnerThread]
+) -> None:
+    server = make_server(grants=GRANTS, max_unary_per_tenant=1)
+    release, started = holding_runner(server, start_runner)
     results: list[am.ToolResultContent] = []
     with Client(server.target, token="acme", timeout=20) as acme:
         caller = threading.Thread(target=lambda: results.append(acme.call_tool(am.ToolCallContent("c", "wait", {}))))
@@ -299,16 +308,7 @@ def test_a_call_without_a_valid_token_is_refused_before_the_budgets_and_never_co
     """The server's one unary call is taken: a call with no token, or a wrong one, is answered UNAUTHENTICATED
     and is not a budget refusal (the token is checked first); a valid token's call is the budget's refusal."""
     server = make_server(grants=GRANTS, max_unary=1)
-    release, started = threading.Event(), threading.Event()
-    runner = ToolRunner(server.target, name="slow", token="runner")
-
-    @runner.tool
-    def wait() -> str:
-        started.set()
-        release.wait(20)
-        return "done"
-
-    start_runner(runner)
+    release, started = holding_runner(server, start_runner)
     ledger = server.running.ledger
     assert ledger is not None
     request = session_service_pb2.ListSessionsRequest().SerializeToString()
