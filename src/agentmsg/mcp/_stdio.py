@@ -4,9 +4,10 @@ answer read where its bytes arrive.
 The SDK's stdio transport hands every message through in-memory streams and a writer and a reader task, and its
 session a dispatcher task and pydantic models: four task hops and two model conversions per call. A call here is
 a write to the server's stdin and a future that the line answering it resolves, in the event loop's read callback
-(:class:`_Pipes`), with no task between. The server runs as the SDK runs it (its safe default environment plus the
-spec's ``env``, its own process group, stderr to ``errlog``) and is stopped as the MCP lifecycle says: stdin closed,
-a grace, then SIGTERM and SIGKILL to its process group; the stop runs to its end even if the caller is cancelled.
+(:class:`_Pipes`), with no task between. The server runs with the SDK's safe default environment plus the spec's
+``env``, stderr to ``errlog``, in a process group of its own but not a session of its own (:func:`_own_group`), and is
+stopped as the MCP lifecycle says: stdin closed, a grace, then SIGTERM and SIGKILL to its process group; the stop runs
+to its end even if the caller is cancelled.
 
 What the server sends is read as raw JSON (the caller checks results, :mod:`agentmsg.providers.mcp`); a line that is
 not a JSON-RPC message is logged and skipped. Requests from the server are answered: ``ping`` with an empty
@@ -259,6 +260,21 @@ class StdioConnection:
             raise asyncio.CancelledError
 
 
+def _own_group(loop: asyncio.AbstractEventLoop) -> dict[str, Any]:
+    """Spawn options that put the server in a process group of its own, in this process's session.
+
+    Its own group, so the stop's signals reach what it started and a Ctrl-C at our terminal does not reach it (the
+    stop closes its stdin first). Not a session of its own (``start_new_session``, as the SDK spawns): on Linux with
+    autogroup scheduling (most distributions' default) a new session is a new scheduling group, and a server woken
+    by every request then preempts ours at each write, which cost about a tenth of the calls per second 16 callers
+    get (``bench/mcp_bridge.py``). asyncio's loop takes ``process_group`` (set in C between fork and exec); uvloop
+    takes only ``preexec_fn``, which it runs in the child after the fork handlers it always runs.
+    """
+    if isinstance(loop, asyncio.BaseEventLoop):
+        return {"process_group": 0}
+    return {"preexec_fn": os.setpgrp}
+
+
 async def open_stdio(
     server: StdioServerParameters,
     *,
@@ -277,7 +293,7 @@ async def open_stdio(
         stderr=errlog or sys.stderr,
         env=get_default_environment() | (server.env or {}),
         cwd=server.cwd,
-        start_new_session=True,
+        **_own_group(loop),
     )
     try:
         return StdioConnection(transport, pipes, server, on_tools_changed)
