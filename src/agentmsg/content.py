@@ -17,7 +17,6 @@ A block whose arm this version does not know (from a newer peer) is an
 from __future__ import annotations
 
 import base64
-import json
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeAlias, TypeVar
 from google.protobuf import json_format
 from google.protobuf.message import Message
 
-from agentmsg import _media, _struct, _validation
+from agentmsg import _jsontext, _media, _struct, _validation
 from agentmsg._dict_paths import _at, _fail, _get, _require
 from agentmsg._wrapper import ProtoWrapper
 from agentmsg.errors import DecodeError, MediaError, ToolArgumentsError, ValidationError, Violation, preview
@@ -1362,7 +1361,7 @@ class RedactedThinkingContent(ContentBase):
 
 
 # Made once: json.dumps with these options builds an encoder per call.
-_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode
+_COMPACT_JSON = _jsontext.compact_encoder(allow_nan=False)
 
 
 def dump_arguments(args: Mapping[str, Any], field: str = "args") -> str:
@@ -1382,7 +1381,7 @@ def parse_json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:
     if text.strip() == "":
         return {}, None
     try:
-        value = json.loads(text)
+        value = _jsontext.loads(text)
     except (ValueError, RecursionError) as exc:
         return None, f"invalid JSON: {exc}"
     if not isinstance(value, dict):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -30,6 +29,8 @@ import mcp_types
 from mcp.client.stdio import StdioServerParameters, get_default_environment
 from mcp.shared.exceptions import MCPError
 
+from agentmsg._jsontext import compact_encoder, loads
+
 __all__ = ["StdioConnection", "open_stdio"]
 
 log = logging.getLogger("agentmsg.mcp")
@@ -38,7 +39,7 @@ EXIT_GRACE = 2.0  # seconds the server has to exit on its own once its stdin is 
 TERM_GRACE = 2.0  # seconds from SIGTERM to SIGKILL
 KILL_WAIT = 2.0  # seconds for the loop to see a killed server exit
 METHOD_NOT_FOUND = -32601
-_ENCODE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode  # made once: json.dumps makes one a call
+_ENCODE = compact_encoder(allow_nan=True)  # as json.dumps(..., ensure_ascii=False), compact
 
 
 class _Pipes(asyncio.SubprocessProtocol):
@@ -166,7 +167,7 @@ class StdioConnection:
 
     def _receive(self, line: bytes) -> None:
         try:
-            message = json.loads(line.decode(self._encoding, self._errors))
+            message = loads(line.decode(self._encoding, self._errors))
         except ValueError as exc:
             log.warning("MCP server wrote a line that is not JSON (skipped): %s", exc)
             return

@@ -341,6 +341,7 @@ def from_mcp_result(result: Mapping[str, Any], call_id: str, *, name: str = "", 
 
 
 _PLAIN_RESULT_KEYS = frozenset(("content", "isError"))
+_RESULT_CHECK = _validation.checker(content_pb2.ToolResultContent.DESCRIPTOR)
 _TEXT_BLOCK_KEYS = frozenset(("type", "text"))
 
 
@@ -365,7 +366,7 @@ def _plain_text_result(result: Any, call_id: str, name: str, index: int) -> Tool
             arm.content.add().text.text = text
     except (TypeError, ValueError):  # not a value the message takes (a lone surrogate...): the full reading says why
         return None
-    if not _validation.is_valid(pb):
+    if not _RESULT_CHECK(arm):  # the result's own rules, not also the Content around it (its one arm)
         return None
     return ToolResultContent._wrap(pb)
 

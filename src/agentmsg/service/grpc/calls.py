@@ -57,6 +57,7 @@ def _guard(
             await _fail(context, method.__name__, exc)
 
     wrapper.__name__ = method.__name__
+    wrapper.__guarded__ = method  # type: ignore[attr-defined]  # for _decoding, which makes the two one coroutine
     return wrapper
 
 
@@ -139,11 +140,26 @@ def _decoding(handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler
     }
     if handler.unary_unary is not None:
         unary_unary: Any = handler.unary_unary
+        guarded = getattr(getattr(unary_unary, "__func__", None), "__guarded__", None)
+        if guarded is not None:  # a servicer's _guard-ed method: its guard and this check as one coroutine
+            owner, name = unary_unary.__self__, guarded.__name__
 
-        async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
-            if isinstance(request, _Undecodable):
-                await status.abort(context, request.error)
-            return await unary_unary(request, context)
+            async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+                if isinstance(request, _Undecodable):
+                    await status.abort(context, request.error)
+                try:
+                    return await guarded(owner, request, context)
+                except (asyncio.CancelledError, grpc.aio.AbortError):
+                    raise
+                except Exception as exc:
+                    await _fail(context, name, exc)
+
+        else:
+
+            async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+                if isinstance(request, _Undecodable):
+                    await status.abort(context, request.error)
+                return await unary_unary(request, context)
 
         return grpc.unary_unary_rpc_method_handler(unary, **kwargs)
     if handler.unary_stream is not None:

@@ -346,7 +346,9 @@ class ToolHandler:
         loop = asyncio.get_running_loop()
         started = loop.time()
         if runner.local is not None:
-            result = await self._call_here(runner.local, call, caller)
+            local = runner.local
+            # A transport that enforces the deadline cancels this handler then itself: the call is made here.
+            result = await (local(call) if caller.enforced else self._call_here(local, call, caller))
             return _answer(result, runner, loop.time() - started)
         # The runner knows the call by this handle; the call id goes to it unchanged (the model's, not unique).
         handle = uuid.uuid4().hex
