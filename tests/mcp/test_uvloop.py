@@ -101,6 +101,12 @@ def test_a_hosted_mcp_server_answers_on_uvloop(tmp_path: Path) -> None:
                 result = await client.call_tool(am.ToolCallContent("c1", "fs.add", {"a": 2, "b": 40}))
                 assert not result.is_error
                 assert "42" in result.text
+                # Timed on the monotonic clock, not uvloop's loop.time() (whole milliseconds, so 0.0 or 1.0 here).
+                latencies = [result.metadata["agentmsg.run"]["latency_ms"]]
+                for i in range(4):
+                    again = await client.call_tool(am.ToolCallContent(f"c{i}", "fs.add", {"a": i, "b": 1}))
+                    latencies.append(again.metadata["agentmsg.run"]["latency_ms"])
+                assert any(ms != round(ms) for ms in latencies), latencies
         finally:
             await running.stop(0)
 

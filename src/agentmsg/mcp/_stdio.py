@@ -77,6 +77,7 @@ class StdioConnection:
     ) -> None:
         self._transport = transport
         self._pipes = pipes
+        self._loop = asyncio.get_running_loop()  # made on it; asked once (each asking is a getpid() system call)
         # A write transport (not checked with isinstance: uvloop's pipes do not derive from asyncio's classes).
         self._stdin = cast(asyncio.WriteTransport, transport.get_pipe_transport(0))
         self._encoding = server.encoding
@@ -120,7 +121,7 @@ class StdioConnection:
             raise MCPError(mcp_types.CONNECTION_CLOSED, "Connection closed")
         self._last_id += 1
         request_id = self._last_id
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[Any] = self._loop.create_future()
         self._pending[request_id] = future
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:

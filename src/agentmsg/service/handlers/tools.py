@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -343,13 +344,14 @@ class ToolHandler:
             runner = self.by_tool.get(call.name)
             if runner is None:
                 raise NotFoundError(f"no runner serves the tool {call.name!r} now that the call is approved")
-        loop = asyncio.get_running_loop()
-        started = loop.time()
+        # The run's latency on the monotonic clock (uvloop's loop.time() is in whole milliseconds).
+        started = time.monotonic()
         if runner.local is not None:
             local = runner.local
             # A transport that enforces the deadline cancels this handler then itself: the call is made here.
             result = await (local(call) if caller.enforced else self._call_here(local, call, caller))
-            return _answer(result, runner, loop.time() - started)
+            return _answer(result, runner, time.monotonic() - started)
+        loop = asyncio.get_running_loop()
         # The runner knows the call by this handle; the call id goes to it unchanged (the model's, not unique).
         handle = uuid.uuid4().hex
         pending = _Call(call, loop.create_future())
@@ -381,7 +383,7 @@ class ToolHandler:
             raise
         finally:
             runner.pending.pop(handle, None)
-        return _answer(result, runner, loop.time() - started)
+        return _answer(result, runner, time.monotonic() - started)
 
     async def _decision(self, request: tool_service_pb2.CallToolRequest, caller: Caller) -> ToolApprovalContent:
         """The first decision on the call in its session's log, waiting (within the caller's deadline) for one."""
