@@ -251,15 +251,37 @@ def _step(gate: Gate, then: Then) -> Then:
 
 
 class _Gated(grpc.GenericRpcHandler):
-    """A generic handler whose method handlers pass the gates on every call."""
+    """One generic handler for every service registered through the gates: each call passes them.
 
-    def __init__(self, inner: grpc.GenericRpcHandler, admit: Then) -> None:
-        self.inner = inner
+    gRPC asks its generic handlers in turn, one Python call each, until one knows the method. The services' method
+    tables (``grpc.method_handlers_generic_handler``'s, keyed by the full method name) are merged here into one, so a
+    call is one lookup whichever service it is for; a handler without such a table is asked in turn, after them. A
+    method two services both claim stays with the first, as gRPC's own order would have it.
+    """
+
+    def __init__(self, admit: Then) -> None:
         self.admit = admit
+        self.methods: dict[str, Handler] = {}
+        self.others: list[grpc.GenericRpcHandler] = []
+
+    def add(self, handler: grpc.GenericRpcHandler) -> None:
+        methods = getattr(handler, "_method_handlers", None)  # grpc._utilities.DictionaryGenericHandler's table
+        if isinstance(methods, dict) and not self.others:
+            for name, method in methods.items():
+                self.methods.setdefault(name, method)
+        else:  # asked in turn, and so (to keep gRPC's order) is every handler added after it
+            self.others.append(handler)
 
     def service(self, handler_call_details: grpc.HandlerCallDetails) -> Handler | None:
-        handler = self.inner.service(handler_call_details)
-        return None if handler is None else self.admit(handler_call_details, handler)
+        handler = self.methods.get(handler_call_details.method)
+        if handler is None:
+            for other in self.others:
+                handler = other.service(handler_call_details)
+                if handler is not None:
+                    break
+            else:
+                return None
+        return self.admit(handler_call_details, handler)
 
 
 class _GatedServer:
@@ -267,12 +289,14 @@ class _GatedServer:
 
     def __init__(self, server: grpc.aio.Server, gates: Sequence[Gate]) -> None:
         self.server = server
-        self.admit = _chain(gates)
+        self.gated = _Gated(_chain(gates))
+        server.add_generic_rpc_handlers((self.gated,))
 
     # Generic handlers only (as register() adds them): gRPC looks registered methods up first, past any gate, so
     # this stand-in has no add_registered_method_handlers and such a registration fails at start-up.
     def add_generic_rpc_handlers(self, handlers: Sequence[grpc.GenericRpcHandler]) -> None:
-        self.server.add_generic_rpc_handlers(tuple(_Gated(h, self.admit) for h in handlers))
+        for handler in handlers:
+            self.gated.add(handler)
 
 
 def gated(server: grpc.aio.Server, gates: Sequence[Gate]) -> grpc.aio.Server:
