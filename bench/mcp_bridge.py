@@ -175,7 +175,8 @@ async def measure(untimed: Callable[[int], Awaitable[None]], calls: int, warmup:
 
 
 def checked(result: Any, expected: str) -> None:
-    text = result.content[0].text if hasattr(result, "content") and not isinstance(result.content, str) else result.text
+    # The result's text, read once on either side (agentmsg's ToolResultContent joins its text blocks on each read).
+    text = result.text if isinstance(result, am.ToolResultContent) else result.content[0].text
     if expected not in text:
         raise RuntimeError(f"unexpected tool result {text!r}")
 
