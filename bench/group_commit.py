@@ -57,6 +57,7 @@ import grpc
 import agentmsg as am
 from agentmsg._eventloop import LOOPS, loop_name
 from agentmsg._eventloop import run as run_on
+from agentmsg._grpcsetup import tcp_endpoints
 from agentmsg.v1 import session_service_pb2, session_service_pb2_grpc
 
 BENCH = Path(__file__).resolve().parent
@@ -234,7 +235,10 @@ class Server:
 
 @contextmanager
 def started(name: str, command: list[str], counts_file: Path | None = None) -> Iterator[Server]:
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    # The floor starts gRPC as `agentmsg serve` does (its TCP endpoints, agentmsg._grpcsetup): the same gRPC on both
+    # sides of the ratio. This process (the clients) keeps gRPC's defaults.
+    env = {**os.environ, **tcp_endpoints()}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
     assert process.stdout is not None
     line = process.stdout.readline()
     if "serving on" not in line:

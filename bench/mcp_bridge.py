@@ -52,6 +52,7 @@ from mcp import Client, StdioServerParameters
 import agentmsg as am
 from agentmsg._eventloop import LOOPS, EventLoopName, loop_name
 from agentmsg._eventloop import run as run_on
+from agentmsg._grpcsetup import tcp_endpoints
 from agentmsg.service import AsyncClient
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,7 +83,9 @@ def start(*args: str, ready: str | None = None) -> tuple[subprocess.Popen[str], 
         stdout=subprocess.PIPE if ready else subprocess.DEVNULL,
         stderr=subprocess.STDOUT if ready else subprocess.DEVNULL,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # The relay floor starts gRPC as `agentmsg serve` does (its TCP endpoints, agentmsg._grpcsetup): the same gRPC
+        # on both sides of the ratio. This process (the clients, as a user's would be) keeps gRPC's defaults.
+        env={**os.environ, **tcp_endpoints(), "PYTHONUNBUFFERED": "1"},
     )
     line = ""
     if ready:

@@ -53,6 +53,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from agentmsg._grpcsetup import tcp_endpoints
+
+# gRPC started here (the clients, the bare floors, the processes this starts) as `agentmsg serve` starts it (its TCP
+# endpoints, agentmsg._grpcsetup): the same gRPC on both sides of every ratio. Set before gRPC loads, which reads it.
+os.environ.update(tcp_endpoints())
+
 import grpc
 
 import agentmsg as am

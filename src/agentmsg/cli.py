@@ -23,6 +23,7 @@ import agentmsg as am
 from agentmsg import dict_form, formats
 from agentmsg._eventloop import LOOPS, loop_name
 from agentmsg._eventloop import run as run_on
+from agentmsg._grpcsetup import prefer_tcp_endpoints
 from agentmsg._logtext import quiet_grpc_core
 
 DEFAULT_TARGET = "127.0.0.1:50051"
@@ -664,6 +665,7 @@ def _one_line(exc: BaseException) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     quiet_grpc_core()
+    prefer_tcp_endpoints()
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command == "send" and not (args.text or args.file):
