@@ -46,9 +46,12 @@ async def _fail(context: grpc.aio.ServicerContext, name: str, exc: Exception) ->
 def _guard(
     method: Callable[..., Awaitable[Any]],
 ) -> Callable[..., Awaitable[Any]]:
-    """Unary handlers: failures end the call through :func:`_fail`."""
+    """Unary handlers: failures end the call through :func:`_fail`. Undecodable request bytes end it as
+    :func:`_decoding` says (checked here, so that registration adds no coroutine of its own around the method)."""
 
     async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+        if isinstance(request, _Undecodable):
+            await status.abort(context, request.error)
         try:
             return await method(self, request, context)
         except (asyncio.CancelledError, grpc.aio.AbortError):
@@ -57,7 +60,7 @@ def _guard(
             await _fail(context, method.__name__, exc)
 
     wrapper.__name__ = method.__name__
-    wrapper.__guarded__ = method  # type: ignore[attr-defined]  # for _decoding, which makes the two one coroutine
+    wrapper.__checks_undecodable__ = True  # type: ignore[attr-defined]
     return wrapper
 
 
@@ -140,26 +143,13 @@ def _decoding(handler: grpc.RpcMethodHandler[Any, Any]) -> grpc.RpcMethodHandler
     }
     if handler.unary_unary is not None:
         unary_unary: Any = handler.unary_unary
-        guarded = getattr(getattr(unary_unary, "__func__", None), "__guarded__", None)
-        if guarded is not None:  # a servicer's _guard-ed method: its guard and this check as one coroutine
-            owner, name = unary_unary.__self__, guarded.__name__
+        if getattr(getattr(unary_unary, "__func__", None), "__checks_undecodable__", False):  # a _guard-ed method
+            return grpc.unary_unary_rpc_method_handler(unary_unary, **kwargs)
 
-            async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
-                if isinstance(request, _Undecodable):
-                    await status.abort(context, request.error)
-                try:
-                    return await guarded(owner, request, context)
-                except (asyncio.CancelledError, grpc.aio.AbortError):
-                    raise
-                except Exception as exc:
-                    await _fail(context, name, exc)
-
-        else:
-
-            async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
-                if isinstance(request, _Undecodable):
-                    await status.abort(context, request.error)
-                return await unary_unary(request, context)
+        async def unary(request: Any, context: grpc.aio.ServicerContext) -> Any:  # type: ignore[type-arg]
+            if isinstance(request, _Undecodable):
+                await status.abort(context, request.error)
+            return await unary_unary(request, context)
 
         return grpc.unary_unary_rpc_method_handler(unary, **kwargs)
     if handler.unary_stream is not None:
