@@ -13,8 +13,9 @@ per round and its median printed: appends per second at 1, 16 and 64 concurrent 
 channel, spread over client processes), to distinct sessions and to one shared session, on SQLite and on
 PostgreSQL (``LocalPostgres``, fsync on), and the commits per append each side made (each commit one flush
 of the log: SQLite's WAL fsync, PostgreSQL's WAL flush; a flush another commit already covered is skipped by
-PostgreSQL, so there commits are an upper bound), and the server process's CPU time per append (PostgreSQL's
-own backends not included).
+PostgreSQL, so there commits are an upper bound), the server process's CPU time per append and, on PostgreSQL,
+the database's (all of the cluster's processes: the backends, the WAL writer; on this two-core machine the
+database's CPU is taken from the same cores as the server's).
 
 Both servers run on the same event loop (``--loop``, default ``auto``: uvloop when installed, as ``agentmsg serve``
 runs by default): the floor is what a user could build, on the loop our server has, so the ratio compares the code,
@@ -254,6 +255,25 @@ def started(name: str, command: list[str], counts_file: Path | None = None) -> I
         process.wait(30)
 
 
+def database_cpu_seconds(pg: Any) -> float:
+    """The CPU time of the PostgreSQL cluster so far: the postmaster's own and its children's, exited ones included
+    (the postmaster reaps its backends, so their time is in its ``cutime``/``cstime``)."""
+    postmaster = int((Path(pg.data_dir) / "postmaster.pid").read_text().split()[0])
+    total = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(entry.name) == postmaster:
+            total += sum(int(f) for f in fields[11:15])
+        elif int(fields[1]) == postmaster:
+            total += int(fields[11]) + int(fields[12])
+    return total / CLOCK_TICKS
+
+
 def floor_server(kind: str, location: str, loop: str) -> Any:
     return started("floor", [sys.executable, __file__, "--floor", kind, location, "--loop", loop])
 
@@ -354,7 +374,10 @@ class Clients:
 # --- the run --------------------------------------------------------------------------------------------
 
 
-def measure(clients: Clients, servers: list[Server], quick: bool, modes: tuple[str, ...]) -> dict[str, Any]:
+def measure(
+    clients: Clients, servers: list[Server], quick: bool, modes: tuple[str, ...], database: Any = None
+) -> dict[str, Any]:
+    """The cells of one store; ``database`` gives the database's CPU seconds so far (PostgreSQL), or is None."""
     rounds, seconds = (1, 1.0) if quick else (3, 2.0)
     cells: dict[str, Any] = {}
     for mode in modes:
@@ -364,14 +387,19 @@ def measure(clients: Clients, servers: list[Server], quick: bool, modes: tuple[s
             p50: dict[str, list[float]] = {s.name: [] for s in servers}
             flushes: dict[str, list[float]] = {s.name: [] for s in servers}
             cpu: dict[str, list[float]] = {s.name: [] for s in servers}
+            db_cpu: dict[str, list[float]] = {s.name: [] for s in servers}
             for round_ in range(rounds):
                 for server in servers if round_ % 2 == 0 else reversed(servers):
                     tag = uuid.uuid4().hex[:8]
                     sessions = [f"{tag}-{i}" for i in range(count)] if mode == "distinct" else [tag] * count
                     commits0, appends0 = server.counters()
                     cpu0 = server.cpu_seconds()
+                    db0 = database() if database else 0.0
                     rate, latency = clients.run(server.target, sessions, seconds)
-                    cpu[server.name].append((server.cpu_seconds() - cpu0) / max(1.0, rate * seconds) * 1e6)
+                    appended = max(1.0, rate * seconds)
+                    cpu[server.name].append((server.cpu_seconds() - cpu0) / appended * 1e6)
+                    if database:
+                        db_cpu[server.name].append((database() - db0) / appended * 1e6)
                     commits1, appends1 = server.counters()
                     per[server.name].append(rate)
                     p50[server.name].append(latency)
@@ -389,11 +417,16 @@ def measure(clients: Clients, servers: list[Server], quick: bool, modes: tuple[s
                 "agentmsg_cpu_us": statistics.median(cpu["agentmsg"]),
             }
             c = cells[key]
+            db_text = ""
+            if database:
+                c["floor_db_cpu_us"] = statistics.median(db_cpu["floor"])
+                c["agentmsg_db_cpu_us"] = statistics.median(db_cpu["agentmsg"])
+                db_text = f"  database CPU/append {c['floor_db_cpu_us']:.0f} / {c['agentmsg_db_cpu_us']:.0f} us"
             print(
                 f"  {mode:8} {count:3} clients: floor {c['floor_per_s']:8.0f}/s  agentmsg {c['agentmsg_per_s']:8.0f}/s"
                 f"  ratio {c['ratio']:.2f}x  p50 {c['floor_p50_ms']:.2f} / {c['agentmsg_p50_ms']:.2f} ms"
                 f"  commits/append {c['floor_commits_per_append']:.2f} / {c['agentmsg_commits_per_append']:.2f}"
-                f"  server CPU/append {c['floor_cpu_us']:.0f} / {c['agentmsg_cpu_us']:.0f} us",
+                f"  server CPU/append {c['floor_cpu_us']:.0f} / {c['agentmsg_cpu_us']:.0f} us{db_text}",
                 flush=True,
             )
     return cells
@@ -457,7 +490,8 @@ def run(
                 ):
                     print(f"  event loops: floor {floor.loop}, agentmsg {server.loop}", flush=True)
                     results.setdefault("loops", {})[kind] = {"floor": floor.loop, "agentmsg": server.loop}
-                    cells = measure(clients, [floor, server], quick, modes)
+                    database = (lambda: database_cpu_seconds(pg)) if kind == "postgres" else None
+                    cells = measure(clients, [floor, server], quick, modes, database)
                 results["stores"][kind] = cells
                 results["targets"].extend(targets(kind, cells, modes))
     finally:
