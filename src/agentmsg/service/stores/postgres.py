@@ -63,6 +63,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from agentmsg.errors import ConflictError, StoreError, StoreFullError, ValidationError, Violation
+from agentmsg.service.stores import _pgarray
+from agentmsg.service.stores._pgarray import ByteaArray, Int4Array, Int8Array, TextArray
 from agentmsg.service.stores.base import Appended, Body, SessionRecord, Store, _encoded
 from agentmsg.v1 import message_pb2
 
@@ -433,6 +435,11 @@ def _require_driver() -> Any:
     return psycopg, psycopg_pool
 
 
+async def _configure(conn: psycopg.AsyncConnection[Any]) -> None:
+    """Each pooled connection, as it opens: it sends the writer's prebuilt arrays as they are."""
+    _pgarray.register(conn.adapters)
+
+
 def _noted(error: StoreError, cause: BaseException) -> StoreError:
     """``error`` with the driver's message as a note (``__notes__``: logged by the server, never sent)."""
     error.add_note(f"PostgreSQL: {type(cause).__name__}: {cause}")
@@ -508,6 +515,7 @@ class PostgresStore(Store):
             max_size=self.pool_size,
             kwargs=self._connect_kwargs(),
             open=False,
+            configure=_configure,
             reconnect_timeout=3600,
             name=f"agentmsg-{self.node_id[:8]}",
         )
@@ -685,16 +693,17 @@ class PostgresStore(Store):
         ordered = sorted(batch, key=lambda q: q.session_id)
         try:
             async with self._conn("append") as conn:
+                # The arrays go in PostgreSQL's binary format, built here (_pgarray): no per-list type discovery.
                 cur = await conn.execute(
                     "SELECT out_call, out_seq, out_duplicate, out_error, out_detail "
-                    "FROM agentmsg_append_many(%s, %s, %s, %s, %s, %s)",
+                    "FROM agentmsg_append_many(%b, %b, %b, %b, %b, %b)",
                     (
-                        [q.session_id for q in ordered],
-                        [len(q.encoded) for q in ordered],
-                        [q.now_us for q in ordered],
-                        [i for q in ordered for i, _ in q.encoded],
-                        [p for q in ordered for p in q.parents],
-                        [bytes(b) for q in ordered for _, b in q.encoded],
+                        TextArray.of([q.session_id for q in ordered]),
+                        Int4Array.of([len(q.encoded) for q in ordered]),
+                        Int8Array.of([q.now_us for q in ordered]),
+                        TextArray.of([i for q in ordered for i, _ in q.encoded]),
+                        TextArray.of([p for q in ordered for p in q.parents]),
+                        ByteaArray.of([b for q in ordered for _, b in q.encoded]),
                     ),
                 )
                 rows = await cur.fetchall()
