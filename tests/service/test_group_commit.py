@@ -253,6 +253,44 @@ def test_concurrent_conflicting_appends_of_one_id_have_exactly_one_winner(locati
     with_store(location, body, nodes=2 if kind == "postgres" else 1)
 
 
+def test_postgres_a_batch_that_fails_as_a_whole_is_answered_one_append_at_a_time_and_the_writer_goes_on(
+    postgres: Any,
+) -> None:
+    """A session's row held by another transaction: the batch's statement waits on it until the statement timeout,
+    and the batch fails as a whole. Each of its appends is then tried on its own: those to free sessions commit,
+    the one to the held session fails alone (timed out). The writer goes on: once the row is free the held
+    session takes appends again, and the next batch is one commit."""
+    import psycopg
+
+    url = fresh_database(postgres)
+
+    async def body() -> None:
+        store = PostgresStore(url, pool_size=4, statement_timeout=0.5)
+        await store.start()
+        try:
+            for session in ("a", "held", "b"):
+                await store.append(session, [message(f"{session}-0")])
+            async with await psycopg.AsyncConnection.connect(url) as holder:
+                await holder.execute("SELECT 1 FROM agentmsg_sessions WHERE session_id = 'held' FOR UPDATE")
+                calls = [store.append(s, [message(f"{s}-1")]) for s in ("a", "held", "b")]
+                outcomes = await asyncio.gather(*calls, return_exceptions=True)
+                await holder.rollback()
+            a, held, b = outcomes
+            assert (a, b) == ([Appended(2, False)], [Appended(2, False)]), outcomes
+            assert isinstance(held, am.StoreError), outcomes
+            assert "timed out" in str(held)
+            assert await store.last_offset("held") == 1
+            assert await store.append("held", [message("held-1")]) == [Appended(2, False)]
+            before = store.commits
+            again = await asyncio.gather(*(store.append(s, [message(f"{s}-2")]) for s in ("a", "held", "b")))
+            assert again == [[Appended(3, False)]] * 3
+            assert store.commits - before == 1
+        finally:
+            await store.close()
+
+    asyncio.run(body())
+
+
 def test_sqlite_an_append_the_disk_refuses_fails_alone_in_its_batch(tmp_path: Path) -> None:
     """A full database (``max_page_count``) refuses the big append of a batch: that append fails with
     StoreFullError; SQLite may roll the whole transaction back, and the small appends around it commit anyway."""

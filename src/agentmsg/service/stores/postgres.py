@@ -58,7 +58,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -602,14 +602,20 @@ class PostgresStore(Store):
         While the database is known to be away, calls fail at once (UNAVAILABLE) instead of waiting for a
         connection; only the health monitor's ``probe`` tries.
         """
-        psycopg, psycopg_pool = _require_driver()
         if self._pool is None:
             raise StoreError("the PostgreSQL store is not started (or is closed)")
         if not self.healthy and not probe:
             raise StoreError(f"could not {what}: PostgreSQL is unreachable (the node is NOT_SERVING until it is back)")
-        try:
+        with self._mapped(what):
             async with self._pool.connection(timeout=self.connect_timeout) as conn:
                 yield conn
+
+    @contextlib.contextmanager
+    def _mapped(self, what: str) -> Iterator[None]:
+        """Driver failures (and the pool's) as StoreErrors: a lost connection also marks the store unhealthy."""
+        psycopg, psycopg_pool = _require_driver()
+        try:
+            yield
         except psycopg_pool.PoolTimeout:
             self._lost(f"no PostgreSQL connection within {self.connect_timeout:g} s")
             raise StoreError(f"could not {what}: PostgreSQL is unreachable") from None
@@ -668,17 +674,22 @@ class PostgresStore(Store):
     async def _write_queued(self) -> None:
         """The writer: while appends are queued, commit those queued so far as one statement (group commit).
 
-        One batch at a time per node: appends that arrive while a batch commits make up the next one.
+        One batch at a time per node: appends that arrive while a batch commits make up the next one. The writer
+        holds one connection while appends keep coming (not one from the pool per batch); after a batch that
+        failed as a whole it takes another.
         """
         while self._queued:
             batch: list[_Queued] = []
-            size = 0
-            while self._queued and len(batch) < _BATCH_MAX_CALLS and size < _BATCH_MAX_BYTES:
-                queued = self._queued.popleft()
-                batch.append(queued)
-                size += sum(len(b) for _, b in queued.encoded)
             try:
-                await self._commit_batch(batch)
+                try:
+                    async with self._conn("append") as conn:
+                        while self._queued:
+                            batch = self._take()
+                            if not await self._commit_batch(batch, conn):
+                                break
+                            batch = []
+                except StoreError as exc:  # no connection to be had
+                    await self._one_by_one(batch or self._take(), exc)
             except BaseException as exc:  # handed to every caller of the batch still waiting
                 for queued in batch:
                     if not queued.future.done():
@@ -686,13 +697,23 @@ class PostgresStore(Store):
                 if isinstance(exc, asyncio.CancelledError):
                     raise
 
-    async def _commit_batch(self, batch: list[_Queued]) -> None:
-        """One statement for the batch; if it fails as a whole (not a refused call: a timeout, a deadlock, a
-        lost connection), each append is tried again on its own, so that each gets its own outcome."""
+    def _take(self) -> list[_Queued]:
+        """The next batch: the appends queued so far, up to the batch's bounds."""
+        batch: list[_Queued] = []
+        size = 0
+        while self._queued and len(batch) < _BATCH_MAX_CALLS and size < _BATCH_MAX_BYTES:
+            queued = self._queued.popleft()
+            batch.append(queued)
+            size += sum(len(b) for _, b in queued.encoded)
+        return batch
+
+    async def _commit_batch(self, batch: list[_Queued], conn: psycopg.AsyncConnection[Any]) -> bool:
+        """One statement for the batch; False if it failed as a whole (not a refused call: a timeout, a deadlock, a
+        lost connection): then each append was tried again on its own, so that each got its own outcome."""
         # Stable: each session's appends keep their order; every batch locks its sessions' rows in one order.
         ordered = sorted(batch, key=lambda q: q.session_id)
         try:
-            async with self._conn("append") as conn:
+            with self._mapped("append"):
                 # The arrays go in PostgreSQL's binary format, built here (_pgarray): no per-list type discovery.
                 cur = await conn.execute(
                     "SELECT out_call, out_seq, out_duplicate, out_error, out_detail "
@@ -707,11 +728,9 @@ class PostgresStore(Store):
                     ),
                 )
                 rows = await cur.fetchall()
-        except StoreError:
-            if len(batch) == 1:
-                raise
-            await asyncio.gather(*(self._alone(q) for q in batch))
-            return
+        except StoreError as exc:
+            await self._one_by_one(batch, exc)
+            return False
         results: list[list[Appended]] = [[] for _ in ordered]
         errors: dict[int, Exception] = {}
         for call, seq, duplicate, error, detail in rows:
@@ -733,6 +752,16 @@ class PostgresStore(Store):
                 queued.future.set_exception(errors[index])
             else:
                 queued.future.set_result(results[index])
+        return True
+
+    async def _one_by_one(self, batch: list[_Queued], error: StoreError) -> None:
+        """After ``error`` failed ``batch`` as a whole: an append alone has its answer; several are tried again
+        one per statement."""
+        if len(batch) == 1:
+            if not batch[0].future.done():
+                batch[0].future.set_exception(error)
+            return
+        await asyncio.gather(*(self._alone(q) for q in batch))
 
     async def _alone(self, queued: _Queued) -> None:
         """One append in its own statement (after its batch failed as a whole)."""
