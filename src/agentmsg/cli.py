@@ -156,6 +156,7 @@ def _serve(args: argparse.Namespace) -> int:
         db=args.store or (None if args.memory else args.db),
         pool_size=args.pool_size,
         statement_timeout=args.statement_timeout,
+        group_wait=args.group_wait_ms / 1000,
         advertise=args.advertise,
         peer_ca=_read(args.peer_ca),
         grants=grants,
@@ -490,6 +491,13 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--peer-ca", metavar="FILE", help="with --store and TLS: PEM CA of the other nodes")
     serve.add_argument(
         "--statement-timeout", type=float, default=10.0, help="PostgreSQL statement timeout in seconds (default 10)"
+    )
+    serve.add_argument(
+        "--group-wait-ms",
+        type=float,
+        default=1.0,
+        help="with --store: after a group commit of several appends, how long the next waits for as many "
+        "(default 1 ms; 0: never; at most 1000)",
     )
     serve.add_argument(
         "--token",

@@ -291,6 +291,50 @@ def test_postgres_a_batch_that_fails_as_a_whole_is_answered_one_append_at_a_time
     asyncio.run(body())
 
 
+def test_postgres_writers_that_append_together_are_waited_for_and_a_lone_writer_never_is(postgres: Any) -> None:
+    """Eight writers appending in turn, each coming back at its own moment (0 to 35 ms after its answer): the writer
+    waits for them (``group_wait``), so every round is one commit. Without the wait, the first writers back are
+    committed before the others. A lone writer's appends are never held back (once the eight are no longer
+    awaited, at most ``group_wait`` after their last round)."""
+    url = fresh_database(postgres)
+    rounds = 6
+
+    async def writers(store: PostgresStore) -> int:
+        async def writer(i: int) -> None:
+            for r in range(rounds):
+                await store.append(f"w{i}", [message(f"w{i}-{r}")])
+                await asyncio.sleep(i * 0.005)
+
+        before = store.commits
+        await asyncio.gather(*(writer(i) for i in range(8)))
+        return store.commits - before
+
+    async def body() -> None:
+        waiting = PostgresStore(url, pool_size=4, group_wait=0.5)
+        await waiting.start()
+        try:
+            assert await writers(waiting) == rounds
+            await asyncio.sleep(0.6)  # the writer stops waiting for the eight (they are gone) after group_wait
+            lone = [await asyncio.wait_for(waiting.append("lone", [message(f"lone-{r}")]), 0.4) for r in range(3)]
+            assert lone == [[Appended(r + 1, False)] for r in range(3)]
+        finally:
+            await waiting.close()
+        eager = PostgresStore(url, pool_size=4, group_wait=0)
+        await eager.start()
+        try:
+            assert await writers(eager) > rounds
+        finally:
+            await eager.close()
+
+    asyncio.run(body())
+
+
+def test_a_postgres_store_refuses_a_group_wait_out_of_bounds() -> None:
+    for wait in (-0.001, 1.5):
+        with pytest.raises(am.StoreError, match="group_wait must be between 0 and 1 second"):
+            PostgresStore("postgresql://nobody@127.0.0.1:1/none", group_wait=wait)
+
+
 def test_sqlite_an_append_the_disk_refuses_fails_alone_in_its_batch(tmp_path: Path) -> None:
     """A full database (``max_page_count``) refuses the big append of a batch: that append fails with
     StoreFullError; SQLite may roll the whole transaction back, and the small appends around it commit anyway."""

@@ -72,9 +72,12 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import AsyncConnectionPool
 
-__all__ = ["SCHEMA_VERSION", "PostgresStore"]
+__all__ = ["DEFAULT_GROUP_WAIT", "SCHEMA_VERSION", "PostgresStore"]
 
 log = logging.getLogger("agentmsg.service.stores.postgres")
+
+DEFAULT_GROUP_WAIT = 0.001
+"""Seconds the writer waits, after a batch of several appends, for as many more (``PostgresStore._write_queued``)."""
 
 APPEND_CHANNEL = "agentmsg_append"
 DELETE_CHANNEL = "agentmsg_delete"
@@ -458,18 +461,22 @@ class PostgresStore(Store):
         connect_timeout: float = 5.0,
         health_interval: float = 0.5,
         node_id: str | None = None,
+        group_wait: float = DEFAULT_GROUP_WAIT,
     ) -> None:
         super().__init__()
         if pool_size < 2:
             raise StoreError("the PostgreSQL pool needs at least 2 connections (a tree operation holds one)")
         if statement_timeout <= 0 or connect_timeout <= 0 or health_interval <= 0:
             raise StoreError("statement_timeout, connect_timeout and health_interval must be positive")
+        if not 0 <= group_wait <= 1:
+            raise StoreError(f"group_wait must be between 0 and 1 second, not {group_wait!r}")
         self.url = url
         self.pool_size = pool_size
         self.statement_timeout = statement_timeout
         self.connect_timeout = connect_timeout
         self.health_interval = health_interval
         self.node_id = node_id or str(uuid.uuid4())
+        self.group_wait = group_wait
         self._pool: AsyncConnectionPool[Any] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         # Every channel is listened to from the first connection on; handlers may come later.
@@ -493,6 +500,7 @@ class PostgresStore(Store):
         self._listener: psycopg.AsyncConnection[Any] | None = None
         self._queued: collections.deque[_Queued] = collections.deque()
         self._writer: asyncio.Task[None] | None = None
+        self._gathering: tuple[int, asyncio.Future[None]] | None = None  # the writer waits for this many appends
 
     # -- lifecycle
 
@@ -667,6 +675,8 @@ class PostgresStore(Store):
         """Queue the append for the writer; the future resolves once its batch is committed."""
         future: asyncio.Future[list[Appended]] = asyncio.get_running_loop().create_future()
         self._queued.append(_Queued(session_id, encoded, parents, now_us, future))
+        if self._gathering is not None and len(self._queued) >= self._gathering[0]:
+            _settle(self._gathering[1])
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write_queued(), name="agentmsg-pg-writer")
         return future
@@ -674,19 +684,30 @@ class PostgresStore(Store):
     async def _write_queued(self) -> None:
         """The writer: while appends are queued, commit those queued so far as one statement (group commit).
 
-        One batch at a time per node: appends that arrive while a batch commits make up the next one. The writer
-        holds one connection while appends keep coming (not one from the pool per batch); after a batch that
-        failed as a whole it takes another.
+        One batch at a time per node: appends that arrive while a batch commits make up the next one. When several
+        writers append together, the next batch waits for them: until as many appends are queued as the last batch
+        had plus those that queued while it committed, for at most ``group_wait``. The last batch's callers, answered
+        together, mostly come back together; one batch that takes them all costs one statement and one WAL flush,
+        not several. A lone writer is never held back (a batch of one append, nothing queued meanwhile). The writer
+        holds one connection while appends keep coming (not one from the pool per batch); after a batch that failed
+        as a whole it takes another.
         """
         while self._queued:
             batch: list[_Queued] = []
             try:
                 try:
                     async with self._conn("append") as conn:
-                        while self._queued:
+                        expected = 0
+                        while True:
+                            if expected > 1:
+                                await self._gather(min(expected, _BATCH_MAX_CALLS))
+                            if not self._queued:
+                                break
                             batch = self._take()
                             if not await self._commit_batch(batch, conn):
                                 break
+                            # Its callers, answered now, and those who queued meanwhile: the next batch's writers.
+                            expected = len(batch) + len(self._queued)
                             batch = []
                 except StoreError as exc:  # no connection to be had
                     await self._one_by_one(batch or self._take(), exc)
@@ -696,6 +717,20 @@ class PostgresStore(Store):
                         queued.future.set_exception(exc)
                 if isinstance(exc, asyncio.CancelledError):
                     raise
+
+    async def _gather(self, count: int) -> None:
+        """Wait until ``count`` appends are queued, for at most ``group_wait`` seconds."""
+        if len(self._queued) >= count or self.group_wait <= 0:
+            return
+        loop = asyncio.get_running_loop()
+        gathered: asyncio.Future[None] = loop.create_future()
+        self._gathering = (count, gathered)
+        timer = loop.call_later(self.group_wait, _settle, gathered)
+        try:
+            await gathered
+        finally:
+            timer.cancel()
+            self._gathering = None
 
     def _take(self) -> list[_Queued]:
         """The next batch: the appends queued so far, up to the batch's bounds."""
@@ -1026,6 +1061,11 @@ class _Queued:
     parents: list[str]
     now_us: int
     future: asyncio.Future[list[Appended]]
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 def _parent_error(detail: str) -> ValidationError:
