@@ -686,6 +686,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--http takes a port from 0 to 65535, got {args.http}")
     if args.command == "serve" and args.retain_days is not None and not args.retain_days > 0:
         parser.error(f"--retain-days takes a positive number of days, got {args.retain_days:g}")
+    if args.command == "serve" and not 0 <= args.group_wait_ms <= 1000:
+        parser.error(f"--group-wait-ms takes 0 to 1000 milliseconds, got {args.group_wait_ms:g}")
     if args.command == "serve" and args.store and not args.store.startswith(("postgresql://", "postgres://")):
         parser.error(f"--store takes a postgresql:// URL, got {args.store!r} (an SQLite file goes in --db)")
     try:

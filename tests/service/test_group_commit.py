@@ -25,6 +25,7 @@ from conftest import fresh_database
 from serverproc import ServerProcess
 
 import agentmsg as am
+from agentmsg.cli import main
 from agentmsg.errors import ConflictError, StoreFullError, ValidationError
 from agentmsg.service import AsyncClient, Client
 from agentmsg.service.stores import Appended, PostgresStore, SQLiteStore, Store
@@ -329,10 +330,15 @@ def test_postgres_writers_that_append_together_are_waited_for_and_a_lone_writer_
     asyncio.run(body())
 
 
-def test_a_postgres_store_refuses_a_group_wait_out_of_bounds() -> None:
+def test_a_group_wait_out_of_bounds_is_refused_naming_it(capsys: pytest.CaptureFixture[str]) -> None:
     for wait in (-0.001, 1.5):
         with pytest.raises(am.StoreError, match="group_wait must be between 0 and 1 second"):
             PostgresStore("postgresql://nobody@127.0.0.1:1/none", group_wait=wait)
+    for flag in ("-1", "1001"):
+        with pytest.raises(SystemExit) as exited:
+            main(["serve", "--store", "postgresql://nobody@127.0.0.1:1/none", "--group-wait-ms", flag])
+        assert exited.value.code == 2
+        assert f"--group-wait-ms takes 0 to 1000 milliseconds, got {flag}" in capsys.readouterr().err
 
 
 def test_sqlite_an_append_the_disk_refuses_fails_alone_in_its_batch(tmp_path: Path) -> None:
