@@ -496,7 +496,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--group-wait-ms",
         type=float,
         default=1.0,
-        help="with --store: after a group commit of several appends, how long the next waits for as many "
+        help="SQLite and PostgreSQL: how long a group commit waits for the writers of the last one "
         "(default 1 ms; 0: never; at most 1000)",
     )
     serve.add_argument(

@@ -53,10 +53,14 @@ def location(kind: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
     return str(tmp_path / "agentmsg.db")
 
 
-def open_store(location: str) -> Store:
+def open_store(location: str, group_wait: float | None = None) -> Store:
     if location.startswith("postgresql://"):
-        return PostgresStore(location, pool_size=4, health_interval=0.2)
-    return SQLiteStore(location)
+        if group_wait is None:
+            return PostgresStore(location, pool_size=4, health_interval=0.2)
+        return PostgresStore(location, pool_size=4, health_interval=0.2, group_wait=group_wait)
+    # `together` holds SQLite's writer at its lock while the batch queues; a writer waiting for the last batch's
+    # writers would take some of them before it (the wait has its own test).
+    return SQLiteStore(location, group_wait=0 if group_wait is None else group_wait)
 
 
 def with_store(location: str, body: Any, nodes: int = 1) -> Any:
@@ -292,18 +296,17 @@ def test_postgres_a_batch_that_fails_as_a_whole_is_answered_one_append_at_a_time
     asyncio.run(body())
 
 
-def test_postgres_writers_that_append_together_are_waited_for_and_a_lone_writer_never_is(postgres: Any) -> None:
+def test_writers_that_append_together_are_waited_for_and_a_lone_writer_never_is(location: str) -> None:
     """Eight writers appending in turn, each coming back at its own moment (0 to 35 ms after its answer): the writer
     waits for them (``group_wait``), so every round is one commit. Without the wait, the first writers back are
     committed before the others. A lone writer's appends are never held back (once the eight are no longer
     awaited, at most ``group_wait`` after their last round)."""
-    url = fresh_database(postgres)
     rounds = 6
 
-    async def writers(store: PostgresStore) -> int:
+    async def writers(store: Store, tag: str) -> int:
         async def writer(i: int) -> None:
             for r in range(rounds):
-                await store.append(f"w{i}", [message(f"w{i}-{r}")])
+                await store.append(f"{tag}{i}", [message(f"{tag}{i}-{r}")])
                 await asyncio.sleep(i * 0.005)
 
         before = store.commits
@@ -311,19 +314,19 @@ def test_postgres_writers_that_append_together_are_waited_for_and_a_lone_writer_
         return store.commits - before
 
     async def body() -> None:
-        waiting = PostgresStore(url, pool_size=4, group_wait=0.5)
+        waiting = open_store(location, group_wait=0.5)
         await waiting.start()
         try:
-            assert await writers(waiting) == rounds
+            assert await writers(waiting, "w") == rounds
             await asyncio.sleep(0.6)  # the writer stops waiting for the eight (they are gone) after group_wait
             lone = [await asyncio.wait_for(waiting.append("lone", [message(f"lone-{r}")]), 0.4) for r in range(3)]
             assert lone == [[Appended(r + 1, False)] for r in range(3)]
         finally:
             await waiting.close()
-        eager = PostgresStore(url, pool_size=4, group_wait=0)
+        eager = open_store(location, group_wait=0)
         await eager.start()
         try:
-            assert await writers(eager) > rounds
+            assert await writers(eager, "e") > rounds
         finally:
             await eager.close()
 
@@ -334,6 +337,8 @@ def test_a_group_wait_out_of_bounds_is_refused_naming_it(capsys: pytest.CaptureF
     for wait in (-0.001, 1.5):
         with pytest.raises(am.StoreError, match="group_wait must be between 0 and 1 second"):
             PostgresStore("postgresql://nobody@127.0.0.1:1/none", group_wait=wait)
+        with pytest.raises(am.StoreError, match="group_wait must be between 0 and 1 second"):
+            SQLiteStore(":memory:", group_wait=wait)
     for flag in ("-1", "1001"):
         with pytest.raises(SystemExit) as exited:
             main(["serve", "--store", "postgresql://nobody@127.0.0.1:1/none", "--group-wait-ms", flag])

@@ -46,7 +46,7 @@ from agentmsg.service.limits import RequestLimits
 from agentmsg.service.live import LiveHub
 from agentmsg.service.rpc import DEFAULT_MAX_MESSAGE_BYTES, HTTP2_MAX_FRAME
 from agentmsg.service.stores import PostgresStore, SQLiteStore, Store, open_store
-from agentmsg.service.stores.postgres import DEFAULT_GROUP_WAIT
+from agentmsg.service.stores.base import DEFAULT_GROUP_WAIT
 from agentmsg.service.telemetry import ServerTelemetry
 
 if TYPE_CHECKING:
@@ -74,7 +74,9 @@ class ServerConfig:
     db: str | None = "agentmsg.db"
     pool_size: int = 10  # PostgreSQL: connections per node
     statement_timeout: float = 10.0  # PostgreSQL: seconds before a statement is cancelled
-    group_wait: float = DEFAULT_GROUP_WAIT  # PostgreSQL: seconds a group commit waits for the last one's writers
+    group_wait: float = (
+        DEFAULT_GROUP_WAIT  # SQLite, PostgreSQL: seconds a group commit waits for the last one's writers
+    )
     advertise: str | None = None  # PostgreSQL: the host:port other nodes reach this one at (default host:port)
     peer_ca: bytes | None = None  # PostgreSQL with TLS: PEM CA of the other nodes' certificates
     tokens: Sequence[str] = ()  # bearer tokens with full access; with no tokens and no grants: no auth
@@ -305,6 +307,8 @@ async def create_server(config: ServerConfig) -> Running:
             statement_timeout=config.statement_timeout,
             group_wait=config.group_wait,
         )
+    elif config.db is not None and config.db != ":memory:":
+        store = open_store(config.db, group_wait=config.group_wait)
     else:
         store = open_store(config.db)
     # Before the store starts, so a refused configuration leaves nothing open (no store, no bound port).

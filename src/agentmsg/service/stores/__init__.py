@@ -25,10 +25,11 @@ __all__ = ["Appended", "Body", "MemoryStore", "PostgresStore", "SQLiteStore", "S
 
 def open_store(db: str | None, **options: Any) -> Store:
     """``None`` or ``":memory:"`` gives a :class:`MemoryStore`; a ``postgresql://`` (or ``postgres://``) URL a
-    :class:`PostgresStore` (``options``: its pool and timeout settings); anything
-    else a :class:`SQLiteStore` at that path. Call ``await store.start()`` before using it."""
+    :class:`PostgresStore` (``options``: its pool, timeout and ``group_wait`` settings); anything else a
+    :class:`SQLiteStore` at that path (``options``: ``group_wait``, ``synchronous``). Call ``await store.start()``
+    before using it."""
     if db is None or db == ":memory:":
         return MemoryStore()
     if db.startswith(("postgresql://", "postgres://")):
         return PostgresStore(db, **options)
-    return SQLiteStore(db)
+    return SQLiteStore(db, **options)

@@ -19,10 +19,10 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
-from agentmsg.errors import ConflictError, ValidationError, Violation
+from agentmsg.errors import ConflictError, StoreError, ValidationError, Violation
 from agentmsg.v1 import message_pb2
 
-__all__ = ["Appended", "Body", "SessionRecord", "Store"]
+__all__ = ["DEFAULT_GROUP_WAIT", "Appended", "Body", "SessionRecord", "Store"]
 
 Body: TypeAlias = bytes | memoryview
 """A message's encoding as a store holds it: bytes, or a view of the request it arrived in (no copy)."""
@@ -44,6 +44,17 @@ class SessionRecord:
     last_offset: int
     created_us: int
     updated_us: int
+
+
+DEFAULT_GROUP_WAIT = 0.001
+"""Seconds a store's writer waits, after a group commit, for the writers of that batch (the stores' ``group_wait``)."""
+
+
+def _group_wait(seconds: float) -> float:
+    """``group_wait``, checked: 0 (never wait) to 1 second."""
+    if not 0 <= seconds <= 1:
+        raise StoreError(f"group_wait must be between 0 and 1 second, not {seconds!r}")
+    return seconds
 
 
 def _now_us() -> int:

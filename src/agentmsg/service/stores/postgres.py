@@ -65,19 +65,16 @@ from typing import TYPE_CHECKING, Any
 from agentmsg.errors import ConflictError, StoreError, StoreFullError, ValidationError, Violation
 from agentmsg.service.stores import _pgarray
 from agentmsg.service.stores._pgarray import ByteaArray, Int4Array, Int8Array, TextArray
-from agentmsg.service.stores.base import Appended, Body, SessionRecord, Store, _encoded
+from agentmsg.service.stores.base import DEFAULT_GROUP_WAIT, Appended, Body, SessionRecord, Store, _encoded, _group_wait
 from agentmsg.v1 import message_pb2
 
 if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import AsyncConnectionPool
 
-__all__ = ["DEFAULT_GROUP_WAIT", "SCHEMA_VERSION", "PostgresStore"]
+__all__ = ["SCHEMA_VERSION", "PostgresStore"]
 
 log = logging.getLogger("agentmsg.service.stores.postgres")
-
-DEFAULT_GROUP_WAIT = 0.001
-"""Seconds the writer waits, after a batch of several appends, for as many more (``PostgresStore._write_queued``)."""
 
 APPEND_CHANNEL = "agentmsg_append"
 DELETE_CHANNEL = "agentmsg_delete"
@@ -468,15 +465,13 @@ class PostgresStore(Store):
             raise StoreError("the PostgreSQL pool needs at least 2 connections (a tree operation holds one)")
         if statement_timeout <= 0 or connect_timeout <= 0 or health_interval <= 0:
             raise StoreError("statement_timeout, connect_timeout and health_interval must be positive")
-        if not 0 <= group_wait <= 1:
-            raise StoreError(f"group_wait must be between 0 and 1 second, not {group_wait!r}")
         self.url = url
         self.pool_size = pool_size
         self.statement_timeout = statement_timeout
         self.connect_timeout = connect_timeout
         self.health_interval = health_interval
         self.node_id = node_id or str(uuid.uuid4())
-        self.group_wait = group_wait
+        self.group_wait = _group_wait(group_wait)
         self._pool: AsyncConnectionPool[Any] | None = None
         self._tasks: list[asyncio.Task[None]] = []
         # Every channel is listened to from the first connection on; handlers may come later.

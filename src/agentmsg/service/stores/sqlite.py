@@ -22,6 +22,7 @@ import json
 import queue
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,12 +30,14 @@ from typing import TypeVar
 
 from agentmsg.errors import ConflictError, StoreError, StoreFullError, ValidationError
 from agentmsg.service.stores.base import (
+    DEFAULT_GROUP_WAIT,
     Appended,
     Body,
     SessionRecord,
     Store,
     _check_parents_in,
     _encoded,
+    _group_wait,
     _now_us,
     _plan,
 )
@@ -71,10 +74,11 @@ class SQLiteStore(Store):
     disk; one lock orders the connection's users (SQLite serialises writers anyway).
     """
 
-    def __init__(self, path: str | Path, *, synchronous: str = "FULL") -> None:
+    def __init__(self, path: str | Path, *, synchronous: str = "FULL", group_wait: float = DEFAULT_GROUP_WAIT) -> None:
         super().__init__()
         self.path = str(path)
         self.synchronous = synchronous
+        self.group_wait = _group_wait(group_wait)
         self._lock = threading.Lock()
         try:
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -125,26 +129,22 @@ class SQLiteStore(Store):
     # -- the writer: one thread, group commit
 
     def _writer_main(self) -> None:
-        """Take what is queued, commit it as one transaction, hand the outcomes back; until ``close``."""
+        """Take what is queued, commit it as one transaction, hand the outcomes back; until ``close``.
+
+        After a batch, the next one waits (outside the lock: reads go on) for that batch's writers: until as many
+        appends are queued as it had plus those that queued while it committed, for at most ``group_wait`` from
+        its end. A lone writer (a batch of one, nothing queued meanwhile) is never held back.
+        """
+        expected, until = 0, 0.0
         while True:
             first = self._queue.get()
             if first is None:
                 return
-            batch = [first]
-            stop = False
+            batch = _Batch([first])
+            stop = expected > 1 and batch.gather(self._queue, expected, until)
             with self._lock:
                 # Appends queued while the last batch committed (or while waiting for the lock) join this one.
-                size = sum(len(b) for _, b in first.encoded)
-                while len(batch) < _BATCH_MAX_CALLS and size < _BATCH_MAX_BYTES:
-                    try:
-                        more = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if more is None:
-                        stop = True
-                        break
-                    batch.append(more)
-                    size += sum(len(b) for _, b in more.encoded)
+                stop = stop or batch.gather(self._queue)
                 try:
                     if not self._commit_planned(batch):
                         self._commit_batch(batch)
@@ -152,6 +152,8 @@ class SQLiteStore(Store):
                     for write in batch:
                         if write.result is None and write.error is None:
                             write.error = exc
+            # Counted before the outcomes go back: the batch's callers, and those who queued while it committed.
+            expected, until = len(batch) + self._queue.qsize(), time.monotonic() + self.group_wait
             _deliver(batch)
             if stop:
                 return
@@ -557,6 +559,34 @@ class _Write:
     loop: asyncio.AbstractEventLoop
     result: list[Appended] | None = None
     error: BaseException | None = None
+
+
+class _Batch(list[_Write]):
+    """The writer's next batch: appends taken off the queue, up to the batch's bounds."""
+
+    def __init__(self, writes: list[_Write]) -> None:
+        super().__init__(writes)
+        self.size = sum(len(b) for write in writes for _, b in write.encoded)
+
+    def gather(self, source: queue.SimpleQueue[_Write | None], want: int = 0, until: float = 0.0) -> bool:
+        """Take what is queued now; with ``want``, then wait for more until ``want`` are taken or ``until``
+        (:func:`time.monotonic`) passes. True when it took the queue's end (the store is closing)."""
+        while len(self) < _BATCH_MAX_CALLS and self.size < _BATCH_MAX_BYTES:
+            try:
+                more = source.get_nowait()
+            except queue.Empty:
+                left = until - time.monotonic()
+                if len(self) >= want or left <= 0:
+                    return False
+                try:
+                    more = source.get(timeout=left)
+                except queue.Empty:
+                    return False
+            if more is None:
+                return True
+            self.append(more)
+            self.size += sum(len(b) for _, b in more.encoded)
+        return False
 
 
 def _deliver(batch: list[_Write]) -> None:
