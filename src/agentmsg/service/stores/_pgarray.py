@@ -58,28 +58,34 @@ class ByteaArray(PgArray):
         return cls._of(len(values), _lengthed(values))  # type: ignore[no-any-return]
 
 
-class Int4Array(PgArray):
+class _IntArray(PgArray):
+    """An integer array: each element its width and its big-endian value."""
+
+    width: ClassVar[int]
+    code: ClassVar[str]  # the element's struct code
+
+    @classmethod
+    def of(cls, values: Sequence[int]) -> Any:
+        fields = [x for value in values for x in (cls.width, value)]
+        return cls._of(len(values), (struct.pack(f"!{('i' + cls.code) * len(values)}", *fields),))
+
+
+class Int4Array(_IntArray):
     """``int4[]`` (``integer[]``)."""
 
     oid = 1007
     element_oid = 23
-
-    @classmethod
-    def of(cls, values: Sequence[int]) -> Int4Array:
-        fields = [x for value in values for x in (4, value)]
-        return cls._of(len(values), (struct.pack(f"!{'ii' * len(values)}", *fields),))  # type: ignore[no-any-return]
+    width = 4
+    code = "i"
 
 
-class Int8Array(PgArray):
+class Int8Array(_IntArray):
     """``int8[]`` (``bigint[]``)."""
 
     oid = 1016
     element_oid = 20
-
-    @classmethod
-    def of(cls, values: Sequence[int]) -> Int8Array:
-        fields = [x for value in values for x in (8, value)]
-        return cls._of(len(values), (struct.pack(f"!{'iq' * len(values)}", *fields),))  # type: ignore[no-any-return]
+    width = 8
+    code = "q"
 
 
 def _lengthed(values: Sequence[bytes | memoryview]) -> Iterable[bytes | memoryview]:
