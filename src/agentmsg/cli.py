@@ -494,6 +494,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--group-wait-ms",
+        metavar="MS",
         type=float,
         default=1.0,
         help="SQLite and PostgreSQL: how long a group commit waits for the writers of the last one "

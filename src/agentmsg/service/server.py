@@ -74,9 +74,7 @@ class ServerConfig:
     db: str | None = "agentmsg.db"
     pool_size: int = 10  # PostgreSQL: connections per node
     statement_timeout: float = 10.0  # PostgreSQL: seconds before a statement is cancelled
-    group_wait: float = (
-        DEFAULT_GROUP_WAIT  # SQLite, PostgreSQL: seconds a group commit waits for the last one's writers
-    )
+    group_wait: float = DEFAULT_GROUP_WAIT  # SQLite, PostgreSQL: seconds a batch waits for the last one's writers
     advertise: str | None = None  # PostgreSQL: the host:port other nodes reach this one at (default host:port)
     peer_ca: bytes | None = None  # PostgreSQL with TLS: PEM CA of the other nodes' certificates
     tokens: Sequence[str] = ()  # bearer tokens with full access; with no tokens and no grants: no auth

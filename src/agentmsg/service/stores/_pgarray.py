@@ -11,6 +11,7 @@ adds to a connection's adapters. psycopg is imported only there, so the store's 
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
@@ -96,13 +97,21 @@ def _lengthed(values: Sequence[bytes | memoryview]) -> Iterable[bytes | memoryvi
 
 def register(adapters: Any) -> None:
     """Teach ``adapters`` (a connection's, or a pool's configure hook's) to send the arrays here as they are."""
+    for array, dumper in _dumpers():
+        adapters.register_dumper(array, dumper)
+
+
+@functools.cache
+def _dumpers() -> tuple[tuple[type[PgArray], type[Any]], ...]:
+    """One psycopg dumper class per array type, made once (every connection of every pool registers them)."""
     from psycopg.adapt import Dumper
     from psycopg.pq import Format
 
-    for array in (TextArray, ByteaArray, Int4Array, Int8Array):
-        dumper = type(
-            f"{array.__name__}Dumper",
-            (Dumper,),
-            {"format": Format.BINARY, "oid": array.oid, "dump": lambda self, obj: obj},
-        )
-        adapters.register_dumper(array, dumper)
+    return tuple(
+        (array, type(f"{array.__name__}Dumper", (Dumper,), {"format": Format.BINARY, "oid": array.oid, "dump": _as_is}))
+        for array in (TextArray, ByteaArray, Int4Array, Int8Array)
+    )
+
+
+def _as_is(self: Any, obj: PgArray) -> PgArray:
+    return obj
